@@ -1,0 +1,95 @@
+"""The hook points every architecture fills, named after the Linux code they stand for."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel import errno as E
+from emukern.machine.trap import Trap, TrapKind
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.task import Task
+    from emukern.machine.cpu_base import Cpu
+
+
+class ArchBase:
+    name = ""
+    uname_machine = ""
+    STACK_TOP = 0x3F_FF00_0000
+    STACK_SIZE = 8 << 20
+
+    def __init__(self, kernel: "Kernel") -> None:
+        self.k = kernel
+
+    # machine
+    def make_cpu(self, index: int) -> "Cpu":
+        raise NotImplementedError
+
+    def boot(self) -> None:
+        """Per-arch init after CPUs exist (register sysctls, feature detection)."""
+
+    def hwcap(self) -> int:
+        return 0
+
+    # syscall ABI
+    def syscall_nr(self, cpu: "Cpu") -> int:
+        raise NotImplementedError
+
+    def syscall_args(self, cpu: "Cpu") -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
+        raise NotImplementedError
+
+    def advance_past_syscall(self, cpu: "Cpu", trap: Trap) -> None:
+        cpu.set_pc(trap.pc + 4)
+
+    # task state
+    def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def clone_context(self, ctx: dict[str, Any], newsp: int, tls: int | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> Any:
+        return None
+
+    def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
+        """Reset per-task arch state on execve (start_thread / flush_thread)."""
+
+    def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
+        """exit_thread: drop per-CPU references to the dying task's state."""
+
+    # entry / exit / switch hook points
+    def syscall_enter(self, cpu: "Cpu", task: "Task") -> None:
+        """Work at syscall entry before dispatch (vstate discard, fpsimd_syscall_enter)."""
+
+    def exit_to_user(self, cpu: "Cpu", task: "Task") -> None:
+        """exit_to_user_mode work: deferred restores, lazy FP loads."""
+
+    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+        """__switch_to, the 'save previous' half."""
+
+    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+        """__switch_to, the 'prepare next' half."""
+
+    def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
+        return None
+
+    # traps other than syscalls
+    def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+        self.default_trap(cpu, task, trap)
+
+    def default_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+        k = self.k
+        if trap.kind is TrapKind.MEM_FAULT:
+            trap.handler = "do_page_fault"
+            k.force_sig(cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
+                        f"of unmapped or protected address {trap.addr:#x}")
+        elif trap.kind is TrapKind.BREAKPOINT:
+            trap.handler = "do_trap_break" if self.name == "riscv64" else "do_el0_brk"
+            k.force_sig(cpu, task, E.SIGTRAP, trap, "breakpoint instruction")
+        else:
+            trap.handler = trap.handler or ("do_trap_insn_illegal" if self.name == "riscv64" else "do_el0_undef")
+            why = trap.detail or "illegal instruction"
+            k.force_sig(cpu, task, E.SIGILL, trap, why)

@@ -1,0 +1,97 @@
+"""arm64 kernel glue: syscall ABI (x8, x0-x5 -> x0), context, and the trap/FP hook points.
+
+Exception handling mirrors arch/arm64/kernel/entry-common.c: ``el0_undef`` -> ``do_el0_undef``
+(traps.py), ``el0_sys`` -> ``do_el0_sys`` (traps.py), ``el0_sve_acc`` -> ``do_sve_acc``
+(fpsimd.py); syscall entry calls ``fpsimd_syscall_enter``; return to user runs
+``fpsimd_restore_current_state`` when TIF_FOREIGN_FPSTATE is set; ``__switch_to`` calls
+``fpsimd_thread_switch``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel.arch_base import ArchBase
+from emukern.kernel.arm64 import fpsimd, traps
+from emukern.machine.cpu_arm64 import Arm64Cpu
+from emukern.machine.trap import Trap, TrapKind
+
+if TYPE_CHECKING:
+    from emukern.kernel.task import Task
+    from emukern.machine.cpu_base import Cpu
+
+
+class Arm64Arch(ArchBase):
+    name = "arm64"
+    uname_machine = "aarch64"
+
+    def make_cpu(self, index: int) -> Arm64Cpu:
+        c = self.k.config
+        return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve)
+
+    def boot(self) -> None:
+        traps.setup(self.k)
+        fpsimd.setup(self.k)
+
+    def hwcap(self) -> int:
+        from emukern.loader.stack import HWCAP_ASIMD, HWCAP_FP, HWCAP_SVE
+        h = HWCAP_FP | HWCAP_ASIMD
+        if self.k.config.has_sve:
+            h |= HWCAP_SVE
+        return h
+
+    def syscall_nr(self, cpu: "Cpu") -> int:
+        return cpu.reg(8)
+
+    def syscall_args(self, cpu: "Cpu") -> tuple[int, ...]:
+        return tuple(cpu.reg(i) for i in range(6))
+
+    def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
+        cpu.set_reg(0, value)
+
+    def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
+        return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}
+
+    def clone_context(self, ctx: dict[str, Any], newsp: int, tls: int | None) -> dict[str, Any]:
+        out = dict(ctx)
+        out["x"] = list(ctx["x"])
+        out["x"][0] = 0
+        if newsp:
+            out["sp"] = newsp
+        if tls is not None:
+            out["tpidr"] = tls
+        return out
+
+    def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> Any:
+        return fpsimd.new_thread_state(self.k, task, parent, exec_)
+
+    def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
+        fpsimd.fpsimd_flush_thread(self.k, cpu, task)
+
+    def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
+        fpsimd.fpsimd_release_task(self.k, cpu, task)
+
+    def syscall_enter(self, cpu: "Cpu", task: "Task") -> None:
+        fpsimd.fpsimd_syscall_enter(self.k, cpu, task)
+
+    def exit_to_user(self, cpu: "Cpu", task: "Task") -> None:
+        fpsimd.fpsimd_exit_to_user(self.k, cpu, task)
+
+    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+        fpsimd.fpsimd_thread_switch_out(self.k, cpu, prev)
+
+    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+        fpsimd.fpsimd_thread_switch_in(self.k, cpu, nxt)
+
+    def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
+        return fpsimd.sve_prctl(self.k, cpu, task, option, a2)
+
+    def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+        assert isinstance(cpu, Arm64Cpu)
+        if trap.kind is TrapKind.ILLEGAL:
+            traps.do_el0_undef(self.k, cpu, task, trap)
+        elif trap.kind is TrapKind.SYSREG:
+            traps.do_el0_sys(self.k, cpu, task, trap)
+        elif trap.kind is TrapKind.SVE_ACCESS:
+            fpsimd.do_sve_acc(self.k, cpu, task, trap)
+        else:
+            self.default_trap(cpu, task, trap)

@@ -1,0 +1,12 @@
+"""Linux errno values (asm-generic/errno-base.h, errno.h) used by emukern's syscalls."""
+EPERM, ENOENT, ESRCH, EINTR, EIO = 1, 2, 3, 4, 5
+EBADF, ECHILD, EAGAIN, ENOMEM, EACCES, EFAULT = 9, 10, 11, 12, 13, 14
+EEXIST, ENODEV, ENOTDIR, EISDIR, EINVAL, EMFILE = 17, 19, 20, 21, 22, 24
+ESPIPE, EPIPE, ERANGE, ENOSYS, ETIMEDOUT = 29, 32, 34, 38, 110
+
+NAMES = {v: k for k, v in dict(globals()).items() if k.isupper() and isinstance(v, int)}
+
+# signals
+SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGKILL, SIGSEGV, SIGPIPE, SIGCHLD = 4, 5, 6, 7, 9, 11, 13, 17
+SIGNAL_NAMES = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV",
+                13: "SIGPIPE", 17: "SIGCHLD"}

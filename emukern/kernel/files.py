@@ -1,0 +1,149 @@
+"""Open files: stdio, pipes and /proc/sys entries, in per-process descriptor tables."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from emukern.kernel import errno as E
+
+if TYPE_CHECKING:
+    from emukern.kernel.sysctl import SysctlEntry
+    from emukern.kernel.task import Task
+
+PIPE_BUF_SIZE = 65536
+
+
+class WaitQueue:
+    """Tasks sleeping until someone calls wake_up (Linux ``wait_queue_head_t``)."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self.waiters: deque["Task"] = deque()
+
+    def add(self, task: "Task") -> None:
+        if task not in self.waiters:
+            self.waiters.append(task)
+
+    def remove(self, task: "Task") -> None:
+        try:
+            self.waiters.remove(task)
+        except ValueError:
+            pass
+
+
+class File:
+    kind = "file"
+    readable = False
+    writable = False
+
+    def __init__(self) -> None:
+        self.refs = 0
+
+    def on_close(self) -> list[WaitQueue]:
+        """Called when the last descriptor goes; returns wait queues to wake."""
+        return []
+
+
+class StdinFile(File):
+    kind = "stdin"
+    readable = True
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__()
+        self.data = data
+        self.pos = 0
+
+
+class OutputFile(File):
+    kind = "stdout"
+    writable = True
+
+    def __init__(self, name: str, sink: bytearray, echo: object | None = None) -> None:
+        super().__init__()
+        self.kind = name
+        self.sink = sink
+        self.echo = echo        # a binary stream to mirror output to (the terminal), or None
+
+
+@dataclass(eq=False)
+class Pipe:
+    buf: bytearray = field(default_factory=bytearray)
+    readers: int = 0
+    writers: int = 0
+    rwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_read"))
+    wwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_write"))
+
+
+class PipeEnd(File):
+    def __init__(self, pipe: Pipe, write: bool) -> None:
+        super().__init__()
+        self.pipe = pipe
+        self.write_end = write
+        self.kind = "pipe-w" if write else "pipe-r"
+        self.readable = not write
+        self.writable = write
+        if write:
+            pipe.writers += 1
+        else:
+            pipe.readers += 1
+
+    def on_close(self) -> list[WaitQueue]:
+        if self.write_end:
+            self.pipe.writers -= 1
+            return [self.pipe.rwait]     # readers see EOF
+        self.pipe.readers -= 1
+        return [self.pipe.wwait]         # writers see EPIPE
+
+
+class SysctlFile(File):
+    kind = "sysctl"
+
+    def __init__(self, entry: "SysctlEntry", readable: bool, writable: bool) -> None:
+        super().__init__()
+        self.entry = entry
+        self.readable = readable
+        self.writable = writable
+        self.pos = 0
+
+
+class FdTable:
+    """A process's descriptor table (``files_struct``), shared by threads with CLONE_FILES."""
+
+    MAX_FDS = 1024
+
+    def __init__(self) -> None:
+        self.fds: dict[int, File] = {}
+
+    def install(self, f: File, lowest: int = 0) -> int:
+        fd = lowest
+        while fd in self.fds:
+            fd += 1
+        if fd >= self.MAX_FDS:
+            return -E.EMFILE
+        self.fds[fd] = f
+        f.refs += 1
+        return fd
+
+    def get(self, fd: int) -> File | None:
+        return self.fds.get(fd)
+
+    def close(self, fd: int) -> tuple[int, list[WaitQueue]]:
+        f = self.fds.pop(fd, None)
+        if f is None:
+            return -E.EBADF, []
+        f.refs -= 1
+        return 0, (f.on_close() if f.refs == 0 else [])
+
+    def close_all(self) -> list[WaitQueue]:
+        wq: list[WaitQueue] = []
+        for fd in sorted(self.fds):
+            wq += self.close(fd)[1]
+        return wq
+
+    def dup_table(self) -> "FdTable":
+        t = FdTable()
+        for fd, f in self.fds.items():
+            t.fds[fd] = f
+            f.refs += 1      # pipe reader/writer counts are per File, dropped at the last close
+        return t

@@ -1,0 +1,608 @@
+"""The Python kernel: boots CPUs, owns tasks, takes every trap, schedules — on one clock.
+
+A trap's path (each arrow one call with a Linux name):
+  CPU hook builds a Trap -> :meth:`Kernel.handle_trap` (kernel entry: account user time, charge
+  entry) -> :meth:`do_syscall` (arch ``syscall_enter`` work, dispatch) or the arch trap handler
+  (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
+  (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
+
+SMP: every CPU has a local clock (cycles).  The run loop always advances the CPU that is furthest
+behind, by at most ``quantum`` cycles past the next CPU, so CPUs stay in near lock-step and the
+order in which they reach shared resources (locks, pipes, futexes) follows simulated time.
+Everything is deterministic: no host time, no host threads, ties broken by CPU index.
+"""
+from __future__ import annotations
+
+import heapq
+import sys
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from emukern.config import MachineConfig
+from emukern.errors import ConfigError, EmukernError
+from emukern.kernel import errno as E
+from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
+from emukern.kernel.policies import Policies
+from emukern.kernel.spinlock import SpinLock
+from emukern.kernel.syscalls import BLOCK, SyscallsMixin
+from emukern.kernel.sysctl import SysctlTable
+from emukern.kernel.task import Task, TaskState
+from emukern.machine.clock import Clock
+from emukern.machine.cost import CostTable
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.memory import AddressSpace
+from emukern.machine.trap import Trap, TrapKind
+
+TRAP_LOG_LIMIT = 20000
+
+
+@dataclass
+class PerCpu:
+    """Per-CPU scheduler state (Linux ``struct rq`` plus a few per-CPU variables)."""
+    index: int
+    curr: Task | None = None
+    rq: deque = field(default_factory=deque)
+    next_tick: int = 0
+    timers: list = field(default_factory=list)       # heap of (wake_at, seq, task)
+    need_resched: bool = False
+    nr_switches: int = 0
+    ticks: int = 0
+    last_mark: int = 0          # accounting mark (cycles) for the current task
+    user_mark: int = 0          # user instruction mark for the current task
+
+
+@dataclass
+class TrapRecord:
+    seq: int
+    cpu: int
+    tid: int
+    kind: str
+    pc: int
+    insn: int | None
+    syndrome: str
+    handler: str
+    decision: str
+    cycles: int
+    time: int
+
+
+class StopRun(Exception):
+    """Internal: the whole machine must stop (budget, deadlock, init gone)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class Kernel(SyscallsMixin):
+    def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
+                 echo_stderr: BinaryIO | None = None) -> None:
+        config.validate()
+        self.config = config
+        self.clock = Clock(config.freq_hz, config.hz, config.timer_freq)
+        self.cost = CostTable()
+        if config.cost_file:
+            self.cost.load_file(config.cost_file)
+        for k, v in config.costs.items():
+            self.cost.override(k, v)
+        self.policies = Policies(config.policies)
+        self.sysctl = SysctlTable()
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self._echo_out = echo_stdout
+        self._echo_err = echo_stderr
+        self.tasks: dict[int, Task] = {}
+        self._next_tid = 1
+        self._seq = 0
+        self.trap_counts: Counter[str] = Counter()
+        self.syscall_counts: Counter[str] = Counter()
+        self.unknown_syscalls: Counter[int] = Counter()
+        self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
+        self.trap_listeners: list[Any] = []       # the debugger subscribes here
+        self.locks: dict[str, SpinLock] = {}
+        self.futex_queues: dict[tuple[int, int], WaitQueue] = {}
+        self.child_wait: dict[int, WaitQueue] = {}
+        self.stop_reason = ""
+        self.stop_message = ""
+        self.init_task: Task | None = None
+        self.fault_report: dict[str, Any] | None = None
+        self.wall_seconds = 0.0
+        self.exited = False
+        self.arch = self._make_arch()
+        self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
+        self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
+        for cpu in self.cpus:
+            cpu.on_trap = self.handle_trap
+        self.arch.boot()
+        for k, v in config.sysctls.items():
+            self.sysctl.write(k, v)
+
+    def _make_arch(self) -> Any:
+        if self.config.arch == "riscv64":
+            from emukern.kernel.riscv.arch import RiscvArch
+            return RiscvArch(self)
+        from emukern.kernel.arm64.arch import Arm64Arch
+        return Arm64Arch(self)
+
+    # ---- small services ------------------------------------------------------------------------
+    def policy(self, name: str) -> str:
+        return self.policies[name]
+
+    def lock(self, name: str) -> SpinLock:
+        lk = self.locks.get(name)
+        if lk is None:
+            lk = self.locks[name] = SpinLock(name)
+        return lk
+
+    def spin_lock(self, cpu: Cpu, name: str) -> int:
+        """raw_spin_lock on ``cpu``: charges the spin/transfer/lock cost; returns hold start."""
+        lk = self.lock(name)
+        t = lk.acquire(cpu.index, cpu.now, lock_cost=self.cost.spin_lock,
+                       transfer_cost=self.cost.cacheline_transfer, poll_cost=self.cost.spin_poll)
+        cpu.charge(t - cpu.now)
+        return t
+
+    def spin_unlock(self, cpu: Cpu, name: str, held_since: int) -> None:
+        t = self.lock(name).release(cpu.now, unlock_cost=self.cost.spin_unlock, held_since=held_since)
+        cpu.charge(t - cpu.now)
+
+    def current(self, cpu: Cpu) -> Task:
+        t = self.percpu[cpu.index].curr
+        assert t is not None, "trap on an idle CPU"
+        return t
+
+    def alloc_tid(self) -> int:
+        tid = self._next_tid
+        self._next_tid += 1
+        return tid
+
+    def live_tasks(self) -> list[Task]:
+        return [t for t in self.tasks.values() if t.alive]
+
+    # ---- loading a program ---------------------------------------------------------------------
+    def load(self, path: str, argv: list[str] | None = None, envp: list[str] | None = None) -> Task:
+        """Create the first process from a static ELF (pid 1, like the init a kernel execs)."""
+        from emukern.loader.elf import load_elf
+        image = load_elf(path)
+        if image.arch != self.config.arch:
+            raise ConfigError(f"{path} is a {image.arch} program but the machine is {self.config.arch}",
+                              hint=f"drop --arch or use --arch {image.arch}")
+        files = FdTable()
+        files.install(StdinFile(self.config.stdin))
+        files.install(OutputFile("stdout", self.stdout, self._echo_out))
+        files.install(OutputFile("stderr", self.stderr, self._echo_err))
+        task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(), files=files,
+                    comm=str(path).rsplit("/", 1)[-1][:15])
+        task.tgid = task.tid
+        task.files_users = 1  # type: ignore[attr-defined]
+        self.tasks[task.tid] = task
+        self.init_task = task
+        self.exec_image(task, image, argv or [str(path)], envp or [])
+        self.enqueue(task, 0, now=0)
+        self.symbols = dict(image.symbols)
+        self.image = image
+        return task
+
+    def exec_image(self, task: Task, image: Any, argv: list[str], envp: list[str]) -> None:
+        from emukern.loader.stack import build_initial_stack, standard_auxv
+        from emukern.machine.memory import page_down, page_up
+        mm = AddressSpace()
+        for seg in image.segments:
+            start = page_down(seg.vaddr)
+            end = page_up(seg.vaddr + seg.memsz)
+            data = bytes(seg.vaddr - start) + seg.data
+            mm.map(start, end - start, seg.perms, "elf", data)
+        mm.brk_start = mm.brk = image.brk_start
+        stack_top = self.arch.STACK_TOP
+        mm.map(stack_top - self.arch.STACK_SIZE, self.arch.STACK_SIZE, "rw-", "[stack]")
+        mm.mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
+        rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
+        auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz)
+        sp = build_initial_stack(lambda a, d: mm.write(a, d), stack_top, argv=argv, envp=envp,
+                                 auxv=auxv, random16=rnd, platform=None)
+        task.mm = mm
+        task.ctx = self.arch.initial_context(image.entry, sp)
+        task.thread = self.arch.new_thread_state(task, None, exec_=True)
+
+    # ---- scheduling ----------------------------------------------------------------------------
+    def select_cpu(self, task: Task) -> int:
+        """Where a new or woken task goes: its last CPU if allowed, else the least loaded."""
+        if task.allowed_on(task.cpu) and task.cpu < len(self.cpus):
+            return task.cpu
+        return self._least_loaded(task)
+
+    def _least_loaded(self, task: Task) -> int:
+        best, load = 0, None
+        for pc in self.percpu:
+            if not task.allowed_on(pc.index):
+                continue
+            n = len(pc.rq) + (pc.curr is not None)
+            if load is None or n < load:
+                best, load = pc.index, n
+        return best
+
+    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        task.cpu = cpu_index
+        task.state = TaskState.RUNNABLE
+        task.ready_at = now
+        self.percpu[cpu_index].rq.append(task)
+
+    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
+        """try_to_wake_up: make a blocked task runnable on a CPU's run queue."""
+        if task.state != TaskState.BLOCKED:
+            return
+        task.woken_value = value
+        task.wake_at = None
+        self.enqueue(task, self.select_cpu(task), now)
+
+    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
+        n = 0
+        while wq.waiters and (nr is None or n < nr):
+            t = wq.waiters.popleft()
+            if t.state == TaskState.BLOCKED:
+                self.wake_up(t, now, value)
+                n += 1
+        return n
+
+    def add_timer(self, task: Task, wake_at: int) -> None:
+        task.wake_at = wake_at
+        self._seq += 1
+        heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self._seq, task))
+
+    def _run_timers(self, cpu: Cpu) -> None:
+        pc = self.percpu[cpu.index]
+        while pc.timers and pc.timers[0][0] <= cpu.now:
+            wake_at, _, task = heapq.heappop(pc.timers)
+            if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
+                task.woken_value = -E.ETIMEDOUT
+                for wq in getattr(task, "waitqueues", []):
+                    wq.remove(task)
+                self.wake_up(task, wake_at, -E.ETIMEDOUT)
+
+    def account(self, cpu: Cpu, task: Task | None) -> None:
+        """Charge the time since the last mark to the current task (user vs system)."""
+        pc = self.percpu[cpu.index]
+        now = cpu.now
+        if task is not None:
+            user = cpu.user_insns - pc.user_mark + 0
+            total = now - pc.last_mark
+            # user time = user instructions + their extra vector cycles; the rest is system time
+            task.utime += min(user, total)
+            task.stime += max(0, total - user)
+        pc.last_mark = now
+        pc.user_mark = cpu.user_insns
+
+    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
+        task.state = TaskState.BLOCKED
+        task.wait_reason = reason
+        self.percpu[cpu.index].need_resched = True
+        cpu.stop()
+
+    def schedule(self, cpu: Cpu) -> None:
+        """Pick the next task for ``cpu`` and switch to it (or go idle)."""
+        pc = self.percpu[cpu.index]
+        pc.need_resched = False
+        prev = pc.curr
+        preempted = prev is not None and prev.state == TaskState.RUNNABLE
+        while True:
+            nxt = self._pick_next(cpu)
+            if nxt is None and preempted:
+                nxt = prev                  # nobody else: keep running
+            if nxt is None:
+                if prev is not None:
+                    self._switch_out(cpu, prev, voluntary=not preempted)
+                pc.curr = None
+                return
+            if nxt is prev:
+                pc.curr = prev
+                prev.slice_start = cpu.now
+                return
+            if prev is not None:
+                if preempted:
+                    pc.rq.append(prev)
+                    prev.ready_at = cpu.now
+                self._switch_out(cpu, prev, voluntary=not preempted)
+                prev = None
+                preempted = False
+            if nxt.ready_at > cpu.now:
+                cpu.idle_until(nxt.ready_at)
+                pc.last_mark = cpu.now
+            self._switch_in(cpu, nxt)
+            if nxt.pending is not None and not self._restart_syscall(cpu, nxt):
+                # still blocked: it went back to sleep; pick again
+                prev = nxt
+                pc.curr = nxt
+                continue
+            self.exit_to_user_mode(cpu, nxt)
+            return
+
+    def _pick_next(self, cpu: Cpu) -> Task | None:
+        pc = self.percpu[cpu.index]
+        for _ in range(len(pc.rq)):
+            t = pc.rq.popleft()
+            if t.state != TaskState.RUNNABLE:
+                continue
+            if not t.allowed_on(cpu.index):
+                self.enqueue(t, self._least_loaded(t), t.ready_at)
+                continue
+            return t
+        return None
+
+    def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
+        self.account(cpu, prev)
+        if prev.alive:
+            prev.ctx = cpu.save_context()
+        if voluntary:
+            prev.nvcsw += 1
+        else:
+            prev.nivcsw += 1
+        self.arch.switch_from(cpu, prev)
+        self.percpu[cpu.index].curr = None
+        self.percpu[cpu.index].last_switch_out = prev  # type: ignore[attr-defined]
+
+    def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
+        """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""
+        pc = self.percpu[cpu.index]
+        cpu.charge(self.cost.schedule)
+        if cpu.mm is not nxt.mm:
+            cpu.charge(self.cost.switch_mm)
+        cpu.attach_mm(nxt.mm)
+        cpu.charge(self.cost.switch_to)
+        cpu.load_context(nxt.ctx)
+        self.arch.switch_to(cpu, nxt)
+        pc.curr = nxt
+        pc.nr_switches += 1
+        nxt.cpu = cpu.index
+        nxt.slice_start = cpu.now
+        self.account(cpu, None)
+
+    def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
+        """Re-run a blocked syscall after wake-up; True if it completed."""
+        assert task.pending is not None
+        nr, args = task.pending
+        task.state = TaskState.RUNNABLE
+        ret = self._call_syscall(cpu, task, nr, args)
+        if ret is BLOCK:
+            task.state = TaskState.BLOCKED
+            self.percpu[cpu.index].curr = None
+            self.account(cpu, task)
+            task.ctx = cpu.save_context()
+            return False
+        task.pending = None
+        if task.alive:
+            self.arch.set_syscall_return(cpu, ret)
+        return True
+
+    # ---- kernel entry / exit -------------------------------------------------------------------
+    def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
+        """Every user->kernel transition lands here (called from the CPU's hook)."""
+        task = self.current(cpu)
+        self.account(cpu, task)
+        t0 = cpu.now
+        cpu.charge(self.cost.exception_entry)
+        kind = trap.kind
+        self.trap_counts[kind.value] += 1
+        for cb in self.trap_listeners:
+            cb("enter", cpu, task, trap)
+        if kind is TrapKind.SYSCALL:
+            self.do_syscall(cpu, task, trap)
+        else:
+            self.arch.handle_trap(cpu, task, trap)
+        pc = self.percpu[cpu.index]
+        if task.alive and pc.curr is task and not pc.need_resched and task.state == TaskState.RUNNABLE:
+            self.exit_to_user_mode(cpu, task)
+        cpu.charge(self.cost.exception_return)
+        trap.cycles = cpu.now - t0
+        self._log_trap(cpu, task, trap)
+        for cb in self.trap_listeners:
+            cb("exit", cpu, task, trap)
+        self.account(cpu, task)
+        if pc.need_resched:
+            cpu.stop()
+        self._check_budget(cpu)
+
+    def _log_trap(self, cpu: Cpu, task: Task, trap: Trap) -> None:
+        self._seq += 1
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, trap.kind.value, trap.pc, trap.insn,
+                                        trap.syndrome(), trap.handler, trap.decision, trap.cycles, cpu.now))
+
+    def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
+        """exit_to_user_mode_loop: the arch's return-to-user work (deferred restores, lazy FP)."""
+        self.arch.exit_to_user(cpu, task)
+
+    def do_syscall(self, cpu: Cpu, task: Task, trap: Trap) -> None:
+        arch = self.arch
+        nr = arch.syscall_nr(cpu)
+        args = arch.syscall_args(cpu)
+        arch.advance_past_syscall(cpu, trap)
+        arch.syscall_enter(cpu, task)
+        cpu.charge(self.cost.syscall_dispatch)
+        task.syscalls += 1
+        trap.handler = self.syscall_name(nr)
+        ret = self._call_syscall(cpu, task, nr, args)
+        if ret is BLOCK:
+            task.pending = (nr, args)
+            if task.state != TaskState.BLOCKED:
+                self.block_current(cpu, task, trap.handler)
+            trap.decision = f"blocked ({task.wait_reason})"
+            return
+        if task.alive and self.percpu[cpu.index].curr is task:
+            arch.set_syscall_return(cpu, ret)
+            trap.decision = f"returned {ret}" if ret >= 0 or ret < -4095 else f"returned -{E.NAMES.get(-ret, -ret)}"
+
+    # ---- signals -------------------------------------------------------------------------------
+    def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
+        """Deliver a fatal signal (emukern runs no user signal handlers): the thread group dies."""
+        cpu.charge(self.cost.signal_deliver)
+        report: dict[str, Any] = {"signal": sig, "signame": E.SIGNAL_NAMES.get(sig, str(sig)), "tid": task.tid,
+                                  "why": why}
+        if trap is not None:
+            from emukern.disasm import disasm_one
+            report["pc"] = trap.pc
+            report["insn"] = trap.insn
+            report["syndrome"] = trap.syndrome()
+            try:
+                code = task.mm.read(trap.pc, 4, "x")
+                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
+            except Exception:
+                report["disasm"] = "<unreadable>"
+            if trap.addr is not None:
+                report["addr"] = trap.addr
+            if trap.detail:
+                report["detail"] = trap.detail
+        task.fault_report = report
+        if self.fault_report is None:
+            self.fault_report = report
+        if trap is not None:
+            trap.decision = f"{report['signame']}: {why}"
+        self.do_group_exit(cpu, task, sig, signaled=True)
+
+    # ---- the run loop --------------------------------------------------------------------------
+    def run(self) -> "RunResult":
+        from emukern.kernel.result import RunResult
+        if self.init_task is None:
+            raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
+        t_wall = time.perf_counter()
+        try:
+            self._loop()
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+        self.wall_seconds += time.perf_counter() - t_wall
+        return RunResult.from_kernel(self)
+
+    def step_loop(self, max_rounds: int) -> bool:
+        """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
+        try:
+            for _ in range(max_rounds):
+                if not self._round():
+                    return False
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+            return False
+        return True
+
+    def _loop(self) -> None:
+        while self._round():
+            pass
+
+    def _round(self) -> bool:
+        """One scheduling decision: advance the CPU that is furthest behind."""
+        if self.init_task is None or not self._init_alive():
+            if not self.stop_reason:
+                self.stop_reason = "exited"
+            return False
+        cpu = self._pick_cpu()
+        if cpu is None:
+            blocked = [f"{t.tid}:{t.wait_reason}" for t in self.live_tasks()]
+            raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
+                          f"({', '.join(blocked)})")
+        pc = self.percpu[cpu.index]
+        if pc.curr is None:
+            if pc.rq:
+                self.schedule(cpu)
+                return True
+            target = self._idle_target(cpu)
+            cpu.idle_until(target)
+            pc.last_mark = cpu.now
+            pc.next_tick = self.clock.next_tick(cpu.now)
+            self._run_timers(cpu)
+            return True
+        until = min(pc.next_tick, self._lockstep_limit(cpu))
+        if pc.timers:
+            until = min(until, pc.timers[0][0])
+        if until > cpu.now:
+            cpu.run(until)
+        if self.percpu[cpu.index].curr is not None:
+            self.account(cpu, pc.curr)
+        self._run_timers(cpu)
+        if cpu.now >= pc.next_tick:
+            self._timer_tick(cpu)
+        if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
+            self.schedule(cpu)
+        self._check_budget(cpu)
+        return True
+
+    def _init_alive(self) -> bool:
+        init = self.init_task
+        assert init is not None
+        return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
+
+    def _pick_cpu(self) -> Cpu | None:
+        best: Cpu | None = None
+        best_key: tuple[int, int, int] | None = None
+        for cpu, pc in zip(self.cpus, self.percpu):
+            busy = pc.curr is not None
+            if not busy and not pc.rq and not pc.timers:
+                continue
+            key = (cpu.now, 0 if busy else 1, cpu.index)
+            if best_key is None or key < best_key:
+                best, best_key = cpu, key
+        return best
+
+    def _idle_target(self, cpu: Cpu) -> int:
+        pc = self.percpu[cpu.index]
+        cands = [pc.timers[0][0]] if pc.timers else []
+        cands += [c.now for c, p in zip(self.cpus, self.percpu) if c is not cpu and p.curr is not None]
+        cands += [t.ready_at for t in pc.rq]
+        target = min(cands) if cands else cpu.now
+        return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
+
+    def _lockstep_limit(self, cpu: Cpu) -> int:
+        others = [c.now for c, p in zip(self.cpus, self.percpu) if c is not cpu and (p.curr is not None or p.rq)]
+        if not others:
+            return 1 << 62
+        return max(min(others), cpu.now) + self.config.quantum
+
+    def _timer_tick(self, cpu: Cpu) -> None:
+        """The per-CPU timer interrupt: taken between two user instructions."""
+        pc = self.percpu[cpu.index]
+        pc.ticks += 1
+        pc.next_tick = self.clock.next_tick(cpu.now)
+        task = pc.curr
+        if task is None:
+            return
+        trap = Trap(TrapKind.TIMER, self.config.arch, cpu.get_pc(), cpu=cpu.index,
+                    cause=(1 << 63) | 5 if self.config.arch == "riscv64" else None)
+        t0 = cpu.now
+        cpu.charge(self.cost.timer_tick)
+        self.trap_counts["timer"] += 1
+        for cb in self.trap_listeners:
+            cb("enter", cpu, task, trap)
+        trap.handler = "scheduler_tick"
+        slice_cycles = self.clock.tick_cycles * self.config.timeslice_ticks
+        if pc.rq and cpu.now - task.slice_start >= slice_cycles:
+            pc.need_resched = True
+            trap.decision = "time slice used up: preempt"
+        else:
+            trap.decision = "continue"
+        if not pc.need_resched:
+            self.exit_to_user_mode(cpu, task)
+        trap.cycles = cpu.now - t0
+        self._log_trap(cpu, task, trap)
+        for cb in self.trap_listeners:
+            cb("exit", cpu, task, trap)
+        self.account(cpu, task)
+
+    def _check_budget(self, cpu: Cpu) -> None:
+        limit = self.config.max_insns
+        if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
+            cpu.stop()
+            raise StopRun("budget", f"stopped after {limit:,} user instructions (--max-insns); "
+                          "the guest may be stuck in a loop — raise --max-insns if it is just long")
+
+    def _kill_everything(self) -> None:
+        for t in list(self.tasks.values()):
+            if t.alive:
+                t.state = TaskState.DEAD
+                t.exit_code = E.SIGKILL
+
+    @property
+    def elapsed(self) -> int:
+        return max(c.now for c in self.cpus)

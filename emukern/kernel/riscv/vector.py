@@ -1,0 +1,348 @@
+"""RISC-V vector state in the kernel — mirrors arch/riscv/kernel/vector.c and
+arch/riscv/include/asm/vector.h, with the two seed changes as switches:
+
+* seed 000 (``riscv-vstate-sysctl``): ``abi.riscv_v_vstate_discard``.  Linux checks the knob at the
+  top of ``__riscv_v_vstate_discard()`` — the low-level clobber — so with the knob at 0 the
+  *bookkeeping* around a discard still happens (Dirty marking before seed 003, Initial + the
+  deferred-restore flag after it); only the register clobber is skipped.  ``absent`` models the
+  kernel before the patch: no /proc file and an unconditional clobber.
+* seed 003 (``riscv-discard``): ``eager`` clobbers at syscall entry and marks the context Dirty;
+  ``deferred`` only sets TIF_RISCV_V_DEFER_RESTORE and VS=Initial at entry and clobbers at
+  return to user (``riscv_v_vstate_restore`` sees Initial).  A context switch saves only a Dirty
+  context, and ``riscv_v_vstate_set_restore`` marks the incoming context Clean.
+
+sstatus.VS is the machine's (``cpu.vs``) while a task runs — the hardware sets Dirty on any vector
+state write — and is kept in the task's saved status (``VState.vs``) while it is switched out,
+exactly as Linux keeps it in ``regs->status``.
+
+Every save, restore and clobber runs as real vector instruction words on the CPU's RVV unit
+(the same sequences Linux's inline asm uses), so their cycles come from the RVV cost model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel.sysctl import SysctlEntry
+from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
+from emukern.machine.trap import Trap
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.task import Task
+
+# prctl
+PR_RISCV_V_SET_CONTROL, PR_RISCV_V_GET_CONTROL = 69, 70
+CTRL_DEFAULT, CTRL_OFF, CTRL_ON = 0, 1, 2
+CTRL_CUR_MASK, CTRL_NEXT_MASK, CTRL_INHERIT, CTRL_MASK = 0x3, 0xC, 0x10, 0x1F
+
+VTYPE_VILL = 1 << 63
+
+# Kernel instruction sequences (words checked against llvm-mc in tests/kernel/riscv/test_vector_words.py).
+# Scalar registers of the stub: t0=x5 t1=x6 t2=x7 t3=x28 t4=x29 a0..a3=x10..x13
+W_CSRR_T0_VSTART = 0x008022F3
+W_CSRR_T1_VTYPE = 0xC2102373
+W_CSRR_T2_VL = 0xC20023F3
+W_CSRR_T3_VCSR = 0x00F02E73
+W_VSETVLI_T4_X0_E8M8 = 0x0C307ED7          # vsetvli t4, x0, e8, m8, ta, ma
+W_VSE8_V0_A0, W_VSE8_V8_A1, W_VSE8_V16_A2, W_VSE8_V24_A3 = 0x02050027, 0x02058427, 0x02060827, 0x02068C27
+W_VLE8_V0_A0, W_VLE8_V8_A1, W_VLE8_V16_A2, W_VLE8_V24_A3 = 0x02050007, 0x02058407, 0x02060807, 0x02068C07
+W_VSETVL_X0_T2_T1 = 0x8063F057             # vsetvl x0, t2, t1  (vl, vtype back)
+W_CSRW_VSTART_T0 = 0x00829073
+W_CSRW_VCSR_T3 = 0x00FE1073
+W_VMV_V_I_ONES = (0x5E0FB057, 0x5E0FB457, 0x5E0FB857, 0x5E0FBC57)   # vmv.v.i v0/v8/v16/v24, -1
+W_VSETVL_T0_X0_T1 = 0x806072D7             # vsetvl t0, x0, t1  (t1 = vill)
+
+SAVE_SEQ = (W_CSRR_T0_VSTART, W_CSRR_T1_VTYPE, W_CSRR_T2_VL, W_CSRR_T3_VCSR, W_VSETVLI_T4_X0_E8M8,
+            W_VSE8_V0_A0, W_VSE8_V8_A1, W_VSE8_V16_A2, W_VSE8_V24_A3)
+RESTORE_SEQ = (W_VSETVLI_T4_X0_E8M8, W_VLE8_V0_A0, W_VLE8_V8_A1, W_VLE8_V16_A2, W_VLE8_V24_A3,
+               W_VSETVL_X0_T2_T1, W_CSRW_VSTART_T0, W_CSRW_VCSR_T3)
+DISCARD_SEQ = (W_VSETVLI_T4_X0_E8M8, *W_VMV_V_I_ONES, W_VSETVL_T0_X0_T1)
+
+
+@dataclass
+class VState:
+    """Per task: ``struct __riscv_v_ext_state`` + the saved sstatus.VS + the thread flag/ctrl."""
+    datap: bytearray | None = None      # 32 * vlenb bytes, allocated at first use
+    vl: int = 0
+    vtype: int = 0
+    vstart: int = 0
+    vcsr: int = 0
+    vs: int = VS_OFF                    # regs->status.VS while switched out
+    defer_restore: bool = False         # TIF_RISCV_V_DEFER_RESTORE
+    ctrl: int = 0                       # thread.vstate_ctrl (prctl)
+    stats: dict[str, int] = field(default_factory=lambda: {"saves": 0, "restores": 0, "discards": 0,
+                                                           "first_use": 0})
+
+
+class _StubRegs:
+    """The scalar registers a kernel vector sequence uses (its own, not the user's)."""
+
+    def __init__(self, init: dict[int, int] | None = None) -> None:
+        self.x = [0] * 32
+        for k, v in (init or {}).items():
+            self.x[k] = v
+
+    def read(self, i: int) -> int:
+        return self.x[i] if i else 0
+
+    def write(self, i: int, value: int) -> None:
+        if i:
+            self.x[i] = value & 0xFFFF_FFFF_FFFF_FFFF
+
+
+class _KernelBuffer:
+    """Kernel memory holding a task's vector context (addresses are offsets into datap)."""
+
+    def __init__(self, buf: bytearray) -> None:
+        self.buf = buf
+
+    def load(self, addr: int, size: int) -> bytes:
+        return bytes(self.buf[addr: addr + size])
+
+    def store(self, addr: int, data: bytes) -> None:
+        self.buf[addr: addr + len(data)] = data
+
+
+def _run(k: "Kernel", cpu: RiscvCpu, words: tuple[int, ...], regs: _StubRegs, mem: Any) -> None:
+    """Execute a kernel vector sequence on the CPU's RVV unit and charge what it cost."""
+    cycles = 0
+    for w in words:
+        cycles += cpu.rvv.execute(w, regs, mem).cycles
+    cpu.charge(cycles)
+    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + cycles
+
+
+def _vs(task: "Task") -> VState:
+    return task.thread.v
+
+
+def discard_enabled(k: "Kernel") -> bool:
+    """riscv_v_vstate_discard_ctl, or always-on before seed 000."""
+    if k.policy("riscv-vstate-sysctl") == "absent":
+        return True
+    return bool(k.sysctl.get("abi.riscv_v_vstate_discard"))
+
+
+# ---- the low-level register operations (__riscv_v_vstate_*) ----------------------------------------
+def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
+    """Clobber the live registers: VLMAX e8/m8, v0-v31 all ones, then vsetvl with vill (vl=0).
+    Seed 000 puts the sysctl check here, so with the knob off nothing happens."""
+    if not discard_enabled(k):
+        return False
+    _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None)
+    return True
+
+
+def __riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
+    assert st.datap is not None
+    vlenb = cpu.rvv.vlenb
+    regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb})
+    _run(k, cpu, SAVE_SEQ, regs, _KernelBuffer(st.datap))
+    st.vstart, st.vtype, st.vl, st.vcsr = regs.x[5], regs.x[6], regs.x[7], regs.x[28]
+    st.stats["saves"] += 1
+
+
+def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
+    assert st.datap is not None
+    vlenb = cpu.rvv.vlenb
+    regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb,
+                      5: st.vstart, 6: st.vtype, 7: st.vl, 28: st.vcsr})
+    _run(k, cpu, RESTORE_SEQ, regs, _KernelBuffer(st.datap))
+    st.stats["restores"] += 1
+
+
+# ---- the policy-level functions (riscv_v_vstate_*) ---------------------------------------------------
+def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
+    """Syscall entry: the ABI says vector registers are clobbered by syscalls."""
+    if cpu.vs == VS_OFF:
+        return "VS=Off: nothing to discard"
+    st = _vs(task)
+    if k.policy("riscv-discard") == "eager":
+        # before seed 003: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
+        did = __riscv_v_vstate_discard(k, cpu)
+        cpu.vs = VS_DIRTY
+        if did:
+            st.stats["discards"] += 1
+        return ("eager discard: registers clobbered, VS=Dirty" if did
+                else "eager discard skipped (abi.riscv_v_vstate_discard=0), VS=Dirty")
+    # after seed 003: defer — mark Initial and let the return-to-user path decide
+    st.defer_restore = True
+    cpu.vs = VS_INITIAL
+    return "deferred discard: TIF_RISCV_V_DEFER_RESTORE set, VS=Initial"
+
+
+def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
+    """__switch_to_vector, prev half: save only a Dirty context, then mark it Clean."""
+    st = _vs(task)
+    if cpu.vs == VS_DIRTY:
+        __riscv_v_vstate_save(k, cpu, st)
+        cpu.vs = VS_CLEAN
+        return "saved Dirty context, VS=Clean"
+    return f"not saved (VS={VS_NAMES[cpu.vs]})"
+
+
+def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
+    st = _vs(task)
+    if k.policy("riscv-discard") == "deferred":
+        if cpu.vs == VS_INITIAL:
+            did = __riscv_v_vstate_discard(k, cpu)
+            if did:
+                st.stats["discards"] += 1
+            return "VS=Initial: discard (clobber) instead of restore" if did else \
+                "VS=Initial: discard skipped (abi.riscv_v_vstate_discard=0)"
+        if cpu.vs != VS_OFF:
+            __riscv_v_vstate_restore(k, cpu, st)
+            cpu.vs = VS_CLEAN
+            return "restored from memory, VS=Clean"
+        return "VS=Off"
+    if cpu.vs != VS_OFF:
+        __riscv_v_vstate_restore(k, cpu, st)
+        cpu.vs = VS_CLEAN
+        return "restored from memory, VS=Clean"
+    return "VS=Off"
+
+
+def riscv_v_vstate_set_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
+    """Arrange a restore on the way back to user.  Seed 003 marks Clean (so a real saved context
+    is reloaded, not discarded); before it the context was marked Initial ("on")."""
+    if cpu.vs != VS_OFF:
+        _vs(task).defer_restore = True
+        cpu.vs = VS_CLEAN if k.policy("riscv-discard") == "deferred" else VS_INITIAL
+
+
+# ---- hook points called from riscv/arch.py ------------------------------------------------------------
+def riscv_v_setup(k: "Kernel") -> None:
+    """riscv_v_setup_vsize + riscv_v_sysctl_init: the knobs exist only when the CPU has V."""
+    c = k.config
+    if not c.has_v:
+        return
+    k.sysctl.register(SysctlEntry("abi.riscv_v_default_allow", int(c.riscv_v_default_allow)))
+    if k.policy("riscv-vstate-sysctl") == "present":
+        k.sysctl.register(SysctlEntry("abi.riscv_v_vstate_discard", int(c.vstate_discard_default)))
+
+
+def _ctrl_init(k: "Kernel", st: VState) -> None:
+    """riscv_v_vstate_ctrl_init at exec: cur from next (or the default), next kept only if inherit."""
+    nxt = (st.ctrl & CTRL_NEXT_MASK) >> 2
+    inherit = bool(st.ctrl & CTRL_INHERIT)
+    if nxt == CTRL_DEFAULT:
+        allow = k.sysctl.entries.get("abi.riscv_v_default_allow")
+        cur = CTRL_ON if (allow.value if allow else k.config.riscv_v_default_allow) else CTRL_OFF
+    else:
+        cur = nxt
+    if not inherit:
+        nxt = CTRL_DEFAULT
+    st.ctrl = cur | (nxt << 2) | (CTRL_INHERIT if inherit else 0)
+
+
+def riscv_v_new_task(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> VState:
+    """fork: copy_thread turns status.VS off and clears the context, keeping vstate_ctrl."""
+    st = VState()
+    if parent is not None and parent.thread is not None and parent.thread.v is not None:
+        st.ctrl = parent.thread.v.ctrl
+    if exec_:
+        if task.thread is not None and task.thread.v is not None:
+            st.ctrl = task.thread.v.ctrl
+        _ctrl_init(k, st)
+    return st
+
+
+def riscv_v_exec(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
+    cpu.vs = VS_OFF
+
+
+def riscv_v_exit_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
+    pass
+
+
+def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
+    if cpu.rvv is None:
+        return
+    decision = riscv_v_vstate_discard(k, cpu, task)
+    task.thread.v.last_decision = decision
+
+
+def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
+    """arch_exit_to_user_mode_prepare: a pending TIF_RISCV_V_DEFER_RESTORE restores (or discards)."""
+    st = _vs(task)
+    cpu.charge(k.cost.tif_check)
+    if st.defer_restore:
+        st.defer_restore = False
+        st.last_decision = riscv_v_vstate_restore(k, cpu, task)
+
+
+def riscv_v_switch_from(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> None:
+    if cpu.rvv is None:
+        return
+    st = _vs(prev)
+    if prev.alive:
+        st.last_decision = riscv_v_vstate_save(k, cpu, prev)
+    st.vs = cpu.vs
+
+
+def riscv_v_switch_to(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> None:
+    if cpu.rvv is None:
+        return
+    st = _vs(nxt)
+    cpu.vs = st.vs
+    riscv_v_vstate_set_restore(k, cpu, nxt)
+
+
+def riscv_v_first_use_handler(k: "Kernel", cpu: RiscvCpu, task: "Task", trap: Trap) -> bool:
+    """The illegal-instruction trap of a vector instruction with VS=Off: allocate a zeroed
+    context and turn V on — if the task is allowed to use V."""
+    from emukern.machine.rvv import is_vector_insn
+    if cpu.rvv is None or trap.insn is None or trap.insn_size != 4:
+        return False
+    st = _vs(task)
+    if cpu.vs != VS_OFF or not is_vector_insn(trap.insn):
+        return False
+    if (st.ctrl & CTRL_CUR_MASK) != CTRL_ON:
+        trap.handler = "riscv_v_first_use_handler"
+        trap.decision = "vector use not allowed for this task (prctl/abi.riscv_v_default_allow): SIGILL"
+        return False
+    trap.handler = "riscv_v_first_use_handler"
+    cpu.charge(k.cost.first_use_trap + k.cost.vstate_alloc)
+    st.datap = bytearray(32 * cpu.rvv.vlenb)
+    st.vl = st.vtype = st.vstart = st.vcsr = 0
+    st.stats["first_use"] += 1
+    cpu.vs = VS_INITIAL                     # riscv_v_vstate_on
+    riscv_v_vstate_set_restore(k, cpu, task)
+    trap.decision = (f"allocated {len(st.datap)}-byte context, VS={VS_NAMES[cpu.vs]}, "
+                     "TIF_RISCV_V_DEFER_RESTORE set; the instruction re-executes")
+    return True
+
+
+def riscv_v_prctl(k: "Kernel", cpu: RiscvCpu, task: "Task", option: int, arg: int) -> int | None:
+    from emukern.kernel import errno as E
+    if option not in (PR_RISCV_V_SET_CONTROL, PR_RISCV_V_GET_CONTROL):
+        return None
+    if not k.config.has_v:
+        return -E.EINVAL
+    st = _vs(task)
+    if option == PR_RISCV_V_GET_CONTROL:
+        return st.ctrl & CTRL_MASK
+    if arg & ~CTRL_MASK:
+        return -E.EINVAL
+    cur = arg & CTRL_CUR_MASK
+    if cur == CTRL_OFF:
+        if cpu.vs != VS_OFF:
+            return -E.EPERM         # V already in use: cannot turn it off
+    elif cur == CTRL_DEFAULT:
+        cur = st.ctrl & CTRL_CUR_MASK
+    elif cur != CTRL_ON:
+        return -E.EINVAL
+    nxt = (arg & CTRL_NEXT_MASK) >> 2
+    if nxt not in (CTRL_DEFAULT, CTRL_OFF, CTRL_ON):
+        return -E.EINVAL
+    st.ctrl = cur | (nxt << 2) | (arg & CTRL_INHERIT)
+    return 0
+
+
+def vstate_view(task: "Task", cpu: RiscvCpu | None) -> dict[str, Any]:
+    """For the debugger and reports."""
+    st = _vs(task)
+    vs = cpu.vs if cpu is not None else st.vs
+    return {"VS": VS_NAMES[vs], "TIF_RISCV_V_DEFER_RESTORE": st.defer_restore,
+            "context": "allocated" if st.datap is not None else "none", "ctrl": st.ctrl, **st.stats}

@@ -1,0 +1,590 @@
+"""The Linux syscall ABI shared by RISC-V and arm64 (asm-generic numbers).
+
+Handlers return the value for a0/x0 (negative errno on failure) or :data:`BLOCK` to sleep; a
+blocked syscall is re-run from the start when the task is woken, like Linux's wait loops.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from emukern.errors import MemoryFault
+from emukern.kernel import errno as E
+from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
+from emukern.kernel.task import Task, TaskState
+from emukern.machine.memory import PAGE, page_up
+
+if TYPE_CHECKING:
+    from emukern.machine.cpu_base import Cpu
+
+
+class _Block:
+    def __repr__(self) -> str:
+        return "BLOCK"
+
+
+BLOCK: Any = _Block()
+U64 = (1 << 64) - 1
+
+# clone flags
+CLONE_VM, CLONE_FS, CLONE_FILES, CLONE_SIGHAND = 0x100, 0x200, 0x400, 0x800
+CLONE_THREAD, CLONE_SETTLS, CLONE_PARENT_SETTID = 0x10000, 0x80000, 0x100000
+CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID = 0x200000, 0x1000000
+# futex
+FUTEX_WAIT, FUTEX_WAKE, FUTEX_PRIVATE = 0, 1, 128
+# mmap
+PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
+MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 1, 2, 0x10, 0x20
+O_ACCMODE, O_WRONLY, O_RDWR, O_NONBLOCK, O_CLOEXEC = 3, 1, 2, 0x800, 0x80000
+AT_FDCWD = -100
+WNOHANG = 1
+
+SYSCALL_NAMES = {
+    56: "openat", 57: "close", 59: "pipe2", 63: "read", 64: "write", 93: "exit", 94: "exit_group",
+    96: "set_tid_address", 98: "futex", 99: "set_robust_list", 101: "nanosleep", 113: "clock_gettime",
+    115: "clock_nanosleep", 122: "sched_setaffinity", 123: "sched_getaffinity", 124: "sched_yield",
+    129: "kill", 131: "tgkill", 134: "rt_sigaction", 135: "rt_sigprocmask", 160: "uname", 167: "prctl",
+    168: "getcpu", 172: "getpid", 173: "getppid", 174: "getuid", 175: "geteuid", 176: "getgid",
+    177: "getegid", 178: "gettid", 214: "brk", 215: "munmap", 220: "clone", 221: "execve", 222: "mmap",
+    226: "mprotect", 260: "wait4", 278: "getrandom",
+}
+SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
+
+
+def s64(v: int) -> int:
+    v &= U64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def prot_str(prot: int) -> str:
+    return ("r" if prot & PROT_READ else "-") + ("w" if prot & PROT_WRITE else "-") + ("x" if prot & PROT_EXEC else "-")
+
+
+class SyscallsMixin:
+    """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
+
+    # (attributes provided by Kernel)
+    cost: Any
+    config: Any
+    tasks: dict
+    percpu: list
+    clock: Any
+    arch: Any
+    sysctl: Any
+
+    def syscall_name(self, nr: int) -> str:
+        return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
+
+    def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> Any:
+        name = SYSCALL_NAMES.get(nr)
+        fn: Callable[..., Any] | None = getattr(self, "sys_" + name, None) if name else None
+        if fn is None:
+            self.unknown_syscalls[nr] += 1          # type: ignore[attr-defined]
+            self.syscall_counts[f"unknown({nr})"] += 1  # type: ignore[attr-defined]
+            return -E.ENOSYS
+        self.syscall_counts[name] += 1              # type: ignore[attr-defined]
+        try:
+            return fn(cpu, task, *args)
+        except MemoryFault:
+            return -E.EFAULT
+
+    # ---- process ids -----------------------------------------------------------------------------
+    def sys_getpid(self, cpu, task, *a):
+        cpu.charge(self.cost.syscall_body)
+        return task.tgid
+
+    def sys_getppid(self, cpu, task, *a):
+        cpu.charge(self.cost.syscall_body)
+        leader = self.tasks.get(task.tgid, task)
+        return leader.parent.tgid if leader.parent is not None else 0
+
+    def sys_gettid(self, cpu, task, *a):
+        cpu.charge(self.cost.syscall_body)
+        return task.tid
+
+    def sys_getuid(self, cpu, task, *a):
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    sys_geteuid = sys_getgid = sys_getegid = sys_getuid
+
+    def sys_getcpu(self, cpu, task, cpup, nodep, *a):
+        cpu.charge(self.cost.syscall_body)
+        if cpup:
+            task.mm.write_u32(cpup, cpu.index)
+        if nodep:
+            task.mm.write_u32(nodep, 0)
+        return 0
+
+    def sys_set_tid_address(self, cpu, task, tidptr, *a):
+        task.clear_child_tid = tidptr
+        cpu.charge(self.cost.syscall_body)
+        return task.tid
+
+    def sys_set_robust_list(self, cpu, task, *a):
+        return 0
+
+    def sys_rt_sigprocmask(self, cpu, task, *a):
+        return 0
+
+    def sys_rt_sigaction(self, cpu, task, sig, act, oldact, *a):
+        if oldact:
+            task.mm.write(oldact, bytes(32))
+        if act and task.mm.read_u64(act) not in (0, 1):
+            # emukern delivers only default (fatal) signal actions; say so instead of pretending
+            return -E.ENOSYS
+        return 0
+
+    # ---- files -----------------------------------------------------------------------------------
+    def sys_write(self, cpu, task, fd, buf, count, *a):
+        f = task.files.get(s64(fd))
+        if f is None or not f.writable:
+            return -E.EBADF
+        count &= U64
+        if count > 1 << 31:
+            count = 1 << 31
+        data = task.mm.read(buf, count) if count else b""
+        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        if isinstance(f, OutputFile):
+            f.sink += data
+            if f.echo is not None:
+                f.echo.write(data)
+                f.echo.flush()
+            return len(data)
+        if isinstance(f, PipeEnd):
+            return self._pipe_write(cpu, task, f.pipe, data)
+        if isinstance(f, SysctlFile):
+            v = f.entry.parse(data)
+            if v is None:
+                return -E.EINVAL
+            f.entry.set(v)
+            return len(data)
+        return -E.EBADF
+
+    def sys_read(self, cpu, task, fd, buf, count, *a):
+        f = task.files.get(s64(fd))
+        if f is None or not f.readable:
+            return -E.EBADF
+        count &= U64
+        if count and task.mm.find(buf) is None:
+            return -E.EFAULT
+        if isinstance(f, StdinFile):
+            data = f.data[f.pos: f.pos + count]
+            f.pos += len(data)
+        elif isinstance(f, PipeEnd):
+            p = f.pipe
+            if not p.buf:
+                if p.writers == 0:
+                    return 0
+                p.rwait.add(task)
+                task.waitqueues = [p.rwait]   # type: ignore[attr-defined]
+                self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
+                return BLOCK
+            cpu.charge(self.cost.pipe_op)
+            data = bytes(p.buf[:count])
+            del p.buf[:count]
+            self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
+        elif isinstance(f, SysctlFile):
+            text = f.entry.render()
+            data = text[f.pos: f.pos + count]
+            f.pos += len(data)
+        else:
+            return -E.EBADF
+        task.mm.write(buf, data)
+        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        return len(data)
+
+    def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
+        if p.readers == 0:
+            self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+            return -E.EPIPE
+        room = 65536 - len(p.buf)
+        if room <= 0:
+            p.wwait.add(task)
+            task.waitqueues = [p.wwait]   # type: ignore[attr-defined]
+            self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
+            return BLOCK
+        cpu.charge(self.cost.pipe_op)
+        chunk = data[:room]
+        p.buf += chunk
+        self.wake_queue(p.rwait, cpu.now)  # type: ignore[attr-defined]
+        return len(chunk)
+
+    def sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode, *a):
+        path = task.mm.read_cstr(path_ptr).decode("utf-8", "replace")
+        cpu.charge(self.cost.syscall_body * 5)
+        entry = self.sysctl.lookup_path(path)
+        if entry is None:
+            if path.startswith("/proc/sys/") and self.sysctl.path_to_key(path) is not None:
+                return -E.ENOENT
+            return -E.ENOENT
+        acc = flags & O_ACCMODE
+        want_w = acc in (O_WRONLY, O_RDWR)
+        want_r = acc != O_WRONLY
+        if want_w and not entry.mode & 0o200:
+            return -E.EACCES
+        return task.files.install(SysctlFile(entry, want_r, want_w))
+
+    def sys_close(self, cpu, task, fd, *a):
+        ret, wqs = task.files.close(s64(fd))
+        for wq in wqs:
+            self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+        return ret
+
+    def sys_pipe2(self, cpu, task, fds_ptr, flags, *a):
+        if flags & ~(O_NONBLOCK | O_CLOEXEC):
+            return -E.EINVAL
+        if task.mm.find(fds_ptr) is None:
+            return -E.EFAULT
+        p = Pipe()
+        rfd = task.files.install(PipeEnd(p, write=False))
+        wfd = task.files.install(PipeEnd(p, write=True))
+        task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
+        cpu.charge(self.cost.pipe_op)
+        return 0
+
+    # ---- memory --------------------------------------------------------------------------------
+    def sys_brk(self, cpu, task, addr, *a):
+        mm = task.mm
+        if addr == 0 or addr < mm.brk_start:
+            return mm.brk
+        old_top, new_top = page_up(mm.brk), page_up(addr)
+        if new_top > old_top:
+            if mm.overlaps(old_top, new_top - old_top):
+                return mm.brk
+            mm.map(old_top, new_top - old_top, "rw-", "[heap]")
+        elif new_top < old_top:
+            mm.unmap(new_top, old_top - new_top)
+        mm.brk = addr
+        cpu.charge(self.cost.mmap_op)
+        return mm.brk
+
+    def sys_mmap(self, cpu, task, addr, length, prot, flags, fd, off, *a):
+        cpu.charge(self.cost.mmap_op)
+        if length == 0 or length > 1 << 40:
+            return -E.EINVAL if length == 0 else -E.ENOMEM
+        if not flags & MAP_ANONYMOUS:
+            return -E.ENODEV        # file-backed mappings are not modelled
+        if not flags & (MAP_PRIVATE | MAP_SHARED):
+            return -E.EINVAL
+        size = page_up(length)
+        if flags & MAP_FIXED:
+            if addr % PAGE:
+                return -E.EINVAL
+            task.mm.unmap(addr, size)
+            start = addr
+        else:
+            start = task.mm.find_free(size)
+        task.mm.map(start, size, prot_str(prot), "[anon]")
+        return start
+
+    def sys_munmap(self, cpu, task, addr, length, *a):
+        if addr % PAGE or length == 0:
+            return -E.EINVAL
+        task.mm.unmap(addr, length)
+        cpu.charge(self.cost.mmap_op)
+        return 0
+
+    def sys_mprotect(self, cpu, task, addr, length, prot, *a):
+        if addr % PAGE:
+            return -E.EINVAL
+        task.mm.protect(addr, length, prot_str(prot))
+        cpu.charge(self.cost.mmap_op)
+        return 0
+
+    # ---- time ------------------------------------------------------------------------------------
+    def sys_clock_gettime(self, cpu, task, clk, ts, *a):
+        if clk > 11:
+            return -E.EINVAL
+        ns = int(self.clock.ns(cpu.now))
+        task.mm.write(ts, (ns // 10**9).to_bytes(8, "little") + (ns % 10**9).to_bytes(8, "little"))
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def _sleep(self, cpu, task, req_ptr, absolute: bool) -> Any:
+        if task.woken_value == -E.ETIMEDOUT:        # the timer fired: sleep is over
+            task.woken_value = None
+            return 0
+        req = task.mm.read(req_ptr, 16)
+        sec, nsec = int.from_bytes(req[:8], "little", signed=True), int.from_bytes(req[8:], "little", signed=True)
+        if sec < 0 or not 0 <= nsec < 10**9:
+            return -E.EINVAL
+        ns = sec * 10**9 + nsec
+        target = self.clock.cycles_for_ns(ns) if absolute else cpu.now + self.clock.cycles_for_ns(ns)
+        if target <= cpu.now:
+            return 0
+        task.waitqueues = []
+        self.add_timer(task, target)  # type: ignore[attr-defined]
+        self.block_current(cpu, task, "nanosleep")  # type: ignore[attr-defined]
+        return BLOCK
+
+    def sys_nanosleep(self, cpu, task, req, rem, *a):
+        return self._sleep(cpu, task, req, absolute=False)
+
+    def sys_clock_nanosleep(self, cpu, task, clk, flags, req, rem, *a):
+        return self._sleep(cpu, task, req, absolute=bool(flags & 1))
+
+    def sys_sched_yield(self, cpu, task, *a):
+        pc = self.percpu[cpu.index]
+        cpu.charge(self.cost.syscall_body)
+        if pc.rq:
+            pc.need_resched = True
+        return 0
+
+    def sys_getrandom(self, cpu, task, buf, count, flags, *a):
+        # deterministic "randomness": same run, same bytes
+        count = min(count & U64, 256)
+        data = bytes((task.tid * 131 + i * 17 + 7) & 0xFF for i in range(count))
+        task.mm.write(buf, data)
+        return count
+
+    def sys_uname(self, cpu, task, buf, *a):
+        fields = ["Linux", "emukern", "6.12.0-emukern", "#1 SMP emukern", self.arch.uname_machine, "(none)"]
+        task.mm.write(buf, b"".join(f.encode().ljust(65, b"\0") for f in fields))
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def sys_prctl(self, cpu, task, option, a2, a3, a4, a5, *a):
+        cpu.charge(self.cost.syscall_body)
+        if option == 15:           # PR_SET_NAME
+            task.comm = task.mm.read_cstr(a2, 16)[:15].decode("utf-8", "replace")
+            return 0
+        if option == 16:           # PR_GET_NAME
+            task.mm.write(a2, task.comm.encode()[:15].ljust(16, b"\0"))
+            return 0
+        ret = self.arch.prctl(cpu, task, option, a2, a3, a4, a5)
+        return -E.EINVAL if ret is None else ret
+
+    # ---- scheduling ----------------------------------------------------------------------------
+    def sys_sched_setaffinity(self, cpu, task, pid, size, mask_ptr, *a):
+        target = task if pid == 0 else self.tasks.get(pid)
+        if target is None or not target.alive:
+            return -E.ESRCH
+        if size == 0:
+            return -E.EINVAL
+        raw = int.from_bytes(task.mm.read(mask_ptr, min(size, 8)), "little")
+        allowed = frozenset(i for i in range(len(self.percpu)) if raw >> i & 1)
+        if not allowed:
+            return -E.EINVAL
+        target.affinity = allowed
+        cpu.charge(self.cost.syscall_body * 5)
+        if target is task and cpu.index not in allowed:
+            # migrate: go back to the scheduler, which re-queues us on an allowed CPU
+            self.percpu[cpu.index].need_resched = True
+            task.state = TaskState.RUNNABLE
+            self._pending_migration = task   # type: ignore[attr-defined]
+        return 0
+
+    def sys_sched_getaffinity(self, cpu, task, pid, size, mask_ptr, *a):
+        target = task if pid == 0 else self.tasks.get(pid)
+        if target is None or not target.alive:
+            return -E.ESRCH
+        if size < 8 or size % 8:
+            return -E.EINVAL
+        n = len(self.percpu)
+        allowed = target.affinity or frozenset(range(n))
+        mask = sum(1 << i for i in allowed)
+        task.mm.write(mask_ptr, mask.to_bytes(8, "little"))
+        return 8
+
+    # ---- futex ---------------------------------------------------------------------------------
+    def sys_futex(self, cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a):
+        cmd = op & ~FUTEX_PRIVATE & 0x7F
+        cpu.charge(self.cost.futex_op)
+        if uaddr % 4:
+            return -E.EINVAL
+        key = (id(task.mm), uaddr)
+        if cmd == FUTEX_WAIT:
+            if task.woken_value is not None:            # woken by FUTEX_WAKE
+                task.woken_value = None
+                return 0
+            cur = task.mm.read_u32(uaddr)
+            if cur != (val & 0xFFFFFFFF):
+                return -E.EAGAIN
+            wq = self.futex_queues.setdefault(key, WaitQueue("futex"))  # type: ignore[attr-defined]
+            wq.add(task)
+            task.waitqueues = [wq]  # type: ignore[attr-defined]
+            if timeout:
+                ts = task.mm.read(timeout, 16)
+                ns = int.from_bytes(ts[:8], "little") * 10**9 + int.from_bytes(ts[8:], "little")
+                self.add_timer(task, cpu.now + self.clock.cycles_for_ns(ns))  # type: ignore[attr-defined]
+            self.block_current(cpu, task, "futex")  # type: ignore[attr-defined]
+            return BLOCK
+        if cmd == FUTEX_WAKE:
+            wq = self.futex_queues.get(key)  # type: ignore[attr-defined]
+            if wq is None:
+                return 0
+            return self.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)  # type: ignore[attr-defined]
+        return -E.ENOSYS
+
+    # ---- process lifecycle ---------------------------------------------------------------------
+    def sys_clone(self, cpu, task, flags, newsp, ptid, tls, ctid, *a):
+        if len([t for t in self.tasks.values() if t.alive]) >= self.config.max_tasks:
+            return -E.EAGAIN
+        if flags & CLONE_THREAD and not (flags & CLONE_VM and flags & CLONE_SIGHAND):
+            return -E.EINVAL
+        cpu.charge(self.cost.fork)
+        tid = self.alloc_tid()  # type: ignore[attr-defined]
+        mm = task.mm if flags & CLONE_VM else task.mm.fork()
+        if flags & CLONE_VM:
+            mm.users += 1
+        files = task.files if flags & CLONE_FILES else task.files.dup_table()
+        child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
+                     parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
+                     comm=task.comm, affinity=task.affinity, start_time=cpu.now)
+        ctx = cpu.save_context()
+        ctx = self.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
+        child.ctx = ctx
+        child.thread = self.arch.new_thread_state(child, task, exec_=False)
+        if flags & CLONE_CHILD_CLEARTID:
+            child.clear_child_tid = ctid
+        if flags & CLONE_PARENT_SETTID:
+            task.mm.write_u32(ptid, tid)
+        if flags & CLONE_CHILD_SETTID:
+            mm.write_u32(ctid, tid)
+        self.tasks[tid] = child
+        if not flags & CLONE_THREAD:
+            task.children.append(child)
+        else:
+            leader = self.tasks.get(task.tgid)
+            if leader is not None:
+                leader.children.append(child) if False else None
+        child.cpu = cpu.index
+        self.enqueue(child, self.select_cpu(child), cpu.now)  # type: ignore[attr-defined]
+        return tid
+
+    def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
+        from emukern.errors import ElfError
+        from emukern.loader.elf import load_elf
+        path = task.mm.read_cstr(path_ptr).decode("utf-8", "replace")
+
+        def strings(ptr: int) -> list[str]:
+            out = []
+            while ptr and len(out) < 4096:
+                p = task.mm.read_u64(ptr)
+                if not p:
+                    break
+                out.append(task.mm.read_cstr(p).decode("utf-8", "replace"))
+                ptr += 8
+            return out
+        argv, envp = strings(argv_ptr), strings(envp_ptr)
+        try:
+            image = load_elf(path)
+        except ElfError:
+            return -E.ENOENT
+        except OSError:
+            return -E.ENOENT
+        if image.arch != self.config.arch:
+            return -8                 # ENOEXEC
+        if len([t for t in self.tasks.values() if t.tgid == task.tgid and t.alive]) > 1:
+            return -E.EINVAL          # exec from a multi-threaded process is not modelled
+        cpu.charge(self.cost.exec)
+        old_mm = task.mm
+        self.exec_image(task, image, argv, envp)  # type: ignore[attr-defined]
+        old_mm.users -= 1
+        task.comm = path.rsplit("/", 1)[-1][:15]
+        cpu.attach_mm(task.mm)
+        cpu.load_context(task.ctx)
+        self.arch.exec_reset(cpu, task)
+        return task.ctx["x"][10] if self.config.arch == "riscv64" else task.ctx["x"][0]
+
+    def sys_exit(self, cpu, task, code, *a):
+        self.do_exit(cpu, task, (code & 0xFF) << 8)
+        return 0
+
+    def sys_exit_group(self, cpu, task, code, *a):
+        self.do_group_exit(cpu, task, (code & 0xFF) << 8)
+        return 0
+
+    def do_group_exit(self, cpu, task, status: int, signaled: bool = False) -> None:
+        """Kill every thread of the group; the leader carries the status."""
+        code = status & 0x7F if signaled else status
+        for t in list(self.tasks.values()):
+            if t.tgid == task.tgid and t.alive and t is not task:
+                self._remove_from_queues(t)
+                self.do_exit(cpu, t, code, current=False)
+        self.do_exit(cpu, task, code)
+        leader = self.tasks.get(task.tgid)
+        if leader is not None:
+            leader.exit_code = code
+            leader.term_signal = status if signaled else 0
+
+    def _remove_from_queues(self, t: Task) -> None:
+        for wq in getattr(t, "waitqueues", []):
+            wq.remove(t)
+        for pc in self.percpu:
+            if t in pc.rq:
+                pc.rq.remove(t)
+            if pc.curr is t and pc.index != -1:
+                pc.need_resched = True
+                self.cpus[pc.index].stop()  # type: ignore[attr-defined]
+
+    def do_exit(self, cpu, task, status: int, current: bool = True) -> None:
+        if not task.alive:
+            return
+        task.exit_code = status
+        if task.clear_child_tid and task.mm.users > 1:
+            try:
+                task.mm.write_u32(task.clear_child_tid, 0)
+                wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))  # type: ignore[attr-defined]
+                if wq:
+                    self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
+            except MemoryFault:
+                pass
+        task.mm.users -= 1
+        if task.files is not None:
+            others = [t for t in self.tasks.values() if t is not task and t.alive and t.files is task.files]
+            if not others:
+                for wq in task.files.close_all():
+                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+        self.arch.exit_thread(cpu, task)
+        # children of an exiting process are reparented to init (or reaped if init is gone)
+        if task.is_thread_leader:
+            task.state = TaskState.ZOMBIE if task.parent is not None else TaskState.DEAD
+            if task.parent is not None:
+                wq = self.child_wait.get(task.parent.tgid)  # type: ignore[attr-defined]
+                if wq:
+                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+        else:
+            task.state = TaskState.DEAD
+        if current and self.percpu[cpu.index].curr is task:
+            self.account(cpu, task)  # type: ignore[attr-defined]
+            self.percpu[cpu.index].need_resched = True
+            cpu.stop()
+        self._remove_from_queues(task)
+
+    def sys_wait4(self, cpu, task, pid, status_ptr, options, rusage, *a):
+        pid = s64(pid)
+        parent = self.tasks.get(task.tgid, task)
+        kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)]
+        if not kids:
+            return -E.ECHILD
+        for c in kids:
+            if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
+                c.state = TaskState.DEAD
+                if status_ptr:
+                    task.mm.write_u32(status_ptr, c.exit_code)
+                return c.tid
+        if options & WNOHANG:
+            return 0
+        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
+        wq.add(task)
+        task.waitqueues = [wq]  # type: ignore[attr-defined]
+        self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
+        return BLOCK
+
+    def sys_kill(self, cpu, task, pid, sig, *a):
+        pid = s64(pid)
+        target = self.tasks.get(pid if pid > 0 else task.tgid)
+        if target is None or not target.alive:
+            return -E.ESRCH
+        if sig == 0:
+            return 0
+        if not 1 <= sig <= 64:
+            return -E.EINVAL
+        if sig == E.SIGCHLD:
+            return 0            # default action: ignore
+        self.force_sig(cpu, target, sig, None, f"killed by signal {sig} from pid {task.tgid}")  # type: ignore[attr-defined]
+        return 0
+
+    def sys_tgkill(self, cpu, task, tgid, tid, sig, *a):
+        return self.sys_kill(cpu, task, tgid, sig)

@@ -1,0 +1,62 @@
+"""Tasks (Linux ``task_struct``): processes and threads, their saved user context and accounting."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from emukern.kernel.files import FdTable
+from emukern.machine.memory import AddressSpace
+
+
+class TaskState(str, Enum):
+    RUNNABLE = "runnable"     # on a run queue or running (TASK_RUNNING)
+    BLOCKED = "blocked"       # TASK_INTERRUPTIBLE: waiting on a wait queue or a timer
+    ZOMBIE = "zombie"         # exited, waiting for its parent's wait4
+    DEAD = "dead"             # reaped (or a thread: gone)
+
+
+@dataclass(eq=False)
+class Task:
+    tid: int
+    tgid: int
+    parent: "Task | None"
+    mm: AddressSpace
+    files: FdTable
+    comm: str = "init"
+    ctx: dict[str, Any] = field(default_factory=dict)      # saved user registers (pt_regs)
+    state: TaskState = TaskState.RUNNABLE
+    cpu: int = 0                                           # CPU it last ran on / is queued on
+    affinity: frozenset[int] = frozenset()                 # empty = any CPU
+    exit_code: int = 0                                     # wait status (as wait4 reports it)
+    term_signal: int = 0
+    clear_child_tid: int = 0
+    children: list["Task"] = field(default_factory=list)
+    # blocking: the syscall to restart when woken, and what it waits for
+    pending: tuple[int, tuple[int, ...]] | None = None
+    wait_reason: str = ""
+    wake_at: int | None = None      # timer wake-up (cycles)
+    ready_at: int = 0               # cycles when it became runnable (for cross-CPU wakeups)
+    woken_value: int | None = None  # a value the waker leaves (e.g. futex result)
+    # accounting
+    utime: int = 0
+    stime: int = 0
+    nvcsw: int = 0
+    nivcsw: int = 0
+    syscalls: int = 0
+    start_time: int = 0
+    slice_start: int = 0
+    # per-architecture thread state (Linux's thread_struct / thread_info flags)
+    thread: Any = None
+    fault_report: dict[str, Any] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.state in (TaskState.RUNNABLE, TaskState.BLOCKED)
+
+    @property
+    def is_thread_leader(self) -> bool:
+        return self.tid == self.tgid
+
+    def allowed_on(self, cpu: int) -> bool:
+        return not self.affinity or cpu in self.affinity

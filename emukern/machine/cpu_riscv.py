@@ -1,0 +1,274 @@
+"""An RV64GC hart at U-mode in Unicorn, plus emukern's RVV unit.
+
+Unicorn 2.1.4 (QEMU 5.0) has no vector extension, so every vector instruction and every vector
+CSR access raises an illegal-instruction exception.  This class catches it inside the hook and,
+like a core whose vector unit sits beside the scalar pipeline, executes it on the RVV unit —
+unless ``sstatus.VS`` is Off, in which case the illegal-instruction trap goes to the kernel
+(that is Linux's vector first-use trap).  ``sstatus.VS`` is therefore modelled here, in Python.
+
+Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
+* ``UC_RISCV_REG_PRIV`` = 0 puts the hart in U-mode; ``ecall`` reaches UC_HOOK_INTR as intno 8.
+* In the INTR hook the PC register is always the trapping instruction's address **+ 4**, also for
+  16-bit instructions: the trapping PC is ``pc - 4``.
+* ``ebreak`` does not reach the hook: emu_start fails with UC_ERR_INSN_INVALID at the ebreak.
+* ``rdtime`` traps (no timer device) but ``rdcycle``/``rdinstret`` return host ticks whatever
+  mcounteren says; emukern therefore finds those CSR reads in executable memory when it is mapped
+  and hooks exactly those addresses, so all three counters come from emukern's clock.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from unicorn import UC_ARCH_RISCV, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_RISCV64, Uc, UcError
+from unicorn import riscv_const as R
+from unicorn.unicorn_const import UC_ERR_INSN_INVALID
+
+from emukern.errors import IllegalInstruction, MemoryFault
+from emukern.machine.clock import Clock
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.memory import AddressSpace
+from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
+                                  CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
+                                  Trap, TrapKind)
+
+# sstatus.VS / FS encodings
+VS_OFF, VS_INITIAL, VS_CLEAN, VS_DIRTY = 0, 1, 2, 3
+VS_NAMES = {VS_OFF: "Off", VS_INITIAL: "Initial", VS_CLEAN: "Clean", VS_DIRTY: "Dirty"}
+MSTATUS_FS_INITIAL = 1 << 13
+
+CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
+_XREG = [R.UC_RISCV_REG_X0 + i for i in range(32)]
+_FREG = [R.UC_RISCV_REG_F0 + i for i in range(32)]
+
+ABI_NAMES = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
+             "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
+             "t3", "t4", "t5", "t6"]
+
+
+def counter_csr_read(word: int) -> tuple[int, int] | None:
+    """(csr, rd) if ``word`` only reads cycle/time/instret (csrrs/csrrc with x0, or the imm forms
+    with uimm 0), else None."""
+    if word & 0x7F != 0x73:
+        return None
+    funct3 = (word >> 12) & 7
+    csr = word >> 20
+    if csr not in (CSR_CYCLE, CSR_TIME, CSR_INSTRET) or funct3 not in (2, 3, 6, 7):
+        return None
+    if (word >> 15) & 0x1F:
+        return None
+    return csr, (word >> 7) & 0x1F
+
+
+class _XRegs:
+    """The RVV unit's view of the scalar registers."""
+
+    def __init__(self, uc: Uc) -> None:
+        self.uc = uc
+
+    def read(self, i: int) -> int:
+        return 0 if i == 0 else self.uc.reg_read(_XREG[i])
+
+    def write(self, i: int, value: int) -> None:
+        if i:
+            self.uc.reg_write(_XREG[i], value & 0xFFFF_FFFF_FFFF_FFFF)
+
+
+class _VMem:
+    """The RVV unit's view of memory: the current mm, with the scalar permission checks."""
+
+    def __init__(self, cpu: "RiscvCpu") -> None:
+        self.cpu = cpu
+
+    def load(self, addr: int, size: int) -> bytes:
+        assert self.cpu.mm is not None
+        return self.cpu.mm.read(addr, size, "r")
+
+    def store(self, addr: int, data: bytes) -> None:
+        assert self.cpu.mm is not None
+        self.cpu.mm.write(addr, data, "w")
+
+
+class RiscvCpu(Cpu):
+    arch = "riscv64"
+    insn_align = 2
+
+    def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
+                 has_v: bool = True) -> None:
+        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+        super().__init__(index, clock, uc)
+        self.has_v = has_v
+        self.vlen = vlen
+        self.rvv: Any = None
+        if has_v:
+            from emukern.machine.rvv import RVVUnit
+            self.rvv = RVVUnit(vlen=vlen, dlen=dlen)
+        self.vs = VS_OFF                   # sstatus.VS, owned by the hardware model
+        self.vector_insns = 0
+        self.vector_cycles = 0
+        self._xregs = _XRegs(uc)
+        self._vmem = _VMem(self)
+        self._hooked_counters: set[int] = set()
+        uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
+        uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
+        uc.hook_add(UC_HOOK_INTR, self._hook_intr)
+
+    # ---- registers -----------------------------------------------------------------------------
+    def get_pc(self) -> int:
+        return self.uc.reg_read(R.UC_RISCV_REG_PC)
+
+    def set_pc(self, pc: int) -> None:
+        self.uc.reg_write(R.UC_RISCV_REG_PC, pc)
+
+    def reg(self, i: int) -> int:
+        return 0 if i == 0 else self.uc.reg_read(_XREG[i])
+
+    def set_reg(self, i: int, value: int) -> None:
+        if i:
+            self.uc.reg_write(_XREG[i], value & 0xFFFF_FFFF_FFFF_FFFF)
+
+    def reg_by_name(self, name: str) -> int:
+        return self.reg(ABI_NAMES.index(name)) if name in ABI_NAMES else self.reg(int(name.lstrip("x")))
+
+    def save_context(self) -> dict[str, Any]:
+        """User integer context (pt_regs).  FP/vector state is saved by the kernel's arch code."""
+        return {"x": [self.reg(i) for i in range(32)], "pc": self.get_pc()}
+
+    def load_context(self, ctx: dict[str, Any]) -> None:
+        for i in range(1, 32):
+            self.uc.reg_write(_XREG[i], ctx["x"][i])
+        self.set_pc(ctx["pc"])
+
+    def save_fp(self) -> dict[str, Any]:
+        return {"f": [self.uc.reg_read(r) for r in _FREG], "fcsr": self.uc.reg_read(R.UC_RISCV_REG_FCSR)}
+
+    def load_fp(self, st: dict[str, Any]) -> None:
+        for r, v in zip(_FREG, st["f"]):
+            self.uc.reg_write(r, v)
+        self.uc.reg_write(R.UC_RISCV_REG_FCSR, st["fcsr"])
+
+    def reset_fp(self) -> None:
+        for r in _FREG:
+            self.uc.reg_write(r, 0)
+        self.uc.reg_write(R.UC_RISCV_REG_FCSR, 0)
+
+    # ---- memory: counter CSR reads need per-address hooks (see module docstring) --------------
+    def attach_mm(self, mm: AddressSpace) -> None:
+        super().attach_mm(mm)
+        for m in mm.mappings:
+            if "x" not in m.perms:
+                continue
+            data = m.buf[m.offset: m.offset + m.size]
+            # scan every 2-byte aligned position (RVC makes 32-bit words 2-byte aligned)
+            idx = data.find(b"\x73")
+            while idx != -1:
+                if idx + 4 <= len(data) and idx % 2 == 0:
+                    w = int.from_bytes(data[idx: idx + 4], "little")
+                    if counter_csr_read(w) and counter_csr_read(w)[0] != CSR_TIME:  # time traps anyway
+                        addr = m.start + idx
+                        if addr not in self._hooked_counters:
+                            self._hooked_counters.add(addr)
+                            self.uc.hook_add(UC_HOOK_CODE, self._hook_counter_read, None, addr, addr)
+                idx = data.find(b"\x73", idx + 1)
+
+    def _counter_value(self, csr: int) -> int:
+        if csr == CSR_CYCLE:
+            return self.now
+        if csr == CSR_TIME:
+            return self.clock.timer_count(self.now)
+        return self.insns
+
+    def _hook_counter_read(self, uc: Uc, address: int, size: int, _ud: Any) -> None:
+        w = int.from_bytes(uc.mem_read(address, 4), "little")
+        hit = counter_csr_read(w)
+        if hit is None:
+            return
+        csr, rd = hit
+        # the counter hook already counted this instruction; the value is read "as it retires"
+        self.set_reg(rd, self._counter_value(csr))
+        self.set_pc(address + 4)
+
+    # ---- traps ---------------------------------------------------------------------------------
+    def _fetch(self, pc: int) -> tuple[int, int]:
+        assert self.mm is not None
+        lo = int.from_bytes(self.mm.read(pc, 2, "x"), "little")
+        if lo & 3 != 3:
+            return lo, 2
+        return int.from_bytes(self.mm.read(pc, 4, "x"), "little"), 4
+
+    def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
+        epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
+        if intno == CAUSE_USER_ECALL:
+            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=0x73,
+                               cause=CAUSE_USER_ECALL))
+            return
+        if intno == CAUSE_ILLEGAL:
+            try:
+                word, size = self._fetch(epc)
+            except MemoryFault:
+                self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index,
+                                   cause=CAUSE_FETCH_PAGE_FAULT, tval=epc, addr=epc, access="x"))
+                return
+            if self._try_hardware(epc, word, size):
+                return
+            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word, insn_size=size,
+                               cause=CAUSE_ILLEGAL, tval=word))
+            return
+        # anything else QEMU raises in U-mode (misaligned access, ...) becomes its own trap
+        self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, cause=intno,
+                           detail=f"unexpected exception {intno}"))
+
+    def _try_hardware(self, epc: int, word: int, size: int) -> bool:
+        """Things the modelled hardware executes itself: vector instructions (VS on) and the
+        counter CSR reads.  Returns True when the instruction completed."""
+        if size == 4:
+            hit = counter_csr_read(word)
+            if hit is not None:
+                self.set_reg(hit[1], self._counter_value(hit[0]))
+                self.set_pc(epc + 4)
+                return True
+        if self.rvv is None or size != 4:
+            return False
+        from emukern.machine.rvv import is_vector_insn
+        if not is_vector_insn(word):
+            return False
+        if self.vs == VS_OFF:
+            return False          # the kernel sees an illegal-instruction trap (first use)
+        try:
+            res = self.rvv.execute(word, self._xregs, self._vmem)
+        except IllegalInstruction as exc:
+            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word,
+                               cause=CAUSE_ILLEGAL, tval=word, detail=exc.reason))
+            return True
+        except MemoryFault as exc:
+            self.vs = VS_DIRTY    # vstart (and any elements already moved) changed
+            cause = CAUSE_STORE_PAGE_FAULT if exc.access == "w" else CAUSE_LOAD_PAGE_FAULT
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index, insn=word,
+                               cause=cause, tval=exc.addr, addr=exc.addr, access=exc.access,
+                               detail="vector access"))
+            return True
+        self.vector_insns += 1
+        self.vector_cycles += res.cycles
+        if res.dirty:
+            self.vs = VS_DIRTY
+        self.charge(res.cycles - 1, user=True)   # the counter already charged one cycle
+        self.set_pc(epc + 4)
+        return True
+
+    def _trap_from_error(self, exc: UcError) -> Trap:
+        pc = self.get_pc()
+        if self._fault is not None:
+            addr, access = self._fault
+            cause = {"r": CAUSE_LOAD_PAGE_FAULT, "w": CAUSE_STORE_PAGE_FAULT}.get(access, CAUSE_FETCH_PAGE_FAULT)
+            return Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, cause=cause, tval=addr,
+                        addr=addr, access=access)
+        word, size = None, 4
+        try:
+            word, size = self._fetch(pc)
+        except MemoryFault:
+            return Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, cause=CAUSE_FETCH_PAGE_FAULT,
+                        tval=pc, addr=pc, access="x")
+        if exc.errno == UC_ERR_INSN_INVALID and word in (0x00100073, 0x9002):
+            return Trap(TrapKind.BREAKPOINT, self.arch, pc, cpu=self.index, insn=word, insn_size=size,
+                        cause=CAUSE_BREAKPOINT, tval=pc)
+        return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word, insn_size=size,
+                    cause=CAUSE_ILLEGAL, tval=word, detail=str(exc))

@@ -1,0 +1,213 @@
+"""Guest memory: address spaces made of page-aligned host buffers with permissions.
+
+An :class:`AddressSpace` is what Linux calls an ``mm``: a set of mappings.  Each mapping's bytes
+live in one anonymous host ``mmap``; every simulated CPU that runs a task of this mm maps the same
+buffer into its Unicorn instance with ``mem_map_ptr`` — so a store on one CPU is seen by all
+others immediately, as on real SMP hardware.  The kernel reads and writes guest memory through
+the same buffers (``copy_from_user``/``copy_to_user``), with Linux's rules: an access outside any
+mapping, or without the needed permission, is a fault (``-EFAULT`` for syscalls, SIGSEGV for the
+guest).
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import mmap
+from dataclasses import dataclass, field
+
+from unicorn import UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
+
+from emukern.errors import MemoryFault
+
+PAGE = 4096
+
+
+def page_down(x: int) -> int:
+    return x & ~(PAGE - 1)
+
+
+def page_up(x: int) -> int:
+    return (x + PAGE - 1) & ~(PAGE - 1)
+
+
+def uc_prot(perms: str) -> int:
+    p = 0
+    if "r" in perms:
+        p |= UC_PROT_READ
+    if "w" in perms:
+        p |= UC_PROT_WRITE
+    if "x" in perms:
+        p |= UC_PROT_EXEC
+    return p
+
+
+@dataclass(eq=False)
+class Mapping:
+    start: int
+    size: int
+    perms: str          # e.g. "r-x", "rw-"
+    name: str
+    buf: mmap.mmap
+    offset: int = 0     # offset of `start` inside buf (a split mapping shares its buffer)
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+    def host_addr(self) -> int:
+        return ctypes.addressof(ctypes.c_char.from_buffer(self.buf)) + self.offset
+
+
+@dataclass(eq=False)
+class AddressSpace:
+    """A process's memory (Linux ``struct mm_struct``)."""
+
+    mappings: list[Mapping] = field(default_factory=list)
+    version: int = 0            # bumped on every map change; CPUs resync their Unicorn maps
+    brk_start: int = 0
+    brk: int = 0
+    mmap_base: int = 0x3F_0000_0000
+    users: int = 1              # tasks sharing this mm (threads)
+
+    # ----- layout -----------------------------------------------------------------------------
+    def _starts(self) -> list[int]:
+        return [m.start for m in self.mappings]
+
+    def find(self, addr: int) -> Mapping | None:
+        i = bisect.bisect_right(self._starts(), addr) - 1
+        if i >= 0:
+            m = self.mappings[i]
+            if m.start <= addr < m.end:
+                return m
+        return None
+
+    def overlaps(self, start: int, size: int) -> bool:
+        return any(m.start < start + size and start < m.end for m in self.mappings)
+
+    def map(self, start: int, size: int, perms: str, name: str, data: bytes = b"") -> Mapping:
+        if start % PAGE or size <= 0:
+            raise ValueError(f"unaligned mapping {start:#x}+{size:#x}")
+        size = page_up(size)
+        if self.overlaps(start, size):
+            raise ValueError(f"mapping {name} at {start:#x}+{size:#x} overlaps an existing one")
+        buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if data:
+            buf[: len(data)] = data
+        m = Mapping(start, size, perms, name, buf)
+        bisect.insort(self.mappings, m, key=lambda x: x.start)
+        self.version += 1
+        return m
+
+    def unmap(self, start: int, size: int) -> None:
+        """Remove [start, start+size), splitting mappings at page granularity (munmap)."""
+        end = start + page_up(size)
+        keep: list[Mapping] = []
+        for m in self.mappings:
+            if m.end <= start or m.start >= end:
+                keep.append(m)
+                continue
+            if m.start < start:
+                keep.append(Mapping(m.start, start - m.start, m.perms, m.name, m.buf, m.offset))
+            if m.end > end:
+                keep.append(Mapping(end, m.end - end, m.perms, m.name, m.buf, m.offset + (end - m.start)))
+        self.mappings = sorted(keep, key=lambda x: x.start)
+        self.version += 1
+
+    def protect(self, start: int, size: int, perms: str) -> None:
+        end = start + page_up(size)
+        out: list[Mapping] = []
+        for m in self.mappings:
+            if m.end <= start or m.start >= end:
+                out.append(m)
+                continue
+            cuts = sorted({m.start, max(m.start, start), min(m.end, end), m.end})
+            for a, b in zip(cuts, cuts[1:]):
+                if a < b:
+                    p = perms if start <= a and b <= end else m.perms
+                    out.append(Mapping(a, b - a, p, m.name, m.buf, m.offset + (a - m.start)))
+        self.mappings = sorted(out, key=lambda x: x.start)
+        self.version += 1
+
+    def find_free(self, size: int) -> int:
+        """Top-down search below mmap_base, as Linux's default mmap layout does."""
+        size = page_up(size)
+        top = self.mmap_base
+        for m in sorted(self.mappings, key=lambda x: -x.start):
+            if m.start >= top:
+                continue
+            if m.end <= top - size:
+                break
+            top = min(top, m.start)
+        return top - size
+
+    def fork(self) -> "AddressSpace":
+        """A copy of every mapping (fork without copy-on-write: same result, simpler)."""
+        child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base)
+        bufs: dict[int, mmap.mmap] = {}
+        for m in self.mappings:
+            if id(m.buf) not in bufs:
+                nb = mmap.mmap(-1, len(m.buf), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+                nb[:] = m.buf[:]
+                bufs[id(m.buf)] = nb
+            child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
+        return child
+
+    # ----- kernel access (copy_from_user / copy_to_user) ---------------------------------------
+    def _span(self, addr: int, size: int, need: str) -> list[tuple[Mapping, int, int]]:
+        out = []
+        cur, left = addr, size
+        while left > 0:
+            m = self.find(cur)
+            if m is None or need not in m.perms:
+                raise MemoryFault(cur, need, size)
+            n = min(left, m.end - cur)
+            out.append((m, m.offset + cur - m.start, n))
+            cur += n
+            left -= n
+        return out
+
+    def read(self, addr: int, size: int, need: str = "r") -> bytes:
+        if size == 0:
+            return b""
+        if addr < 0 or addr + size > 1 << 64:
+            raise MemoryFault(addr, need, size)
+        m = self.find(addr)
+        if m is not None and need in m.perms and addr + size <= m.end:   # fast path
+            off = m.offset + addr - m.start
+            return m.buf[off: off + size]
+        return b"".join(m.buf[o: o + n] for m, o, n in self._span(addr, size, need))
+
+    def write(self, addr: int, data: bytes, need: str = "w") -> None:
+        if not data:
+            return
+        if addr < 0 or addr + len(data) > 1 << 64:
+            raise MemoryFault(addr, need, len(data))
+        pos = 0
+        for m, o, n in self._span(addr, len(data), need):
+            m.buf[o: o + n] = data[pos: pos + n]
+            pos += n
+
+    def read_cstr(self, addr: int, limit: int = 4096) -> bytes:
+        out = bytearray()
+        while len(out) < limit:
+            chunk = self.read(addr + len(out), 1)
+            if chunk == b"\0":
+                return bytes(out)
+            out += chunk
+        raise MemoryFault(addr + len(out), "r")
+
+    def read_u64(self, addr: int) -> int:
+        return int.from_bytes(self.read(addr, 8), "little")
+
+    def write_u64(self, addr: int, value: int) -> None:
+        self.write(addr, (value & (2**64 - 1)).to_bytes(8, "little"))
+
+    def read_u32(self, addr: int) -> int:
+        return int.from_bytes(self.read(addr, 4), "little")
+
+    def write_u32(self, addr: int, value: int) -> None:
+        self.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+
+    def fetch_insn(self, addr: int, size: int = 4) -> int:
+        """Read an instruction word the way the kernel does (get_user on the PC)."""
+        return int.from_bytes(self.read(addr, size, "x"), "little")
