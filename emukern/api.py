@@ -55,8 +55,12 @@ class Machine:
         self.argv: list[str] = []
 
     def load(self, path: str | Path, argv: list[str] | None = None, envp: list[str] | None = None) -> "Machine":
-        prog, src_arch = resolve_program(path, self.config.arch if self._arch_given() else None)
+        explicit = getattr(self, "explicit_arch", None)
+        prog, src_arch = resolve_program(path, explicit or self.config.arch)
         arch = src_arch or elf_arch(prog)
+        if explicit and arch and explicit != arch:
+            raise ConfigError(f"{path} is a {arch} program but --arch {explicit} was given",
+                              hint=f"drop --arch or use --arch {arch}")
         if arch is not None:
             self.config.arch = arch
         self.kernel = Kernel(self.config, echo_stdout=self._echo[0], echo_stderr=self._echo[1])
@@ -64,9 +68,6 @@ class Machine:
         self.argv = [str(path)] + list(argv or [])
         self.kernel.load(str(prog), self.argv, envp or ["PATH=/bin", "EMUKERN=1"])
         return self
-
-    def _arch_given(self) -> bool:
-        return True
 
     def run(self) -> RunResult:
         if self.kernel is None:

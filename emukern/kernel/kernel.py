@@ -208,11 +208,17 @@ class Kernel(SyscallsMixin):
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
 
     # ---- scheduling ----------------------------------------------------------------------------
-    def select_cpu(self, task: Task) -> int:
-        """Where a new or woken task goes: its last CPU if allowed, else the least loaded."""
-        if task.allowed_on(task.cpu) and task.cpu < len(self.cpus):
+    def select_cpu(self, task: Task, new: bool = False) -> int:
+        """select_task_rq: a new task goes to the least loaded allowed CPU (fork balancing); a
+        woken task stays on its previous CPU when that CPU is idle or no allowed CPU is idle."""
+        if new or not task.allowed_on(task.cpu) or task.cpu >= len(self.cpus):
+            return self._least_loaded(task)
+        prev = self.percpu[task.cpu]
+        if prev.curr is None and not prev.rq:
             return task.cpu
-        return self._least_loaded(task)
+        best = self._least_loaded(task)
+        b = self.percpu[best]
+        return best if b.curr is None and not b.rq else task.cpu
 
     def _least_loaded(self, task: Task) -> int:
         best, load = 0, None
@@ -335,7 +341,9 @@ class Kernel(SyscallsMixin):
         self.account(cpu, prev)
         if prev.alive:
             prev.ctx = cpu.save_context()
-        if voluntary:
+        if not prev.alive:
+            pass                      # the final switch away from an exiting task
+        elif voluntary:
             prev.nvcsw += 1
         else:
             prev.nivcsw += 1
@@ -422,6 +430,7 @@ class Kernel(SyscallsMixin):
         cpu.charge(self.cost.syscall_dispatch)
         task.syscalls += 1
         trap.handler = self.syscall_name(nr)
+        self.syscall_counts[trap.handler] += 1
         ret = self._call_syscall(cpu, task, nr, args)
         if ret is BLOCK:
             task.pending = (nr, args)

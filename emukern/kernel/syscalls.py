@@ -79,9 +79,7 @@ class SyscallsMixin:
         fn: Callable[..., Any] | None = getattr(self, "sys_" + name, None) if name else None
         if fn is None:
             self.unknown_syscalls[nr] += 1          # type: ignore[attr-defined]
-            self.syscall_counts[f"unknown({nr})"] += 1  # type: ignore[attr-defined]
             return -E.ENOSYS
-        self.syscall_counts[name] += 1              # type: ignore[attr-defined]
         try:
             return fn(cpu, task, *args)
         except MemoryFault:
@@ -449,7 +447,7 @@ class SyscallsMixin:
             if leader is not None:
                 leader.children.append(child) if False else None
         child.cpu = cpu.index
-        self.enqueue(child, self.select_cpu(child), cpu.now)  # type: ignore[attr-defined]
+        self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
         return tid
 
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):

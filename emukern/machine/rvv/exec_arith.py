@@ -46,7 +46,7 @@ def _lane_top(sl: int, n: int) -> int:
 def run_binop(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
     vt = u._vt
     if vt is None:
-        raise u._need_vtype(d)  # type: ignore[misc]  # raises IllegalInstruction
+        raise u._vill_error(d)
     g = vt.group
     if g > 1 and (d.vd | d.vs2 | (d.vs1 if d.form == "vv" else 0)) & (g - 1):
         raise u._illegal(d, f"register group not aligned to LMUL={g}")

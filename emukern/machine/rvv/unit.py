@@ -181,8 +181,11 @@ class RVVUnit:
     def _illegal(self, d: Insn, why: str) -> IllegalInstruction:
         return IllegalInstruction(d.word, f"{d.name}: {why}")
 
+    def _vill_error(self, d: Insn) -> IllegalInstruction:
+        return IllegalInstruction(d.word, f"{d.name} needs a valid vtype but vill is set")
+
     def _need_vtype(self, d: Insn) -> VType:
         vt = self._vt
         if vt is None:
-            raise IllegalInstruction(d.word, f"{d.name} needs a valid vtype but vill is set")
+            raise self._vill_error(d)
         return vt

@@ -257,3 +257,27 @@ def test_vstart_skips_leading_elements_and_is_cleared() -> None:
     u.vstart = 4                        # vstart >= vl: nothing happens, vstart cleared
     u.execute(enc("vadd.vv", 3, 1, 1), x, mem)
     assert u.elements(3, 32) == [0, 0, 13, 14] and u.vstart == 0
+
+
+@pytest.mark.parametrize("sew,lmul,vlen", [g for g in GRID if _legal(g[0], g[1])])
+def test_unmasked_vx_vi_fast_path(sew: int, lmul: float, vlen: int) -> None:
+    u, x, mem = machine(vlen)
+    vmax = vlmax(vlen, sew, lmul)
+    vl = setvl(u, x, mem, sew, lmul, max(1, vmax - 1))
+    m = (1 << sew) - 1
+    rng = random.Random(sew + lmul + vlen)
+    a = _interesting(sew, vmax, rng)
+    old = [rng.getrandbits(sew) for _ in range(vmax)]
+    fill(u, 16, sew, a)
+    for mn, s1, xval in [("vadd.vx", 11, (1 << 64) - 3), ("vsub.vx", 11, 1 << (sew - 1)),
+                         ("vrsub.vx", 11, 7), ("vand.vi", 0x13, 0), ("vor.vx", 11, m),
+                         ("vxor.vi", 0x1F, 0), ("vadd.vi", 0x0F, 0), ("vrsub.vi", 0x10, 0)]:
+        x.write(11, xval)
+        fill(u, 8, sew, old)
+        u.vstart = 1 if vl > 1 else 0
+        first = u.vstart
+        u.execute(enc(mn, 8, 16, s1), x, mem)
+        b = (xval if mn.endswith("vx") else (s1 - 32 if s1 & 16 else s1)) & m
+        want = [_ref(mn.split(".")[0], a[i], b, sew) if first <= i < vl else old[i]
+                for i in range(vmax)]
+        assert u.elements(8, sew, vmax) == want, mn

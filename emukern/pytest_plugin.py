@@ -1,0 +1,63 @@
+"""pytest fixtures for emukern (registered through the ``pytest11`` entry point).
+
+    def test_getpid(run_guest):
+        r, m = run_guest('''
+            .globl _start
+            _start: li a7, 172
+                    ecall
+                    li a7, 93
+                    ecall''', arch="riscv64")
+        assert r.exit_status == 1          # getpid() of init is 1, passed to exit
+
+Fixtures:
+  ``machine_factory(**options) -> Machine``   an unloaded machine (options: MachineConfig fields)
+  ``run_guest(src, arch=None, argv=(), **options) -> (RunResult, Machine)``
+        ``src`` is a path (.S or ELF) or assembly text (written to a temporary .S).
+  ``guest_asm``  the repository's guest_asm directory (Path)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from emukern.api import Machine
+from emukern.kernel.result import RunResult
+
+GUEST_ASM = Path(__file__).resolve().parent.parent / "guest_asm"
+
+
+@pytest.fixture
+def guest_asm() -> Path:
+    return GUEST_ASM
+
+
+@pytest.fixture
+def machine_factory() -> Callable[..., Machine]:
+    def make(**options: Any) -> Machine:
+        return Machine(**options)
+    return make
+
+
+@pytest.fixture
+def run_guest(tmp_path: Path) -> Callable[..., tuple[RunResult, Machine]]:
+    counter = [0]
+
+    def run(src: str | Path, arch: str | None = None, argv: tuple[str, ...] | list[str] = (),
+            **options: Any) -> tuple[RunResult, Machine]:
+        path = Path(src) if isinstance(src, Path) or (isinstance(src, str) and "\n" not in src
+                                                        and Path(src).exists()) else None
+        if path is None:
+            counter[0] += 1
+            path = tmp_path / f"guest{counter[0]}.S"
+            text = str(src)
+            if arch:
+                text = f"# arch: {arch}\n" + text
+            path.write_text(text + "\n")
+        m = Machine(**options)
+        if arch:
+            m.explicit_arch = arch
+        m.load(path, list(argv))
+        return m.run(), m
+    return run

@@ -1,0 +1,86 @@
+"""Human-readable output with rich: run summaries, info tables."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from emukern.kernel import errno as E
+
+
+def stderr_console() -> Console:
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, console: Console | None = None) -> None:
+    con = console or stderr_console()
+    if trace == "traps" and kernel is not None:
+        t = Table(title="traps", show_lines=False)
+        for col in ("#", "cpu", "tid", "kind", "pc", "syndrome", "handler", "decision", "cycles"):
+            t.add_column(col)
+        for rec in kernel.trap_log:
+            t.add_row(str(rec.seq), str(rec.cpu), str(rec.tid), rec.kind, f"{rec.pc:#x}", rec.syndrome,
+                      rec.handler, rec.decision, str(rec.cycles))
+        con.print(t)
+    if r.fault:
+        f = r.fault
+        where = f" at pc {f['pc']:#x}: {f.get('disasm', '?')}" if "pc" in f else ""
+        addr = f" (address {f['addr']:#x})" if "addr" in f else ""
+        con.print(f"[bold red]{f['signame']}[/]{where}{addr} — {f.get('why', '')}")
+    if r.stop_reason in ("budget", "deadlock"):
+        con.print(f"[bold yellow]stopped:[/] {r.message}")
+    status = (f"exit {r.exit_code}" if r.exit_code is not None else
+              f"killed by {E.SIGNAL_NAMES.get(r.signal or 0, r.signal)}" if r.signal else r.stop_reason)
+    t = Table(title=f"emukern: {status} (status {r.exit_status})", show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("user instructions", f"{r.user_insns:,}")
+    t.add_row("kernel cost", f"{r.kernel_cycles:,} cycles")
+    t.add_row("cycles (elapsed)", f"{r.cycles:,}")
+    t.add_row("simulated time", f"{r.sim_seconds * 1e6:,.3f} µs")
+    t.add_row("traps", ", ".join(f"{k}={v}" for k, v in r.traps.items()) or "none")
+    if r.syscalls:
+        t.add_row("syscalls", ", ".join(f"{k}={v}" for k, v in r.syscalls.items()))
+    if r.unknown_syscalls:
+        t.add_row("unknown syscalls (-ENOSYS)", ", ".join(f"{k}×{v}" for k, v in r.unknown_syscalls.items()))
+    cs = sum(x["nvcsw"] + x["nivcsw"] for x in r.tasks)
+    if len(r.tasks) > 1 or cs:
+        t.add_row("tasks", f"{len(r.tasks)} ({cs} context switches)")
+    if r.locks:
+        t.add_row("locks", "; ".join(f"{lk['lock']}: {lk['acquisitions']} acq, {lk['contended']} contended, "
+                                     f"{lk['spin_cycles']:,} spin cycles" for lk in r.locks))
+    t.add_row("machine", ", ".join(f"{k}={v}" for k, v in r.config.items()))
+    if r.policies:
+        t.add_row("policies", ", ".join(f"{k}={v}" for k, v in r.policies.items()))
+    if r.sysctls:
+        t.add_row("sysctls", ", ".join(f"{k}={v}" for k, v in r.sysctls.items()))
+    con.print(t)
+
+
+def print_info(what: str) -> None:
+    con = Console(highlight=False)
+    if what in ("policies", "all"):
+        from emukern.kernel.policies import SWITCHES
+        t = Table(title="policies (--policy NAME=VALUE)")
+        for c in ("name", "values", "default", "seed", "what changes"):
+            t.add_column(c)
+        for s in SWITCHES.values():
+            t.add_row(s.name, "|".join(s.values), s.default, s.seed, s.what)
+        con.print(t)
+    if what in ("costs", "all"):
+        from emukern.machine.cost import CostTable
+        t = Table(title="cost model (--cost KEY=CYCLES)")
+        for c in ("key", "cycles", "models"):
+            t.add_column(c)
+        for k, v, d in CostTable().describe():
+            t.add_row(k, str(v), d)
+        con.print(t)
+    if what in ("sysctls", "all"):
+        t = Table(title="sysctls (--sysctl KEY=VALUE, /proc/sys/...)")
+        for c in ("key", "arch", "default", "values"):
+            t.add_column(c)
+        t.add_row("abi.riscv_v_vstate_discard", "riscv64 (with V)", "0 (CONFIG_RISCV_ISA_V_VSTATE_DISCARD=n)", "0|1")
+        t.add_row("abi.riscv_v_default_allow", "riscv64 (with V)", "1", "0|1")
+        con.print(t)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One-time setup on a fresh Debian/Ubuntu machine: LLVM assembler + linker (RISC-V/SVE guests),
+# qemu-user and gdb-multiarch (reference peers for tests), then a virtualenv with emukern.
+# Safe to re-run: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v llvm-mc >/dev/null 2>&1 || command -v llvm-mc-14 >/dev/null 2>&1 || need+=(llvm)
+command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || need+=(lld)
+command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
+command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing Debian packages: ${need[*]}" >&2
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"; } >/tmp/emukern-apt.log 2>&1; then
+    echo "setup: apt-get failed (see /tmp/emukern-apt.log); emukern needs llvm and lld to assemble guests." >&2
+    echo "       qemu-user and gdb-multiarch are optional: their tests skip without them." >&2
+  fi
+fi
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+echo "setup: ready (.venv/bin/emukern)" >&2
