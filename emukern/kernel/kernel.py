@@ -78,6 +78,15 @@ class StopRun(Exception):
 
 
 class Kernel(SyscallsMixin):
+    # Debugger hooks (emukern.debug); all None/inactive in a normal run.
+    #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
+    #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
+    #     run, and ``deferred_trap`` holds it until :meth:`resume_trap` runs it outside the hook.
+    #   run_cap(cpu) -> int | None: an extra upper bound on how far _round runs a CPU (stepping).
+    trap_gate: Any = None
+    deferred_trap: "tuple[Cpu, Trap] | None" = None
+    run_cap: Any = None
+
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
         config.validate()
@@ -388,6 +397,11 @@ class Kernel(SyscallsMixin):
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
         task = self.current(cpu)
+        if self.trap_gate is not None and self.deferred_trap is None and self.trap_gate(cpu, task, trap):
+            self.deferred_trap = (cpu, trap)     # the debugger runs it later: resume_trap()
+            cpu.set_pc(trap.pc)
+            cpu.stop()
+            return
         self.account(cpu, task)
         t0 = cpu.now
         cpu.charge(self.cost.exception_entry)
@@ -401,6 +415,7 @@ class Kernel(SyscallsMixin):
             self.arch.handle_trap(cpu, task, trap)
         pc = self.percpu[cpu.index]
         if task.alive and pc.curr is task and not pc.need_resched and task.state == TaskState.RUNNABLE:
+            cpu.sync_mm()           # brk/mmap/munmap may have changed the current mm
             self.exit_to_user_mode(cpu, task)
         cpu.charge(self.cost.exception_return)
         trap.cycles = cpu.now - t0
@@ -526,8 +541,14 @@ class Kernel(SyscallsMixin):
         until = min(pc.next_tick, self._lockstep_limit(cpu))
         if pc.timers:
             until = min(until, pc.timers[0][0])
+        if self.run_cap is not None:
+            cap = self.run_cap(cpu)
+            if cap is not None:
+                until = min(until, cap)
         if until > cpu.now:
             cpu.run(until)
+        if self.deferred_trap is not None:
+            return True                         # stopped at a trap the debugger holds
         if self.percpu[cpu.index].curr is not None:
             self.account(cpu, pc.curr)
         self._run_timers(cpu)
@@ -537,6 +558,36 @@ class Kernel(SyscallsMixin):
             self.schedule(cpu)
         self._check_budget(cpu)
         return True
+
+    def resume_trap(self) -> bool:
+        """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
+        hook, CPU stopped), then the rest of that scheduler round.  False when the machine has
+        finished (like :meth:`step_loop`)."""
+        if self.deferred_trap is None:
+            return True
+        cpu, trap = self.deferred_trap
+        self.deferred_trap = None
+        gate, self.trap_gate = self.trap_gate, None
+        try:
+            self.handle_trap(cpu, trap)
+            # the tail of _round for this CPU
+            pc = self.percpu[cpu.index]
+            if pc.curr is not None:
+                self.account(cpu, pc.curr)
+            self._run_timers(cpu)
+            if cpu.now >= pc.next_tick:
+                self._timer_tick(cpu)
+            if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
+                self.schedule(cpu)
+            self._check_budget(cpu)
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+            return False
+        finally:
+            self.trap_gate = gate
+        return self.init_task is not None and self._init_alive()
 
     def _init_alive(self) -> bool:
         init = self.init_task

@@ -95,8 +95,8 @@ class Arm64Cpu(Cpu):
         self.sve_el0 = False
         self._write_cpacr()
         self.vl = 0
-        self.set_vl(sve_vl)
         self._at_el0 = False
+        self.set_vl(sve_vl)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
         uc.hook_add(UC_HOOK_INSN, self._hook_mrs, None, 1, 0, A.UC_ARM64_INS_MRS)
 
@@ -144,11 +144,12 @@ class Arm64Cpu(Cpu):
 
     @property
     def sp(self) -> int:
-        return self.uc.reg_read(A.UC_ARM64_REG_SP)
+        """The user stack pointer: SP_EL0 (the live SP once the CPU runs at EL0)."""
+        return self.uc.reg_read(A.UC_ARM64_REG_SP if self._at_el0 else A.UC_ARM64_REG_SP_EL0)
 
     @sp.setter
     def sp(self, v: int) -> None:
-        self.uc.reg_write(A.UC_ARM64_REG_SP, v)
+        self.uc.reg_write(A.UC_ARM64_REG_SP if self._at_el0 else A.UC_ARM64_REG_SP_EL0, v)
 
     def reg_by_name(self, name: str) -> int:
         n = name.lower()

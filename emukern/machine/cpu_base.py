@@ -41,7 +41,7 @@ class Cpu:
         self.idle_cycles = 0
         self.stub_insns = 0       # instructions executed in kernel stubs (counted by the counter)
         self.mm: AddressSpace | None = None
-        self._mapped: list[tuple[int, int]] = []
+        self._mapped: list[tuple[int, int, int, int]] = []
         self._mapped_version = -1
         self.on_trap: TrapHandler | None = None
         self.running = False
@@ -81,15 +81,20 @@ class Cpu:
 
     # ---- memory --------------------------------------------------------------------------------
     def attach_mm(self, mm: AddressSpace) -> None:
-        """Make this CPU see ``mm`` (switch_mm): map its buffers into Unicorn."""
+        """Make this CPU see ``mm`` (switch_mm): map its buffers into Unicorn.
+
+        Only the difference to what is mapped now is applied, so this is cheap for threads of
+        the same process and safe inside a hook (the mapping that holds the running code is left
+        alone when it did not change)."""
         if mm is self.mm and mm.version == self._mapped_version:
             return
-        for start, size in self._mapped:
+        want = {(m.start, m.size, uc_prot(m.perms), m.host_addr()) for m in mm.mappings}
+        have = set(self._mapped)
+        for start, size, _prot, _host in sorted(have - want):
             self.uc.mem_unmap(start, size)
-        self._mapped = []
-        for m in mm.mappings:
-            self.uc.mem_map_ptr(m.start, m.size, uc_prot(m.perms), m.host_addr())
-            self._mapped.append((m.start, m.size))
+        for start, size, prot, host in sorted(want - have):
+            self.uc.mem_map_ptr(start, size, prot, host)
+        self._mapped = sorted(want)
         self.mm = mm
         self._mapped_version = mm.version
 

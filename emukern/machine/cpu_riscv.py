@@ -201,6 +201,9 @@ class RiscvCpu(Cpu):
             self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=0x73,
                                cause=CAUSE_USER_ECALL))
             return
+        # A trap's sepc is the trapping instruction: resume there unless a handler moves the PC
+        # (the first-use trap re-executes the vector instruction; the hook itself sees epc + 4).
+        self.set_pc(epc)
         if intno == CAUSE_ILLEGAL:
             try:
                 word, size = self._fetch(epc)

@@ -1,0 +1,134 @@
+"""Register access by name for the debugger and the gdb stub (both architectures).
+
+RISC-V: x0-x31, their ABI names (zero, ra, sp, ..., fp = s0), pc, f0-f31, fcsr.
+arm64: x0-x30, w0-w30, sp, pc, lr (x30), fp (x29), nzcv / cpsr, v0-v31 (128 bits), fpsr, fpcr, tpidr_el0.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from emukern.debug.errors import DebugError
+
+MASK64 = (1 << 64) - 1
+
+RV_ABI = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
+          "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
+          "t3", "t4", "t5", "t6"]
+
+
+def _arch(cpu: Any) -> str:
+    return getattr(cpu, "arch", "")
+
+
+def register_names(cpu: Any) -> list[str]:
+    """Every name :func:`read_register` accepts on this CPU (lower case)."""
+    if _arch(cpu) == "riscv64":
+        return ([f"x{i}" for i in range(32)] + RV_ABI + ["fp", "pc"] + [f"f{i}" for i in range(32)] + ["fcsr"])
+    return ([f"x{i}" for i in range(31)] + [f"w{i}" for i in range(31)] +
+            ["sp", "pc", "lr", "fp", "nzcv", "cpsr", "fpsr", "fpcr", "tpidr_el0"] + [f"v{i}" for i in range(32)])
+
+
+def main_registers(cpu: Any) -> list[str]:
+    """The registers `info regs` shows by default, in order."""
+    if _arch(cpu) == "riscv64":
+        return [f"x{i}" for i in range(1, 32)] + ["pc"]
+    return [f"x{i}" for i in range(31)] + ["sp", "pc", "cpsr"]
+
+
+def display_name(cpu: Any, name: str) -> str:
+    if _arch(cpu) == "riscv64" and name.startswith("x") and name[1:].isdigit():
+        return f"{RV_ABI[int(name[1:])]} ({name})"
+    return name
+
+
+def _rv_index(name: str) -> int | None:
+    if name == "fp":
+        return 8
+    if name in RV_ABI:
+        return RV_ABI.index(name)
+    if name.startswith("x") and name[1:].isdigit() and int(name[1:]) < 32:
+        return int(name[1:])
+    return None
+
+
+def _arm_index(name: str) -> int | None:
+    if name == "lr":
+        return 30
+    if name == "fp":
+        return 29
+    if name[:1] in ("x", "w") and name[1:].isdigit() and int(name[1:]) < 31:
+        return int(name[1:])
+    return None
+
+
+def read_register(cpu: Any, name: str) -> int:
+    n = name.lower().lstrip("$")
+    if n == "pc":
+        return cpu.get_pc()
+    if _arch(cpu) == "riscv64":
+        from unicorn import riscv_const as R
+        i = _rv_index(n)
+        if i is not None:
+            return cpu.reg(i)
+        if n.startswith("f") and n[1:].isdigit() and int(n[1:]) < 32:
+            return cpu.uc.reg_read(R.UC_RISCV_REG_F0 + int(n[1:]))
+        if n == "fcsr":
+            return cpu.uc.reg_read(R.UC_RISCV_REG_FCSR)
+        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0")
+    from unicorn import arm64_const as A
+    i = _arm_index(n)
+    if i is not None:
+        v = cpu.reg(i)
+        return v & 0xFFFF_FFFF if n.startswith("w") else v
+    if n == "sp":
+        return cpu.sp
+    if n in ("nzcv", "cpsr"):
+        return cpu.uc.reg_read(A.UC_ARM64_REG_NZCV)
+    if n == "fpsr":
+        return cpu.uc.reg_read(A.UC_ARM64_REG_FPSR)
+    if n == "fpcr":
+        return cpu.uc.reg_read(A.UC_ARM64_REG_FPCR)
+    if n == "tpidr_el0":
+        return cpu.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)
+    if n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
+        return cpu.uc.reg_read(A.UC_ARM64_REG_Q0 + int(n[1:]))
+    raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0")
+
+
+def write_register(cpu: Any, name: str, value: int) -> None:
+    n = name.lower().lstrip("$")
+    if n == "pc":
+        cpu.set_pc(value & MASK64)
+        return
+    if _arch(cpu) == "riscv64":
+        from unicorn import riscv_const as R
+        i = _rv_index(n)
+        if i is not None:
+            if i == 0:
+                raise DebugError("x0 (zero) is hard-wired to 0")
+            cpu.set_reg(i, value & MASK64)
+            return
+        if n.startswith("f") and n[1:].isdigit() and int(n[1:]) < 32:
+            cpu.uc.reg_write(R.UC_RISCV_REG_F0 + int(n[1:]), value & MASK64)
+            return
+        if n == "fcsr":
+            cpu.uc.reg_write(R.UC_RISCV_REG_FCSR, value & 0xFF)
+            return
+        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0")
+    from unicorn import arm64_const as A
+    i = _arm_index(n)
+    if i is not None:
+        cpu.set_reg(i, value & (0xFFFF_FFFF if n.startswith("w") else MASK64))
+        return
+    if n == "sp":
+        cpu.sp = value & MASK64
+        return
+    regs = {"nzcv": A.UC_ARM64_REG_NZCV, "cpsr": A.UC_ARM64_REG_NZCV, "fpsr": A.UC_ARM64_REG_FPSR,
+            "fpcr": A.UC_ARM64_REG_FPCR, "tpidr_el0": A.UC_ARM64_REG_TPIDR_EL0}
+    if n in regs:
+        cpu.uc.reg_write(regs[n], value & MASK64)
+        return
+    if n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
+        cpu.uc.reg_write(A.UC_ARM64_REG_Q0 + int(n[1:]), value & ((1 << 128) - 1))
+        return
+    raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0")
