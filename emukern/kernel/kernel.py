@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError, EmukernError
+from emukern.errors import ConfigError, EmukernError, MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
@@ -53,19 +53,32 @@ class PerCpu:
     user_mark: int = 0          # user instruction mark for the current task
 
 
-@dataclass
 class TrapRecord:
-    seq: int
-    cpu: int
-    tid: int
-    kind: str
-    pc: int
-    insn: int | None
-    syndrome: str
-    handler: str
-    decision: str
-    cycles: int
-    time: int
+    """One entry of the trap log.  Built on every trap, so it stores the Trap and formats lazily."""
+
+    __slots__ = ("seq", "cpu", "tid", "time", "trap")
+
+    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap) -> None:
+        self.seq, self.cpu, self.tid, self.time, self.trap = seq, cpu, tid, time, trap
+
+    kind = property(lambda self: self.trap.kind.value)
+    pc = property(lambda self: self.trap.pc)
+    insn = property(lambda self: self.trap.insn)
+    handler = property(lambda self: self.trap.handler)
+    cycles = property(lambda self: self.trap.cycles)
+    syndrome = property(lambda self: self.trap.syndrome())
+
+    @property
+    def decision(self) -> str:
+        t = self.trap
+        if t.decision or t.ret is None:
+            return t.decision
+        r = t.ret
+        return f"returned {r}" if r >= 0 or r < -4095 else f"returned -{E.NAMES.get(-r, -r)}"
+
+    def __repr__(self) -> str:
+        return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
+                f"{self.handler}: {self.decision})")
 
 
 class StopRun(Exception):
@@ -120,6 +133,8 @@ class Kernel(SyscallsMixin):
         self.fault_report: dict[str, Any] | None = None
         self.wall_seconds = 0.0
         self.exited = False
+        self._costs = self.cost.values
+        self._dispatch = self.build_syscall_table()
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
@@ -402,60 +417,80 @@ class Kernel(SyscallsMixin):
             cpu.set_pc(trap.pc)
             cpu.stop()
             return
-        self.account(cpu, task)
-        t0 = cpu.now
-        cpu.charge(self.cost.exception_entry)
+        # kernel entry: the time since the last mark was user time
+        pcpu = self.percpu[cpu.index]
+        now = cpu.now
+        user = cpu.counter.count - cpu.stub_insns - pcpu.user_mark
+        total = now - pcpu.last_mark
+        task.utime += user if user < total else total
+        task.stime += total - user if total > user else 0
+        costs = self._costs
+        cpu.sys_cycles += costs["exception_entry"]
         kind = trap.kind
         self.trap_counts[kind.value] += 1
-        for cb in self.trap_listeners:
+        listeners = self.trap_listeners
+        for cb in listeners:
             cb("enter", cpu, task, trap)
         if kind is TrapKind.SYSCALL:
             self.do_syscall(cpu, task, trap)
         else:
             self.arch.handle_trap(cpu, task, trap)
-        pc = self.percpu[cpu.index]
-        if task.alive and pc.curr is task and not pc.need_resched and task.state == TaskState.RUNNABLE:
-            cpu.sync_mm()           # brk/mmap/munmap may have changed the current mm
-            self.exit_to_user_mode(cpu, task)
-        cpu.charge(self.cost.exception_return)
-        trap.cycles = cpu.now - t0
-        self._log_trap(cpu, task, trap)
-        for cb in self.trap_listeners:
+        if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
+            if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
+                cpu.sync_mm()           # brk/mmap/munmap changed the current mm
+            self.arch.exit_to_user(cpu, task)
+        cpu.sys_cycles += costs["exception_return"]
+        end = cpu.now
+        trap.cycles = end - now
+        task.stime += end - now
+        pcpu.last_mark = end
+        pcpu.user_mark = cpu.counter.count - cpu.stub_insns
+        self._seq += 1
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap))
+        for cb in listeners:
             cb("exit", cpu, task, trap)
-        self.account(cpu, task)
-        if pc.need_resched:
+        if pcpu.need_resched:
             cpu.stop()
-        self._check_budget(cpu)
 
     def _log_trap(self, cpu: Cpu, task: Task, trap: Trap) -> None:
         self._seq += 1
-        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, trap.kind.value, trap.pc, trap.insn,
-                                        trap.syndrome(), trap.handler, trap.decision, trap.cycles, cpu.now))
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap))
 
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
         """exit_to_user_mode_loop: the arch's return-to-user work (deferred restores, lazy FP)."""
         self.arch.exit_to_user(cpu, task)
 
     def do_syscall(self, cpu: Cpu, task: Task, trap: Trap) -> None:
-        arch = self.arch
-        nr = arch.syscall_nr(cpu)
-        args = arch.syscall_args(cpu)
-        arch.advance_past_syscall(cpu, trap)
-        arch.syscall_enter(cpu, task)
-        cpu.charge(self.cost.syscall_dispatch)
+        """el0_svc / do_trap_ecall_u.  Unicorn has already stepped the PC past ecall/svc, which is
+        what Linux's ``regs->epc += 4`` (RISC-V) and the ELR after SVC (arm64) give."""
+        regs = cpu.syscall_regs()
+        nr = regs[0]
+        args = tuple(regs[1:])
+        self.arch.syscall_enter(cpu, task)          # vstate discard / fpsimd_syscall_enter
+        cpu.sys_cycles += self._costs["syscall_dispatch"]
         task.syscalls += 1
-        trap.handler = self.syscall_name(nr)
-        self.syscall_counts[trap.handler] += 1
-        ret = self._call_syscall(cpu, task, nr, args)
+        entry = self._dispatch.get(nr)
+        if entry is None:
+            name = f"syscall_{nr}"
+            self.unknown_syscalls[nr] += 1
+            ret = -E.ENOSYS
+        else:
+            name, fn = entry
+            try:
+                ret = fn(cpu, task, *args)
+            except MemoryFault:
+                ret = -E.EFAULT
+        trap.handler = name
+        self.syscall_counts[name] += 1
         if ret is BLOCK:
             task.pending = (nr, args)
-            if task.state != TaskState.BLOCKED:
-                self.block_current(cpu, task, trap.handler)
+            if task.state is not TaskState.BLOCKED:
+                self.block_current(cpu, task, name)
             trap.decision = f"blocked ({task.wait_reason})"
             return
-        if task.alive and self.percpu[cpu.index].curr is task:
-            arch.set_syscall_return(cpu, ret)
-            trap.decision = f"returned {ret}" if ret >= 0 or ret < -4095 else f"returned -{E.NAMES.get(-ret, -ret)}"
+        if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
+            self.arch.set_syscall_return(cpu, ret)
+            trap.ret = ret
 
     # ---- signals -------------------------------------------------------------------------------
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
@@ -539,6 +574,9 @@ class Kernel(SyscallsMixin):
             self._run_timers(cpu)
             return True
         until = min(pc.next_tick, self._lockstep_limit(cpu))
+        if self.config.max_insns is not None:
+            left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
+            until = min(until, cpu.now + max(left, 0) + 1)
         if pc.timers:
             until = min(until, pc.timers[0][0])
         if self.run_cap is not None:

@@ -74,6 +74,15 @@ class SyscallsMixin:
     def syscall_name(self, nr: int) -> str:
         return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
 
+    def build_syscall_table(self) -> dict[int, tuple[str, Callable[..., Any]]]:
+        """nr -> (name, bound handler), built once (the dispatch is on every syscall's path)."""
+        table = {}
+        for nr, name in SYSCALL_NAMES.items():
+            fn = getattr(self, "sys_" + name, None)
+            if fn is not None:
+                table[nr] = (name, fn)
+        return table
+
     def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> Any:
         name = SYSCALL_NAMES.get(nr)
         fn: Callable[..., Any] | None = getattr(self, "sys_" + name, None) if name else None

@@ -99,6 +99,7 @@ class Arm64Cpu(Cpu):
         self.set_vl(sve_vl)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
         uc.hook_add(UC_HOOK_INSN, self._hook_mrs, None, 1, 0, A.UC_ARM64_INS_MRS)
+        self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
     def cpr_read(self, enc: tuple[int, int, int, int, int]) -> int:
@@ -128,19 +129,23 @@ class Arm64Cpu(Cpu):
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
-        return self.uc.reg_read(A.UC_ARM64_REG_PC)
+        return self._read(A.UC_ARM64_REG_PC)
 
     def set_pc(self, pc: int) -> None:
-        self.uc.reg_write(A.UC_ARM64_REG_PC, pc)
+        self._write(A.UC_ARM64_REG_PC, pc)
 
     def reg(self, i: int) -> int:
         if i == 31:
             return 0            # XZR in the register-number sense used by syndromes
-        return self.uc.reg_read(_X[i])
+        return self._read(_X[i])
 
     def set_reg(self, i: int, value: int) -> None:
         if i != 31:
-            self.uc.reg_write(_X[i], value & 0xFFFF_FFFF_FFFF_FFFF)
+            self._write(_X[i], value)
+
+    def syscall_regs(self) -> list[int]:
+        """[x8, x0..x5] in one call: the syscall number and its six arguments."""
+        return self._syscall_batch()
 
     @property
     def sp(self) -> int:

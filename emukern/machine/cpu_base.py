@@ -9,7 +9,8 @@ scheduler needs the CPU: a block, an exit, a context switch).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import ctypes
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from unicorn import Uc, UcError
@@ -48,7 +49,39 @@ class Cpu:
         self.stop_requested = False
         self._fault: tuple[int, str] | None = None
         self.traps_seen = 0
+        self._committed = 0        # charged cycles already reflected in the counter deadline
+        # Register access straight through libunicorn (the binding's generic path costs ~2x)
+        from unicorn.unicorn_py3.unicorn import uclib
+        self._uch = uc._uch
+        self._uc_rr = uclib.uc_reg_read
+        self._uc_rw = uclib.uc_reg_write
+        self._uc_rrb = uclib.uc_reg_read_batch
+        self._rv = ctypes.c_uint64()
+        self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+
+    # ---- fast register access ------------------------------------------------------------------
+    def _read(self, regid: int) -> int:
+        self._uc_rr(self._uch, regid, self._prv)
+        return self._rv.value
+
+    def _write(self, regid: int, value: int) -> None:
+        self._rv.value = value & 0xFFFF_FFFF_FFFF_FFFF
+        self._uc_rw(self._uch, regid, self._prv)
+
+    def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
+        """A reader for a fixed list of 64-bit registers in one libunicorn call."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        rrb, uch = self._uc_rrb, self._uch
+
+        def read() -> list[int]:
+            rrb(uch, ids, ptrs, n)
+            return buf[:]
+        read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return read
 
     # ---- time ----------------------------------------------------------------------------------
     @property
@@ -66,14 +99,23 @@ class Cpu:
         return self.counter.count - self.stub_insns
 
     def charge(self, cycles: int, *, user: bool = False) -> None:
-        """Advance this CPU's time by kernel (or extra user) work, keeping the deadline in place."""
-        if cycles <= 0:
-            return
-        if user:
-            self.extra_user += cycles
-        else:
-            self.sys_cycles += cycles
-        self.counter.deadline = self.counter.deadline - cycles
+        """Advance this CPU's time by kernel (or extra user) work.
+
+        The run deadline (in instructions) is moved by the same amount when the hook returns
+        (:meth:`commit_charges`), so a tick still fires at its exact cycle."""
+        if cycles > 0:
+            if user:
+                self.extra_user += cycles
+            else:
+                self.sys_cycles += cycles
+
+    def commit_charges(self) -> None:
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                self.counter.deadline = self.counter.deadline - delta
 
     def idle_until(self, t: int) -> None:
         if t > self.now:
@@ -136,6 +178,7 @@ class Cpu:
         if budget <= 0:
             return
         self.counter.deadline = self.counter.count + budget
+        self._committed = self.extra_user + self.sys_cycles + self.idle_cycles
         self.running = True
         self._fault = None
         try:
@@ -152,6 +195,7 @@ class Cpu:
         if self.on_trap is None:
             raise RuntimeError("no kernel attached to this CPU")
         self.on_trap(self, trap)
+        self.commit_charges()
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))

@@ -111,20 +111,25 @@ class RiscvCpu(Cpu):
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
+        self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
-        return self.uc.reg_read(R.UC_RISCV_REG_PC)
+        return self._read(R.UC_RISCV_REG_PC)
 
     def set_pc(self, pc: int) -> None:
-        self.uc.reg_write(R.UC_RISCV_REG_PC, pc)
+        self._write(R.UC_RISCV_REG_PC, pc)
 
     def reg(self, i: int) -> int:
-        return 0 if i == 0 else self.uc.reg_read(_XREG[i])
+        return 0 if i == 0 else self._read(_XREG[i])
 
     def set_reg(self, i: int, value: int) -> None:
         if i:
-            self.uc.reg_write(_XREG[i], value & 0xFFFF_FFFF_FFFF_FFFF)
+            self._write(_XREG[i], value)
+
+    def syscall_regs(self) -> list[int]:
+        """[a7, a0..a5] in one call: the syscall number and its six arguments."""
+        return self._syscall_batch()
 
     def reg_by_name(self, name: str) -> int:
         return self.reg(ABI_NAMES.index(name)) if name in ABI_NAMES else self.reg(int(name.lstrip("x")))
@@ -237,7 +242,7 @@ class RiscvCpu(Cpu):
         if self.vs == VS_OFF:
             return False          # the kernel sees an illegal-instruction trap (first use)
         try:
-            res = self.rvv.execute(word, self._xregs, self._vmem)
+            res = self.rvv.execute(word, self._xregs, self._vmem)  # noqa: the unit reads x regs lazily
         except IllegalInstruction as exc:
             self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word,
                                cause=CAUSE_ILLEGAL, tval=word, detail=exc.reason))
@@ -254,6 +259,7 @@ class RiscvCpu(Cpu):
         if res.dirty:
             self.vs = VS_DIRTY
         self.charge(res.cycles - 1, user=True)   # the counter already charged one cycle
+        self.commit_charges()
         self.set_pc(epc + 4)
         return True
 

@@ -59,6 +59,7 @@ class Trap:
     handler: str = ""
     decision: str = ""
     cycles: int = 0
+    ret: int | None = None        # a syscall's return value
     extra: dict = field(default_factory=dict)
 
     @property

@@ -1,0 +1,689 @@
+"""The debugger's engine: run control, breakpoints and trap stops over one emukern machine.
+
+Shared by the REPL (``emukern debug``) and the gdb stub (``emukern gdbserver``).
+
+How stopping works (no threads, no blocking inside Unicorn hooks):
+
+* **Address breakpoints** are Unicorn ``UC_HOOK_CODE`` hooks bound to one address on every CPU.
+  The hook runs before the instruction; it un-counts it (the exact instruction counter hook ran
+  first), records the stop and calls ``cpu.stop()``, so the instruction has not executed.  The
+  next resume skips that one hit.
+* **Trap entry** (before the kernel handler runs) uses ``Kernel.trap_gate``: the gate says "defer"
+  and the kernel parks the Trap in ``kernel.deferred_trap`` with the CPU stopped at the trapping
+  instruction; :meth:`Debugger.finish` (or any resume) calls ``kernel.resume_trap()``, which runs
+  the handler outside the hook.
+* **Trap exit** (after the handler decided) and ``break when`` conditions use
+  ``kernel.trap_listeners``: at "exit" the listener evaluates them and calls ``cpu.stop()``.
+* **Stepping** caps how far the scheduler runs the current CPU (``Kernel.run_cap``), so the normal
+  round (ticks, timers, scheduling) still happens between instructions.
+"""
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from emukern.debug.conditions import Condition, EvalContext
+from emukern.debug.errors import DebugError
+from emukern.debug.regs import read_register
+from emukern.machine.trap import Trap, TrapKind
+
+TRAP_CLASSES = ("syscall", "first-use", "mrs", "sve-access", "illegal", "sysreg", "mem-fault",
+                "breakpoint", "timer", "any")
+
+
+# ---- breakpoints --------------------------------------------------------------------------------
+@dataclass
+class Breakpoint:
+    num: int
+    enabled: bool = True
+    hits: int = 0
+    temporary: bool = False
+
+    @property
+    def kind(self) -> str:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass
+class AddrBreakpoint(Breakpoint):
+    addr: int = 0
+    label: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "breakpoint"
+
+    def describe(self) -> str:
+        return f"{self.addr:#x}" + (f" <{self.label}>" if self.label else "")
+
+
+@dataclass
+class TrapBreakpoint(Breakpoint):
+    what: str = "any"                 # one of TRAP_CLASSES
+    arg: str | None = None            # syscall name or number
+    phase: str = "entry"              # entry (before the handler) or exit (after it)
+
+    @property
+    def kind(self) -> str:
+        return "trap"
+
+    def describe(self) -> str:
+        s = self.what + (f" {self.arg}" if self.arg else "")
+        return s + (" (after the handler)" if self.phase == "exit" else " (before the handler)")
+
+
+@dataclass
+class CondBreakpoint(Breakpoint):
+    cond: Condition | None = None
+
+    @property
+    def kind(self) -> str:
+        return "condition"
+
+    def describe(self) -> str:
+        return f"when {self.cond.text if self.cond else '?'} (checked after each trap)"
+
+
+# ---- what the debugger knows about a trap -----------------------------------------------------------
+@dataclass
+class TrapInfo:
+    trap: Trap
+    cpu: int
+    tid: int
+    classes: set[str]
+    predicted: str                    # the handler we expect to run (before it ran)
+    disasm: str
+    before: dict[str, Any]
+    after: dict[str, Any] | None = None
+    done: bool = False
+    seq: int = 0
+
+
+@dataclass
+class StopEvent:
+    reason: str                       # breakpoint | trap-entry | trap-exit | condition | step | exited |
+    #                                   interrupted | until | finish | error
+    cpu: int = 0
+    pc: int = 0
+    bp: Breakpoint | None = None
+    info: TrapInfo | None = None
+    message: str = ""
+    handled: list[TrapInfo] = field(default_factory=list)
+
+
+# state shown as "before -> after" around a trap (names from the condition registry)
+WATCH_VARIABLES = ["vs", "defer_restore", "tif_sve", "sve_el0", "sve_vl", "sve_timeout", "jiffies"]
+
+
+class Debugger:
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        """``factory()`` returns a loaded :class:`emukern.api.Machine` (called again on restart)."""
+        self.factory = factory
+        self.breakpoints: dict[int, Breakpoint] = {}
+        self._next_bp = 1
+        self.m: Any = None
+        self.k: Any = None
+        self.start()
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """(Re)load the program and stop at its first instruction."""
+        self.m = self.factory()
+        self.k = self.m.kernel
+        self.k.trap_gate = self._gate
+        self.k.trap_listeners.append(self._listener)
+        self.cur = 0
+        self.finished = False
+        self.exit_message = ""
+        self.last_trap: TrapInfo | None = None
+        self.trap_seq = 0
+        self._stop: StopEvent | None = None
+        self._stepping_cpu: int | None = None
+        self._skip: dict[int, tuple[int, int]] = {}
+        self._hooks: dict[int, list[Any]] = {}
+        self._handled: list[TrapInfo] = []
+        self._interrupted = False
+        for bp in self.breakpoints.values():
+            if isinstance(bp, AddrBreakpoint):
+                self._install(bp.addr)
+            elif isinstance(bp, CondBreakpoint) and bp.cond is not None:
+                bp.cond.memo.clear()
+        # boot: let the scheduler put the first task on a CPU (no user instruction runs)
+        for _ in range(8):
+            if any(p.curr is not None for p in self.k.percpu):
+                break
+            if not self.k.step_loop(1):
+                self._set_finished()
+                break
+        for i, p in enumerate(self.k.percpu):
+            if p.curr is not None:
+                self.cur = i
+                break
+        for bp in self.breakpoints.values():
+            if isinstance(bp, CondBreakpoint) and bp.cond is not None:
+                bp.cond.prime(self._ctx(None))
+
+    @property
+    def arch(self) -> str:
+        return self.k.config.arch
+
+    @property
+    def cpu(self) -> Any:
+        return self.k.cpus[self.cur]
+
+    def task(self, cpu_index: int | None = None) -> Any:
+        i = self.cur if cpu_index is None else cpu_index
+        return self.k.percpu[i].curr
+
+    @property
+    def symbols(self) -> dict[str, int]:
+        return getattr(self.k, "symbols", {}) or {}
+
+    @property
+    def pending_trap(self) -> TrapInfo | None:
+        """The trap whose handler has not run yet (stopped at trap entry), if any."""
+        if self.k.deferred_trap is None:
+            return None
+        return self.last_trap if self.last_trap is not None and not self.last_trap.done else None
+
+    def mm(self) -> Any:
+        cpu = self.cpu
+        if cpu.mm is not None:
+            return cpu.mm
+        t = self.task()
+        if t is not None:
+            return t.mm
+        if self.k.init_task is not None:
+            return self.k.init_task.mm
+        raise DebugError("no address space")
+
+    def set_cpu(self, index: int) -> None:
+        if not 0 <= index < len(self.k.cpus):
+            raise DebugError(f"no CPU {index}", hint=f"this machine has CPUs 0..{len(self.k.cpus) - 1}")
+        self.cur = index
+
+    # ---- symbols -------------------------------------------------------------------------------
+    def symbolize(self, addr: int) -> str:
+        best: tuple[int, str] | None = None
+        for name, a in self.symbols.items():
+            if a <= addr and (best is None or a > best[0] or (a == best[0] and name < best[1])):
+                best = (a, name)
+        if best is None or addr - best[0] > 0x10000:
+            return ""
+        off = addr - best[0]
+        return best[1] + (f"+{off}" if off else "")
+
+    def eval_addr(self, text: str) -> int:
+        """An address expression: numbers, symbols, $reg / reg, joined with + and -."""
+        import re
+        s = text.strip().lstrip("*").strip()
+        if not s:
+            raise DebugError("missing address")
+        parts = re.split(r"\s*([+-])\s*", s)
+        total, sign = 0, 1
+        for i, p in enumerate(parts):
+            if i % 2 == 1:
+                sign = 1 if p == "+" else -1
+                continue
+            if p == "" and i == 0:
+                continue
+            total += sign * self._term(p)
+        return total & ((1 << 64) - 1)
+
+    def _term(self, p: str) -> int:
+        try:
+            return int(p, 0)
+        except ValueError:
+            pass
+        if p in self.symbols:
+            return self.symbols[p]
+        name = p.lstrip("$")
+        try:
+            return read_register(self.cpu, name)
+        except DebugError:
+            pass
+        raise DebugError(f"no symbol or register {p!r}",
+                         hint="give an address (0x...), an ELF symbol (see `info symbols`) or $reg")
+
+    # ---- breakpoints ------------------------------------------------------------------------------
+    def _new_num(self) -> int:
+        n = self._next_bp
+        self._next_bp += 1
+        return n
+
+    def add_addr_breakpoint(self, text: str, temporary: bool = False) -> AddrBreakpoint:
+        addr = self.eval_addr(text)
+        bp = AddrBreakpoint(self._new_num(), addr=addr, label=self.symbolize(addr), temporary=temporary)
+        self.breakpoints[bp.num] = bp
+        self._install(addr)
+        return bp
+
+    def add_trap_breakpoint(self, what: str, arg: str | None = None, phase: str = "entry") -> TrapBreakpoint:
+        what = what.lower()
+        if what not in TRAP_CLASSES:
+            raise DebugError(f"unknown trap kind {what!r}", hint="one of: " + ", ".join(TRAP_CLASSES))
+        if arg is not None and what != "syscall":
+            raise DebugError(f"`break trap {what}` takes no argument (only syscall takes NAME|NR)")
+        if arg is not None:
+            from emukern.kernel.syscalls import SYSCALL_NAMES, SYSCALL_NUMBERS
+            try:
+                nr = int(arg, 0)
+                if nr not in SYSCALL_NAMES:
+                    raise DebugError(f"unknown syscall number {nr}")
+            except ValueError:
+                if arg not in SYSCALL_NUMBERS:
+                    raise DebugError(f"unknown syscall {arg!r}",
+                                     hint="known: " + ", ".join(sorted(SYSCALL_NUMBERS))) from None
+        if what == "timer" and phase == "entry":
+            phase = "exit"        # ticks are taken in the scheduler, not in a hook: stop after them
+        bp = TrapBreakpoint(self._new_num(), what=what, arg=arg, phase=phase)
+        self.breakpoints[bp.num] = bp
+        return bp
+
+    def add_cond_breakpoint(self, text: str) -> CondBreakpoint:
+        cond = Condition(text, self.k, self.cpu)
+        bp = CondBreakpoint(self._new_num(), cond=cond)
+        cond.prime(self._ctx(None))
+        self.breakpoints[bp.num] = bp
+        return bp
+
+    def delete_breakpoint(self, num: int | None) -> list[int]:
+        nums = list(self.breakpoints) if num is None else [num]
+        for n in nums:
+            bp = self.breakpoints.pop(n, None)
+            if bp is None:
+                raise DebugError(f"no breakpoint number {n}", hint="see `info breakpoints`")
+            if isinstance(bp, AddrBreakpoint):
+                self._uninstall(bp.addr)
+        return nums
+
+    def _addr_bps(self, addr: int) -> list[AddrBreakpoint]:
+        return [b for b in self.breakpoints.values() if isinstance(b, AddrBreakpoint) and b.addr == addr]
+
+    def _install(self, addr: int) -> None:
+        if addr in self._hooks:
+            return
+        from unicorn import UC_HOOK_CODE
+        hs = []
+        for cpu in self.k.cpus:
+            hs.append(cpu.uc.hook_add(UC_HOOK_CODE, self._bp_hook, cpu.index, addr, addr))
+        self._hooks[addr] = hs
+
+    def _uninstall(self, addr: int) -> None:
+        if self._addr_bps(addr) or addr not in self._hooks:
+            return
+        for cpu, h in zip(self.k.cpus, self._hooks.pop(addr)):
+            try:
+                cpu.uc.hook_del(h)
+            except Exception:
+                pass
+
+    def _bp_hook(self, uc: Any, address: int, size: int, cpu_index: int) -> None:
+        cpu = self.k.cpus[cpu_index]
+        if self._skip.get(cpu_index) == (address, cpu.counter.count):
+            del self._skip[cpu_index]
+            return
+        bps = [b for b in self._addr_bps(address) if b.enabled]
+        if not bps or self._stop is not None:
+            return
+        cpu.counter.count -= 1            # the instruction has not executed: un-count it
+        for b in bps:
+            b.hits += 1
+        self._stop = StopEvent("breakpoint", cpu_index, address, bp=bps[0])
+        cpu.stop()
+
+    # ---- trap hooks ------------------------------------------------------------------------------------
+    def _ctx(self, trap: Trap | None, cpu: Any = None, task: Any = None) -> EvalContext:
+        cpu = cpu if cpu is not None else self.cpu
+        if task is None:
+            task = self.k.percpu[cpu.index].curr
+        return EvalContext(self.k, cpu, task, trap)
+
+    def snapshot(self, cpu: Any, task: Any, trap: Trap | None = None) -> dict[str, Any]:
+        from emukern.debug.conditions import lookup
+        ctx = EvalContext(self.k, cpu, task, trap)
+        out = {}
+        for name in WATCH_VARIABLES:
+            v = lookup(name, ctx)
+            if v is not None:
+                out[name] = v
+        return out
+
+    def classify(self, cpu: Any, trap: Trap) -> set[str]:
+        """The names `break trap ...` can match for this trap (computed at entry)."""
+        kind = trap.kind.value
+        classes = {kind}
+        if trap.kind is not TrapKind.TIMER:
+            classes.add("any")
+        if self.arch == "riscv64":
+            if trap.kind is TrapKind.ILLEGAL and trap.insn is not None and trap.insn_size == 4 \
+                    and getattr(cpu, "vs", None) == 0 and getattr(cpu, "rvv", None) is not None:
+                from emukern.machine.rvv import is_vector_insn
+                if is_vector_insn(trap.insn):
+                    classes.add("first-use")
+        else:
+            if trap.kind is TrapKind.SVE_ACCESS:
+                classes.add("first-use")
+            if trap.kind in (TrapKind.ILLEGAL, TrapKind.SYSREG) and trap.insn is not None:
+                from emukern.machine.cpu_arm64 import decode_sysreg_insn
+                d = decode_sysreg_insn(trap.insn)
+                if d is not None and d[6]:
+                    classes.add("mrs")
+        return classes
+
+    def _syscall_at_entry(self, cpu: Any, trap: Trap) -> tuple[int, str] | None:
+        if trap.kind is not TrapKind.SYSCALL:
+            return None
+        try:
+            nr = self.k.arch.syscall_nr(cpu)
+            return nr, self.k.syscall_name(nr)
+        except Exception:
+            return None
+
+    def _make_info(self, cpu: Any, task: Any, trap: Trap) -> TrapInfo:
+        if self.last_trap is not None and self.last_trap.trap is trap:
+            return self.last_trap
+        from emukern.debug.views import disasm_at, predict_handler
+        self.trap_seq += 1
+        info = TrapInfo(trap=trap, cpu=cpu.index, tid=getattr(task, "tid", 0),
+                        classes=self.classify(cpu, trap), predicted=predict_handler(self, cpu, trap),
+                        disasm=disasm_at(self, trap.pc, task.mm if task is not None else None, trap.insn_size),
+                        before=self.snapshot(cpu, task, trap), seq=self.trap_seq)
+        sc = self._syscall_at_entry(cpu, trap)
+        if sc is not None:
+            info.trap.extra.setdefault("debug_syscall", sc)
+        self.last_trap = info
+        return info
+
+    def _matches(self, bp: TrapBreakpoint, info: TrapInfo) -> bool:
+        if not bp.enabled or bp.what not in info.classes:
+            return False
+        if bp.arg is None:
+            return True
+        sc = info.trap.extra.get("debug_syscall")
+        if sc is None:
+            return False
+        nr, name = sc
+        try:
+            return int(bp.arg, 0) == nr
+        except ValueError:
+            return bp.arg == name
+
+    def _gate(self, cpu: Any, task: Any, trap: Trap) -> bool:
+        """Kernel.trap_gate: True = stop before the handler runs."""
+        info = self._make_info(cpu, task, trap)
+        if self._stop is not None:
+            return True                       # already stopping (e.g. a breakpoint on another CPU)
+        if self._stepping_cpu == cpu.index:
+            self._stop = StopEvent("trap-entry", cpu.index, trap.pc, info=info)
+            return True
+        for bp in self.breakpoints.values():
+            if isinstance(bp, TrapBreakpoint) and bp.phase == "entry" and self._matches(bp, info):
+                bp.hits += 1
+                self._stop = StopEvent("trap-entry", cpu.index, trap.pc, bp=bp, info=info)
+                return True
+        return False
+
+    def _listener(self, phase: str, cpu: Any, task: Any, trap: Trap) -> None:
+        if phase == "enter":
+            self._make_info(cpu, task, trap)
+            return
+        info = self._make_info(cpu, task, trap) if (self.last_trap is None or self.last_trap.trap is not trap) \
+            else self.last_trap
+        info.done = True
+        info.after = self.snapshot(cpu, task, trap)
+        if trap.kind is not TrapKind.TIMER or self._show_timers:
+            self._handled.append(info)
+        if self._stop is not None:
+            return
+        for bp in self.breakpoints.values():
+            if isinstance(bp, TrapBreakpoint) and bp.phase == "exit" and self._matches(bp, info):
+                bp.hits += 1
+                self._stop = StopEvent("trap-exit", cpu.index, cpu.get_pc(), bp=bp, info=info)
+                cpu.stop()
+                return
+        ctx = EvalContext(self.k, cpu, task, trap)
+        hit: CondBreakpoint | None = None
+        for bp in self.breakpoints.values():
+            if isinstance(bp, CondBreakpoint) and bp.cond is not None and bp.enabled:
+                try:
+                    ok = bp.cond.evaluate(ctx)
+                except Exception:
+                    ok = False
+                if ok and hit is None:
+                    hit = bp
+        if hit is not None:
+            hit.hits += 1
+            self._stop = StopEvent("condition", cpu.index, cpu.get_pc(), bp=hit, info=info)
+            cpu.stop()
+
+    _show_timers = False
+
+    # ---- run control ------------------------------------------------------------------------------------
+    def _check_running(self) -> None:
+        if self.finished:
+            raise DebugError("the program is not being run", hint="use `run` or `restart` to start it again")
+
+    def _set_finished(self) -> StopEvent:
+        self.finished = True
+        from emukern.kernel.result import RunResult
+        try:
+            r = RunResult.from_kernel(self.k)
+            msg = f"program exited with status {r.exit_status}"
+            if r.stop_reason not in ("exited",):
+                msg += f" ({r.stop_reason}: {r.message})" if r.message else f" ({r.stop_reason})"
+            self.exit_status = r.exit_status
+        except Exception as exc:      # defensive: a half-dead machine
+            msg = f"program finished ({exc})"
+            self.exit_status = -1
+        self.exit_message = msg
+        return StopEvent("exited", self.cur, 0, message=msg)
+
+    def _prepare_resume(self) -> None:
+        self._stop = None
+        self._handled = []
+        self._interrupted = False
+
+    def _resume_pending(self) -> StopEvent | None:
+        """Run a deferred trap handler, if one is waiting.  Returns a stop if that ended things."""
+        if self.k.deferred_trap is None:
+            return None
+        cpu = self.k.deferred_trap[0]
+        alive = self.k.resume_trap()
+        if self.finished or not alive:
+            ev = self._set_finished()
+            ev.handled = list(self._handled)
+            return ev
+        if self._stop is not None:
+            ev = self._stop
+            self._note_stop(ev)
+            ev.handled = list(self._handled)
+            return ev
+        self.cur = cpu.index if self.k.percpu[cpu.index].curr is not None else self.cur
+        return None
+
+    def _drive(self, cap: Callable[[Any], int | None] | None, done: Callable[[], bool] | None,
+               stepping_cpu: int | None = None) -> StopEvent:
+        """Run scheduler rounds until a stop, the end, or ``done()``."""
+        k = self.k
+        old = signal.getsignal(signal.SIGINT)
+        try:
+            signal.signal(signal.SIGINT, self._on_sigint)
+        except ValueError:        # not the main thread
+            old = None
+        self._stepping_cpu = stepping_cpu
+        k.run_cap = cap
+        try:
+            while True:
+                if done is not None and done():
+                    ev = StopEvent("step", self.cur, self.cpu.get_pc())
+                    break
+                alive = k.step_loop(1)
+                if self._stop is not None:
+                    ev = self._stop
+                    if not alive:
+                        self._set_finished()
+                    break
+                if not alive:
+                    ev = self._set_finished()
+                    break
+                if self._interrupted:
+                    ev = StopEvent("interrupted", self.cur, self.cpu.get_pc(), message="interrupted")
+                    break
+        finally:
+            k.run_cap = None
+            self._stepping_cpu = None
+            if old is not None:
+                try:
+                    signal.signal(signal.SIGINT, old)
+                except ValueError:
+                    pass
+        self._note_stop(ev)
+        ev.handled = list(self._handled)
+        return ev
+
+    def _init_alive(self) -> bool:
+        try:
+            return bool(self.k._init_alive())
+        except Exception:
+            return False
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self._interrupted = True
+
+    def _note_stop(self, ev: StopEvent) -> None:
+        if ev.reason != "exited":
+            if self.k.percpu[ev.cpu].curr is not None or self.k.deferred_trap is not None:
+                self.cur = ev.cpu
+            cpu = self.k.cpus[self.cur]
+            ev.pc = cpu.get_pc()
+        if ev.reason == "breakpoint":
+            cpu = self.k.cpus[ev.cpu]
+            self._skip[ev.cpu] = (ev.pc, cpu.counter.count + 1)
+        if ev.bp is not None and ev.bp.temporary:
+            try:
+                self.delete_breakpoint(ev.bp.num)
+            except DebugError:
+                pass
+
+    def _arm_skip(self) -> None:
+        """Resuming from a breakpoint stop must execute that instruction, not hit it again."""
+        for i, (pc, count) in list(self._skip.items()):
+            cpu = self.k.cpus[i]
+            if cpu.get_pc() != pc or cpu.counter.count + 1 != count:
+                del self._skip[i]
+
+    def cont(self) -> StopEvent:
+        self._check_running()
+        self._prepare_resume()
+        ev = self._resume_pending()
+        if ev is not None:
+            return ev
+        self._arm_skip()
+        return self._drive(None, None)
+
+    def stepi(self, n: int = 1) -> StopEvent:
+        """Execute ``n`` guest instructions on the current CPU; stop early at a trap entry."""
+        self._check_running()
+        if n <= 0:
+            raise DebugError("stepi needs a positive count")
+        self._prepare_resume()
+        ev = self._resume_pending()
+        if ev is not None:
+            return ev
+        self._arm_skip()
+        cpu = self.cpu
+        start = cpu.user_insns
+        idx = cpu.index
+
+        def cap(c: Any) -> int | None:
+            if c.index != idx:
+                return None
+            return c.now + max(0, n - (c.user_insns - start))
+
+        def done() -> bool:
+            return cpu.user_insns - start >= n
+
+        ev = self._drive(cap, done, stepping_cpu=idx)
+        ev.message = ev.message or f"{cpu.user_insns - start} instruction(s)"
+        return ev
+
+    def step(self) -> StopEvent:
+        """One guest instruction including the kernel's handling of a trap it raises (and, for a
+        trap whose instruction re-executes, that re-execution)."""
+        self._check_running()
+        handled: list[TrapInfo] = []
+        if self.k.deferred_trap is not None:
+            pending = self.pending_trap
+            self._prepare_resume()
+            ev = self._resume_pending()
+            handled += self._handled
+            if ev is not None:
+                ev.handled = handled
+                return ev
+            ev = StopEvent("finish", self.cur, self.cpu.get_pc(), info=pending)
+            ev.handled = handled
+            return ev
+        ev = self.stepi(1)
+        for _ in range(3):
+            handled += ev.handled
+            if ev.reason != "trap-entry":
+                break
+            trap_pc = ev.pc
+            self._prepare_resume()
+            r = self._resume_pending()
+            handled += self._handled
+            if r is not None:
+                r.handled = handled
+                return r
+            if self.cpu.get_pc() != trap_pc or self.task() is None:
+                ev = StopEvent("step", self.cur, self.cpu.get_pc(), info=self.last_trap)
+                break
+            ev = self.stepi(1)        # the instruction re-executes (first use, SVE access)
+        ev.handled = handled
+        return ev
+
+    def finish(self) -> StopEvent:
+        """Run the pending kernel handler to its end."""
+        self._check_running()
+        if self.k.deferred_trap is None:
+            raise DebugError("not stopped in a kernel handler",
+                             hint="stop at a trap first (`break trap any`, or `stepi` onto a trapping instruction)")
+        pending = self.pending_trap
+        self._prepare_resume()
+        ev = self._resume_pending()
+        if ev is not None:
+            return ev
+        ev = StopEvent("finish", self.cur, self.cpu.get_pc(), info=pending or self.last_trap)
+        ev.handled = list(self._handled)
+        return ev
+
+    def until(self, text: str) -> StopEvent:
+        self._check_running()
+        bp = self.add_addr_breakpoint(text, temporary=True)
+        try:
+            ev = self.cont()
+        finally:
+            if bp.num in self.breakpoints:
+                self.delete_breakpoint(bp.num)
+        if ev.bp is bp:
+            ev.reason = "until"
+        return ev
+
+    def restart(self) -> None:
+        self.start()
+
+    def detach_run(self) -> None:
+        """Drop every stop (used by the gdb stub on detach): run the program to its end."""
+        self.k.trap_gate = None
+        self.breakpoints.clear()
+        for addr in list(self._hooks):
+            self._uninstall(addr)
+        if self.k.deferred_trap is not None:
+            self.k.resume_trap()
+        if not self.finished:
+            self.k.run()
