@@ -46,8 +46,10 @@ def register_variable(name: str, fn: Callable[[EvalContext], Any], help: str = "
     VARIABLES[name.lower()] = Variable(name.lower(), fn, help)
 
 
-def _thread_attr(*names: str) -> Callable[[EvalContext], Any]:
+def _thread_attr(*names: str, arch: str | None = None) -> Callable[[EvalContext], Any]:
     def get(ctx: EvalContext) -> Any:
+        if arch is not None and getattr(ctx.cpu, "arch", arch) != arch:
+            return None
         th = getattr(ctx.task, "thread", None)
         for n in names:
             for holder in (th, getattr(th, "v", None), getattr(th, "fpsimd_state", None)):
@@ -91,13 +93,13 @@ def _syscall(ctx: EvalContext) -> Any:
 
 
 register_variable("vs", _vs, "RISC-V sstatus.VS of the CPU (Off/Initial/Clean/Dirty)")
-register_variable("defer_restore", _thread_attr("defer_restore"), "RISC-V TIF_RISCV_V_DEFER_RESTORE")
-register_variable("tif_riscv_v_defer_restore", _thread_attr("defer_restore"), "alias of defer_restore")
-register_variable("tif_sve", _thread_attr("tif_sve"), "arm64 TIF_SVE of the task")
-register_variable("tif_foreign_fpstate", _thread_attr("tif_foreign_fpstate", "foreign_fpstate"),
+register_variable("defer_restore", _thread_attr("defer_restore", arch="riscv64"), "RISC-V TIF_RISCV_V_DEFER_RESTORE")
+register_variable("tif_riscv_v_defer_restore", _thread_attr("defer_restore", arch="riscv64"), "alias of defer_restore")
+register_variable("tif_sve", _thread_attr("tif_sve", arch="arm64"), "arm64 TIF_SVE of the task")
+register_variable("tif_foreign_fpstate", _thread_attr("tif_foreign_fpstate", "foreign_fpstate", arch="arm64"),
                   "arm64 TIF_FOREIGN_FPSTATE (when modelled)")
 register_variable("sve_timeout", _sve_timeout, "arm64 sve_timeout in jiffies (when modelled)")
-register_variable("sve_vl", _thread_attr("vl"), "arm64 task SVE vector length (bits)")
+register_variable("sve_vl", _thread_attr("vl", arch="arm64"), "arm64 task SVE vector length (bits)")
 register_variable("sve_el0", lambda c: getattr(c.cpu, "sve_el0", None), "arm64 CPACR_EL1.ZEN lets EL0 use SVE")
 register_variable("jiffies", lambda c: c.kernel.clock.jiffies(c.cpu.now), "jiffies on the trap's CPU")
 register_variable("cycles", lambda c: c.cpu.now, "the CPU's local clock (cycles)")
@@ -107,7 +109,14 @@ register_variable("cpu", lambda c: c.cpu.index, "CPU index")
 register_variable("tid", lambda c: getattr(c.task, "tid", None), "current task id")
 register_variable("trap", _trap_attr("kind"), "kind of the trap just handled (syscall, illegal, ...)")
 register_variable("handler", _trap_attr("handler"), "handler of the trap just handled")
-register_variable("decision", _trap_attr("decision"), "decision text of the trap just handled")
+def _decision(ctx: EvalContext) -> Any:
+    if ctx.trap is None:
+        return None
+    from emukern.debug.views import decision_of
+    return decision_of(ctx.trap)
+
+
+register_variable("decision", _decision, "decision text of the trap just handled")
 register_variable("trap_cycles", _trap_attr("cycles"), "cycles the trap just handled cost")
 register_variable("syscall", _syscall, "name of the syscall just handled")
 register_variable("traps", lambda c: sum(c.kernel.trap_counts.values()), "traps taken so far")

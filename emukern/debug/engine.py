@@ -120,6 +120,9 @@ WATCH_VARIABLES = ["vs", "defer_restore", "tif_sve", "sve_el0", "sve_vl", "sve_t
 
 
 class Debugger:
+    #: polled every few scheduler rounds while the guest runs; True interrupts (gdb's Ctrl-C)
+    interrupt_check: Callable[[], bool] | None = None
+
     def __init__(self, factory: Callable[[], Any]) -> None:
         """``factory()`` returns a loaded :class:`emukern.api.Machine` (called again on restart)."""
         self.factory = factory
@@ -210,6 +213,8 @@ class Debugger:
     def symbolize(self, addr: int) -> str:
         best: tuple[int, str] | None = None
         for name, a in self.symbols.items():
+            if name.startswith(".L") or name.startswith("$"):
+                continue
             if a <= addr and (best is None or a > best[0] or (a == best[0] and name < best[1])):
                 best = (a, name)
         if best is None or addr - best[0] > 0x10000:
@@ -517,8 +522,12 @@ class Debugger:
             old = None
         self._stepping_cpu = stepping_cpu
         k.run_cap = cap
+        rounds = 0
         try:
             while True:
+                rounds += 1
+                if self.interrupt_check is not None and rounds % 64 == 0 and self.interrupt_check():
+                    self._interrupted = True
                 if done is not None and done():
                     ev = StopEvent("step", self.cur, self.cpu.get_pc())
                     break

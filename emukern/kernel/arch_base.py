@@ -16,7 +16,8 @@ class ArchBase:
     name = ""
     uname_machine = ""
     STACK_TOP = 0x3F_FF00_0000
-    STACK_SIZE = 8 << 20
+    STACK_SIZE = 8 << 20          # RLIMIT_STACK
+    STACK_INIT = 128 << 10        # initially mapped; grows on faults (expand_stack)
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
@@ -84,6 +85,10 @@ class ArchBase:
         k = self.k
         if trap.kind is TrapKind.MEM_FAULT:
             trap.handler = "do_page_fault"
+            if trap.addr is not None and k.expand_stack(task, trap.addr):
+                trap.decision = f"stack grown to cover {trap.addr:#x}; retry the access"
+                cpu.sync_mm()
+                return
             k.force_sig(cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
                         f"of unmapped or protected address {trap.addr:#x}")
         elif trap.kind is TrapKind.BREAKPOINT:

@@ -98,6 +98,7 @@ class Kernel(SyscallsMixin):
     #   run_cap(cpu) -> int | None: an extra upper bound on how far _round runs a CPU (stepping).
     trap_gate: Any = None
     deferred_trap: "tuple[Cpu, Trap] | None" = None
+    deferred_pc: int | None = None
     run_cap: Any = None
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
@@ -221,7 +222,10 @@ class Kernel(SyscallsMixin):
             mm.map(start, end - start, seg.perms, "elf", data)
         mm.brk_start = mm.brk = image.brk_start
         stack_top = self.arch.STACK_TOP
-        mm.map(stack_top - self.arch.STACK_SIZE, self.arch.STACK_SIZE, "rw-", "[stack]")
+        # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit:
+        # a smaller mapping also makes switch_mm (Unicorn unmap/map) much cheaper.
+        mm.map(stack_top - self.arch.STACK_INIT, self.arch.STACK_INIT, "rw-", "[stack]")
+        mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
         mm.mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
         auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz)
@@ -317,6 +321,11 @@ class Kernel(SyscallsMixin):
         pc.need_resched = False
         prev = pc.curr
         preempted = prev is not None and prev.state == TaskState.RUNNABLE
+        if preempted and prev is not None and not prev.allowed_on(cpu.index):
+            # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
+            self._switch_out(cpu, prev, voluntary=False)
+            self.enqueue(prev, self._least_loaded(prev), cpu.now)
+            prev, preempted = None, False
         while True:
             nxt = self._pick_next(cpu)
             if nxt is None and preempted:
@@ -329,6 +338,9 @@ class Kernel(SyscallsMixin):
             if nxt is prev:
                 pc.curr = prev
                 prev.slice_start = cpu.now
+                # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
+                # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
+                self.exit_to_user_mode(cpu, prev)
                 return
             if prev is not None:
                 if preempted:
@@ -414,16 +426,20 @@ class Kernel(SyscallsMixin):
         task = self.current(cpu)
         if self.trap_gate is not None and self.deferred_trap is None and self.trap_gate(cpu, task, trap):
             self.deferred_trap = (cpu, trap)     # the debugger runs it later: resume_trap()
+            self.deferred_pc = cpu.get_pc()      # the PC the handler expects (e.g. past ecall/svc)
             cpu.set_pc(trap.pc)
             cpu.stop()
             return
         # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        user = cpu.counter.count - cpu.stub_insns - pcpu.user_mark
+        ucount = cpu.counter.count - cpu.stub_insns
+        user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         task.utime += user if user < total else total
         task.stime += total - user if total > user else 0
+        pcpu.last_mark = now
+        pcpu.user_mark = ucount
         costs = self._costs
         cpu.sys_cycles += costs["exception_entry"]
         kind = trap.kind
@@ -442,7 +458,7 @@ class Kernel(SyscallsMixin):
         cpu.sys_cycles += costs["exception_return"]
         end = cpu.now
         trap.cycles = end - now
-        task.stime += end - now
+        task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = cpu.counter.count - cpu.stub_insns
         self._seq += 1
@@ -491,6 +507,20 @@ class Kernel(SyscallsMixin):
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
             self.arch.set_syscall_return(cpu, ret)
             trap.ret = ret
+
+    def expand_stack(self, task: Task, addr: int) -> bool:
+        """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""
+        from emukern.machine.memory import page_down
+        mm = task.mm
+        limit = getattr(mm, "stack_limit", None)
+        stack = next((m for m in mm.mappings if m.name == "[stack]"), None)
+        if limit is None or stack is None or not limit <= addr < stack.start:
+            return False
+        start = page_down(addr)
+        if mm.overlaps(start, stack.start - start):
+            return False
+        mm.map(start, stack.start - start, "rw-", "[stack]")
+        return True
 
     # ---- signals -------------------------------------------------------------------------------
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
@@ -605,6 +635,9 @@ class Kernel(SyscallsMixin):
             return True
         cpu, trap = self.deferred_trap
         self.deferred_trap = None
+        if self.deferred_pc is not None and cpu.get_pc() == trap.pc:
+            cpu.set_pc(self.deferred_pc)         # as the hook saw it (unless the debugger moved it)
+        self.deferred_pc = None
         gate, self.trap_gate = self.trap_gate, None
         try:
             self.handle_trap(cpu, trap)

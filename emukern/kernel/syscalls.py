@@ -160,6 +160,8 @@ class SyscallsMixin:
         if isinstance(f, PipeEnd):
             return self._pipe_write(cpu, task, f.pipe, data)
         if isinstance(f, SysctlFile):
+            if not data:
+                return 0            # proc_sys_call_handler: an empty write changes nothing
             v = f.entry.parse(data)
             if v is None:
                 return -E.EINVAL

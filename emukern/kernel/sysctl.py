@@ -2,11 +2,13 @@
 
 A guest opens ``/proc/sys/abi/riscv_v_vstate_discard`` with openat and reads/writes it like Linux's
 ``proc_dobool``/``proc_dointvec_minmax`` handlers: reads print the value and a newline, writes are
-parsed and validated (bad value -> -EINVAL), unknown names -> -ENOENT.  The CLI's
+parsed and validated (not a number -> -EINVAL; a bool stores any non-zero number as 1),
+unknown names -> -ENOENT.  The CLI's
 ``--sysctl key=value`` and the API write through the same validation.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,16 +30,25 @@ class SysctlEntry:
 
     def parse(self, data: bytes) -> int | None:
         """The value a write of ``data`` stores, or None for -EINVAL."""
-        text = data.decode("ascii", "replace").strip()
+        text = data.decode("ascii", "replace").strip(" \t\n")
         if not text:
             return None
+        if self.kind == "bool":
+            # proc_dobool (kernel/sysctl.c) parses one int with proc_dointvec (base 0, optional
+            # '-', only whitespace after it, must fit an int) and stores it into a C bool: any
+            # non-zero value becomes 1 (writing "2" reads back "1"); non-numbers are -EINVAL.
+            m = re.fullmatch(r"(-?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(?:[ \t\n].*)?", text, re.S)
+            if m is None:
+                return None
+            digits = m.group(2)
+            mag = int(digits, 8) if digits.startswith("0") and digits[1:2] not in ("x", "X") else int(digits, 0)
+            if mag > (2**31 if m.group(1) else 2**31 - 1):
+                return None
+            return int(mag != 0)
         try:
             v = int(text, 10)
         except ValueError:
             return None
-        if self.kind == "bool":
-            # a boolean knob: exactly 0 or 1 are accepted, anything else is -EINVAL
-            return v if v in (0, 1) else None
         return v if self.minimum <= v <= self.maximum else None
 
     def set(self, v: int) -> None:

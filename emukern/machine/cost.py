@@ -50,6 +50,8 @@ DEFAULT_COSTS: dict[str, tuple[int, str]] = {
     "first_use_trap": (80, "riscv_v_first_use_handler bookkeeping besides allocation/restore"),
     "vstate_alloc": (200, "allocate and zero the per-task vector context (kzalloc)"),
     "tif_check": (2, "a thread-flag test on the exit-to-user path"),
+    "sve_sysreg": (10, "sysreg_clear_set of CPACR_EL1.ZEN or ZCR_EL1.LEN when the value changes "
+                       "(sve_user_enable/disable, sve_set_vq: mrs + msr, serialised by the eret)"),
 }
 
 

@@ -11,13 +11,47 @@ Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py check
   out here from the instruction word and the trap controls, as the hardware would.
 * ``UC_HOOK_INSN``/MRS fires before an MRS executes; returning True skips it.  emukern uses that
   for CNTVCT_EL0/CNTFRQ_EL0 so a guest timing itself reads emukern's clock.
+* Only V0-V31 (the low 128 bits of Z) are visible through the Unicorn API.  Z bits above 128, P0-P15
+  and FFR are reached with real SVE instructions: the kernel's SVE/FPSIMD save, load and flush
+  sequences run as *stubs* on the CPU (see "SVE kernel stubs" below), so their cost is counted by
+  the instruction counter.  An AdvSIMD write of V (``mov v0.16b, v0.16b``, ``ldp q``) zeroes the
+  Z bits above 128 up to the current VL when EL0 may use SVE (tests/machine/test_sve_stub.py).
+
+SVE kernel stubs (design)
+-------------------------
+The stub sequences (``sve_save_state``, ``sve_load_state``, ``sve_flush_live``, ``sve_flush_p``,
+``fpsimd_save_state``, ``fpsimd_load_state``) are encoded once (``build_stub_words``; a test checks
+every word against llvm-mc) and written after the ``eret`` in the machine-owned stub page.  Each
+ends in ``brk #0xe4e`` (the ``ret``).  Task state buffers live in a machine-owned
+:class:`SveStateArea` mapped at ``SVE_AREA_BASE`` in every CPU (outside user address spaces).
+
+The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
+the CPU before any user instruction and before any Python access to the FP registers:
+
+* in a trap hook (the common case: a syscall's ``sve_flush_live``): when the kernel returns from
+  the trap and the CPU keeps running, the hook saves x0-x3 and the user PC, points the PC at the
+  first stub and returns; each stub's ``brk #0xe4e`` comes back to the INTR hook, which starts the
+  next stub or restores x0-x3 and the PC (about 1 µs per stub, no nested ``emu_start``);
+* otherwise (the CPU was stopped: context switch, exec, tick) the queue is drained by a direct
+  ``emu_start`` at the start of :meth:`run` or by :meth:`stub_sync`;
+* :meth:`stub_sync` inside a hook (a Python read of the registers, e.g. fork copying the parent's
+  FP state) drains with a nested ``emu_start`` — correct, ~30 µs, rare.
+
+While stubs run, the counter's deadline is lifted (a stub is never cut by a tick), CPACR_EL1.ZEN
+is forced to 11 and ZCR_EL1 is the VL the kernel had programmed when it queued that stub; changes
+the kernel makes to ZEN/VL while stubs are queued take effect after them, in order.  Every stub
+instruction (including the final ``brk``) is counted in ``stub_insns`` (system time) and per stub
+in ``stub_stats``.
 """
 from __future__ import annotations
 
+import mmap
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, Uc,
-                     UcError)
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, UC_PROT_READ,
+                     UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
 
 from emukern.machine.clock import Clock
@@ -50,6 +84,240 @@ CPACR_ZEN_EL1 = 1 << 16      # ZEN=01: SVE usable at EL1, trapped at EL0
 CPACR_ZEN_ALL = 3 << 16      # ZEN=11: SVE usable at EL0 too
 
 SVE_VL_MIN, SVE_VL_MAX = 128, 2048
+
+
+# ---- SVE kernel stubs: encodings ------------------------------------------------------------------
+STUB_CODE = STUB_BASE + 0x1000    # stub code after the eret page
+STUB_BRK_IMM = 0xE4E
+SVE_AREA_BASE = 0x40_0000_0000    # machine-owned task FP/SVE state buffers (above the stub page)
+STUB_ARG_REGS = (0, 1, 2, 3)      # registers the stubs use (saved/restored around them)
+
+
+def _imm9_mul_vl(imm: int) -> int:
+    if not -256 <= imm <= 255:
+        raise ValueError(f"mul vl offset {imm} out of range")
+    imm &= 0x1FF
+    return ((imm >> 3) << 16) | ((imm & 7) << 10)
+
+
+def enc_str_z(zt: int, rn: int, imm: int) -> int:
+    return 0xE5804000 | _imm9_mul_vl(imm) | (rn << 5) | zt
+
+
+def enc_ldr_z(zt: int, rn: int, imm: int) -> int:
+    return 0x85804000 | _imm9_mul_vl(imm) | (rn << 5) | zt
+
+
+def enc_str_p(pt: int, rn: int, imm: int) -> int:
+    return 0xE5800000 | _imm9_mul_vl(imm) | (rn << 5) | pt
+
+
+def enc_ldr_p(pt: int, rn: int, imm: int) -> int:
+    return 0x85800000 | _imm9_mul_vl(imm) | (rn << 5) | pt
+
+
+def enc_rdffr(pd: int) -> int:          # rdffr pd.b
+    return 0x2519F000 | pd
+
+
+def enc_wrffr(pn: int) -> int:          # wrffr pn.b
+    return 0x25289000 | (pn << 5)
+
+
+def enc_pfalse(pd: int) -> int:         # pfalse pd.b
+    return 0x2518E400 | pd
+
+
+def enc_mov_v(vd: int, vn: int) -> int:  # mov vd.16b, vn.16b (orr vd.16b, vn.16b, vn.16b)
+    return 0x4EA01C00 | (vn << 16) | (vn << 5) | vd
+
+
+def enc_stp_q(t1: int, t2: int, rn: int, off: int) -> int:
+    return 0xAD000000 | (((off // 16) & 0x7F) << 15) | (t2 << 10) | (rn << 5) | t1
+
+
+def enc_ldp_q(t1: int, t2: int, rn: int, off: int) -> int:
+    return 0xAD400000 | (((off // 16) & 0x7F) << 15) | (t2 << 10) | (rn << 5) | t1
+
+
+def enc_str_w(rt: int, rn: int, off: int) -> int:
+    return 0xB9000000 | ((off // 4) << 10) | (rn << 5) | rt
+
+
+def enc_ldr_w(rt: int, rn: int, off: int) -> int:
+    return 0xB9400000 | ((off // 4) << 10) | (rn << 5) | rt
+
+
+def enc_mrs_fpsr(rt: int) -> int:
+    return 0xD53B4420 | rt
+
+
+def enc_mrs_fpcr(rt: int) -> int:
+    return 0xD53B4400 | rt
+
+
+def enc_msr_fpsr(rt: int) -> int:
+    return 0xD51B4420 | rt
+
+
+def enc_msr_fpcr(rt: int) -> int:
+    return 0xD51B4400 | rt
+
+
+def enc_brk(imm: int) -> int:
+    return 0xD4200000 | (imm << 5)
+
+
+STUB_RET = enc_brk(STUB_BRK_IMM)
+
+
+def build_stub_words() -> dict[str, list[int]]:
+    """The kernel's FP/SVE register sequences (arch/arm64/kernel/entry-fpsimd.S, fpsimdmacros.h).
+
+    Arguments: ``sve_save_state``/``sve_load_state``: x0 = Z0 slot, x1 = P0 slot (FFR is stored as
+    a 17th predicate), x2 = FPSR/FPCR words; ``fpsimd_*_state``: x0 = V0..V31 (512 bytes) then FPSR,
+    FPCR; the flushes take none.  The text form of each is in :data:`STUB_TEXT` (checked by tests).
+    """
+    save = ([enc_str_z(i, 0, i) for i in range(32)] + [enc_str_p(i, 1, i) for i in range(16)]
+            + [enc_rdffr(0), enc_str_p(0, 1, 16), enc_ldr_p(0, 1, 0),
+               enc_mrs_fpsr(3), enc_str_w(3, 2, 0), enc_mrs_fpcr(3), enc_str_w(3, 2, 4), STUB_RET])
+    load = ([enc_ldr_p(0, 1, 16), enc_wrffr(0)] + [enc_ldr_p(i, 1, i) for i in range(16)]
+            + [enc_ldr_z(i, 0, i) for i in range(32)]
+            + [enc_ldr_w(3, 2, 0), enc_msr_fpsr(3), enc_ldr_w(3, 2, 4), enc_msr_fpcr(3), STUB_RET])
+    flush_p = [enc_pfalse(i) for i in range(16)] + [enc_wrffr(0), STUB_RET]
+    flush_live = [enc_mov_v(i, i) for i in range(32)] + flush_p
+    fp_save = ([enc_stp_q(i, i + 1, 0, 16 * i) for i in range(0, 32, 2)]
+               + [enc_mrs_fpsr(3), enc_str_w(3, 0, 512), enc_mrs_fpcr(3), enc_str_w(3, 0, 516), STUB_RET])
+    fp_load = ([enc_ldp_q(i, i + 1, 0, 16 * i) for i in range(0, 32, 2)]
+               + [enc_ldr_w(3, 0, 512), enc_msr_fpsr(3), enc_ldr_w(3, 0, 516), enc_msr_fpcr(3), STUB_RET])
+    return {"sve_save_state": save, "sve_load_state": load, "sve_flush_live": flush_live,
+            "sve_flush_p": flush_p, "fpsimd_save_state": fp_save, "fpsimd_load_state": fp_load}
+
+
+def _stub_text() -> dict[str, str]:
+    ret = f"brk #{STUB_BRK_IMM:#x}"
+    fl_p = [f"pfalse p{i}.b" for i in range(16)] + ["wrffr p0.b", ret]
+    return {
+        "sve_save_state": "\n".join([f"str z{i}, [x0, #{i}, mul vl]" for i in range(32)]
+                                    + [f"str p{i}, [x1, #{i}, mul vl]" for i in range(16)]
+                                    + ["rdffr p0.b", "str p0, [x1, #16, mul vl]", "ldr p0, [x1]",
+                                       "mrs x3, fpsr", "str w3, [x2]", "mrs x3, fpcr", "str w3, [x2, #4]", ret]),
+        "sve_load_state": "\n".join(["ldr p0, [x1, #16, mul vl]", "wrffr p0.b"]
+                                    + [f"ldr p{i}, [x1, #{i}, mul vl]" for i in range(16)]
+                                    + [f"ldr z{i}, [x0, #{i}, mul vl]" for i in range(32)]
+                                    + ["ldr w3, [x2]", "msr fpsr, x3", "ldr w3, [x2, #4]", "msr fpcr, x3", ret]),
+        "sve_flush_live": "\n".join([f"mov v{i}.16b, v{i}.16b" for i in range(32)] + fl_p),
+        "sve_flush_p": "\n".join(fl_p),
+        "fpsimd_save_state": "\n".join([f"stp q{i}, q{i + 1}, [x0, #{16 * i}]" for i in range(0, 32, 2)]
+                                       + ["mrs x3, fpsr", "str w3, [x0, #512]", "mrs x3, fpcr",
+                                          "str w3, [x0, #516]", ret]),
+        "fpsimd_load_state": "\n".join([f"ldp q{i}, q{i + 1}, [x0, #{16 * i}]" for i in range(0, 32, 2)]
+                                       + ["ldr w3, [x0, #512]", "msr fpsr, x3", "ldr w3, [x0, #516]",
+                                          "msr fpcr, x3", ret]),
+    }
+
+
+STUB_TEXT = _stub_text()
+STUB_WORDS = build_stub_words()
+
+
+def _layout_stubs() -> tuple[dict[str, tuple[int, int]], bytes]:
+    table: dict[str, tuple[int, int]] = {}
+    image = bytearray()
+    for name, words in STUB_WORDS.items():
+        addr = STUB_CODE + len(image)
+        image += b"".join(w.to_bytes(4, "little") for w in words)
+        table[name] = (addr, len(words))
+        image += bytes((-len(image)) % 64)
+    return table, bytes(image)
+
+
+STUBS, STUB_IMAGE = _layout_stubs()      # name -> (entry address, instruction count incl. the brk)
+STUB_CODE_END = STUB_CODE + len(STUB_IMAGE)
+
+
+class SveStateArea:
+    """Machine-owned memory for the kernel's per-task FP/SVE register buffers.
+
+    One anonymous host mapping, mapped at :data:`SVE_AREA_BASE` into every CPU with
+    ``mem_map_ptr`` (so a buffer saved on one CPU is loadable on another), outside every user
+    address space.  Slot layout (Linux's ``sve_state`` then ``user_fpsimd_state``): Z0..Z31 at the
+    saving VL, P0..P15 then FFR at ``p_off``, V0..V31 at ``fp_off`` then FPSR and FPCR (32-bit).
+    """
+
+    def __init__(self, slots: int = 1160, max_vl: int = SVE_VL_MAX, base: int = SVE_AREA_BASE) -> None:
+        vlb = max_vl // 8
+        self.max_vl = max_vl
+        self.base = base
+        self.p_off = 32 * vlb
+        self.fp_off = (self.p_off + 17 * (vlb // 8) + 15) & ~15
+        self.fpsr_off = self.fp_off + 512
+        self.slot_size = (self.fp_off + 528 + 63) & ~63
+        self.size = (slots * self.slot_size + 0xFFF) & ~0xFFF
+        self.buf = mmap.mmap(-1, self.size)
+        self._free = list(range(slots - 1, -1, -1))
+
+    def host_addr(self) -> int:
+        import ctypes
+        return ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
+
+    def alloc(self) -> int:
+        """A zeroed slot; returns its guest address."""
+        if not self._free:
+            raise MemoryError("SVE state area exhausted")
+        addr = self.base + self._free.pop() * self.slot_size
+        self.zero(addr, self.slot_size)
+        return addr
+
+    def release(self, addr: int) -> None:
+        self._free.append((addr - self.base) // self.slot_size)
+
+    def read(self, addr: int, n: int) -> bytes:
+        o = addr - self.base
+        return bytes(self.buf[o:o + n])
+
+    def write(self, addr: int, data: bytes) -> None:
+        o = addr - self.base
+        self.buf[o:o + len(data)] = data
+
+    def zero(self, addr: int, n: int) -> None:
+        self.write(addr, bytes(n))
+
+    # typed views of one slot
+    def zreg(self, slot: int, vl: int, i: int) -> bytes:
+        return self.read(slot + i * vl // 8, vl // 8)
+
+    def preg(self, slot: int, vl: int, i: int) -> bytes:
+        return self.read(slot + self.p_off + i * vl // 64, vl // 64)
+
+    def vregs(self, slot: int) -> list[int]:
+        raw = self.read(slot + self.fp_off, 512)
+        return [int.from_bytes(raw[16 * i:16 * i + 16], "little") for i in range(32)]
+
+    def fpsr_fpcr(self, slot: int) -> tuple[int, int]:
+        raw = self.read(slot + self.fpsr_off, 8)
+        return int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+
+    def decode_sve(self, slot: int, vl: int) -> dict[str, Any]:
+        fpsr, fpcr = self.fpsr_fpcr(slot)
+        return {"vl": vl, "z": [self.zreg(slot, vl, i) for i in range(32)],
+                "p": [self.preg(slot, vl, i) for i in range(16)], "ffr": self.preg(slot, vl, 16),
+                "fpsr": fpsr, "fpcr": fpcr}
+
+    def encode_sve(self, slot: int, st: dict[str, Any]) -> None:
+        vl = st["vl"]
+        for i, z in enumerate(st["z"]):
+            self.write(slot + i * vl // 8, bytes(z).ljust(vl // 8, b"\0")[:vl // 8])
+        for i, p in enumerate(list(st["p"]) + [st.get("ffr", b"")]):
+            self.write(slot + self.p_off + i * vl // 64, bytes(p).ljust(vl // 64, b"\0")[:vl // 64])
+        self.write(slot + self.fpsr_off, st.get("fpsr", 0).to_bytes(4, "little") + st.get("fpcr", 0).to_bytes(4, "little"))
+
+
+@dataclass
+class StubOp:
+    name: str
+    args: tuple[int, ...]
+    vl: int
 
 
 def is_sve_encoding(word: int) -> bool:
@@ -92,9 +360,19 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
         self.cpr_write(CNTKCTL_EL1, 0)       # EL0 counter reads go through the MRS hook
-        self.sve_el0 = False
-        self._write_cpacr()
+        uc.mem_write(STUB_CODE, STUB_IMAGE)
+        self._stub_queue: list[StubOp] = []
+        self._chain: tuple[dict[int, int], int, int] | None = None   # in-flight: regs, user pc, deadline
+        self._chain_op: tuple[StubOp, int] | None = None
+        self.stub_stats: Counter[str] = Counter()        # stub name -> runs
+        self.stub_cycles: Counter[str] = Counter()       # stub name -> instructions executed
+        self.state_area: SveStateArea | None = None
+        self._scratch = 0
+        self.sve_el0 = False                 # what the kernel programmed (CPACR_EL1.ZEN == 11)
+        self._hw_zen: bool | None = None     # what is in the register right now
+        self._hw_vl = 0
         self.vl = 0
+        self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
@@ -110,22 +388,174 @@ class Arm64Cpu(Cpu):
         op0, op1, crn, crm, op2 = enc
         self.uc.reg_write(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2, value))
 
-    def _write_cpacr(self) -> None:
-        zen = CPACR_ZEN_ALL if self.sve_el0 else CPACR_ZEN_EL1
-        self.cpr_write(CPACR_EL1, CPACR_FPEN_ALL | zen)
+    def _hw_set(self, zen: bool, vl: int) -> None:
+        if zen != self._hw_zen:
+            self.cpr_write(CPACR_EL1, CPACR_FPEN_ALL | (CPACR_ZEN_ALL if zen else CPACR_ZEN_EL1))
+            self._hw_zen = zen
+        if vl and vl != self._hw_vl:
+            self.cpr_write(ZCR_EL1, vl // 128 - 1)
+            self._hw_vl = vl
 
-    def set_sve_el0(self, enabled: bool) -> None:
-        """CPACR_EL1.ZEN: let EL0 execute SVE (11) or trap it (01)."""
+    def _stubs_pending(self) -> bool:
+        return bool(self._stub_queue) or self._chain is not None
+
+    def _write_cpacr(self) -> None:
+        if not self._stubs_pending():
+            self._hw_set(self.sve_el0, self.vl)
+
+    def set_sve_el0(self, enabled: bool) -> bool:
+        """CPACR_EL1.ZEN: let EL0 execute SVE (11) or trap it (01).  True if the value changed.
+
+        With kernel stubs queued, the register is written after they have run (program order)."""
         if enabled != self.sve_el0:
             self.sve_el0 = enabled
             self._write_cpacr()
+            return True
+        return False
 
-    def set_vl(self, vl_bits: int) -> None:
-        """Program ZCR_EL1.LEN for a vector length in bits (a multiple of 128)."""
+    def set_vl(self, vl_bits: int) -> bool:
+        """Program ZCR_EL1.LEN for a vector length in bits (a multiple of 128).  True if changed.
+
+        With kernel stubs queued, the register is written after they have run (each stub runs at
+        the VL programmed when it was queued)."""
         if vl_bits % 128 or not SVE_VL_MIN <= vl_bits <= SVE_VL_MAX:
             raise ValueError(f"SVE vector length {vl_bits} is not a multiple of 128 in 128..2048")
-        self.cpr_write(ZCR_EL1, vl_bits // 128 - 1)
+        changed = vl_bits != self.vl
         self.vl = vl_bits
+        if not self._stubs_pending():
+            self._hw_set(self.sve_el0, vl_bits)
+        return changed
+
+    # ---- SVE kernel stubs (see the module docstring) -------------------------------------------
+    def attach_state_area(self, area: SveStateArea) -> None:
+        """Map the machine's task FP/SVE buffer area into this CPU (once)."""
+        if self.state_area is area:
+            return
+        if self.state_area is not None:
+            raise RuntimeError("a different SVE state area is already mapped")
+        self.uc.mem_map_ptr(area.base, area.size, UC_PROT_READ | UC_PROT_WRITE, area.host_addr())
+        self.state_area = area
+        self._scratch = area.alloc()
+
+    def _area(self) -> SveStateArea:
+        if self.state_area is None:      # a CPU used on its own (tests): a small private area
+            self.attach_state_area(SveStateArea(slots=8))
+        assert self.state_area is not None
+        return self.state_area
+
+    def sve_slot_args(self, slot: int) -> tuple[int, int, int]:
+        """(x0, x1, x2) for sve_save_state/sve_load_state on a buffer slot."""
+        a = self._area()
+        return slot, slot + a.p_off, slot + a.fpsr_off
+
+    def fpsimd_slot_args(self, slot: int) -> tuple[int]:
+        """(x0,) for fpsimd_save_state/fpsimd_load_state on a buffer slot."""
+        return (slot + self._area().fp_off,)
+
+    def queue_stub(self, name: str, *args: int) -> None:
+        """Queue a kernel stub to run on this CPU (in order, before any further user instruction)."""
+        if name not in STUBS:
+            raise KeyError(f"no kernel stub {name!r}")
+        self._stub_queue.append(StubOp(name, tuple(args), self.vl))
+
+    def run_stub(self, name: str, *args: int) -> None:
+        """Queue a stub and run the queue now (synchronously)."""
+        self.queue_stub(name, *args)
+        self.stub_sync()
+
+    def stub_sync(self) -> None:
+        """Run every queued stub now: a direct emu_start, or a nested one inside a hook."""
+        if not self._stub_queue:
+            return
+        if self._chain is not None:
+            raise RuntimeError("stub_sync while a stub chain is running")
+        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        pc = self.get_pc()
+        deadline = self.counter.deadline
+        self.counter.deadline = 2**63
+        try:
+            while self._stub_queue:
+                op = self._stub_queue[0]
+                entry, n = STUBS[op.name]
+                self._stub_prepare(op)
+                before = self.counter.count
+                self.uc.emu_start(entry, entry + 4 * (n - 1))     # stops before the final brk ...
+                self.counter.count += 1                          # ... which stands for the ret
+                self._stub_queue.pop(0)
+                self._stub_account(op, before)
+        finally:
+            self._stub_queue.clear()
+            for r, v in saved.items():
+                self.uc.reg_write(_X[r], v)
+            self.set_pc(pc)
+            self.counter.deadline = deadline
+            self._hw_set(self.sve_el0, self.vl)
+
+    def _stub_prepare(self, op: StubOp) -> None:
+        self._hw_set(True, op.vl)
+        for r, v in zip(STUB_ARG_REGS, op.args):
+            self.uc.reg_write(_X[r], v)
+
+    def _stub_account(self, op: StubOp, before: int) -> None:
+        n = self.counter.count - before
+        self.stub_insns += n
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+
+    def _chain_begin(self) -> None:
+        """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
+        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        self._chain = (saved, self.get_pc(), self.counter.deadline)
+        self.counter.deadline = 2**63
+        self._chain_next()
+
+    def _chain_next(self) -> None:
+        op = self._stub_queue.pop(0)
+        self._stub_prepare(op)
+        self._chain_op = (op, self.counter.count)
+        self.set_pc(STUBS[op.name][0])
+
+    def _chain_step(self) -> None:
+        """The brk at the end of a stub: start the next one, or give the CPU back to the user."""
+        assert self._chain is not None and self._chain_op is not None
+        op, before = self._chain_op
+        self._stub_account(op, before)
+        self._chain_op = None
+        if self._stub_queue:
+            self._chain_next()
+            return
+        saved, pc, deadline = self._chain
+        self._chain = None
+        for r, v in saved.items():
+            self.uc.reg_write(_X[r], v)
+        self.set_pc(pc)
+        self.counter.deadline = deadline
+        self._hw_set(self.sve_el0, self.vl)
+
+    def _quietly(self, name: str, *args: int) -> None:
+        """Run one stub without leaving a trace on the clock (inspection by tests/debugger)."""
+        self.stub_sync()
+        saved = (self.counter.count, self.stub_insns, self.stub_stats.copy(), self.stub_cycles.copy())
+        self.run_stub(name, *args)
+        self.counter.count, self.stub_insns, self.stub_stats, self.stub_cycles = saved
+
+    def read_sve_state(self) -> dict[str, Any]:
+        """Z0-Z31 at the current VL, P0-P15 and FFR (bytes, little-endian), FPSR/FPCR, VL.
+
+        Runs ``sve_save_state`` into a per-CPU scratch buffer after any queued kernel stubs.  The
+        read itself leaves no trace on the clock (an inspection, not kernel work)."""
+        a = self._area()
+        self._quietly("sve_save_state", *self.sve_slot_args(self._scratch))
+        return a.decode_sve(self._scratch, self.vl)
+
+    def write_sve_state(self, st: dict[str, Any]) -> None:
+        """Load Z/P/FFR (and FPSR/FPCR) at the current VL with ``sve_load_state`` (tests, debugger).
+
+        Missing entries load as zero; like :meth:`read_sve_state` it does not advance the clock."""
+        a = self._area()
+        full = {"z": [b""] * 32, "p": [b""] * 16, "ffr": b"", "fpsr": 0, "fpcr": 0, **st, "vl": self.vl}
+        a.encode_sve(self._scratch, full)
+        self._quietly("sve_load_state", *self.sve_slot_args(self._scratch))
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
@@ -181,10 +611,12 @@ class Arm64Cpu(Cpu):
 
     def save_fp(self) -> dict[str, Any]:
         """FPSIMD state: V0-V31 (the low 128 bits of Z), FPSR, FPCR."""
+        self.stub_sync()
         return {"v": [self.uc.reg_read(r) for r in _Q], "fpsr": self.uc.reg_read(A.UC_ARM64_REG_FPSR),
                 "fpcr": self.uc.reg_read(A.UC_ARM64_REG_FPCR)}
 
     def load_fp(self, st: dict[str, Any]) -> None:
+        self.stub_sync()
         for r, v in zip(_Q, st["v"]):
             self.uc.reg_write(r, v)
         self.uc.reg_write(A.UC_ARM64_REG_FPSR, st["fpsr"])
@@ -210,7 +642,13 @@ class Arm64Cpu(Cpu):
     def run(self, until: int) -> None:
         if not self._at_el0:
             self.enter_el0()
+        self.stub_sync()            # kernel stubs queued while the CPU was stopped run first
         super().run(until)
+
+    def _deliver(self, trap: Trap) -> None:
+        super()._deliver(trap)
+        if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
+            self._chain_begin()
 
     # ---- traps ---------------------------------------------------------------------------------
     def _hook_mrs(self, uc: Uc, reg: int, cp_reg: Any, _ud: Any) -> bool:
@@ -247,6 +685,9 @@ class Arm64Cpu(Cpu):
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         pc = self.get_pc()
+        if intno == 7 and self._chain is not None and STUB_CODE <= pc < STUB_CODE_END:
+            self._chain_step()          # the brk #0xe4e ending a kernel stub
+            return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             word = self._word(epc) or 0

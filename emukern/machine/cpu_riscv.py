@@ -17,6 +17,7 @@ Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from unicorn import UC_ARCH_RISCV, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_RISCV64, Uc, UcError
@@ -37,6 +38,7 @@ VS_NAMES = {VS_OFF: "Off", VS_INITIAL: "Initial", VS_CLEAN: "Clean", VS_DIRTY: "
 MSTATUS_FS_INITIAL = 1 << 13
 
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
+_SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = [R.UC_RISCV_REG_X0 + i for i in range(32)]
 _FREG = [R.UC_RISCV_REG_F0 + i for i in range(32)]
 
@@ -60,17 +62,18 @@ def counter_csr_read(word: int) -> tuple[int, int] | None:
 
 
 class _XRegs:
-    """The RVV unit's view of the scalar registers."""
+    """The RVV unit's view of the scalar registers (through the CPU's fast register access)."""
 
-    def __init__(self, uc: Uc) -> None:
-        self.uc = uc
+    def __init__(self, cpu: "RiscvCpu") -> None:
+        self._r = cpu._read
+        self._w = cpu._write
 
     def read(self, i: int) -> int:
-        return 0 if i == 0 else self.uc.reg_read(_XREG[i])
+        return self._r(_XREG[i]) if i else 0
 
     def write(self, i: int, value: int) -> None:
         if i:
-            self.uc.reg_write(_XREG[i], value & 0xFFFF_FFFF_FFFF_FFFF)
+            self._w(_XREG[i], value)
 
 
 class _VMem:
@@ -99,13 +102,15 @@ class RiscvCpu(Cpu):
         self.has_v = has_v
         self.vlen = vlen
         self.rvv: Any = None
+        self._is_vector_insn: Any = None
         if has_v:
-            from emukern.machine.rvv import RVVUnit
+            from emukern.machine.rvv import RVVUnit, is_vector_insn
             self.rvv = RVVUnit(vlen=vlen, dlen=dlen)
+            self._is_vector_insn = is_vector_insn
         self.vs = VS_OFF                   # sstatus.VS, owned by the hardware model
         self.vector_insns = 0
         self.vector_cycles = 0
-        self._xregs = _XRegs(uc)
+        self._xregs = _XRegs(self)
         self._vmem = _VMem(self)
         self._hooked_counters: set[int] = set()
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
@@ -163,17 +168,18 @@ class RiscvCpu(Cpu):
             if "x" not in m.perms:
                 continue
             data = m.buf[m.offset: m.offset + m.size]
-            # scan every 2-byte aligned position (RVC makes 32-bit words 2-byte aligned)
-            idx = data.find(b"\x73")
-            while idx != -1:
-                if idx + 4 <= len(data) and idx % 2 == 0:
-                    w = int.from_bytes(data[idx: idx + 4], "little")
-                    if counter_csr_read(w) and counter_csr_read(w)[0] != CSR_TIME:  # time traps anyway
-                        addr = m.start + idx
-                        if addr not in self._hooked_counters:
-                            self._hooked_counters.add(addr)
-                            self.uc.hook_add(UC_HOOK_CODE, self._hook_counter_read, None, addr, addr)
-                idx = data.find(b"\x73", idx + 1)
+            # SYSTEM opcode 0x73 sits in the low 7 bits of the first byte (bit 7 is rd's low bit);
+            # RVC makes 32-bit words 2-byte aligned
+            for hit in _SYSTEM_BYTE.finditer(data):
+                idx = hit.start()
+                if idx % 2 or idx + 4 > len(data):
+                    continue
+                csr_rd = counter_csr_read(int.from_bytes(data[idx: idx + 4], "little"))
+                if csr_rd and csr_rd[0] != CSR_TIME:       # rdtime traps anyway
+                    addr = m.start + idx
+                    if addr not in self._hooked_counters:
+                        self._hooked_counters.add(addr)
+                        self.uc.hook_add(UC_HOOK_CODE, self._hook_counter_read, None, addr, addr)
 
     def _counter_value(self, csr: int) -> int:
         if csr == CSR_CYCLE:
@@ -194,11 +200,17 @@ class RiscvCpu(Cpu):
 
     # ---- traps ---------------------------------------------------------------------------------
     def _fetch(self, pc: int) -> tuple[int, int]:
-        assert self.mm is not None
-        lo = int.from_bytes(self.mm.read(pc, 2, "x"), "little")
-        if lo & 3 != 3:
-            return lo, 2
-        return int.from_bytes(self.mm.read(pc, 4, "x"), "little"), 4
+        mm = self.mm
+        assert mm is not None
+        try:
+            w = int.from_bytes(mm.read(pc, 4, "x"), "little")     # one read on the hot path
+        except MemoryFault:
+            w = int.from_bytes(mm.read(pc, 2, "x"), "little")     # a 16-bit insn ending a mapping
+            if w & 3 == 3:
+                mm.read(pc, 4, "x")                               # raises for the second half
+        if w & 3 != 3:
+            return w & 0xFFFF, 2
+        return w, 4
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
@@ -206,22 +218,25 @@ class RiscvCpu(Cpu):
             self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=0x73,
                                cause=CAUSE_USER_ECALL))
             return
-        # A trap's sepc is the trapping instruction: resume there unless a handler moves the PC
-        # (the first-use trap re-executes the vector instruction; the hook itself sees epc + 4).
-        self.set_pc(epc)
+        # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
+        # PC (the first-use trap re-executes the vector instruction), but the hook sees epc + 4,
+        # so every delivery below sets the PC back first.  Completed instructions set epc + 4.
         if intno == CAUSE_ILLEGAL:
             try:
                 word, size = self._fetch(epc)
             except MemoryFault:
+                self.set_pc(epc)
                 self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index,
                                    cause=CAUSE_FETCH_PAGE_FAULT, tval=epc, addr=epc, access="x"))
                 return
             if self._try_hardware(epc, word, size):
                 return
+            self.set_pc(epc)
             self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word, insn_size=size,
                                cause=CAUSE_ILLEGAL, tval=word))
             return
         # anything else QEMU raises in U-mode (misaligned access, ...) becomes its own trap
+        self.set_pc(epc)
         self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, cause=intno,
                            detail=f"unexpected exception {intno}"))
 
@@ -236,20 +251,21 @@ class RiscvCpu(Cpu):
                 return True
         if self.rvv is None or size != 4:
             return False
-        from emukern.machine.rvv import is_vector_insn
-        if not is_vector_insn(word):
+        if not self._is_vector_insn(word):
             return False
         if self.vs == VS_OFF:
             return False          # the kernel sees an illegal-instruction trap (first use)
         try:
             res = self.rvv.execute(word, self._xregs, self._vmem)  # noqa: the unit reads x regs lazily
         except IllegalInstruction as exc:
+            self.set_pc(epc)
             self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word,
                                cause=CAUSE_ILLEGAL, tval=word, detail=exc.reason))
             return True
         except MemoryFault as exc:
             self.vs = VS_DIRTY    # vstart (and any elements already moved) changed
             cause = CAUSE_STORE_PAGE_FAULT if exc.access == "w" else CAUSE_LOAD_PAGE_FAULT
+            self.set_pc(epc)
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index, insn=word,
                                cause=cause, tval=exc.addr, addr=exc.addr, access=exc.access,
                                detail="vector access"))

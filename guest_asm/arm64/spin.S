@@ -5,6 +5,10 @@
 _start:
     mov x28, sp
     ATOI_ARG 1, 10000000
+.globl spin_loop
+spin_loop:
 1:  subs x0, x0, #1
     b.ne 1b
+.globl spin_loop_end
+spin_loop_end:
     SYSCALL SYS_exit_group

@@ -114,7 +114,7 @@ _start:
     la a1, seven
     li a2, 1
     SYSCALL SYS_write
-    CHECK_EQ 18, -22                # bad value -> -EINVAL
+    CHECK_EQ 18, -22                # not a number -> -EINVAL
     mv a0, s4
     SYSCALL SYS_close
     CHECK_EQ 19, 0
@@ -167,7 +167,7 @@ req_1us: .dword 0, 1000
 path_discard: .asciz "/proc/sys/abi/riscv_v_vstate_discard"
 path_missing: .asciz "/proc/sys/abi/no_such_knob"
 one: .ascii "1"
-seven: .ascii "7"
+seven: .ascii "x"
 done: .ascii "syscalls done\n"
 .data
 .align 3

@@ -104,9 +104,18 @@ class _KernelBuffer:
         self.buf[addr: addr + len(data)] = data
 
 
-def _run(k: "Kernel", cpu: RiscvCpu, words: tuple[int, ...], regs: _StubRegs, mem: Any) -> None:
-    """Execute a kernel vector sequence on the CPU's RVV unit and charge what it cost."""
-    cycles = 0
+# Scalar instructions around each sequence in Linux: riscv_v_enable()/riscv_v_disable() (csr_set /
+# csr_clear of sstatus.VS) and, in save/restore, the three ``add datap, datap, vl`` between the
+# four m8 accesses (the stub here precomputes the addresses in a0-a3 instead).
+SCALAR_SAVE = SCALAR_RESTORE = 2 + 3
+SCALAR_DISCARD = 2
+
+
+def _run(k: "Kernel", cpu: RiscvCpu, words: tuple[int, ...], regs: _StubRegs, mem: Any,
+         scalar: int = 0) -> None:
+    """Execute a kernel vector sequence on the CPU's RVV unit and charge what it cost
+    (each vector word's cycles from the RVV cost model, plus one cycle per scalar instruction)."""
+    cycles = scalar
     for w in words:
         cycles += cpu.rvv.execute(w, regs, mem).cycles
     cpu.charge(cycles)
@@ -130,7 +139,7 @@ def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
     Seed 000 puts the sysctl check here, so with the knob off nothing happens."""
     if not discard_enabled(k):
         return False
-    _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None)
+    _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None, SCALAR_DISCARD)
     return True
 
 
@@ -138,7 +147,7 @@ def __riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
     assert st.datap is not None
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb})
-    _run(k, cpu, SAVE_SEQ, regs, _KernelBuffer(st.datap))
+    _run(k, cpu, SAVE_SEQ, regs, _KernelBuffer(st.datap), SCALAR_SAVE)
     st.vstart, st.vtype, st.vl, st.vcsr = regs.x[5], regs.x[6], regs.x[7], regs.x[28]
     st.stats["saves"] += 1
 
@@ -148,7 +157,7 @@ def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb,
                       5: st.vstart, 6: st.vtype, 7: st.vl, 28: st.vcsr})
-    _run(k, cpu, RESTORE_SEQ, regs, _KernelBuffer(st.datap))
+    _run(k, cpu, RESTORE_SEQ, regs, _KernelBuffer(st.datap), SCALAR_RESTORE)
     st.stats["restores"] += 1
 
 
@@ -327,8 +336,10 @@ def riscv_v_prctl(k: "Kernel", cpu: RiscvCpu, task: "Task", option: int, arg: in
         return -E.EINVAL
     cur = arg & CTRL_CUR_MASK
     if cur == CTRL_OFF:
-        if cpu.vs != VS_OFF:
-            return -E.EPERM         # V already in use: cannot turn it off
+        # riscv_v_vstate_ctrl_set_current: a thread whose current control is not OFF may not
+        # turn V off (whether or not it has executed a vector instruction yet)
+        if (st.ctrl & CTRL_CUR_MASK) != CTRL_OFF:
+            return -E.EPERM
     elif cur == CTRL_DEFAULT:
         cur = st.ctrl & CTRL_CUR_MASK
     elif cur != CTRL_ON:
