@@ -339,8 +339,9 @@ class Condition:
         tok = self._next()
         if tok == "(":
             node = self._parse_or()
-            if self._next() != ")":
+            if self._peek() != ")":
                 raise DebugError(f"missing ')' in condition {self.text!r}")
+            self.pos += 1
             return node
         if tok in _OPS or tok == ")":
             raise DebugError(f"unexpected {tok!r} in condition {self.text!r}")

@@ -123,24 +123,38 @@ def test_stepi_count_matches_counter(debug_script):
     assert "(user 7)" in out.split("(emukern) info cpu\n")[3]
 
 
-def test_condition_breakpoints(debug_script):
+def test_condition_breakpoints_deferred(debug_script):
     rc, out = debug_script(str(DATA / "rv_dirty.S"), [
-        "break when vs=Dirty", "continue", "print vs", "delete", "break when defer_restore-changes",
-        "continue", "break when jiffies>1000", "info breakpoints", "continue"])
+        "break when vs-changes", "continue", "continue", "print vs", "info kernel", "delete",
+        "break when jiffies>1000", "info breakpoints", "continue"])
     assert rc == 0
-    stop = section(out, "continue")
-    assert "Breakpoint 1 (when vs=Dirty (checked after each trap)) is true" in stop
-    assert "vs = Dirty" in section(out, "print vs")
+    first = out.split("(emukern) continue\n")[1]
+    assert "Breakpoint 1 (when vs-changes (checked after each trap)) is true" in first
+    assert "riscv_v_first_use_handler" in first and "vs: Off -> Clean" in first
     second = out.split("(emukern) continue\n")[2]
-    assert "when defer_restore-changes" in second and "getpid" in second
-    assert "deferred discard" in out or "defer_restore: clear -> set" in second
+    assert "handler   getpid" in second and "vs: Dirty -> Initial" in second
+    assert "vs = Initial" in section(out, "print vs")
+    assert "last vector decision: VS=Initial: discard" in section(out, "info kernel")
+    assert "when jiffies>1000" in section(out, "info breakpoints")
     assert "program exited with status 0" in out
+
+
+def test_condition_breakpoints_eager(debug_script):
+    rc, out = debug_script(str(DATA / "rv_dirty.S"), [
+        "break when vs=Dirty and syscall=getpid", "continue", "info kernel", "continue", "continue"],
+        "--policy", "riscv-discard=eager", "--sysctl", "abi.riscv_v_vstate_discard=1")
+    assert rc == 0
+    first = out.split("(emukern) continue\n")[1]
+    assert "is true" in first and "handler   getpid" in first and "vs=Dirty" in first
+    assert "eager discard: registers clobbered, VS=Dirty" in section(out, "info kernel")
+    assert "is true" in out.split("(emukern) continue\n")[2]
+    assert "program exited with status 0" in out.split("(emukern) continue\n")[3]
 
 
 def test_bad_commands_no_traceback(debug_script):
     rc, out = debug_script(RV, ["frobnicate", "stepi x", "break trap bogus", "break when nosuchvar=1",
                                 "break when (vs=Dirty", "x/8qz 0", "x/4xw 0x10", "info nosuch",
-                                "set reg nosuch 1", "sysctl nosuch.key", "sysctl abi.riscv_v_vstate_discard 7",
+                                "set reg nosuch 1", "sysctl nosuch.key", "sysctl abi.riscv_v_vstate_discard abc",
                                 "policy nosuch x", "finish", "delete 99", "until nowhere", "info zregs",
                                 "help"])
     assert rc == 1
@@ -155,7 +169,7 @@ def test_bad_commands_no_traceback(debug_script):
     assert "error: no view 'nosuch'" in out
     assert "error: no register 'nosuch'" in out
     assert "error: unknown sysctl 'nosuch.key'" in out
-    assert "error: invalid value '7'" in out
+    assert "error: invalid value 'abc'" in out
     assert "error: unknown policy 'nosuch'" in out
     assert "error: not stopped in a kernel handler" in out
     assert "error: no breakpoint number 99" in out

@@ -1,10 +1,27 @@
-"""arm64 FPSIMD/SVE state — arch/arm64/kernel/fpsimd.c.
+"""arm64 FPSIMD/SVE state — arch/arm64/kernel/fpsimd.c and the SVE part of entry-common.c.
 
-(First version: eager FPSIMD switching, SVE enabled on first use; the seed-004 policies come next.)
+Lazy FP state as in Linux: a task's registers stay live on a CPU until another task's are loaded
+there; ``fpsimd_last_state`` (per CPU) and ``thread.fpsimd_cpu`` say whose state is live, and
+TIF_FOREIGN_FPSTATE makes the return to user reload it (``fpsimd_restore_current_state``).
+State buffers are slots of the machine's :class:`SveStateArea` (Linux's ``sve_state`` and
+``uw.fpsimd_state``); every save, load and flush runs the kernel's real instruction sequence on
+the CPU as a stub (``cpu.queue_stub``), so its cost is counted instruction by instruction.
+
+Seed 004 (``kernel.policy("arm64-sve")``):
+
+* ``legacy``: a task's first SVE instruction traps (``do_sve_acc``), TIF_SVE is set; every syscall
+  with TIF_SVE runs ``sve_flush_live``; loading FPSIMD-only state (``fp_type`` FPSIMD: the task was
+  switched out inside a syscall, where only the FPSIMD subset is saved) clears TIF_SVE.
+* ``p1``: ``do_sve_acc`` records ``sve_timeout = jiffies + HZ``; an FPSIMD-only load keeps TIF_SVE
+  (and only flushes P/FFR with ``sve_flush_p``) until the timeout has passed; VL is set whenever
+  TIF_SVE is set.
+* ``p1+p2``: also ``fpsimd_syscall_enter`` clears TIF_SVE and traps EL0 SVE again instead of
+  flushing once the timeout has passed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
@@ -15,73 +32,403 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_arm64 import Arm64Cpu
 
+FP_STATE_CURRENT, FP_STATE_FPSIMD, FP_STATE_SVE = "current", "fpsimd", "sve"
+
+PR_SVE_SET_VL = 50
+PR_SVE_GET_VL = 51
+PR_SVE_VL_LEN_MASK = 0xFFFF
+PR_SVE_VL_INHERIT = 1 << 17
+PR_SVE_SET_VL_ONEXEC = 1 << 18
+SVE_VL_MAX_BYTES = 16 * 512          # architectural SVE_VL_MAX (sve_vl_valid)
+VL_ARCH_MAX_BYTES = 256              # VL-agnostic code limit (2048 bits)
+
+POLICY = "arm64-sve"
+
+
+@dataclass
+class FpsimdLastState:
+    """Per-CPU ``fpsimd_last_state``: whose user FP state is live in this CPU's registers."""
+    task: "Task | None" = None
+    sve_vl: int = 0
+    to_save: str = FP_STATE_CURRENT
+
+    @property
+    def tid(self) -> int | None:
+        return self.task.tid if self.task is not None else None
+
+    def __str__(self) -> str:
+        return f"task {self.tid} (VL {self.sve_vl}, to_save {self.to_save})"
+
 
 @dataclass
 class Arm64Thread:
-    fpsimd: dict[str, Any] | None = None
+    """The FP/SVE part of Linux's ``thread_struct`` plus the thread flags it uses."""
+    state: int = 0                    # slot address in the machine's SveStateArea (0: none)
+    fp_type: str = FP_STATE_FPSIMD    # which form the saved state in memory has
+    sve_state_vl: int = 0             # VL of the SVE form in memory
     tif_sve: bool = False
-    vl: int = 256
-    vl_onexec: int = 0
+    tif_foreign_fpstate: bool = True
+    tif_sve_vl_inherit: bool = False
+    fpsimd_cpu: int = -1              # NR_CPUS: bound to no CPU
+    in_syscall: bool = False          # in_syscall(pt_regs): the last kernel entry was an svc
+    sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
+    vl: int = 256                     # task SVE VL in bits
+    vl_onexec: int = 0                # VL for the next exec (bits), 0: the default
+    # instrumentation (what the seed's author counted, and what the benchmark reports)
+    stats: Counter = field(default_factory=Counter)
+    dropped_at_load: bool = False     # TIF_SVE was dropped by an FPSIMD-only load since the last trap
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def _pol(k: "Kernel") -> str:
+    return k.policy(POLICY)
+
+
+def _jiffies(k: "Kernel", cpu: "Arm64Cpu") -> int:
+    return k.clock.jiffies(cpu.now)
+
+
+def _last(cpu: "Arm64Cpu") -> FpsimdLastState:
+    return cpu.fpsimd_last_state  # type: ignore[attr-defined,no-any-return]
+
+
+def _count(k: "Kernel", th: Arm64Thread, key: str, n: int = 1) -> None:
+    th.stats[key] += n
+    k.sve_stats[key] += n  # type: ignore[attr-defined]
 
 
 def setup(k: "Kernel") -> None:
-    pass
+    from emukern.machine.cpu_arm64 import SveStateArea
+    area = SveStateArea(slots=k.config.max_tasks + len(k.cpus) + 64, max_vl=max(k.config.sve_vls))
+    k.sve_area = area  # type: ignore[attr-defined]
+    k.sve_stats = Counter()  # type: ignore[attr-defined]
+    for cpu in k.cpus:
+        cpu.attach_state_area(area)  # type: ignore[attr-defined]
+        cpu.fpsimd_last_state = FpsimdLastState()  # type: ignore[attr-defined]
+    k.fpsimd_last_state = [c.fpsimd_last_state for c in k.cpus]  # type: ignore[attr-defined]
 
 
+def supported_vls(k: "Kernel") -> list[int]:
+    return sorted(set(k.config.sve_vls))
+
+
+def find_supported_vector_length(k: "Kernel", vl_bytes: int) -> int:
+    """Round down to a supported VL (clamped to the machine's range), in bytes."""
+    vls = [v // 8 for v in supported_vls(k)]
+    vl = min(max(vl_bytes, vls[0]), vls[-1])
+    return max(v for v in vls if v <= vl)
+
+
+def sve_vl_valid(vl_bytes: int) -> bool:
+    return vl_bytes % 16 == 0 and 16 <= vl_bytes <= SVE_VL_MAX_BYTES
+
+
+def sve_user_enable(k: "Kernel", cpu: "Arm64Cpu") -> None:
+    if cpu.set_sve_el0(True):
+        cpu.charge(k.cost.sve_sysreg)
+
+
+def sve_user_disable(k: "Kernel", cpu: "Arm64Cpu") -> None:
+    if cpu.set_sve_el0(False):
+        cpu.charge(k.cost.sve_sysreg)
+
+
+def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
+    if cpu.set_vl(vl):
+        cpu.charge(k.cost.sve_sysreg)
+
+
+def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int) -> None:
+    """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
+    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")
+    _count(k, th, "flush_live")
+
+
+def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
+    cpu.queue_stub("sve_flush_p")
+    _count(k, th, "flush_p")
+
+
+# ---- memory-side conversions (Python on the buffers, like the C loops in fpsimd.c) ----------
+def _area(k: "Kernel") -> Any:
+    return k.sve_area  # type: ignore[attr-defined]
+
+
+def fpsimd_to_sve(k: "Kernel", th: Arm64Thread) -> None:
+    """Copy V0-V31 into the low 128 bits of the in-memory Z registers at the task's VL."""
+    a = _area(k)
+    raw = a.read(th.state + a.fp_off, 512)
+    for i in range(32):
+        a.write(th.state + i * th.vl // 8, raw[16 * i:16 * i + 16])
+    th.sve_state_vl = th.vl
+
+
+def sve_to_fpsimd(k: "Kernel", th: Arm64Thread) -> None:
+    a = _area(k)
+    vl = th.sve_state_vl or th.vl
+    a.write(th.state + a.fp_off, b"".join(a.zreg(th.state, vl, i)[:16] for i in range(32)))
+
+
+def sve_alloc(k: "Kernel", th: Arm64Thread) -> None:
+    """Zero the SVE part of the task's buffer (the kzalloc/memset in sve_alloc)."""
+    a = _area(k)
+    a.zero(th.state, a.fp_off)
+
+
+# ---- task lifetime ------------------------------------------------------------------------------
 def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> Arm64Thread:
+    if exec_ and isinstance(task.thread, Arm64Thread):
+        return task.thread            # execve keeps the thread; fpsimd_flush_thread resets it
     th = Arm64Thread(vl=k.config.sve_vl)
-    if parent is not None and parent.thread is not None:
-        th.vl = parent.thread.vl
-        th.fpsimd = parent.thread.fpsimd
+    th.state = _area(k).alloc()
+    if parent is not None and isinstance(parent.thread, Arm64Thread):
+        pt = parent.thread
+        # arch_dup_task_struct: fpsimd_preserve_current_state(), then copy the FPSIMD state; the
+        # child starts without TIF_SVE and with fp_type FPSIMD
+        pcpu = k.cpus[parent.cpu]
+        if k.percpu[parent.cpu].curr is parent:
+            fpsimd_save_user_state(k, pcpu, parent)       # type: ignore[arg-type]
+            pcpu.stub_sync()
+        if pt.fp_type == FP_STATE_SVE:
+            sve_to_fpsimd(k, pt)
+        a = _area(k)
+        a.write(th.state + a.fp_off, a.read(pt.state + a.fp_off, 528))
+        th.vl, th.vl_onexec = pt.vl, pt.vl_onexec
+        th.tif_sve_vl_inherit = pt.tif_sve_vl_inherit
+        th.sve_timeout = pt.sve_timeout
     return th
 
 
+def fpsimd_flush_task_state(th: Arm64Thread) -> None:
+    th.fpsimd_cpu = -1
+    th.tif_foreign_fpstate = True
+
+
 def fpsimd_flush_thread(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    cpu.reset_fp()
-    task.thread.tif_sve = False
-    cpu.set_sve_el0(False)
+    """execve: zero the FP state, drop TIF_SVE, VL from the on-exec VL or the default."""
+    th: Arm64Thread = task.thread
+    fpsimd_flush_task_state(th)
+    a = _area(k)
+    a.zero(th.state, a.slot_size)
+    th.fp_type = FP_STATE_FPSIMD
+    th.tif_sve = False
+    vl = th.vl_onexec or k.config.sve_vl
+    th.vl = find_supported_vector_length(k, vl // 8) * 8
+    if not th.tif_sve_vl_inherit:
+        th.vl_onexec = 0
 
 
 def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    pass
+    th = task.thread
+    if not isinstance(th, Arm64Thread) or not th.state:
+        return
+    cpu.stub_sync()                   # nothing queued may still point at the slot
+    for c in k.cpus:
+        last = _last(c)               # type: ignore[arg-type]
+        if last.task is task:
+            last.task = None
+    _area(k).release(th.state)
+    th.state = 0
 
 
+# ---- binding, saving, loading -------------------------------------------------------------------
+def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    th: Arm64Thread = task.thread
+    last = _last(cpu)
+    last.task, last.sve_vl, last.to_save = task, th.vl, FP_STATE_CURRENT
+    th.fpsimd_cpu = cpu.index
+    if k.config.has_sve:
+        if th.tif_sve:
+            sve_user_enable(k, cpu)
+        else:
+            sve_user_disable(k, cpu)
+
+
+def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    """Save the live user state of ``task`` (current) to its buffer, SVE or FPSIMD form."""
+    th: Arm64Thread = task.thread
+    last = _last(cpu)
+    if th.tif_foreign_fpstate or last.task is not task:
+        return
+    # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry
+    save_sve = ((last.to_save == FP_STATE_CURRENT and th.tif_sve and not th.in_syscall)
+                or last.to_save == FP_STATE_SVE)
+    if save_sve:
+        if cpu.vl != last.sve_vl:
+            raise AssertionError(f"fpsimd_save: CPU VL {cpu.vl} != bound VL {last.sve_vl}")
+        cpu.queue_stub("sve_save_state", *cpu.sve_slot_args(th.state))
+        th.fp_type, th.sve_state_vl = FP_STATE_SVE, last.sve_vl
+        _count(k, th, "save_sve")
+    else:
+        cpu.queue_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(th.state))
+        th.fp_type = FP_STATE_FPSIMD
+        _count(k, th, "save_fpsimd")
+
+
+def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    th: Arm64Thread = task.thread
+    pol = _pol(k)
+    sve = k.config.has_sve
+    restore_sve = False
+    if sve:
+        if th.fp_type == FP_STATE_FPSIMD:
+            if pol == "legacy" and th.tif_sve:
+                # Stop tracking SVE for this task until next use.
+                th.tif_sve = False
+                th.dropped_at_load = True
+                _count(k, th, "drop_tif_sve_load")
+        else:
+            th.tif_sve = True
+            if pol == "legacy":
+                sve_set_vq(k, cpu, th.vl)
+            restore_sve = True
+    if sve and pol != "legacy" and th.tif_sve:
+        sve_set_vq(k, cpu, th.vl)     # p1: TIF_SVE may stay set with FPSIMD-only state
+    if restore_sve:
+        cpu.queue_stub("sve_load_state", *cpu.sve_slot_args(th.state))
+        _count(k, th, "load_sve")
+        return
+    tif_sve_before = th.tif_sve or th.dropped_at_load and pol == "legacy"
+    cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
+    _count(k, th, "load_fpsimd")
+    if sve and tif_sve_before:
+        _count(k, th, "load_fpsimd_tif_sve")       # the loads the seed's author counted
+    if sve and pol != "legacy" and th.tif_sve:
+        if _jiffies(k, cpu) > th.sve_timeout:
+            th.tif_sve = False
+            th.dropped_at_load = True
+            sve_user_disable(k, cpu)
+            _count(k, th, "drop_tif_sve_load")
+        else:
+            # loading V zeroed the rest of Z; SVE stays enabled, VL was set above
+            sve_flush_p(k, cpu, th)
+
+
+def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    th: Arm64Thread = task.thread
+    cpu.charge(k.cost.tif_check)
+    if th.tif_foreign_fpstate:
+        th.tif_foreign_fpstate = False
+        task_fpsimd_load(k, cpu, task)
+        fpsimd_bind_task_to_cpu(k, cpu, task)
+
+
+# ---- kernel hook points ----------------------------------------------------------------------
 def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    pass
+    th: Arm64Thread = task.thread
+    th.in_syscall = True
+    if not k.config.has_sve:
+        return
+    if th.tif_sve:
+        if _pol(k) == "p1+p2":
+            cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
+            if _jiffies(k, cpu) > th.sve_timeout:
+                # tasks that don't block in a syscall also get a chance to drop TIF_SVE
+                th.tif_sve = False
+                sve_user_disable(k, cpu)
+                _count(k, th, "drop_tif_sve_syscall")
+            else:
+                sve_flush_live(k, cpu, th, th.vl)
+        else:
+            sve_flush_live(k, cpu, th, th.vl)
+    # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
+    _last(cpu).to_save = FP_STATE_FPSIMD
+
+
+def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    _last(cpu).to_save = FP_STATE_CURRENT
+    task.thread.in_syscall = False
 
 
 def fpsimd_exit_to_user(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    pass
+    fpsimd_restore_current_state(k, cpu, task)
+    fpsimd_syscall_exit(k, cpu, task)
 
 
 def fpsimd_thread_switch_out(k: "Kernel", cpu: "Arm64Cpu", prev: "Task") -> None:
     if prev.alive:
-        prev.thread.fpsimd = cpu.save_fp()
-        cpu.charge(k.cost.fp_save)
+        fpsimd_save_user_state(k, cpu, prev)
 
 
 def fpsimd_thread_switch_in(k: "Kernel", cpu: "Arm64Cpu", nxt: "Task") -> None:
-    if nxt.thread.fpsimd is not None:
-        cpu.load_fp(nxt.thread.fpsimd)
-    else:
-        cpu.reset_fp()
-    cpu.charge(k.cost.fp_restore)
-    cpu.set_sve_el0(nxt.thread.tif_sve)
-    if nxt.thread.tif_sve:
-        cpu.set_vl(nxt.thread.vl)
+    """fpsimd_thread_switch, second half: is next's state still live here?"""
+    th: Arm64Thread = nxt.thread
+    wrong_task = _last(cpu).task is not nxt
+    wrong_cpu = th.fpsimd_cpu != cpu.index
+    th.tif_foreign_fpstate = wrong_task or wrong_cpu
 
 
 def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
+    """EC 0x19: the task's SVE instruction trapped; enable SVE and re-execute it."""
     trap.handler = "do_sve_acc"
     if not k.config.has_sve:
         k.force_sig(cpu, task, E.SIGILL, trap, "SVE not supported")
         return
+    th: Arm64Thread = task.thread
     cpu.charge(k.cost.sve_access_trap)
-    task.thread.tif_sve = True
-    cpu.set_vl(task.thread.vl)
-    cpu.set_sve_el0(True)
-    trap.decision = "TIF_SVE set, EL0 SVE enabled; the instruction re-executes"
+    sve_alloc(k, th)
+    _count(k, th, "sve_trap")
+    if th.dropped_at_load:
+        _count(k, th, "retrap_after_load")
+        th.dropped_at_load = False
+    if _pol(k) != "legacy":
+        th.sve_timeout = _jiffies(k, cpu) + k.config.hz
+    if th.tif_sve:
+        trap.detail = "WARN: SVE access trapped with TIF_SVE set"
+    th.tif_sve = True
+    if not th.tif_foreign_fpstate:
+        sve_set_vq(k, cpu, th.vl)
+        sve_flush_live(k, cpu, th, th.vl)
+        fpsimd_bind_task_to_cpu(k, cpu, task)
+    else:
+        fpsimd_to_sve(k, th)
+        th.fp_type = FP_STATE_SVE
+        fpsimd_flush_task_state(th)
+    trap.decision = (f"TIF_SVE set, VL {th.vl}, EL0 SVE enabled"
+                     + (f", sve_timeout={th.sve_timeout}" if _pol(k) != "legacy" else "")
+                     + "; the instruction re-executes")
+
+
+# ---- prctl -------------------------------------------------------------------------------------
+def vec_prctl_status(task: "Task", flags: int) -> int:
+    th: Arm64Thread = task.thread
+    ret = (th.vl_onexec if flags & PR_SVE_SET_VL_ONEXEC else th.vl) // 8
+    if th.tif_sve_vl_inherit:
+        ret |= PR_SVE_VL_INHERIT
+    return ret
+
+
+def vec_set_vector_length(k: "Kernel", cpu: "Arm64Cpu", task: "Task", vl: int, flags: int) -> int:
+    th: Arm64Thread = task.thread
+    if flags & ~(PR_SVE_VL_INHERIT | PR_SVE_SET_VL_ONEXEC):
+        return -E.EINVAL
+    if not sve_vl_valid(vl):
+        return -E.EINVAL
+    vl = find_supported_vector_length(k, min(vl, VL_ARCH_MAX_BYTES))
+    th.vl_onexec = vl * 8 if flags & (PR_SVE_VL_INHERIT | PR_SVE_SET_VL_ONEXEC) else 0
+    if not flags & PR_SVE_SET_VL_ONEXEC and vl * 8 != th.vl:
+        # keep the FPSIMD bits: save live state, convert to a plain FPSIMD thread
+        fpsimd_save_user_state(k, cpu, task)
+        fpsimd_flush_task_state(th)
+        th.tif_sve = False
+        if th.fp_type == FP_STATE_SVE:
+            cpu.stub_sync()
+            sve_to_fpsimd(k, th)
+            th.fp_type = FP_STATE_FPSIMD
+        sve_alloc(k, th)
+        th.vl = vl * 8
+    th.tif_sve_vl_inherit = bool(flags & PR_SVE_VL_INHERIT)
+    return 0
 
 
 def sve_prctl(k: "Kernel", cpu: "Arm64Cpu", task: "Task", option: int, arg: int) -> int | None:
-    return None
+    if option not in (PR_SVE_SET_VL, PR_SVE_GET_VL):
+        return None
+    if not k.config.has_sve:
+        return -E.EINVAL
+    if option == PR_SVE_GET_VL:
+        return vec_prctl_status(task, 0)
+    vl = arg & PR_SVE_VL_LEN_MASK
+    flags = arg & ~vl
+    ret = vec_set_vector_length(k, cpu, task, vl, flags)
+    return ret if ret else vec_prctl_status(task, flags)
