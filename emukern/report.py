@@ -17,13 +17,12 @@ def stderr_console() -> Console:
 def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, console: Console | None = None) -> None:
     con = console or stderr_console()
     if trace == "traps" and kernel is not None:
-        t = Table(title="traps", show_lines=False)
-        for col in ("#", "cpu", "tid", "kind", "pc", "syndrome", "handler", "decision", "cycles"):
-            t.add_column(col)
         for rec in kernel.trap_log:
-            t.add_row(str(rec.seq), str(rec.cpu), str(rec.tid), rec.kind, f"{rec.pc:#x}", rec.syndrome,
-                      rec.handler, rec.decision, str(rec.cycles))
-        con.print(t)
+            con.print(f"[dim]#{rec.seq:<6}[/] cpu{rec.cpu} tid{rec.tid} t={rec.time:<10} {rec.kind:<10} "
+                      f"pc={rec.pc:#x} {rec.syndrome}  [bold]{rec.handler}[/]: {rec.decision} "
+                      f"[dim]({rec.cycles} cycles)[/]", markup=True)
+        if len(kernel.trap_log) == kernel.trap_log.maxlen:
+            con.print(f"[dim](only the last {kernel.trap_log.maxlen} traps are kept)[/]")
     if r.fault:
         f = r.fault
         where = f" at pc {f['pc']:#x}: {f.get('disasm', '?')}" if "pc" in f else ""
@@ -51,12 +50,38 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
     if r.locks:
         t.add_row("locks", "; ".join(f"{lk['lock']}: {lk['acquisitions']} acq, {lk['contended']} contended, "
                                      f"{lk['spin_cycles']:,} spin cycles" for lk in r.locks))
+    con.print(t)
+    if len(r.tasks) > 1 or len(r.cpus) > 1:
+        _print_accounting(r, con)
+    t = Table(show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
     t.add_row("machine", ", ".join(f"{k}={v}" for k, v in r.config.items()))
     if r.policies:
         t.add_row("policies", ", ".join(f"{k}={v}" for k, v in r.policies.items()))
     if r.sysctls:
         t.add_row("sysctls", ", ".join(f"{k}={v}" for k, v in r.sysctls.items()))
     con.print(t)
+
+
+def _print_accounting(r: Any, con: Console) -> None:
+    t = Table(title="per task", box=None)
+    for c in ("tid", "pid", "comm", "cpu", "user cycles", "system cycles", "vol. switches", "invol.", "syscalls", "state"):
+        t.add_column(c, justify="right")
+    for x in r.tasks[:32]:
+        t.add_row(str(x["tid"]), str(x["pid"]), x["comm"], str(x["cpu"]), f"{x['utime']:,}", f"{x['stime']:,}",
+                  str(x["nvcsw"]), str(x["nivcsw"]), str(x["syscalls"]), x["state"])
+    if len(r.tasks) > 32:
+        t.add_row("…", f"{len(r.tasks) - 32} more", "", "", "", "", "", "", "", "")
+    con.print(t)
+    if len(r.cpus) > 1:
+        t = Table(title="per CPU", box=None)
+        for c in ("cpu", "cycles", "user insns", "system cycles", "idle cycles", "switches", "ticks"):
+            t.add_column(c, justify="right")
+        for c in r.cpus[:64]:
+            t.add_row(str(c["cpu"]), f"{c['cycles']:,}", f"{c['user_insns']:,}", f"{c['sys_cycles']:,}",
+                      f"{c['idle_cycles']:,}", str(c["switches"]), str(c["ticks"]))
+        con.print(t)
 
 
 def print_info(what: str) -> None:

@@ -507,6 +507,8 @@ class Kernel(SyscallsMixin):
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
             self.arch.set_syscall_return(cpu, ret)
             trap.ret = ret
+        elif not task.alive:
+            trap.decision = trap.decision or (f"task exited (wait status {task.exit_code:#x})")
 
     def expand_stack(self, task: Task, addr: int) -> bool:
         """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""

@@ -479,7 +479,11 @@ class Arm64Cpu(Cpu):
                 entry, n = STUBS[op.name]
                 self._stub_prepare(op)
                 before = self.counter.count
+                # Unicorn bakes the "until" stop into translated blocks: drop the stub's cached
+                # blocks so this run stops before the brk and a later PC-redirect run does not
+                self.uc.ctl_remove_cache(entry, entry + 4 * n)
                 self.uc.emu_start(entry, entry + 4 * (n - 1))     # stops before the final brk ...
+                self.uc.ctl_remove_cache(entry, entry + 4 * n)
                 self.counter.count += 1                          # ... which stands for the ret
                 self._stub_queue.pop(0)
                 self._stub_account(op, before)

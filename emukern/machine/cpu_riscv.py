@@ -111,6 +111,7 @@ class RiscvCpu(Cpu):
         self.vector_insns = 0
         self.vector_cycles = 0
         self._xregs = _XRegs(self)
+        self._fetch_map: tuple[Any, ...] | None = None
         self._vmem = _VMem(self)
         self._hooked_counters: set[int] = set()
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
@@ -202,8 +203,18 @@ class RiscvCpu(Cpu):
     def _fetch(self, pc: int) -> tuple[int, int]:
         mm = self.mm
         assert mm is not None
+        # hot path (a vector instruction per trap): the last executable mapping fetched from,
+        # valid while the mm's layout/permissions (its version) are unchanged
+        c = self._fetch_map
+        if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= pc <= c[3]:
+            o = pc - c[4]
+            w = int.from_bytes(c[5][o:o + 4], "little")
+            return (w, 4) if w & 3 == 3 else (w & 0xFFFF, 2)
+        m = mm.find(pc)
+        if m is not None and "x" in m.perms and m.size >= 4:
+            self._fetch_map = (mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf)
         try:
-            w = int.from_bytes(mm.read(pc, 4, "x"), "little")     # one read on the hot path
+            w = int.from_bytes(mm.read(pc, 4, "x"), "little")
         except MemoryFault:
             w = int.from_bytes(mm.read(pc, 2, "x"), "little")     # a 16-bit insn ending a mapping
             if w & 3 == 3:

@@ -171,3 +171,24 @@ def test_random_instruction_words_never_crash_the_host():
         r = m.run()
         assert r.stop_reason in ("exited", "killed", "budget", "deadlock")
     check()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_cost_override_moves_cycles_exactly(run_guest, guest_asm, arch):
+    base, _ = run_guest(prog(guest_asm, arch, "syscall_loop"), argv=["100"])
+    more, _ = run_guest(prog(guest_asm, arch, "syscall_loop"), argv=["100"],
+                        costs={"exception_entry": 60 + 7})
+    traps = sum(base.traps.values())
+    assert more.cycles - base.cycles == 7 * traps
+    assert more.user_insns == base.user_insns
+
+
+def test_syndromes(run_guest):
+    r, m = run_guest(".globl _start\n_start:\n    svc #0x42\n    .inst 0\n", arch="arm64")
+    syscall, undef = m.trap_log[0], m.trap_log[1]
+    assert syscall.trap.ec == 0x15 and syscall.trap.iss == 0x42
+    assert undef.trap.ec == 0x00 and undef.trap.esr >> 25 & 1     # IL: 32-bit instruction
+    r, m = run_guest(".globl _start\n_start:\n    li a7, 500\n    ecall\n    .4byte 0xffffffff\n", arch="riscv64")
+    ecall, ill = m.trap_log[0], m.trap_log[1]
+    assert ecall.trap.cause == 8 and ill.trap.cause == 2 and ill.trap.tval == 0xFFFFFFFF
+    assert r.unknown_syscalls == {500: 1}

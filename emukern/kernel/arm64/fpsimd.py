@@ -138,10 +138,10 @@ def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
         cpu.charge(k.cost.sve_sysreg)
 
 
-def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int) -> None:
+def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int, why: str) -> None:
     """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
     cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")
-    _count(k, th, "flush_live")
+    _count(k, th, f"flush_{why}")
 
 
 def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
@@ -269,6 +269,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
     pol = _pol(k)
     sve = k.config.has_sve
+    had_tif_sve = th.tif_sve
     restore_sve = False
     if sve:
         if th.fp_type == FP_STATE_FPSIMD:
@@ -288,10 +289,9 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
         cpu.queue_stub("sve_load_state", *cpu.sve_slot_args(th.state))
         _count(k, th, "load_sve")
         return
-    tif_sve_before = th.tif_sve or th.dropped_at_load and pol == "legacy"
     cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
     _count(k, th, "load_fpsimd")
-    if sve and tif_sve_before:
+    if sve and had_tif_sve:
         _count(k, th, "load_fpsimd_tif_sve")       # the loads the seed's author counted
     if sve and pol != "legacy" and th.tif_sve:
         if _jiffies(k, cpu) > th.sve_timeout:
@@ -328,9 +328,9 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
                 sve_user_disable(k, cpu)
                 _count(k, th, "drop_tif_sve_syscall")
             else:
-                sve_flush_live(k, cpu, th, th.vl)
+                sve_flush_live(k, cpu, th, th.vl, "syscall")
         else:
-            sve_flush_live(k, cpu, th, th.vl)
+            sve_flush_live(k, cpu, th, th.vl, "syscall")
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     _last(cpu).to_save = FP_STATE_FPSIMD
 
@@ -378,7 +378,7 @@ def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     th.tif_sve = True
     if not th.tif_foreign_fpstate:
         sve_set_vq(k, cpu, th.vl)
-        sve_flush_live(k, cpu, th, th.vl)
+        sve_flush_live(k, cpu, th, th.vl, "trap")
         fpsimd_bind_task_to_cpu(k, cpu, task)
     else:
         fpsimd_to_sve(k, th)

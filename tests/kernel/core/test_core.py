@@ -182,3 +182,41 @@ def test_accounting_user_and_system(run_guest, guest_asm, arch):
     assert t["utime"] == r.user_insns               # IPC 1: one cycle per user instruction
     assert t["stime"] > 1000 * 100                  # every getppid costs entry+dispatch+exit
     assert r.cpus[0]["user_insns"] == r.user_insns
+
+
+RV_EXIT_GROUP = """
+.include "syscalls.inc"
+.globl _start
+_start:
+    li a0, CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD
+    la a1, stack_top
+    li a2, 0
+    li a3, 0
+    li a4, 0
+    li a7, SYS_clone
+    ecall
+    beqz a0, spin_forever
+    li a0, 1000000           # let the thread run for a while (nanosleep 1 ms)
+    la a0, req
+    li a1, 0
+    li a7, SYS_nanosleep
+    ecall
+    li a0, 3
+    li a7, SYS_exit_group    # must take the spinning thread with it
+    ecall
+spin_forever:
+    j spin_forever
+.data
+req: .dword 0, 1000000
+.bss
+.align 4
+stack: .space 4096
+stack_top:
+"""
+
+
+def test_exit_group_kills_every_thread(run_guest):
+    r, _ = run_guest(RV_EXIT_GROUP, arch="riscv64", hz=1000)
+    assert r.exit_status == 3 and r.stop_reason == "exited"
+    assert all(t["state"] == "dead" for t in r.tasks)
+    assert r.tasks[1]["utime"] > 100_000          # the thread really ran (during the sleep)
