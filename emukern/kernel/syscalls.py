@@ -279,10 +279,14 @@ class SyscallsMixin:
         if flags & MAP_FIXED:
             if addr % PAGE:
                 return -E.EINVAL
+            if addr + size > self.arch.STACK_TOP:
+                return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
             task.mm.unmap(addr, size)
             start = addr
         else:
             start = task.mm.find_free(size)
+            if start < PAGE:
+                return -E.ENOMEM
         task.mm.map(start, size, prot_str(prot), "[anon]")
         return start
 

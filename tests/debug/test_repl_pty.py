@@ -74,7 +74,7 @@ def test_pty_arm64_traps_and_completion():
         assert "TIF_SVE set" in out
         out = command(child, "continue")
         assert "program exited with status 0" in out
-        child.sendeof()
+        child.sendcontrol("d")          # Ctrl-D on an empty line leaves
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)

@@ -192,3 +192,11 @@ def test_syndromes(run_guest):
     ecall, ill = m.trap_log[0], m.trap_log[1]
     assert ecall.trap.cause == 8 and ill.trap.cause == 2 and ill.trap.tval == 0xFFFFFFFF
     assert r.unknown_syscalls == {500: 1}
+
+
+def test_map_fixed_over_machine_pages_is_enomem(run_guest):
+    src = (".globl _start\n_start:\n    ldr x0, =0x3fffff0000\n    mov x1, #4096\n    mov x2, #7\n"
+           "    mov x3, #0x32\n    mov x4, #-1\n    mov x5, #0\n    mov x8, #222\n    svc #0\n"
+           "    neg x0, x0\n    mov x8, #94\n    svc #0\n")
+    r, _ = run_guest(src, arch="arm64")
+    assert r.exit_status == 12          # ENOMEM, and the host survived

@@ -132,3 +132,35 @@ def test_rvv_unit_bench_quick() -> None:
         assert mc["qemu_status"] == 0 and mc["stdout_match"] is True and mc["ratio"] > 0
     assert isinstance(res["unit_meets_target"], bool)
     assert isinstance(res["trap_path_meets_target"], bool)
+
+
+@pytest.mark.parametrize("vlen", VLENS)
+def test_first_vector_instruction_reexecutes_after_first_use_trap(vlen: int, run_guest) -> None:
+    """The kernel's first-use trap turns V on and the *same* instruction runs again (it used to
+    be skipped: the INTR hook sees epc + 4 and nothing moved the PC back)."""
+    r, m = run_guest("""
+        .globl _start
+        _start: vsetvli a0, zero, e8, m1, ta, ma
+                vmv.v.i v1, 5
+                vmv.x.s a1, v1
+                add a0, a0, a1
+                li a7, 94
+                ecall""", arch="riscv64", vlen=vlen)
+    assert r.exit_status == (vlen // 8 + 5) & 0xFF
+    assert m.cpu(0).vector_insns == 3
+    illegal = [t for t in m.trap_log if t.kind == "illegal"]
+    assert len(illegal) == 1 and illegal[0].pc == m.symbol("_start")
+
+
+def test_illegal_vector_instruction_traps_at_its_own_pc(run_guest) -> None:
+    """A vector word the unit rejects reaches the kernel with sepc = that instruction."""
+    r, m = run_guest("""
+        .globl _start
+        _start: vsetvli a0, zero, e8, m1, ta, ma
+        bad:    vadd.vv v1, v2, v3, v0.t
+                .4byte 0x00218057               # vadd.vv v0, v2, v3, v0.t: reserved
+                li a7, 94
+                ecall""", arch="riscv64")
+    assert r.signal == 4                                  # SIGILL
+    last = [t for t in m.trap_log if t.kind == "illegal"][-1]
+    assert last.pc == m.symbol("bad") + 4
