@@ -252,8 +252,10 @@ def run(ctx: Any) -> dict[str, Any]:
                     label=f"{impl}, discard={d}")
     ax.axhline(SEED_NULL[0], color="grey", lw=0.8, ls=":")
     ax.axhline(SEED_NULL[1], color="grey", lw=0.8, ls=":", label="seed X280 ns (VLEN 512)")
-    ax.set(title="null_syscall: cycles / getppid", xlabel="VLEN (DLEN = VLEN)", ylabel="cycles", xscale="log", xticks=VLENS)
-    ax.set_xticklabels([str(v) for v in VLENS])
+    ax.set(title="null_syscall: cycles / getppid", xlabel="VLEN (DLEN = VLEN)", ylabel="cycles")
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    ax.set_xticks(list(VLENS), [str(v) for v in VLENS])
     ax.legend(fontsize=7)
     ax = axes[1]
     dl = [int(k) for k in sweep]
@@ -263,8 +265,10 @@ def run(ctx: Any) -> dict[str, Any]:
                  for k in dl], "-s", label="lat_ctx deferred/eager")
     ax.axhline(SEED_NULL[1] / SEED_NULL[0], color="C0", ls=":", lw=0.8, label="seed null ratio")
     ax.axhline(SEED_LATCTX["deferred"] / SEED_LATCTX["eager"], color="C1", ls=":", lw=0.8, label="seed lat_ctx ratio")
-    ax.set(title="VLEN=512: ratios vs DLEN", xlabel="DLEN", ylabel="ratio", xscale="log", xticks=dl)
-    ax.set_xticklabels([str(v) for v in dl])
+    ax.set(title="VLEN=512: ratios vs DLEN", xlabel="DLEN", ylabel="ratio")
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    ax.set_xticks(dl, [str(v) for v in dl])
     ax.legend(fontsize=7)
     ax = axes[2]
     labels = [f"{v}" for v in VLENS]

@@ -623,36 +623,29 @@ class Debugger:
 
     def step(self) -> StopEvent:
         """One guest instruction including the kernel's handling of a trap it raises (and, for a
-        trap whose instruction re-executes, that re-execution)."""
+        trap whose instruction re-executes -- first use, SVE access -- that re-execution)."""
         self._check_running()
         handled: list[TrapInfo] = []
-        if self.k.deferred_trap is not None:
-            pending = self.pending_trap
-            self._prepare_resume()
-            ev = self._resume_pending()
-            handled += self._handled
-            if ev is not None:
-                ev.handled = handled
-                return ev
-            ev = StopEvent("finish", self.cur, self.cpu.get_pc(), info=pending)
-            ev.handled = handled
-            return ev
-        ev = self.stepi(1)
-        for _ in range(3):
+        ev: StopEvent | None = None
+        for _ in range(4):
+            if self.k.deferred_trap is not None:
+                trap_pc = self.k.deferred_trap[1].pc
+                pending = self.pending_trap
+                self._prepare_resume()
+                r = self._resume_pending()
+                handled += self._handled
+                if r is not None:
+                    r.handled = handled
+                    return r
+                if self.task() is None or self.cpu.get_pc() != trap_pc:
+                    ev = StopEvent("step", self.cur, self.cpu.get_pc(), info=pending)
+                    break
+                # the trapping instruction re-executes: step it
+            ev = self.stepi(1)
             handled += ev.handled
             if ev.reason != "trap-entry":
                 break
-            trap_pc = ev.pc
-            self._prepare_resume()
-            r = self._resume_pending()
-            handled += self._handled
-            if r is not None:
-                r.handled = handled
-                return r
-            if self.cpu.get_pc() != trap_pc or self.task() is None:
-                ev = StopEvent("step", self.cur, self.cpu.get_pc(), info=self.last_trap)
-                break
-            ev = self.stepi(1)        # the instruction re-executes (first use, SVE access)
+        assert ev is not None
         ev.handled = handled
         return ev
 

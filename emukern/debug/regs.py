@@ -84,14 +84,11 @@ def read_register(cpu: Any, name: str) -> int:
         return cpu.sp
     if n in ("nzcv", "cpsr"):
         return cpu.uc.reg_read(A.UC_ARM64_REG_NZCV)
-    if n == "fpsr":
-        return cpu.uc.reg_read(A.UC_ARM64_REG_FPSR)
-    if n == "fpcr":
-        return cpu.uc.reg_read(A.UC_ARM64_REG_FPCR)
     if n == "tpidr_el0":
         return cpu.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)
-    if n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
-        return cpu.uc.reg_read(A.UC_ARM64_REG_Q0 + int(n[1:]))
+    if n in ("fpsr", "fpcr") or (n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32):
+        fp = cpu.save_fp()          # through the CPU: runs any queued kernel FP/SVE stubs first
+        return fp[n] if n in ("fpsr", "fpcr") else fp["v"][int(n[1:])]
     raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0")
 
 
@@ -123,6 +120,9 @@ def write_register(cpu: Any, name: str, value: int) -> None:
     if n == "sp":
         cpu.sp = value & MASK64
         return
+    sync = getattr(cpu, "stub_sync", None)
+    if callable(sync):
+        sync()                      # queued kernel stubs must not overwrite what the user sets
     regs = {"nzcv": A.UC_ARM64_REG_NZCV, "cpsr": A.UC_ARM64_REG_NZCV, "fpsr": A.UC_ARM64_REG_FPSR,
             "fpcr": A.UC_ARM64_REG_FPCR, "tpidr_el0": A.UC_ARM64_REG_TPIDR_EL0}
     if n in regs:

@@ -312,9 +312,10 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
             out.append(f"(read_sve_state() returned no {key!r} registers)")
             return out
         for i, v in enumerate(regs):
+            width = 2 * len(v) if isinstance(v, (bytes, bytearray)) else 0
             if isinstance(v, (bytes, bytearray)):
                 v = int.from_bytes(v, "little")
-            out.append(f"{key}{i:<3} {v:#x}")
+            out.append(f"{key}{i:<3} 0x{v:0{width}x}")
         if what == "p":
             ffr = st.get("ffr") if isinstance(st, dict) else getattr(st, "ffr", None)
             if ffr is not None:

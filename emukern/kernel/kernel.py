@@ -51,6 +51,7 @@ class PerCpu:
     ticks: int = 0
     last_mark: int = 0          # accounting mark (cycles) for the current task
     user_mark: int = 0          # user instruction mark for the current task
+    parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
 
 
 class TrapRecord:
@@ -100,6 +101,15 @@ class Kernel(SyscallsMixin):
     deferred_trap: "tuple[Cpu, Trap] | None" = None
     deferred_pc: int | None = None
     run_cap: Any = None
+    # Sync points (conservative lock-step for shared kernel resources, e.g. arm64 undef_lock):
+    #   sync_gate(cpu, task, trap) -> bool: consulted on trap entry while the CPU runs; True means
+    #     "this trap is about to take a shared lock and another active CPU's clock is still behind
+    #     (cpu.now > sync_floor)".  The trap is parked on the CPU (PC at the instruction, nothing
+    #     charged) and _round delivers it once this CPU is the furthest behind, so lock
+    #     acquisitions happen in simulated-time order whatever the quantum.
+    sync_gate: Any = None
+    sync_floor: int = 1 << 62     # min clock of the other active CPUs (set by _lockstep_limit)
+    parked_traps: int = 0
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
@@ -424,6 +434,11 @@ class Kernel(SyscallsMixin):
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
         task = self.current(cpu)
+        if self.sync_gate is not None and cpu.running and self.sync_gate(cpu, task, trap):
+            self.percpu[cpu.index].parked_trap = trap    # delivered by _round when others caught up
+            self.parked_traps += 1
+            cpu.stop()
+            return
         if self.trap_gate is not None and self.deferred_trap is None and self.trap_gate(cpu, task, trap):
             self.deferred_trap = (cpu, trap)     # the debugger runs it later: resume_trap()
             self.deferred_pc = cpu.get_pc()      # the PC the handler expects (e.g. past ecall/svc)
@@ -596,6 +611,7 @@ class Kernel(SyscallsMixin):
                           f"({', '.join(blocked)})")
         pc = self.percpu[cpu.index]
         if pc.curr is None:
+            pc.parked_trap = None
             if pc.rq:
                 self.schedule(cpu)
                 return True
@@ -615,10 +631,19 @@ class Kernel(SyscallsMixin):
             cap = self.run_cap(cpu)
             if cap is not None:
                 until = min(until, cap)
-        if until > cpu.now:
+        if pc.parked_trap is not None:
+            trap, pc.parked_trap = pc.parked_trap, None
+            if pc.curr is not None and pc.curr.alive:    # (dropped if killed while parked)
+                self.handle_trap(cpu, trap)             # this CPU is now the furthest behind
+            if until > cpu.now and not pc.need_resched and pc.curr is not None \
+                    and pc.curr.state is TaskState.RUNNABLE and self.deferred_trap is None:
+                cpu.run(until)
+        elif until > cpu.now:
             cpu.run(until)
         if self.deferred_trap is not None:
             return True                         # stopped at a trap the debugger holds
+        if pc.parked_trap is not None:
+            return True                         # parked at a sync point: resumed next time
         if self.percpu[cpu.index].curr is not None:
             self.account(cpu, pc.curr)
         self._run_timers(cpu)
@@ -690,8 +715,10 @@ class Kernel(SyscallsMixin):
     def _lockstep_limit(self, cpu: Cpu) -> int:
         others = [c.now for c, p in zip(self.cpus, self.percpu) if c is not cpu and (p.curr is not None or p.rq)]
         if not others:
+            self.sync_floor = 1 << 62
             return 1 << 62
-        return max(min(others), cpu.now) + self.config.quantum
+        self.sync_floor = floor = min(others)
+        return max(floor, cpu.now) + self.config.quantum
 
     def _timer_tick(self, cpu: Cpu) -> None:
         """The per-CPU timer interrupt: taken between two user instructions."""

@@ -77,18 +77,47 @@ class _XRegs:
 
 
 class _VMem:
-    """The RVV unit's view of memory: the current mm, with the scalar permission checks."""
+    """The RVV unit's view of memory: the current mm, with the scalar permission checks.
+
+    The last mapping read from and the last one written to are remembered (while the mm's
+    version, i.e. its layout and permissions, is unchanged), so a vector access inside one of
+    them is a slice of its buffer; anything else goes through ``AddressSpace.read/write``."""
 
     def __init__(self, cpu: "RiscvCpu") -> None:
         self.cpu = cpu
+        self._r: tuple[Any, ...] | None = None
+        self._w: tuple[Any, ...] | None = None
+
+    def _lookup(self, addr: int, size: int, need: str) -> tuple[Any, ...] | None:
+        mm = self.cpu.mm
+        m = mm.find(addr) if mm is not None else None
+        if m is None or need not in m.perms or addr + size > m.end:
+            return None
+        return (mm, mm.version, m.start, m.end, m.start - m.offset, m.buf)
 
     def load(self, addr: int, size: int) -> bytes:
-        assert self.cpu.mm is not None
-        return self.cpu.mm.read(addr, size, "r")
+        mm = self.cpu.mm
+        assert mm is not None
+        c = self._r
+        if c is None or c[0] is not mm or c[1] != mm.version or not c[2] <= addr <= c[3] - size:
+            c = self._r = self._lookup(addr, size, "r")
+            if c is None:
+                return mm.read(addr, size, "r")
+        o = addr - c[4]
+        return c[5][o:o + size]
 
     def store(self, addr: int, data: bytes) -> None:
-        assert self.cpu.mm is not None
-        self.cpu.mm.write(addr, data, "w")
+        mm = self.cpu.mm
+        assert mm is not None
+        size = len(data)
+        c = self._w
+        if c is None or c[0] is not mm or c[1] != mm.version or not c[2] <= addr <= c[3] - size:
+            c = self._w = self._lookup(addr, size, "w")
+            if c is None:
+                mm.write(addr, data, "w")
+                return
+        o = addr - c[4]
+        c[5][o:o + size] = data
 
 
 class RiscvCpu(Cpu):

@@ -29,7 +29,9 @@ def command(child, line: str) -> str:
     child.sendline(line)
     child.sendline("print 0xc0ffee")
     child.expect(MARK)
-    return strip_ansi(child.before)
+    out = strip_ansi(child.before)
+    child.expect(r"\(emukern\)")       # the next prompt is up (keys sent earlier could be cooked)
+    return out
 
 
 def test_pty_riscv_first_use_session():

@@ -84,6 +84,9 @@ __all__ = [
     "SystemIdRegs",
     "try_emulate_mrs_value",
     "try_emulate_mrs_esr",
+    "apply_id_override",
+    "build_cpu_id_regs",
+    "parse_cpu_id_override",
 ]
 
 MASK64 = (1 << 64) - 1
@@ -960,3 +963,60 @@ def try_emulate_mrs_esr(iss: int, cpu_index: int,
     if value is None:
         return None
     return rt, value
+
+
+# ---------------------------------------------------------------------------
+# Machine configuration: per-CPU overrides (MachineConfig.cpu_id_overrides)
+# ---------------------------------------------------------------------------
+#
+# A heterogeneous machine is described as ``{cpu_index: {key: value}}`` where
+# ``key`` is ``"REG.FIELD"`` (set one field, e.g. ``"ID_AA64ISAR0_EL1.AES"``,
+# signed fields accept negative values) or ``"REG"`` (the whole raw value,
+# e.g. ``"MIDR_EL1"``).  Every CPU starts as Unicorn's ``max`` CPU with
+# MPIDR_EL1.Aff0 = its index.  The command line spells one entry
+# ``CPU:REG[.FIELD]=VALUE`` (``--cpu-id 1:ID_AA64ISAR0_EL1.AES=0``).
+
+def apply_id_override(cpu: CpuIdRegs, key: str, value: int) -> CpuIdRegs:
+    """``cpu`` with one ``"REG.FIELD"`` or ``"REG"`` override applied (KeyError/ValueError if bad)."""
+    reg, _, fld = key.strip().partition(".")
+    name = _reg_name(reg)           # KeyError for unknown registers
+    if fld:
+        return cpu.with_overrides(name, fld, int(value))
+    return cpu.with_raw(name, int(value))
+
+
+def build_cpu_id_regs(n: int, overrides: Mapping[int, Mapping[str, int]] | None = None,
+                      base: CpuIdRegs | None = None) -> list[CpuIdRegs]:
+    """Per-CPU ID registers for an ``n``-CPU machine with ``overrides`` applied.
+
+    Raises ``ValueError`` naming the offending entry for an out-of-range CPU,
+    an unknown register or field, or a value that does not fit.
+    """
+    cpu0 = CpuIdRegs.from_unicorn_max() if base is None else base
+    cpus = [cpu0.with_overrides("MPIDR_EL1", "Aff0", i) for i in range(n)]
+    for idx, entries in (overrides or {}).items():
+        if not isinstance(idx, int) or not 0 <= idx < n:
+            raise ValueError(f"CPU {idx!r} in cpu_id_overrides does not exist (the machine has CPUs 0..{n - 1})")
+        for key, value in entries.items():
+            try:
+                cpus[idx] = apply_id_override(cpus[idx], key, value)
+            except (KeyError, ValueError) as exc:
+                msg = exc.args[0] if exc.args else str(exc)
+                raise ValueError(f"CPU {idx}: {key}={value}: {msg}") from None
+    return cpus
+
+
+def parse_cpu_id_override(text: str) -> tuple[int, str, int]:
+    """Parse ``CPU:REG[.FIELD]=VALUE`` (value in any base ``int(x, 0)`` takes) -> (cpu, key, value)."""
+    cpu_s, sep, rest = text.partition(":")
+    key, sep2, val_s = rest.partition("=")
+    if not sep or not sep2 or not key.strip():
+        raise ValueError(f"expected CPU:REG[.FIELD]=VALUE, got {text!r}")
+    try:
+        cpu = int(cpu_s.strip(), 0)
+        value = int(val_s.strip(), 0)
+    except ValueError:
+        raise ValueError(f"expected CPU:REG[.FIELD]=VALUE with integer CPU and VALUE, got {text!r}") from None
+    reg = key.strip().partition(".")[0]
+    _reg_name(reg)                  # KeyError early for an unknown register
+    return cpu, key.strip(), value

@@ -17,6 +17,13 @@ exactly as Linux keeps it in ``regs->status``.
 
 Every save, restore and clobber runs as real vector instruction words on the CPU's RVV unit
 (the same sequences Linux's inline asm uses), so their cycles come from the RVV cost model.
+
+A consequence of combining both seeds, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
+it): after seed 003 a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
+switched out inside a blocking syscall — or preempted after a syscall before it writes any vector
+state — gets back the *last saved* (stale) context, not its live registers.  With the knob at 1
+that is ABI-legal (registers are unspecified after a syscall); with the knob at 0 it breaks the
+knob's promise that vector state survives syscalls.
 """
 from __future__ import annotations
 

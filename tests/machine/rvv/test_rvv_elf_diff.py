@@ -12,6 +12,17 @@ emukern's unit does, so no position is excused.
 
 The guest programs of ``guest_asm/riscv/vec_*.S`` are compared the same way (exit status and
 stdout).  Everything here skips when qemu-riscv64 (or llvm-mc/ld.lld) is missing.
+
+Where QEMU 7.2 and emukern legitimately differ, the bodies stay clear of it:
+
+* initial vtype: qemu-user starts with vtype = vill; emukern's kernel, like Linux, restores a
+  zeroed context after the first-use trap (vtype = 0, i.e. e8/m1, vl = 0).  The harness
+  therefore sets vill itself before each body.
+* vxrm: QEMU 7.2 stores a write to vxrm unmasked (csrs vxrm with 7 reads back 7); the spec
+  says the upper bits "should be written as zeros", and emukern keeps only vxrm[1:0].
+* vstart >= vl: QEMU 7.2 skips such an instruction *without* resetting vstart (a later
+  whole-register store then starts at that vstart); the spec resets vstart after every
+  vector instruction, as emukern does.  Bodies only use vstart < vl.
 """
 from __future__ import annotations
 
