@@ -149,6 +149,10 @@ class Kernel(SyscallsMixin):
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
+        # CPU clocks as the run loop last saw them: only the CPU a round advances changes, so each
+        # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
+        self._clocks = [0] * config.cpus
+        self._last_cpu: Cpu | None = None
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
         self.arch.boot()
@@ -583,6 +587,7 @@ class Kernel(SyscallsMixin):
 
     def step_loop(self, max_rounds: int) -> bool:
         """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
+        self._refresh_clocks()
         try:
             for _ in range(max_rounds):
                 if not self._round():
@@ -595,8 +600,13 @@ class Kernel(SyscallsMixin):
         return True
 
     def _loop(self) -> None:
+        self._refresh_clocks()
         while self._round():
             pass
+
+    def _refresh_clocks(self) -> None:
+        self._clocks = [c.now for c in self.cpus]
+        self._last_cpu = None
 
     def _round(self) -> bool:
         """One scheduling decision: advance the CPU that is furthest behind."""
@@ -604,7 +614,10 @@ class Kernel(SyscallsMixin):
             if not self.stop_reason:
                 self.stop_reason = "exited"
             return False
-        cpu = self._pick_cpu()
+        last = self._last_cpu
+        if last is not None:
+            self._clocks[last.index] = last.now
+        cpu = self._last_cpu = self._pick_cpu()
         if cpu is None:
             blocked = [f"{t.tid}:{t.wait_reason}" for t in self.live_tasks()]
             raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
@@ -693,27 +706,29 @@ class Kernel(SyscallsMixin):
         return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
 
     def _pick_cpu(self) -> Cpu | None:
-        best: Cpu | None = None
-        best_key: tuple[int, int, int] | None = None
-        for cpu, pc in zip(self.cpus, self.percpu):
-            busy = pc.curr is not None
-            if not busy and not pc.rq and not pc.timers:
+        """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
+        best, bt, bidle = -1, 0, True
+        clocks = self._clocks
+        for i, pc in enumerate(self.percpu):
+            idle = pc.curr is None
+            if idle and not pc.rq and not pc.timers:
                 continue
-            key = (cpu.now, 0 if busy else 1, cpu.index)
-            if best_key is None or key < best_key:
-                best, best_key = cpu, key
-        return best
+            t = clocks[i]
+            if best < 0 or t < bt or (t == bt and bidle and not idle):
+                best, bt, bidle = i, t, idle
+        return None if best < 0 else self.cpus[best]
 
     def _idle_target(self, cpu: Cpu) -> int:
         pc = self.percpu[cpu.index]
         cands = [pc.timers[0][0]] if pc.timers else []
-        cands += [c.now for c, p in zip(self.cpus, self.percpu) if c is not cpu and p.curr is not None]
+        cands += [t for t, p in zip(self._clocks, self.percpu) if p is not pc and p.curr is not None]
         cands += [t.ready_at for t in pc.rq]
         target = min(cands) if cands else cpu.now
         return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
 
     def _lockstep_limit(self, cpu: Cpu) -> int:
-        others = [c.now for c, p in zip(self.cpus, self.percpu) if c is not cpu and (p.curr is not None or p.rq)]
+        me = self.percpu[cpu.index]
+        others = [t for t, p in zip(self._clocks, self.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
             self.sync_floor = 1 << 62
             return 1 << 62

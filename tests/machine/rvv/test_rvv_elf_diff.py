@@ -35,11 +35,21 @@ from pathlib import Path
 import pytest
 
 from emukern.api import Machine
-from emukern.loader.asm import assemble
+from emukern.errors import AssemblerError
+from emukern.loader.asm import assemble, find_tools
 
 QEMU = shutil.which("qemu-riscv64")
-HAVE_LLVM = bool((shutil.which("llvm-mc") or shutil.which("llvm-mc-18"))
-                 and (shutil.which("ld.lld") or shutil.which("ld.lld-18")))
+
+
+def _have_llvm() -> bool:
+    try:
+        find_tools()
+    except AssemblerError:
+        return False
+    return True
+
+
+HAVE_LLVM = _have_llvm()
 pytestmark = [
     pytest.mark.qemu,
     pytest.mark.skipif(QEMU is None, reason="qemu-riscv64 is not installed (apt-get install "
