@@ -36,6 +36,7 @@ from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
+_NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
 
 
 @dataclass
@@ -703,20 +704,17 @@ class Kernel(SyscallsMixin):
     def _init_alive(self) -> bool:
         init = self.init_task
         assert init is not None
+        if init.alive:
+            return True
         return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
 
     def _pick_cpu(self) -> Cpu | None:
         """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
-        best, bt, bidle = -1, 0, True
-        clocks = self._clocks
-        for i, pc in enumerate(self.percpu):
-            idle = pc.curr is None
-            if idle and not pc.rq and not pc.timers:
-                continue
-            t = clocks[i]
-            if best < 0 or t < bt or (t == bt and bidle and not idle):
-                best, bt, bidle = i, t, idle
-        return None if best < 0 else self.cpus[best]
+        # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
+        keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
+                for t, p in zip(self._clocks, self.percpu)]
+        m = min(keys)
+        return None if m == _NO_WORK else self.cpus[keys.index(m)]
 
     def _idle_target(self, cpu: Cpu) -> int:
         pc = self.percpu[cpu.index]
