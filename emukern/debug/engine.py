@@ -139,6 +139,10 @@ class Debugger:
         self.k = self.m.kernel
         self.k.trap_gate = self._gate
         self.k.trap_listeners.append(self._listener)
+        for cpu in self.k.cpus:
+            # address breakpoints are per-instruction code hooks: execute vector instructions
+            # one trap at a time so a breakpoint on any of them is seen
+            cpu.batch_vector = False
         self.cur = 0
         self.finished = False
         self.exit_message = ""

@@ -123,6 +123,7 @@ class _VMem:
 class RiscvCpu(Cpu):
     arch = "riscv64"
     insn_align = 2
+    batch_vector = True       # run consecutive vector instructions in one hook (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
                  has_v: bool = True) -> None:
@@ -295,28 +296,51 @@ class RiscvCpu(Cpu):
             return False
         if self.vs == VS_OFF:
             return False          # the kernel sees an illegal-instruction trap (first use)
+        pc = epc
+        counter = self.counter
+        while self._exec_vector(pc, word):
+            pc += 4
+            # A run of vector instructions is executed in this one hook call instead of one trap
+            # each (the trap round trip costs more than most vector instructions).  The counter
+            # hook would have counted each of them, so count them here, and stop at the
+            # deadline so a tick or a debugger step still lands on the exact instruction.
+            if not self.batch_vector or counter.count >= counter.deadline:
+                break
+            try:
+                word, size = self._fetch(pc)
+            except MemoryFault:
+                break
+            if size != 4 or self.vs == VS_OFF or not self._is_vector_insn(word):
+                break
+            counter.count = counter.count + 1
+        else:
+            return True           # a trap was delivered; the kernel has set the PC
+        self.set_pc(pc)           # the first instruction after the run
+        return True
+
+    def _exec_vector(self, pc: int, word: int) -> bool:
+        """Execute one vector instruction at ``pc``; False when it trapped (already delivered)."""
         try:
-            res = self.rvv.execute(word, self._xregs, self._vmem)  # noqa: the unit reads x regs lazily
+            res = self.rvv.execute(word, self._xregs, self._vmem)  # the unit reads x regs lazily
         except IllegalInstruction as exc:
-            self.set_pc(epc)
-            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word,
+            self.set_pc(pc)
+            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
                                cause=CAUSE_ILLEGAL, tval=word, detail=exc.reason))
-            return True
+            return False
         except MemoryFault as exc:
             self.vs = VS_DIRTY    # vstart (and any elements already moved) changed
             cause = CAUSE_STORE_PAGE_FAULT if exc.access == "w" else CAUSE_LOAD_PAGE_FAULT
-            self.set_pc(epc)
-            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index, insn=word,
+            self.set_pc(pc)
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, insn=word,
                                cause=cause, tval=exc.addr, addr=exc.addr, access=exc.access,
                                detail="vector access"))
-            return True
+            return False
         self.vector_insns += 1
         self.vector_cycles += res.cycles
         if res.dirty:
             self.vs = VS_DIRTY
         self.charge(res.cycles - 1, user=True)   # the counter already charged one cycle
         self.commit_charges()
-        self.set_pc(epc + 4)
         return True
 
     def _trap_from_error(self, exc: UcError) -> Trap:

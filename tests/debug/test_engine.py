@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ARM, DATA, RV
+from debug_testutil import ARM, DATA, RV
 from emukern.api import Machine
 from emukern.debug.conditions import Condition, EvalContext
 from emukern.debug.engine import Debugger

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ARM, REPO, RV
+from debug_testutil import ARM, REPO, RV
 
 GDB = shutil.which("gdb-multiarch")
 needs_gdb = pytest.mark.skipif(GDB is None, reason="gdb-multiarch is not installed (apt-get install gdb-multiarch)")

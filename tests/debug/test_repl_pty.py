@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ARM, REPO, RV, strip_ansi
+from debug_testutil import ARM, REPO, RV, strip_ansi
 
 pexpect = pytest.importorskip("pexpect")
 

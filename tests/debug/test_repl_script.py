@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ARM, DATA, RV, section
+from debug_testutil import ARM, DATA, RV, section
 
 
 def test_syscall_stop_before_and_after_handler(debug_script):
