@@ -53,6 +53,9 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                    help="SVE vector lengths the machine supports (default 128,256,512)")
     g.add_argument("--idst", action="store_true",
                    help="arm64 FEAT_IDST: EL0 ID-register reads trap as EC 0x18 (do_el0_sys)")
+    g.add_argument("--cpu-id", action="append", default=[], metavar="CPU:REG[.FIELD]=VALUE",
+                   help="arm64: give one CPU another ID-register value or field, e.g. "
+                        "1:ID_AA64ISAR0_EL1.AES=0 or 2:MIDR_EL1=0x410fd0c0 (repeatable; heterogeneous machine)")
     g.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                    help="set a sysctl at boot, e.g. abi.riscv_v_vstate_discard=1 (repeatable)")
     g.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
@@ -88,6 +91,14 @@ def config_from_args(a: argparse.Namespace) -> Any:
             cfg.costs[k] = int(v, 0)
         except ValueError:
             raise ConfigError(f"--cost {k} must be an integer number of cycles, got {v!r}") from None
+    for item in getattr(a, "cpu_id", []):
+        from emukern.kernel.arm64.cpufeature import parse_cpu_id_override
+        try:
+            cpu_i, key, value = parse_cpu_id_override(item)
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(f"--cpu-id: {exc.args[0] if exc.args else exc}",
+                              hint="e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
+        cfg.cpu_id_overrides.setdefault(cpu_i, {})[key] = value
     if a.stdin:
         try:
             cfg.stdin = Path(a.stdin).read_bytes()

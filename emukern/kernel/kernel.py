@@ -53,6 +53,7 @@ class PerCpu:
     last_mark: int = 0          # accounting mark (cycles) for the current task
     user_mark: int = 0          # user instruction mark for the current task
     parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
+    sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
 
 
 class TrapRecord:
@@ -179,15 +180,18 @@ class Kernel(SyscallsMixin):
 
     def spin_lock(self, cpu: Cpu, name: str) -> int:
         """raw_spin_lock on ``cpu``: charges the spin/transfer/lock cost; returns hold start."""
-        lk = self.lock(name)
-        t = lk.acquire(cpu.index, cpu.now, lock_cost=self.cost.spin_lock,
-                       transfer_cost=self.cost.cacheline_transfer, poll_cost=self.cost.spin_poll)
-        cpu.charge(t - cpu.now)
+        lk = self.locks.get(name) or self.lock(name)
+        c = self._costs
+        now = cpu.now
+        t = lk.acquire(cpu.index, now, lock_cost=c["spin_lock"],
+                       transfer_cost=c["cacheline_transfer"], poll_cost=c["spin_poll"])
+        cpu.charge(t - now)
         return t
 
     def spin_unlock(self, cpu: Cpu, name: str, held_since: int) -> None:
-        t = self.lock(name).release(cpu.now, unlock_cost=self.cost.spin_unlock, held_since=held_since)
-        cpu.charge(t - cpu.now)
+        now = cpu.now
+        t = self.locks[name].release(now, unlock_cost=self._costs["spin_unlock"], held_since=held_since)
+        cpu.charge(t - now)
 
     def current(self, cpu: Cpu) -> Task:
         t = self.percpu[cpu.index].curr
@@ -635,6 +639,13 @@ class Kernel(SyscallsMixin):
             pc.next_tick = self.clock.next_tick(cpu.now)
             self._run_timers(cpu)
             return True
+        parked = pc.parked_trap
+        if parked is not None:
+            # this CPU is now the furthest behind: its parked trap may take the shared resource
+            pc.parked_trap = None
+            if pc.curr.alive:                   # (dropped if killed while parked)
+                self.handle_trap(cpu, parked)
+            pc.sync_hint = True
         until = min(pc.next_tick, self._lockstep_limit(cpu))
         if self.config.max_insns is not None:
             left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
@@ -645,10 +656,7 @@ class Kernel(SyscallsMixin):
             cap = self.run_cap(cpu)
             if cap is not None:
                 until = min(until, cap)
-        if pc.parked_trap is not None:
-            trap, pc.parked_trap = pc.parked_trap, None
-            if pc.curr is not None and pc.curr.alive:    # (dropped if killed while parked)
-                self.handle_trap(cpu, trap)             # this CPU is now the furthest behind
+        if parked is not None:
             if until > cpu.now and not pc.need_resched and pc.curr is not None \
                     and pc.curr.state is TaskState.RUNNABLE and self.deferred_trap is None:
                 cpu.run(until)
@@ -731,6 +739,13 @@ class Kernel(SyscallsMixin):
             self.sync_floor = 1 << 62
             return 1 << 62
         self.sync_floor = floor = min(others)
+        if me.sync_hint:
+            # it keeps taking a shared lock: run only up to where the others are, so its next
+            # acquisition happens inside the hook instead of being parked and re-delivered
+            if cpu.now > floor:
+                return cpu.now              # already ahead (a parked trap just ran): no run now
+            me.sync_hint = False
+            return max(floor, cpu.now + 1)
         return max(floor, cpu.now) + self.config.quantum
 
     def _timer_tick(self, cpu: Cpu) -> None:

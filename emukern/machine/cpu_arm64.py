@@ -9,8 +9,10 @@ Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py check
   (no FEAT_IDST in QEMU 5.0) — is intno 1 with the PC at the instruction; ``brk`` is intno 7.
 * ESR_EL1 is not written when a hook catches the exception, so the syndrome (EC/ISS) is worked
   out here from the instruction word and the trap controls, as the hardware would.
-* ``UC_HOOK_INSN``/MRS fires before an MRS executes; returning True skips it.  emukern uses that
-  for CNTVCT_EL0/CNTFRQ_EL0 so a guest timing itself reads emukern's clock.
+* With CNTKCTL_EL1 = 0, an EL0 read of CNTVCT_EL0/CNTFRQ_EL0 raises UDEF (intno 1); emukern
+  completes it there with its own clock, so a guest timing itself is deterministic.  (A
+  ``UC_HOOK_INSN`` MRS hook would also work, but it fires on every MRS — including every trapping
+  ID-register read — and costs a Python call each.)
 * Only V0-V31 (the low 128 bits of Z) are visible through the Unicorn API.  Z bits above 128, P0-P15
   and FFR are reached with real SVE instructions: the kernel's SVE/FPSIMD save, load and flush
   sequences run as *stubs* on the CPU (see "SVE kernel stubs" below), so their cost is counted by
@@ -376,7 +378,6 @@ class Arm64Cpu(Cpu):
         self._at_el0 = False
         self.set_vl(sve_vl)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
-        uc.hook_add(UC_HOOK_INSN, self._hook_mrs, None, 1, 0, A.UC_ARM64_INS_MRS)
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
@@ -655,15 +656,23 @@ class Arm64Cpu(Cpu):
             self._chain_begin()
 
     # ---- traps ---------------------------------------------------------------------------------
-    def _hook_mrs(self, uc: Uc, reg: int, cp_reg: Any, _ud: Any) -> bool:
-        enc = (cp_reg.op0, cp_reg.op1, cp_reg.crn, cp_reg.crm, cp_reg.op2)
+    def _counter_read(self, pc: int, word: int) -> bool:
+        """The generic timer as EL0 sees it with CNTKCTL_EL1.EL0VCTEN set: the read completes
+        in hardware (no kernel trap), returning emukern's clock.  Unicorn is configured with
+        EL0 counter access off so that such reads raise UDEF and land here."""
+        sysreg = decode_sysreg_insn(word)
+        if sysreg is None or not sysreg[6]:
+            return False
+        enc, rt = sysreg[:5], sysreg[5]
         if enc == CNTVCT_EL0 or enc == CNTPCT_EL0:
-            uc.reg_write(reg, self.clock.timer_count(self.now))
-            return True
-        if enc == CNTFRQ_EL0:
-            uc.reg_write(reg, self.clock.timer_freq)
-            return True
-        return False
+            value = self.clock.timer_count(self.now)
+        elif enc == CNTFRQ_EL0:
+            value = self.clock.timer_freq
+        else:
+            return False
+        self.set_reg(rt, value)            # rt 31 is XZR: the value is discarded
+        self.set_pc(pc + 4)
+        return True
 
     def _word(self, pc: int) -> int | None:
         try:
@@ -704,6 +713,8 @@ class Arm64Cpu(Cpu):
                                esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
             return
         if intno == 1:      # EXCP_UDEF
+            if self._counter_read(pc, word):
+                return
             self._deliver(self.classify_undef(pc, word))
             return
         if intno == 7:      # EXCP_BKPT: brk #imm

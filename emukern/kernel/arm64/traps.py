@@ -124,17 +124,47 @@ class UndefState:
                               hint="use {cpu: {'REG.FIELD': value}} / --cpu-id CPU:REG[.FIELD]=VALUE, "
                                    "e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
         self.id_regs = SystemIdRegs(cpus)
+        self.k = k
         self.direct = k.policy("arm64-mrs") == "direct"
         self.hooks: list[UndefHook] = []          # head first, as list_for_each_entry walks it
         self.mrs_cache: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.walk_cache: dict[int, Callable[..., int] | None] = {}
         self.costs = k.cost.values                # the live cost table (overrides included)
 
     # register_undef_hook / unregister_undef_hook (under undef_lock in Linux: boot time here)
     def register(self, hook: UndefHook) -> None:
         self.hooks.insert(0, hook)                # list_add: at the head
+        self.walk_cache.clear()
 
     def unregister(self, hook: UndefHook) -> None:
         self.hooks = [h for h in self.hooks if h is not hook]
+        self.walk_cache.clear()
+
+    def walk(self, insn: int) -> Callable[..., int] | None:
+        """list_for_each_entry over the hooks: the fn of the *last* match (Linux keeps walking).
+        The pstate is an AArch64 EL0 task's; results are cached per instruction word."""
+        try:
+            return self.walk_cache[insn]
+        except KeyError:
+            fn = None
+            for hook in self.hooks:
+                if hook.matches(insn, EL0_PSTATE):
+                    fn = hook.fn
+            self.walk_cache[insn] = fn
+            return fn
+
+    def sync_gate(self, cpu: "Arm64Cpu", task: "Task", trap: Trap) -> bool:
+        """Kernel.sync_gate: park an undef trap that will take undef_lock while others are behind."""
+        if trap.kind is not TrapKind.ILLEGAL:
+            return False
+        insn = trap.insn
+        if insn is None:
+            return False                          # SIGILL without the lock
+        if self.direct and (insn & 0xFFF00000) == 0xD5300000 and self.emulate(insn, cpu.index) is not None:
+            return False                          # try_emulate_mrs handles it lock-free
+        k = self.k
+        k.percpu[cpu.index].sync_hint = True      # it takes undef_lock
+        return cpu.now > k.sync_floor
 
     def emulate(self, insn: int, cpu_index: int) -> tuple[int, int] | None:
         """do_emulate_mrs on ``cpu_index``: (rt, value) or None (not emulated -> SIGILL)."""
@@ -197,22 +227,7 @@ def setup(k: "Kernel") -> None:
                               _emulate_mrs_hook))          # core_initcall(enable_mrs_emulation)
     _register_deprecated(k, st)
     if k.config.cpus > 1:
-        k.sync_gate = lambda cpu, task, trap: _sync_gate(k, cpu, task, trap)
-
-
-def _sync_gate(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> bool:
-    """Kernel.sync_gate: park an undef trap that will take undef_lock while others are behind."""
-    if trap.kind is not TrapKind.ILLEGAL:
-        return False
-    if cpu.now <= k.sync_floor:
-        return False
-    st = _state(k)
-    insn = trap.insn
-    if insn is None:
-        return False                              # SIGILL without the lock
-    if st.direct and (insn & 0xFFF00000) == 0xD5300000 and st.emulate(insn, cpu.index) is not None:
-        return False                              # try_emulate_mrs handles it lock-free
-    return True
+        k.sync_gate = st.sync_gate
 
 
 # ---- MRS emulation -------------------------------------------------------------------------------
@@ -251,10 +266,7 @@ def call_undef_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn
     """Walk undef_hook under undef_lock (every hook; the last match wins), call its fn unlocked."""
     st = _state(k)
     held = k.spin_lock(cpu, UNDEF_LOCK)
-    fn = None
-    for hook in st.hooks:
-        if hook.matches(insn, EL0_PSTATE):
-            fn = hook.fn
+    fn = st.walk(insn)
     cpu.charge(st.costs["undef_hook_compare"] * len(st.hooks))
     k.spin_unlock(cpu, UNDEF_LOCK, held)
     return fn(k, cpu, task, trap, insn) if fn is not None else 1
