@@ -116,13 +116,10 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
 
 
 def decision_of(trap: Any) -> str:
-    """The handler's decision; a syscall's is its return value (``trap.ret``) when not spelled out."""
-    d = getattr(trap, "decision", "") or ""
-    ret = getattr(trap, "ret", None)
-    if d or ret is None:
-        return d
-    from emukern.kernel import errno as E
-    return f"returned {ret}" if ret >= 0 or ret < -4095 else f"returned -{E.NAMES.get(-ret, -ret)}"
+    """The handler's decision (a syscall's is its return value) plus what the entry/exit work
+    decided, e.g. the deferred vstate discard (``Trap.describe``)."""
+    describe = getattr(trap, "describe", None)
+    return describe() if describe is not None else (getattr(trap, "decision", "") or "")
 
 
 def _fmt_val(v: Any) -> str:

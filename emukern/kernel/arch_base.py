@@ -62,11 +62,14 @@ class ArchBase:
         """exit_thread: drop per-CPU references to the dying task's state."""
 
     # entry / exit / switch hook points
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> None:
-        """Work at syscall entry before dispatch (vstate discard, fpsimd_syscall_enter)."""
+    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
+        """Work at syscall entry before dispatch (vstate discard, fpsimd_syscall_enter).
+        Returns a line for the trap log when it decided something, else None."""
+        return None
 
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> None:
-        """exit_to_user_mode work: deferred restores, lazy FP loads."""
+    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+        """exit_to_user_mode work: deferred restores, lazy FP loads.  Returns a log line or None."""
+        return None
 
     def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
         """__switch_to, the 'save previous' half."""

@@ -73,11 +73,7 @@ class TrapRecord:
 
     @property
     def decision(self) -> str:
-        t = self.trap
-        if t.decision or t.ret is None:
-            return t.decision
-        r = t.ret
-        return f"returned {r}" if r >= 0 or r < -4095 else f"returned -{E.NAMES.get(-r, -r)}"
+        return self.trap.describe()
 
     def __repr__(self) -> str:
         return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
@@ -478,7 +474,12 @@ class Kernel(SyscallsMixin):
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
             if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-            self.arch.exit_to_user(cpu, task)
+            note = self.arch.exit_to_user(cpu, task)
+            if note:
+                if trap.notes is None:
+                    trap.notes = [note]
+                else:
+                    trap.notes.append(note)
         cpu.sys_cycles += costs["exception_return"]
         end = cpu.now
         trap.cycles = end - now
@@ -506,7 +507,9 @@ class Kernel(SyscallsMixin):
         regs = cpu.syscall_regs()
         nr = regs[0]
         args = tuple(regs[1:])
-        self.arch.syscall_enter(cpu, task)          # vstate discard / fpsimd_syscall_enter
+        note = self.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
+        if note:
+            trap.notes = [note]
         cpu.sys_cycles += self._costs["syscall_dispatch"]
         task.syscalls += 1
         entry = self._dispatch.get(nr)

@@ -60,6 +60,7 @@ class Trap:
     decision: str = ""
     cycles: int = 0
     ret: int | None = None        # a syscall's return value
+    notes: list[str] | None = None  # what entry/exit work decided (vstate discard, SVE flush, ...)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -69,6 +70,20 @@ class Trap:
     @property
     def iss(self) -> int | None:
         return None if self.esr is None else self.esr & 0x1FFFFFF
+
+    def describe(self) -> str:
+        """The handler's decision, a syscall's return value, and the entry/exit notes."""
+        d = self.decision
+        if not d and self.ret is not None:
+            r = self.ret
+            if r >= 0 or r < -4095:
+                d = f"returned {r}"
+            else:
+                from emukern.kernel.errno import NAMES
+                d = f"returned -{NAMES.get(-r, -r)}"
+        if self.notes:
+            return "; ".join([d, *self.notes] if d else self.notes)
+        return d
 
     def syndrome(self) -> str:
         if self.arch == "arm64":

@@ -70,11 +70,11 @@ class Arm64Arch(ArchBase):
     def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
         fpsimd.fpsimd_release_task(self.k, cpu, task)
 
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> None:
-        fpsimd.fpsimd_syscall_enter(self.k, cpu, task)
+    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
+        return fpsimd.fpsimd_syscall_enter(self.k, cpu, task)
 
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> None:
-        fpsimd.fpsimd_exit_to_user(self.k, cpu, task)
+    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+        return fpsimd.fpsimd_exit_to_user(self.k, cpu, task)
 
     def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
         fpsimd.fpsimd_thread_switch_out(self.k, cpu, prev)

@@ -304,21 +304,27 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
             sve_flush_p(k, cpu, th)
 
 
-def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     th: Arm64Thread = task.thread
     cpu.charge(k.cost.tif_check)
     if th.tif_foreign_fpstate:
         th.tif_foreign_fpstate = False
+        had_sve = th.tif_sve
         task_fpsimd_load(k, cpu, task)
         fpsimd_bind_task_to_cpu(k, cpu, task)
+        form = "SVE" if th.fp_type == FP_STATE_SVE else "FPSIMD-only"
+        change = " (TIF_SVE dropped)" if had_sve and not th.tif_sve else ""
+        return f"TIF_FOREIGN_FPSTATE: task_fpsimd_load of {form} state{change}"
+    return None
 
 
 # ---- kernel hook points ----------------------------------------------------------------------
-def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     th: Arm64Thread = task.thread
     th.in_syscall = True
+    note = None
     if not k.config.has_sve:
-        return
+        return None
     if th.tif_sve:
         if _pol(k) == "p1+p2":
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
@@ -327,12 +333,16 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
                 th.tif_sve = False
                 sve_user_disable(k, cpu)
                 _count(k, th, "drop_tif_sve_syscall")
+                note = "sve_timeout passed: TIF_SVE cleared, EL0 SVE traps again (no flush)"
             else:
                 sve_flush_live(k, cpu, th, th.vl, "syscall")
+                note = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
         else:
             sve_flush_live(k, cpu, th, th.vl, "syscall")
+            note = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     _last(cpu).to_save = FP_STATE_FPSIMD
+    return note
 
 
 def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
@@ -340,9 +350,10 @@ def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     task.thread.in_syscall = False
 
 
-def fpsimd_exit_to_user(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    fpsimd_restore_current_state(k, cpu, task)
+def fpsimd_exit_to_user(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
+    note = fpsimd_restore_current_state(k, cpu, task)
     fpsimd_syscall_exit(k, cpu, task)
+    return note
 
 
 def fpsimd_thread_switch_out(k: "Kernel", cpu: "Arm64Cpu", prev: "Task") -> None:

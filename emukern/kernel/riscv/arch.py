@@ -81,11 +81,11 @@ class RiscvArch(ArchBase):
         vector.riscv_v_exit_thread(self.k, cpu, task)
 
     # --- hook points -------------------------------------------------------------------------
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> None:
-        vector.riscv_v_syscall_enter(self.k, cpu, task)        # riscv_v_vstate_discard()
+    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
+        return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> None:
-        vector.riscv_v_exit_to_user(self.k, cpu, task)         # riscv_v_vstate_restore()
+    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+        return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 
     def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
         """__switch_to: __switch_to_fpu saves FP state; riscv_v_vstate_save for vectors."""

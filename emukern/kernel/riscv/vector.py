@@ -272,20 +272,24 @@ def riscv_v_exit_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
     pass
 
 
-def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
-    if cpu.rvv is None:
-        return
+def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None:
+    """Returns what riscv_v_vstate_discard decided (for the trap log), None when V is off."""
+    if cpu.rvv is None or cpu.vs == VS_OFF:
+        return None
     decision = riscv_v_vstate_discard(k, cpu, task)
     task.thread.v.last_decision = decision
+    return decision
 
 
-def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
+def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None:
     """arch_exit_to_user_mode_prepare: a pending TIF_RISCV_V_DEFER_RESTORE restores (or discards)."""
     st = _vs(task)
     cpu.charge(k.cost.tif_check)
     if st.defer_restore:
         st.defer_restore = False
         st.last_decision = riscv_v_vstate_restore(k, cpu, task)
+        return "return to user: " + st.last_decision
+    return None
 
 
 def riscv_v_switch_from(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> None:
