@@ -404,6 +404,8 @@ class Debugger:
                         before=self.snapshot(cpu, task, trap), seq=self.trap_seq)
         sc = self._syscall_at_entry(cpu, trap)
         if sc is not None:
+            if info.trap.extra is None:
+                info.trap.extra = {}
             info.trap.extra.setdefault("debug_syscall", sc)
         self.last_trap = info
         return info
@@ -413,7 +415,7 @@ class Debugger:
             return False
         if bp.arg is None:
             return True
-        sc = info.trap.extra.get("debug_syscall")
+        sc = (info.trap.extra or {}).get("debug_syscall")
         if sc is None:
             return False
         nr, name = sc

@@ -36,6 +36,7 @@ from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
+_KIND_NAME = {k: k.value for k in TrapKind}     # Enum.value is a property: too slow per trap
 _NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
 
 
@@ -463,7 +464,7 @@ class Kernel(SyscallsMixin):
         costs = self._costs
         cpu.sys_cycles += costs["exception_entry"]
         kind = trap.kind
-        self.trap_counts[kind.value] += 1
+        self.trap_counts[_KIND_NAME[kind]] += 1
         listeners = self.trap_listeners
         for cb in listeners:
             cb("enter", cpu, task, trap)
@@ -504,7 +505,7 @@ class Kernel(SyscallsMixin):
     def do_syscall(self, cpu: Cpu, task: Task, trap: Trap) -> None:
         """el0_svc / do_trap_ecall_u.  Unicorn has already stepped the PC past ecall/svc, which is
         what Linux's ``regs->epc += 4`` (RISC-V) and the ELR after SVC (arm64) give."""
-        regs = cpu.syscall_regs()
+        regs = trap.sysregs or cpu.syscall_regs()
         nr = regs[0]
         args = tuple(regs[1:])
         note = self.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter

@@ -59,14 +59,13 @@ DEFAULT_COSTS: dict[str, tuple[int, str]] = {
 class CostTable:
     values: dict[str, int] = field(default_factory=lambda: {k: v for k, (v, _) in DEFAULT_COSTS.items()})
 
+    def __post_init__(self) -> None:
+        # every constant is also a plain attribute (cost.schedule): read on hot paths, so no
+        # __getattr__ fallback
+        self.__dict__.update(self.values)
+
     def __getitem__(self, key: str) -> int:
         return self.values[key]
-
-    def __getattr__(self, key: str) -> int:
-        try:
-            return self.__dict__["values"][key]
-        except KeyError:
-            raise AttributeError(key) from None
 
     def override(self, key: str, value: str | int) -> None:
         if key not in self.values:
@@ -79,6 +78,7 @@ class CostTable:
         if v < 0:
             raise ConfigError(f"cost {key} must be >= 0, got {v}")
         self.values[key] = v
+        self.__dict__[key] = v
 
     def apply(self, overrides: list[str]) -> None:
         for item in overrides:

@@ -148,6 +148,7 @@ class RiscvCpu(Cpu):
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
+        self._ecall_batch = self.make_batch([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
@@ -254,11 +255,13 @@ class RiscvCpu(Cpu):
         return w, 4
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
-        epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
         if intno == CAUSE_USER_ECALL:
-            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=0x73,
-                               cause=CAUSE_USER_ECALL))
+            # one libunicorn call for the PC and the syscall registers (the hot path)
+            regs = self._ecall_batch()
+            self._deliver(Trap(TrapKind.SYSCALL, self.arch, regs[0] - 4, cpu=self.index, insn=0x73,
+                               cause=CAUSE_USER_ECALL, sysregs=regs[1:]))
             return
+        epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
         # PC (the first-use trap re-executes the vector instruction), but the hook sees epc + 4,
         # so every delivery below sets the PC back first.  Completed instructions set epc + 4.

@@ -5,7 +5,7 @@ the syndrome out from the instruction word and the trap controls, as the hardwar
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -61,7 +61,8 @@ class Trap:
     cycles: int = 0
     ret: int | None = None        # a syscall's return value
     notes: list[str] | None = None  # what entry/exit work decided (vstate discard, SVE flush, ...)
-    extra: dict = field(default_factory=dict)
+    sysregs: list[int] | None = None  # syscall number and arguments, when the CPU read them already
+    extra: dict | None = None
 
     @property
     def ec(self) -> int | None:
