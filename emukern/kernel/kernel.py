@@ -229,20 +229,27 @@ class Kernel(SyscallsMixin):
 
     def exec_image(self, task: Task, image: Any, argv: list[str], envp: list[str]) -> None:
         from emukern.loader.stack import build_initial_stack, standard_auxv
-        from emukern.machine.memory import page_down, page_up
         mm = AddressSpace()
-        for seg in image.segments:
-            start = page_down(seg.vaddr)
-            end = page_up(seg.vaddr + seg.memsz)
-            data = bytes(seg.vaddr - start) + seg.data
-            mm.map(start, end - start, seg.perms, "elf", data)
-        mm.brk_start = mm.brk = image.brk_start
         stack_top = self.arch.STACK_TOP
+        mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
+        # the page layout (segments sharing a page get the union of permissions, like Linux's
+        # overlapping mmaps), then the file bytes; bss stays zero
+        for mp in image.mappings():
+            if mp.start + mp.size > mmap_base - 0x1000_0000:
+                from emukern.errors import ElfError
+                raise ElfError(f"{image.path or 'program'}: a segment ends at {mp.start + mp.size:#x}, "
+                               f"inside the range emukern keeps for mmap, the stack and machine pages "
+                               f"(from {mmap_base - 0x1000_0000:#x})",
+                               hint="link the program at a lower address (ld.lld's default is fine)")
+            mm.map(mp.start, mp.size, mp.perms, "elf")
+        for seg in image.segments:
+            mm.write(seg.vaddr, seg.data, need="")
+        mm.brk_start = mm.brk = image.brk_start
         # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit:
         # a smaller mapping also makes switch_mm (Unicorn unmap/map) much cheaper.
         mm.map(stack_top - self.arch.STACK_INIT, self.arch.STACK_INIT, "rw-", "[stack]")
         mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
-        mm.mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
+        mm.mmap_base = mmap_base
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
         auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz)
         sp = build_initial_stack(lambda a, d: mm.write(a, d), stack_top, argv=argv, envp=envp,

@@ -39,6 +39,7 @@ PAGE_SIZE = 4096
 DYN_LOAD_BASE = 0x4000_0000
 #: User addresses must lie below this (48-bit user VA on AArch64; Sv48 on RISC-V).
 USER_ADDR_LIMIT = 1 << 47
+MAX_SEGMENT = 1 << 30          # 1 GiB: beyond this a bss is almost surely a corrupt header
 
 ET_EXEC, ET_DYN = 2, 3
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_PHDR = 1, 2, 3, 6
@@ -308,6 +309,10 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
             raise _fail(f"PT_LOAD #{i} at {vaddr:#x}..{vaddr + p_memsz:#x} is outside user "
                         f"space (must end below {USER_ADDR_LIMIT:#x}); the top half belongs "
                         "to the kernel", hint="link at a user-space address", path=path)
+        if p_memsz > MAX_SEGMENT:
+            raise _fail(f"PT_LOAD #{i} is {p_memsz:#x} bytes in memory; emukern loads segments "
+                        f"of at most {MAX_SEGMENT >> 20} MiB", hint="the file is corrupt, or give "
+                        "the program a smaller bss and allocate with mmap instead", path=path)
         data = blob[p_offset:p_offset + p_filesz]
         segs.append(Segment(vaddr=vaddr, memsz=p_memsz, data=data, perms=_perm_str(p_flags),
                             offset=p_offset, align=p_align or 1))
