@@ -32,7 +32,7 @@ from emukern.kernel.task import Task, TaskState
 from emukern.machine.clock import Clock
 from emukern.machine.cost import CostTable
 from emukern.machine.cpu_base import Cpu
-from emukern.machine.memory import AddressSpace
+from emukern.machine.memory import AddressSpace, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
@@ -531,6 +531,8 @@ class Kernel(SyscallsMixin):
                 ret = fn(cpu, task, *args)
             except MemoryFault:
                 ret = -E.EFAULT
+            except OutOfMemory:
+                ret = -E.ENOMEM
         trap.handler = name
         self.syscall_counts[name] += 1
         if ret is BLOCK:

@@ -11,7 +11,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.task import Task, TaskState
-from emukern.machine.memory import PAGE, page_up
+from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
 if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
@@ -93,6 +93,8 @@ class SyscallsMixin:
             return fn(cpu, task, *args)
         except MemoryFault:
             return -E.EFAULT
+        except OutOfMemory:
+            return -E.ENOMEM
 
     # ---- process ids -----------------------------------------------------------------------------
     def sys_getpid(self, cpu, task, *a):
@@ -260,7 +262,10 @@ class SyscallsMixin:
         if new_top > old_top:
             if mm.overlaps(old_top, new_top - old_top):
                 return mm.brk
-            mm.map(old_top, new_top - old_top, "rw-", "[heap]")
+            try:
+                mm.map(old_top, new_top - old_top, "rw-", "[heap]")
+            except OutOfMemory:
+                return mm.brk             # Linux: brk fails by returning the old break
         elif new_top < old_top:
             mm.unmap(new_top, old_top - new_top)
         mm.brk = addr

@@ -20,6 +20,14 @@ from unicorn import UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
 from emukern.errors import MemoryFault
 
 PAGE = 4096
+AS_LIMIT = 4 << 30           # per address space, like an RLIMIT_AS: host memory is finite
+
+
+_CHUNK = 1 << 20
+
+
+class OutOfMemory(Exception):
+    """The mapping cannot be created (too large, or the host refused): -ENOMEM for the guest."""
 
 
 def page_down(x: int) -> int:
@@ -90,7 +98,12 @@ class AddressSpace:
         size = page_up(size)
         if self.overlaps(start, size):
             raise ValueError(f"mapping {name} at {start:#x}+{size:#x} overlaps an existing one")
-        buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if sum(m.size for m in self.mappings) + size > AS_LIMIT:
+            raise OutOfMemory(f"{name}: {size:#x} bytes would pass the {AS_LIMIT >> 30} GiB address-space limit")
+        try:
+            buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        except OSError as exc:
+            raise OutOfMemory(f"{name}: the host refused {size:#x} bytes ({exc.strerror})") from None
         if data:
             buf[: len(data)] = data
         m = Mapping(start, size, perms, name, buf)
@@ -147,7 +160,12 @@ class AddressSpace:
         for m in self.mappings:
             if id(m.buf) not in bufs:
                 nb = mmap.mmap(-1, len(m.buf), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-                nb[:] = m.buf[:]
+                # copy in chunks, skipping all-zero ones: the new mapping is already zero and
+                # never-touched anonymous memory should stay unmaterialised on the host
+                for off in range(0, len(m.buf), _CHUNK):
+                    chunk = m.buf[off: off + _CHUNK]
+                    if chunk.count(0) != len(chunk):
+                        nb[off: off + len(chunk)] = chunk
                 bufs[id(m.buf)] = nb
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
         return child

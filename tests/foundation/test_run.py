@@ -200,3 +200,14 @@ def test_map_fixed_over_machine_pages_is_enomem(run_guest):
            "    neg x0, x0\n    mov x8, #94\n    svc #0\n")
     r, _ = run_guest(src, arch="arm64")
     assert r.exit_status == 12          # ENOMEM, and the host survived
+
+
+@pytest.mark.parametrize("shift", [33, 36, 39])
+def test_huge_mmap_and_brk_are_enomem_not_a_host_crash(run_guest, shift):
+    src = (f".globl _start\n_start:\n    li a0, 0\n    li a1, 1\n    slli a1, a1, {shift}\n    li a2, 3\n"
+           "    li a3, 0x22\n    li a4, -1\n    li a5, 0\n    li a7, 222\n    ecall\n    mv s0, a0\n"
+           "    li a0, 0\n    li a7, 214\n    ecall\n    mv s1, a0\n    li t0, 1\n    slli t0, t0, 38\n"
+           "    add a0, a0, t0\n    li a7, 214\n    ecall\n    sub a0, a0, s1\n    snez a0, a0\n"
+           "    bnez a0, 1f\n    neg a0, s0\n1:  li a7, 94\n    ecall\n")
+    r, _ = run_guest(src, arch="riscv64")
+    assert r.exit_status == 12          # mmap: -ENOMEM (over the 4 GiB address-space limit); brk unchanged
