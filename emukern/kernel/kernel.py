@@ -679,7 +679,13 @@ class Kernel(SyscallsMixin):
             return True                         # stopped at a trap the debugger holds
         if pc.parked_trap is not None:
             return True                         # parked at a sync point: resumed next time
-        if self.percpu[cpu.index].curr is not None:
+        self._finish_round(cpu)
+        return True
+
+    def _finish_round(self, cpu: Cpu) -> None:
+        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
+        pc = self.percpu[cpu.index]
+        if pc.curr is not None:
             self.account(cpu, pc.curr)
         self._run_timers(cpu)
         if cpu.now >= pc.next_tick:
@@ -687,7 +693,6 @@ class Kernel(SyscallsMixin):
         if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
             self.schedule(cpu)
         self._check_budget(cpu)
-        return True
 
     def resume_trap(self) -> bool:
         """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
@@ -703,16 +708,7 @@ class Kernel(SyscallsMixin):
         gate, self.trap_gate = self.trap_gate, None
         try:
             self.handle_trap(cpu, trap)
-            # the tail of _round for this CPU
-            pc = self.percpu[cpu.index]
-            if pc.curr is not None:
-                self.account(cpu, pc.curr)
-            self._run_timers(cpu)
-            if cpu.now >= pc.next_tick:
-                self._timer_tick(cpu)
-            if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
-                self.schedule(cpu)
-            self._check_budget(cpu)
+            self._finish_round(cpu)             # the tail of _round for this CPU
         except StopRun as stop:
             self.stop_reason = stop.reason
             self.stop_message = stop.message

@@ -109,24 +109,33 @@ def _store_contig(u: "RVVUnit", mem: VectorMemory, base: int, vbase: int, eb: in
         i = j
 
 
-def run_load(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
-    """vle<eew>.v, vle<eew>ff.v, vlse<eew>.v and vlm.v."""
+def _access_setup(u: "RVVUnit", d: Insn) -> tuple[int, int]:
+    """(EMUL log2, effective vl) of a unit-stride/strided/mask access; checks vtype for vlm/vsm."""
     if d.form == "mask":
         u._need_vtype(d)
-        e, evl = 0, (u.vl + 7) >> 3
-    else:
-        e, evl = _emul_log2(u, d), u.vl
+        return 0, (u.vl + 7) >> 3
+    return _emul_log2(u, d), u.vl
+
+
+def _operands(u: "RVVUnit", d: Insn, x: XRegs, start: int, evl: int) -> tuple[int, int, int, str | None]:
+    """(element bytes, base address, register-file offset, mask) shared by loads and stores."""
+    mask = None if d.vm else u._mask_str(start, evl - start)
+    return 1 << d.eew_log2, x.read(d.rs1), d.vd * u.vlenb, mask
+
+
+def _stride(x: XRegs, d: Insn) -> int:
+    stride = x.read(d.rs2)
+    return stride - TOP if stride >> 63 else stride
+
+
+def run_load(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
+    """vle<eew>.v, vle<eew>ff.v, vlse<eew>.v and vlm.v."""
+    e, evl = _access_setup(u, d)
     start = u.vstart
     if start < evl:
-        eb = 1 << d.eew_log2
-        base = x.read(d.rs1)
-        vbase = d.vd * u.vlenb
-        mask = None if d.vm else u._mask_str(start, evl - start)
+        eb, base, vbase, mask = _operands(u, d, x, start, evl)
         if d.form == "strided":
-            stride = x.read(d.rs2)
-            if stride >> 63:
-                stride -= TOP
-            _load_elems(u, mem, base, stride, vbase, eb, start, evl, mask)
+            _load_elems(u, mem, base, _stride(x, d), vbase, eb, start, evl, mask)
         else:
             _load_contig(u, mem, base, vbase, eb, start, evl, mask, d.form == "ff")
     u.vstart = 0
@@ -135,22 +144,12 @@ def run_load(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
 
 def run_store(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
     """vse<eew>.v, vsse<eew>.v and vsm.v."""
-    if d.form == "mask":
-        u._need_vtype(d)
-        e, evl = 0, (u.vl + 7) >> 3
-    else:
-        e, evl = _emul_log2(u, d), u.vl
+    e, evl = _access_setup(u, d)
     start = u.vstart
     if start < evl:
-        eb = 1 << d.eew_log2
-        base = x.read(d.rs1)
-        vbase = d.vd * u.vlenb
-        mask = None if d.vm else u._mask_str(start, evl - start)
+        eb, base, vbase, mask = _operands(u, d, x, start, evl)
         if d.form == "strided":
-            stride = x.read(d.rs2)
-            if stride >> 63:
-                stride -= TOP
-            _store_elems(u, mem, base, stride, vbase, eb, start, evl, mask)
+            _store_elems(u, mem, base, _stride(x, d), vbase, eb, start, evl, mask)
         else:
             _store_contig(u, mem, base, vbase, eb, start, evl, mask)
     dirty = start != 0
