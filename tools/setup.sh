@@ -10,12 +10,15 @@ command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || nee
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# optional: GCC cross compilers + glibc, to test static C programs built by another toolchain
+command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "setup: installing Debian packages: ${need[*]}" >&2
   if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"; } >/tmp/emukern-apt.log 2>&1; then
     echo "setup: apt-get failed (see /tmp/emukern-apt.log); emukern needs llvm and lld to assemble guests." >&2
-    echo "       qemu-user and gdb-multiarch are optional: their tests skip without them." >&2
+    echo "       qemu-user, gdb-multiarch and the cross compilers are optional: their tests skip without them." >&2
   fi
 fi
 PY="${PYTHON:-python3}"

@@ -14,6 +14,7 @@ Everything is deterministic: no host time, no host threads, ties broken by CPU i
 from __future__ import annotations
 
 import heapq
+from pathlib import Path
 import sys
 import time
 from collections import Counter, deque
@@ -219,6 +220,7 @@ class Kernel(SyscallsMixin):
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
         task.files_users = 1  # type: ignore[attr-defined]
+        task.exe = str(Path(path).resolve())  # type: ignore[attr-defined]  (readlinkat /proc/self/exe)
         self.tasks[task.tid] = task
         self.init_task = task
         self.exec_image(task, image, argv or [str(path)], envp or [])

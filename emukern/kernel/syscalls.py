@@ -31,6 +31,7 @@ CLONE_THREAD, CLONE_SETTLS, CLONE_PARENT_SETTID = 0x10000, 0x80000, 0x100000
 CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID = 0x200000, 0x1000000
 # futex
 FUTEX_WAIT, FUTEX_WAKE, FUTEX_PRIVATE = 0, 1, 128
+FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET = 9, 10
 # mmap
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 1, 2, 0x10, 0x20
@@ -46,6 +47,10 @@ SYSCALL_NAMES = {
     168: "getcpu", 172: "getpid", 173: "getppid", 174: "getuid", 175: "geteuid", 176: "getgid",
     177: "getegid", 178: "gettid", 214: "brk", 215: "munmap", 220: "clone", 221: "execve", 222: "mmap",
     226: "mprotect", 260: "wait4", 278: "getrandom",
+    # what a static glibc/musl start-up and stdio use (emukern/kernel/syscalls_fs.py and below)
+    23: "dup", 24: "dup3", 25: "fcntl", 29: "ioctl", 62: "lseek", 65: "readv", 66: "writev",
+    78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
+    261: "prlimit64", 293: "rseq",
 }
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
@@ -59,7 +64,10 @@ def prot_str(prot: int) -> str:
     return ("r" if prot & PROT_READ else "-") + ("w" if prot & PROT_WRITE else "-") + ("x" if prot & PROT_EXEC else "-")
 
 
-class SyscallsMixin:
+from emukern.kernel.syscalls_fs import FileSyscallsMixin  # noqa: E402
+
+
+class SyscallsMixin(FileSyscallsMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)
@@ -136,11 +144,40 @@ class SyscallsMixin:
         return 0
 
     def sys_rt_sigaction(self, cpu, task, sig, act, oldact, *a):
+        """Actions are recorded and reported back, but emukern never runs a user handler:
+        signals emukern raises (SIGSEGV, SIGILL, ...) always take their default, fatal action.
+        Start-up code that installs handlers "just in case" (glibc's SIGCANCEL) keeps working."""
+        if not 1 <= sig <= 64 or sig in (E.SIGKILL, 19):
+            return -E.EINVAL
+        actions = getattr(task, "sigactions", None)
+        if actions is None:
+            actions = task.sigactions = {}  # type: ignore[attr-defined]
         if oldact:
-            task.mm.write(oldact, bytes(32))
-        if act and task.mm.read_u64(act) not in (0, 1):
-            # emukern delivers only default (fatal) signal actions; say so instead of pretending
-            return -E.ENOSYS
+            task.mm.write(oldact, actions.get(sig, bytes(32)))
+        if act:
+            actions[sig] = task.mm.read(act, 32)
+        return 0
+
+    def sys_sigaltstack(self, cpu, task, ss, old_ss, *a):
+        if old_ss:
+            task.mm.write(old_ss, (0).to_bytes(8, "little") + (2).to_bytes(8, "little") + bytes(8))  # SS_DISABLE
+        return 0
+
+    def sys_madvise(self, cpu, task, addr, length, advice, *a):
+        return 0 if addr % PAGE == 0 else -E.EINVAL
+
+    def sys_rseq(self, cpu, task, *a):
+        return -E.ENOSYS          # restartable sequences are not modelled; libcs fall back
+
+    def sys_prlimit64(self, cpu, task, pid, resource, new, old, *a):
+        if pid not in (0, task.tgid):
+            return -E.ESRCH
+        if resource > 15:
+            return -E.EINVAL
+        if old:
+            inf = (1 << 64) - 1
+            cur = {3: self.arch.STACK_SIZE, 7: 1024}.get(resource, inf)   # RLIMIT_STACK, RLIMIT_NOFILE
+            task.mm.write(old, cur.to_bytes(8, "little") + (inf if resource == 3 else cur).to_bytes(8, "little"))
         return 0
 
     # ---- files -----------------------------------------------------------------------------------
@@ -406,11 +443,18 @@ class SyscallsMixin:
 
     # ---- futex ---------------------------------------------------------------------------------
     def sys_futex(self, cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a):
-        cmd = op & ~FUTEX_PRIVATE & 0x7F
+        cmd = op & ~FUTEX_PRIVATE & 0x7F          # FUTEX_CLOCK_REALTIME (256) falls away too
         cpu.charge(self.cost.futex_op)
         if uaddr % 4:
             return -E.EINVAL
         key = (id(task.mm), uaddr)
+        if cmd in (FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET) and val3 & 0xFFFFFFFF == 0:
+            return -E.EINVAL
+        absolute = cmd == FUTEX_WAIT_BITSET       # the bitset form takes an absolute timeout
+        if cmd == FUTEX_WAIT_BITSET:
+            cmd = FUTEX_WAIT                       # every waiter matches every bitset (no bitset
+        elif cmd == FUTEX_WAKE_BITSET:             # user in emukern narrows its wake-ups)
+            cmd = FUTEX_WAKE
         if cmd == FUTEX_WAIT:
             if task.woken_value is not None:            # woken by FUTEX_WAKE
                 task.woken_value = None
@@ -424,7 +468,11 @@ class SyscallsMixin:
             if timeout:
                 ts = task.mm.read(timeout, 16)
                 ns = int.from_bytes(ts[:8], "little") * 10**9 + int.from_bytes(ts[8:], "little")
-                self.add_timer(task, cpu.now + self.clock.cycles_for_ns(ns))  # type: ignore[attr-defined]
+                wake = self.clock.cycles_for_ns(ns) + (0 if absolute else cpu.now)
+                if wake <= cpu.now:
+                    wq.remove(task)
+                    return -E.ETIMEDOUT
+                self.add_timer(task, wake)  # type: ignore[attr-defined]
             self.block_current(cpu, task, "futex")  # type: ignore[attr-defined]
             return BLOCK
         if cmd == FUTEX_WAKE:
