@@ -448,7 +448,8 @@ class Kernel(SyscallsMixin):
     # ---- kernel entry / exit -------------------------------------------------------------------
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
-        task = self.current(cpu)
+        task = self.percpu[cpu.index].curr
+        assert task is not None, "trap on an idle CPU"
         if self.sync_gate is not None and cpu.running and self.sync_gate(cpu, task, trap):
             self.percpu[cpu.index].parked_trap = trap    # delivered by _round when others caught up
             self.parked_traps += 1

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.arm64 import fpsimd, traps
+from unicorn import arm64_const as A
+
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.trap import Trap, TrapKind
 
@@ -46,7 +48,7 @@ class Arm64Arch(ArchBase):
         return tuple(cpu.reg(i) for i in range(6))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu.set_reg(0, value)
+        cpu._write(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: straight to libunicorn)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}

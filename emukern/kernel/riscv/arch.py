@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.riscv import vector
-from emukern.machine.cpu_riscv import RiscvCpu
+from unicorn import riscv_const as R
+
+from emukern.machine.cpu_riscv import VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
 
 A0, A7, SP, TP = 10, 17, 2, 4
+_A0_REG = R.UC_RISCV_REG_X0 + A0
 
 
 class RiscvThread:
@@ -49,7 +52,7 @@ class RiscvArch(ArchBase):
         return tuple(cpu.reg(i) for i in range(10, 16))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu.set_reg(A0, value)
+        cpu._write(_A0_REG, value)           # regs->a0 (hot path: straight to libunicorn)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         x = [0] * 32
@@ -82,6 +85,8 @@ class RiscvArch(ArchBase):
 
     # --- hook points -------------------------------------------------------------------------
     def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
+        if cpu.vs == VS_OFF:                                         # type: ignore[attr-defined]
+            return None                     # V never used (or off): nothing to discard
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
     def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
