@@ -54,6 +54,16 @@ def cmd_debug(a: argparse.Namespace) -> int:
     return run_debugger(dbg, script=a.script, commands=a.ex, batch=a.batch)
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 0..65535 (0 picks a free one)")
+    return port
+
+
 def cmd_gdbserver(a: argparse.Namespace) -> int:
     from emukern.debug.engine import Debugger
     from emukern.debug.gdbstub import serve
@@ -88,7 +98,7 @@ def add_debug_commands(sub: Any, machine_options: Callable[[argparse.ArgumentPar
     s.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(s)
     g = s.add_argument_group("gdbserver options")
-    g.add_argument("--port", type=int, default=1234, metavar="N", help="TCP port (default 1234; 0 = any free)")
+    g.add_argument("--port", type=_port, default=1234, metavar="N", help="TCP port (default 1234; 0 = any free)")
     g.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     g.add_argument("--verbose", action="store_true", help="log every packet on stderr")
     s.set_defaults(func=cmd_gdbserver)
