@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ class ReproduceContext:
 
 
 def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> int:
-    console = Console(highlight=False)
+    # tables are wide: when writing to a file or CI log use 120 columns instead of rich's 80
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx = ReproduceContext(out_dir, quick, console)
     failed: list[str] = []

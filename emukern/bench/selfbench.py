@@ -9,6 +9,7 @@ Ratios, not absolute numbers, are the point: everything runs on this machine in 
 from __future__ import annotations
 
 import shutil
+import sys
 import subprocess
 import time
 from pathlib import Path
@@ -147,6 +148,6 @@ def run(ctx: Any) -> dict[str, Any]:
 
 
 def main(quick: bool = False) -> int:
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     print_table(measure(quick), console)
     return 0
