@@ -219,7 +219,6 @@ class Kernel(SyscallsMixin):
         task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
-        task.files_users = 1  # type: ignore[attr-defined]
         task.exe = str(Path(path).resolve())  # type: ignore[attr-defined]  (readlinkat /proc/self/exe)
         self.tasks[task.tid] = task
         self.init_task = task
@@ -410,7 +409,6 @@ class Kernel(SyscallsMixin):
             prev.nivcsw += 1
         self.arch.switch_from(cpu, prev)
         self.percpu[cpu.index].curr = None
-        self.percpu[cpu.index].last_switch_out = prev  # type: ignore[attr-defined]
 
     def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
         """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""

@@ -262,9 +262,7 @@ class SyscallsMixin(FileSyscallsMixin):
         cpu.charge(self.cost.syscall_body * 5)
         entry = self.sysctl.lookup_path(path)
         if entry is None:
-            if path.startswith("/proc/sys/") and self.sysctl.path_to_key(path) is not None:
-                return -E.ENOENT
-            return -E.ENOENT
+            return -E.ENOENT          # only /proc/sys entries exist (no file system otherwise)
         acc = flags & O_ACCMODE
         want_w = acc in (O_WRONLY, O_RDWR)
         want_r = acc != O_WRONLY
@@ -426,7 +424,6 @@ class SyscallsMixin(FileSyscallsMixin):
             # migrate: go back to the scheduler, which re-queues us on an allowed CPU
             self.percpu[cpu.index].need_resched = True
             task.state = TaskState.RUNNABLE
-            self._pending_migration = task   # type: ignore[attr-defined]
         return 0
 
     def sys_sched_getaffinity(self, cpu, task, pid, size, mask_ptr, *a):
@@ -509,11 +506,9 @@ class SyscallsMixin(FileSyscallsMixin):
             mm.write_u32(ctid, tid)
         self.tasks[tid] = child
         if not flags & CLONE_THREAD:
-            task.children.append(child)
-        else:
-            leader = self.tasks.get(task.tgid)
-            if leader is not None:
-                leader.children.append(child) if False else None
+            # a child belongs to the thread group (any thread may wait4 for it); threads are
+            # not children, so wait4 never sees them
+            self.tasks.get(task.tgid, task).children.append(child)
         child.cpu = cpu.index
         self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
         return tid
