@@ -28,7 +28,7 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
         where = f" at pc {f['pc']:#x}: {f.get('disasm', '?')}" if "pc" in f else ""
         addr = f" (address {f['addr']:#x})" if "addr" in f else ""
         con.print(f"[bold red]{f['signame']}[/]{where}{addr} — {f.get('why', '')}")
-    if r.stop_reason in ("budget", "deadlock"):
+    if r.stop_reason in ("budget", "deadlock") or (r.stop_reason == "exited" and r.message):
         con.print(f"[bold yellow]stopped:[/] {r.message}")
     status = (f"exit {r.exit_code}" if r.exit_code is not None else
               f"killed by {E.SIGNAL_NAMES.get(r.signal or 0, r.signal)}" if r.signal else r.stop_reason)

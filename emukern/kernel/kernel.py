@@ -632,6 +632,13 @@ class Kernel(SyscallsMixin):
         if self.init_task is None or not self._init_alive():
             if not self.stop_reason:
                 self.stop_reason = "exited"
+                left = self.live_tasks()
+                if left:
+                    # the first process is the machine's init: when it is gone the run ends
+                    self.stop_message = (f"the first process exited while {len(left)} other task(s) "
+                                         f"were still alive ({', '.join(str(t.tid) for t in left)}); "
+                                         "they were stopped")
+                    self._kill_everything()
             return False
         last = self._last_cpu
         if last is not None:

@@ -220,3 +220,13 @@ def test_exit_group_kills_every_thread(run_guest):
     assert r.exit_status == 3 and r.stop_reason == "exited"
     assert all(t["state"] == "dead" for t in r.tasks)
     assert r.tasks[1]["utime"] > 100_000          # the thread really ran (during the sleep)
+
+
+def test_first_process_exit_ends_the_run_and_says_so(run_guest):
+    src = (".globl _start\n_start:\n    li a0, 17\n    li a1, 0\n    li a2, 0\n    li a3, 0\n    li a4, 0\n"
+           "    li a7, 220\n    ecall\n    beqz a0, child\n    li a0, 0\n    li a7, 94\n    ecall\n"
+           "child:\n    j child\n")
+    r, _ = run_guest(src, arch="riscv64")
+    assert r.exit_status == 0 and r.stop_reason == "exited"
+    assert "still alive" in r.message
+    assert all(t["state"] in ("dead", "zombie") for t in r.tasks)
