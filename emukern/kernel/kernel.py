@@ -37,7 +37,6 @@ from emukern.machine.memory import AddressSpace, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
-_KIND_NAME = {k: k.value for k in TrapKind}     # Enum.value is a property: too slow per trap
 _NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
 
 
@@ -462,7 +461,7 @@ class Kernel(SyscallsMixin):
         # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        ucount = cpu.counter.count - cpu.stub_insns
+        ucount = cpu._cs.count - cpu.stub_insns
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         task.utime += user if user < total else total
@@ -472,7 +471,7 @@ class Kernel(SyscallsMixin):
         costs = self._costs
         cpu.sys_cycles += costs["exception_entry"]
         kind = trap.kind
-        self.trap_counts[_KIND_NAME[kind]] += 1
+        self.trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
         listeners = self.trap_listeners
         for cb in listeners:
             cb("enter", cpu, task, trap)
@@ -494,7 +493,7 @@ class Kernel(SyscallsMixin):
         trap.cycles = end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
-        pcpu.user_mark = cpu.counter.count - cpu.stub_insns
+        pcpu.user_mark = cpu._cs.count - cpu.stub_insns
         self._seq += 1
         self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap))
         for cb in listeners:

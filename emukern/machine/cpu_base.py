@@ -37,6 +37,9 @@ class Cpu:
         self.clock = clock
         self.uc = uc
         self.counter = make_counter(uc)
+        # what holds the live count: the ctypes struct itself for the native counter (reading
+        # its field directly skips a property call on the hottest path), else the counter
+        self._cs = getattr(self.counter, "_s", self.counter)
         self.extra_user = 0       # user cycles beyond one per instruction (e.g. long vector ops)
         self.sys_cycles = 0       # kernel work charged by the cost model
         self.idle_cycles = 0
@@ -87,7 +90,7 @@ class Cpu:
     @property
     def now(self) -> int:
         """This CPU's local time in cycles."""
-        return self.counter.count + self.extra_user + self.sys_cycles + self.idle_cycles
+        return self._cs.count + self.extra_user + self.sys_cycles + self.idle_cycles
 
     @property
     def insns(self) -> int:

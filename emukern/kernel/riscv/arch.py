@@ -90,6 +90,9 @@ class RiscvArch(ArchBase):
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
     def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+        if not task.thread.v.defer_restore:  # the common case: only the flag test is charged
+            cpu.sys_cycles += self.k.cost.tif_check
+            return None
         return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 
     def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
