@@ -85,7 +85,7 @@ def _print_accounting(r: Any, con: Console) -> None:
 
 
 def print_info(what: str) -> None:
-    con = Console(highlight=False)
+    con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     if what in ("policies", "all"):
         from emukern.kernel.policies import SWITCHES
         t = Table(title="policies (--policy NAME=VALUE)")
