@@ -423,7 +423,7 @@ class Kernel(SyscallsMixin):
         pc.nr_switches += 1
         nxt.cpu = cpu.index
         nxt.slice_start = cpu.now
-        self.account(cpu, None)
+        self.account(cpu, nxt)      # the switch itself is system time of the task switched to
 
     def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
         """Re-run a blocked syscall after wake-up; True if it completed."""

@@ -230,3 +230,11 @@ def test_first_process_exit_ends_the_run_and_says_so(run_guest):
     assert r.exit_status == 0 and r.stop_reason == "exited"
     assert "still alive" in r.message
     assert all(t["state"] in ("dead", "zombie") for t in r.tasks)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_every_cycle_is_accounted_to_a_task(run_guest, guest_asm, arch):
+    # one CPU that never idles: user + system time over all tasks is the elapsed time exactly
+    r, _ = run_guest(prog(guest_asm, arch, "lat_ctx"), argv=["50"])
+    assert r.cpus[0]["idle_cycles"] == 0
+    assert sum(t["utime"] + t["stime"] for t in r.tasks) == r.cycles
