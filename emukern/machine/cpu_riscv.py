@@ -300,14 +300,17 @@ class RiscvCpu(Cpu):
         if self.vs == VS_OFF:
             return False          # the kernel sees an illegal-instruction trap (first use)
         pc = epc
-        counter = self.counter
+        cs = self._cs             # the live counter (ctypes struct or the Python counter)
+        batch = self.batch_vector
         while self._exec_vector(pc, word):
             pc += 4
             # A run of vector instructions is executed in this one hook call instead of one trap
             # each (the trap round trip costs more than most vector instructions).  The counter
             # hook would have counted each of them, so count them here, and stop at the
-            # deadline so a tick or a debugger step still lands on the exact instruction.
-            if not self.batch_vector or counter.count >= counter.deadline:
+            # deadline — less the extra cycles charged but not yet committed to it — so a tick
+            # or a debugger step still lands on the exact instruction.
+            if not batch or cs.count >= cs.deadline - (
+                    self.extra_user + self.sys_cycles + self.idle_cycles - self._committed):
                 break
             try:
                 word, size = self._fetch(pc)
@@ -315,9 +318,10 @@ class RiscvCpu(Cpu):
                 break
             if size != 4 or self.vs == VS_OFF or not self._is_vector_insn(word):
                 break
-            counter.count = counter.count + 1
+            cs.count += 1
         else:
             return True           # a trap was delivered; the kernel has set the PC
+        self.commit_charges()
         self.set_pc(pc)           # the first instruction after the run
         return True
 
@@ -342,8 +346,7 @@ class RiscvCpu(Cpu):
         self.vector_cycles += res.cycles
         if res.dirty:
             self.vs = VS_DIRTY
-        self.charge(res.cycles - 1, user=True)   # the counter already charged one cycle
-        self.commit_charges()
+        self.extra_user += res.cycles - 1        # the counter already charged one cycle
         return True
 
     def _trap_from_error(self, exc: UcError) -> Trap:
