@@ -6,27 +6,23 @@ A trap's path (each arrow one call with a Linux name):
   (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
   (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
 
-SMP: every CPU has a local clock (cycles).  The run loop always advances the CPU that is furthest
-behind, by at most ``quantum`` cycles past the next CPU, so CPUs stay in near lock-step and the
-order in which they reach shared resources (locks, pipes, futexes) follows simulated time.
-Everything is deterministic: no host time, no host threads, ties broken by CPU index.
+The scheduler lives in :mod:`emukern.kernel.sched` and the SMP run loop in
+:mod:`emukern.kernel.smp` (mixins of :class:`Kernel`); syscalls in :mod:`emukern.kernel.syscalls`.
 """
 from __future__ import annotations
 
-import heapq
-from pathlib import Path
-import sys
-import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError, EmukernError, MemoryFault
+from emukern.errors import ConfigError, MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.spinlock import SpinLock
+from emukern.kernel.sched import PerCpu, SchedulerMixin
+from emukern.kernel.smp import RunLoopMixin, StopRun  # noqa: F401  (StopRun re-exported)
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
@@ -37,24 +33,6 @@ from emukern.machine.memory import AddressSpace, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
-_NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
-
-
-@dataclass
-class PerCpu:
-    """Per-CPU scheduler state (Linux ``struct rq`` plus a few per-CPU variables)."""
-    index: int
-    curr: Task | None = None
-    rq: deque = field(default_factory=deque)
-    next_tick: int = 0
-    timers: list = field(default_factory=list)       # heap of (wake_at, seq, task)
-    need_resched: bool = False
-    nr_switches: int = 0
-    ticks: int = 0
-    last_mark: int = 0          # accounting mark (cycles) for the current task
-    user_mark: int = 0          # user instruction mark for the current task
-    parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
-    sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
 
 
 class TrapRecord:
@@ -81,16 +59,7 @@ class TrapRecord:
                 f"{self.handler}: {self.decision})")
 
 
-class StopRun(Exception):
-    """Internal: the whole machine must stop (budget, deadlock, init gone)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-
-
-class Kernel(SyscallsMixin):
+class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -165,7 +134,6 @@ class Kernel(SyscallsMixin):
         from emukern.kernel.arm64.arch import Arm64Arch
         return Arm64Arch(self)
 
-    # ---- small services ------------------------------------------------------------------------
     def policy(self, name: str) -> str:
         return self.policies[name]
 
@@ -203,7 +171,6 @@ class Kernel(SyscallsMixin):
     def live_tasks(self) -> list[Task]:
         return [t for t in self.tasks.values() if t.alive]
 
-    # ---- loading a program ---------------------------------------------------------------------
     def load(self, path: str, argv: list[str] | None = None, envp: list[str] | None = None) -> Task:
         """Create the first process from a static ELF (pid 1, like the init a kernel execs)."""
         from emukern.loader.elf import load_elf
@@ -258,191 +225,6 @@ class Kernel(SyscallsMixin):
         task.ctx = self.arch.initial_context(image.entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
 
-    # ---- scheduling ----------------------------------------------------------------------------
-    def select_cpu(self, task: Task, new: bool = False) -> int:
-        """select_task_rq: a new task goes to the least loaded allowed CPU (fork balancing); a
-        woken task stays on its previous CPU when that CPU is idle or no allowed CPU is idle."""
-        if new or not task.allowed_on(task.cpu) or task.cpu >= len(self.cpus):
-            return self._least_loaded(task)
-        prev = self.percpu[task.cpu]
-        if prev.curr is None and not prev.rq:
-            return task.cpu
-        best = self._least_loaded(task)
-        b = self.percpu[best]
-        return best if b.curr is None and not b.rq else task.cpu
-
-    def _least_loaded(self, task: Task) -> int:
-        best, load = 0, None
-        for pc in self.percpu:
-            if not task.allowed_on(pc.index):
-                continue
-            n = len(pc.rq) + (pc.curr is not None)
-            if load is None or n < load:
-                best, load = pc.index, n
-        return best
-
-    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
-        task.cpu = cpu_index
-        task.state = TaskState.RUNNABLE
-        task.ready_at = now
-        self.percpu[cpu_index].rq.append(task)
-
-    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
-        """try_to_wake_up: make a blocked task runnable on a CPU's run queue."""
-        if task.state != TaskState.BLOCKED:
-            return
-        task.woken_value = value
-        task.wake_at = None
-        self.enqueue(task, self.select_cpu(task), now)
-
-    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
-        n = 0
-        while wq.waiters and (nr is None or n < nr):
-            t = wq.waiters.popleft()
-            if t.state == TaskState.BLOCKED:
-                self.wake_up(t, now, value)
-                n += 1
-        return n
-
-    def add_timer(self, task: Task, wake_at: int) -> None:
-        task.wake_at = wake_at
-        self._seq += 1
-        heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self._seq, task))
-
-    def _run_timers(self, cpu: Cpu) -> None:
-        pc = self.percpu[cpu.index]
-        while pc.timers and pc.timers[0][0] <= cpu.now:
-            wake_at, _, task = heapq.heappop(pc.timers)
-            if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
-                task.woken_value = -E.ETIMEDOUT
-                for wq in getattr(task, "waitqueues", []):
-                    wq.remove(task)
-                self.wake_up(task, wake_at, -E.ETIMEDOUT)
-
-    def account(self, cpu: Cpu, task: Task | None) -> None:
-        """Charge the time since the last mark to the current task (user vs system)."""
-        pc = self.percpu[cpu.index]
-        now = cpu.now
-        if task is not None:
-            user = cpu.user_insns - pc.user_mark + 0
-            total = now - pc.last_mark
-            # user time = user instructions + their extra vector cycles; the rest is system time
-            task.utime += min(user, total)
-            task.stime += max(0, total - user)
-        pc.last_mark = now
-        pc.user_mark = cpu.user_insns
-
-    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
-        task.state = TaskState.BLOCKED
-        task.wait_reason = reason
-        self.percpu[cpu.index].need_resched = True
-        cpu.stop()
-
-    def schedule(self, cpu: Cpu) -> None:
-        """Pick the next task for ``cpu`` and switch to it (or go idle)."""
-        pc = self.percpu[cpu.index]
-        pc.need_resched = False
-        prev = pc.curr
-        preempted = prev is not None and prev.state == TaskState.RUNNABLE
-        if preempted and prev is not None and not prev.allowed_on(cpu.index):
-            # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
-            self._switch_out(cpu, prev, voluntary=False)
-            self.enqueue(prev, self._least_loaded(prev), cpu.now)
-            prev, preempted = None, False
-        while True:
-            nxt = self._pick_next(cpu)
-            if nxt is None and preempted:
-                nxt = prev                  # nobody else: keep running
-            if nxt is None:
-                if prev is not None:
-                    self._switch_out(cpu, prev, voluntary=not preempted)
-                pc.curr = None
-                return
-            if nxt is prev:
-                pc.curr = prev
-                prev.slice_start = cpu.now
-                # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
-                # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
-                self.exit_to_user_mode(cpu, prev)
-                return
-            if prev is not None:
-                if preempted:
-                    pc.rq.append(prev)
-                    prev.ready_at = cpu.now
-                self._switch_out(cpu, prev, voluntary=not preempted)
-                prev = None
-                preempted = False
-            if nxt.ready_at > cpu.now:
-                cpu.idle_until(nxt.ready_at)
-                pc.last_mark = cpu.now
-            self._switch_in(cpu, nxt)
-            if nxt.pending is not None and not self._restart_syscall(cpu, nxt):
-                # still blocked: it went back to sleep; pick again
-                prev = nxt
-                pc.curr = nxt
-                continue
-            self.exit_to_user_mode(cpu, nxt)
-            return
-
-    def _pick_next(self, cpu: Cpu) -> Task | None:
-        pc = self.percpu[cpu.index]
-        for _ in range(len(pc.rq)):
-            t = pc.rq.popleft()
-            if t.state != TaskState.RUNNABLE:
-                continue
-            if not t.allowed_on(cpu.index):
-                self.enqueue(t, self._least_loaded(t), t.ready_at)
-                continue
-            return t
-        return None
-
-    def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
-        self.account(cpu, prev)
-        if prev.alive:
-            prev.ctx = cpu.save_context()
-        if not prev.alive:
-            pass                      # the final switch away from an exiting task
-        elif voluntary:
-            prev.nvcsw += 1
-        else:
-            prev.nivcsw += 1
-        self.arch.switch_from(cpu, prev)
-        self.percpu[cpu.index].curr = None
-
-    def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
-        """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""
-        pc = self.percpu[cpu.index]
-        cpu.charge(self.cost.schedule)
-        if cpu.mm is not nxt.mm:
-            cpu.charge(self.cost.switch_mm)
-        cpu.attach_mm(nxt.mm)
-        cpu.charge(self.cost.switch_to)
-        cpu.load_context(nxt.ctx)
-        self.arch.switch_to(cpu, nxt)
-        pc.curr = nxt
-        pc.nr_switches += 1
-        nxt.cpu = cpu.index
-        nxt.slice_start = cpu.now
-        self.account(cpu, nxt)      # the switch itself is system time of the task switched to
-
-    def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
-        """Re-run a blocked syscall after wake-up; True if it completed."""
-        assert task.pending is not None
-        nr, args = task.pending
-        task.state = TaskState.RUNNABLE
-        ret = self._call_syscall(cpu, task, nr, args)
-        if ret is BLOCK:
-            task.state = TaskState.BLOCKED
-            self.percpu[cpu.index].curr = None
-            self.account(cpu, task)
-            task.ctx = cpu.save_context()
-            return False
-        task.pending = None
-        if task.alive:
-            self.arch.set_syscall_return(cpu, ret)
-        return True
-
-    # ---- kernel entry / exit -------------------------------------------------------------------
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
         task = self.percpu[cpu.index].curr
@@ -561,7 +343,6 @@ class Kernel(SyscallsMixin):
         mm.map(start, stack.start - start, "rw-", "[stack]")
         return True
 
-    # ---- signals -------------------------------------------------------------------------------
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
         """Deliver a fatal signal (emukern runs no user signal handlers): the thread group dies."""
         cpu.charge(self.cost.signal_deliver)
@@ -587,226 +368,3 @@ class Kernel(SyscallsMixin):
         if trap is not None:
             trap.decision = f"{report['signame']}: {why}"
         self.do_group_exit(cpu, task, sig, signaled=True)
-
-    # ---- the run loop --------------------------------------------------------------------------
-    def run(self) -> "RunResult":
-        from emukern.kernel.result import RunResult
-        if self.init_task is None:
-            raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
-        t_wall = time.perf_counter()
-        try:
-            self._loop()
-        except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
-        self.wall_seconds += time.perf_counter() - t_wall
-        return RunResult.from_kernel(self)
-
-    def step_loop(self, max_rounds: int) -> bool:
-        """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
-        self._refresh_clocks()
-        try:
-            for _ in range(max_rounds):
-                if not self._round():
-                    return False
-        except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
-            return False
-        return True
-
-    def _loop(self) -> None:
-        self._refresh_clocks()
-        while self._round():
-            pass
-
-    def _refresh_clocks(self) -> None:
-        self._clocks = [c.now for c in self.cpus]
-        self._last_cpu = None
-
-    def _round(self) -> bool:
-        """One scheduling decision: advance the CPU that is furthest behind."""
-        if self.init_task is None or not self._init_alive():
-            if not self.stop_reason:
-                self.stop_reason = "exited"
-                left = self.live_tasks()
-                if left:
-                    # the first process is the machine's init: when it is gone the run ends
-                    self.stop_message = (f"the first process exited while {len(left)} other task(s) "
-                                         f"were still alive ({', '.join(str(t.tid) for t in left)}); "
-                                         "they were stopped")
-                    self._kill_everything()
-            return False
-        last = self._last_cpu
-        if last is not None:
-            self._clocks[last.index] = last.now
-        cpu = self._last_cpu = self._pick_cpu()
-        if cpu is None:
-            blocked = [f"{t.tid}:{t.wait_reason}" for t in self.live_tasks()]
-            raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
-                          f"({', '.join(blocked)})")
-        pc = self.percpu[cpu.index]
-        if pc.curr is None:
-            pc.parked_trap = None
-            if pc.rq:
-                self.schedule(cpu)
-                return True
-            target = self._idle_target(cpu)
-            cpu.idle_until(target)
-            pc.last_mark = cpu.now
-            pc.next_tick = self.clock.next_tick(cpu.now)
-            self._run_timers(cpu)
-            return True
-        parked = pc.parked_trap
-        if parked is not None:
-            # this CPU is now the furthest behind: its parked trap may take the shared resource
-            pc.parked_trap = None
-            if pc.curr.alive:                   # (dropped if killed while parked)
-                self.handle_trap(cpu, parked)
-            pc.sync_hint = True
-        until = min(pc.next_tick, self._lockstep_limit(cpu))
-        if self.config.max_insns is not None:
-            left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
-            until = min(until, cpu.now + max(left, 0) + 1)
-        if pc.timers:
-            until = min(until, pc.timers[0][0])
-        if self.run_cap is not None:
-            cap = self.run_cap(cpu)
-            if cap is not None:
-                until = min(until, cap)
-        if parked is not None:
-            if until > cpu.now and not pc.need_resched and pc.curr is not None \
-                    and pc.curr.state is TaskState.RUNNABLE and self.deferred_trap is None:
-                cpu.run(until)
-        elif until > cpu.now:
-            cpu.run(until)
-        if self.deferred_trap is not None:
-            return True                         # stopped at a trap the debugger holds
-        if pc.parked_trap is not None:
-            return True                         # parked at a sync point: resumed next time
-        self._finish_round(cpu)
-        return True
-
-    def _finish_round(self, cpu: Cpu) -> None:
-        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
-        pc = self.percpu[cpu.index]
-        if pc.curr is not None:
-            self.account(cpu, pc.curr)
-        self._run_timers(cpu)
-        if cpu.now >= pc.next_tick:
-            self._timer_tick(cpu)
-        if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
-            self.schedule(cpu)
-        self._check_budget(cpu)
-
-    def resume_trap(self) -> bool:
-        """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
-        hook, CPU stopped), then the rest of that scheduler round.  False when the machine has
-        finished (like :meth:`step_loop`)."""
-        if self.deferred_trap is None:
-            return True
-        cpu, trap = self.deferred_trap
-        self.deferred_trap = None
-        if self.deferred_pc is not None and cpu.get_pc() == trap.pc:
-            cpu.set_pc(self.deferred_pc)         # as the hook saw it (unless the debugger moved it)
-        self.deferred_pc = None
-        gate, self.trap_gate = self.trap_gate, None
-        try:
-            self.handle_trap(cpu, trap)
-            self._finish_round(cpu)             # the tail of _round for this CPU
-        except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
-            return False
-        finally:
-            self.trap_gate = gate
-        return self.init_task is not None and self._init_alive()
-
-    def _init_alive(self) -> bool:
-        init = self.init_task
-        assert init is not None
-        if init.alive:
-            return True
-        return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
-
-    def _pick_cpu(self) -> Cpu | None:
-        """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
-        # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
-        keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
-                for t, p in zip(self._clocks, self.percpu)]
-        m = min(keys)
-        return None if m == _NO_WORK else self.cpus[keys.index(m)]
-
-    def _idle_target(self, cpu: Cpu) -> int:
-        pc = self.percpu[cpu.index]
-        cands = [pc.timers[0][0]] if pc.timers else []
-        cands += [t for t, p in zip(self._clocks, self.percpu) if p is not pc and p.curr is not None]
-        cands += [t.ready_at for t in pc.rq]
-        target = min(cands) if cands else cpu.now
-        return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
-
-    def _lockstep_limit(self, cpu: Cpu) -> int:
-        me = self.percpu[cpu.index]
-        others = [t for t, p in zip(self._clocks, self.percpu) if p is not me and (p.curr is not None or p.rq)]
-        if not others:
-            self.sync_floor = 1 << 62
-            return 1 << 62
-        self.sync_floor = floor = min(others)
-        if me.sync_hint:
-            # it keeps taking a shared lock: run only up to where the others are, so its next
-            # acquisition happens inside the hook instead of being parked and re-delivered
-            if cpu.now > floor:
-                return cpu.now              # already ahead (a parked trap just ran): no run now
-            me.sync_hint = False
-            return max(floor, cpu.now + 1)
-        return max(floor, cpu.now) + self.config.quantum
-
-    def _timer_tick(self, cpu: Cpu) -> None:
-        """The per-CPU timer interrupt: taken between two user instructions."""
-        pc = self.percpu[cpu.index]
-        pc.ticks += 1
-        pc.next_tick = self.clock.next_tick(cpu.now)
-        task = pc.curr
-        if task is None:
-            return
-        trap = Trap(TrapKind.TIMER, self.config.arch, cpu.get_pc(), cpu=cpu.index,
-                    cause=(1 << 63) | 5 if self.config.arch == "riscv64" else None)
-        t0 = cpu.now
-        cpu.charge(self.cost.timer_tick)
-        self.trap_counts["timer"] += 1
-        for cb in self.trap_listeners:
-            cb("enter", cpu, task, trap)
-        trap.handler = "scheduler_tick"
-        slice_cycles = self.clock.tick_cycles * self.config.timeslice_ticks
-        if pc.rq and cpu.now - task.slice_start >= slice_cycles:
-            pc.need_resched = True
-            trap.decision = "time slice used up: preempt"
-        else:
-            trap.decision = "continue"
-        if not pc.need_resched:
-            self.exit_to_user_mode(cpu, task)
-        trap.cycles = cpu.now - t0
-        self._log_trap(cpu, task, trap)
-        for cb in self.trap_listeners:
-            cb("exit", cpu, task, trap)
-        self.account(cpu, task)
-
-    def _check_budget(self, cpu: Cpu) -> None:
-        limit = self.config.max_insns
-        if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
-            cpu.stop()
-            raise StopRun("budget", f"stopped after {limit:,} user instructions (--max-insns); "
-                          "the guest may be stuck in a loop — raise --max-insns if it is just long")
-
-    def _kill_everything(self) -> None:
-        for t in list(self.tasks.values()):
-            if t.alive:
-                t.state = TaskState.DEAD
-                t.exit_code = E.SIGKILL
-
-    @property
-    def elapsed(self) -> int:
-        return max(c.now for c in self.cpus)

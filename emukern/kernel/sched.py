@@ -1,0 +1,231 @@
+"""The scheduler: per-CPU run queues, wake-ups, timers, accounting and the context switch.
+
+Mixed into :class:`emukern.kernel.kernel.Kernel`.  ``schedule()`` picks the next task for a CPU;
+``_switch_out``/``_switch_in`` are ``context_switch``: the outgoing task's registers are saved and
+the arch's ``__switch_to`` halves run (FP/vector state stays on the CPU until the arch saves it),
+then the incoming task's mm and registers are loaded.  A task blocked in a syscall re-runs it
+from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from emukern.kernel import errno as E
+from emukern.kernel.files import WaitQueue
+from emukern.kernel.syscalls import BLOCK
+from emukern.kernel.task import Task, TaskState
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.trap import Trap
+
+
+@dataclass
+class PerCpu:
+    """Per-CPU scheduler state (Linux ``struct rq`` plus a few per-CPU variables)."""
+    index: int
+    curr: Task | None = None
+    rq: deque = field(default_factory=deque)
+    next_tick: int = 0
+    timers: list = field(default_factory=list)       # heap of (wake_at, seq, task)
+    need_resched: bool = False
+    nr_switches: int = 0
+    ticks: int = 0
+    last_mark: int = 0          # accounting mark (cycles) for the current task
+    user_mark: int = 0          # user instruction mark for the current task
+    parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
+    sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
+
+
+class SchedulerMixin:
+    """Scheduling half of the kernel (state lives on the Kernel: percpu, cpus, cost, arch)."""
+
+    percpu: list[PerCpu]
+    cpus: list[Cpu]
+    cost: Any
+    arch: Any
+    _seq: int
+
+    def select_cpu(self, task: Task, new: bool = False) -> int:
+        """select_task_rq: a new task goes to the least loaded allowed CPU (fork balancing); a
+        woken task stays on its previous CPU when that CPU is idle or no allowed CPU is idle."""
+        if new or not task.allowed_on(task.cpu) or task.cpu >= len(self.cpus):
+            return self._least_loaded(task)
+        prev = self.percpu[task.cpu]
+        if prev.curr is None and not prev.rq:
+            return task.cpu
+        best = self._least_loaded(task)
+        b = self.percpu[best]
+        return best if b.curr is None and not b.rq else task.cpu
+
+    def _least_loaded(self, task: Task) -> int:
+        best, load = 0, None
+        for pc in self.percpu:
+            if not task.allowed_on(pc.index):
+                continue
+            n = len(pc.rq) + (pc.curr is not None)
+            if load is None or n < load:
+                best, load = pc.index, n
+        return best
+
+    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        task.cpu = cpu_index
+        task.state = TaskState.RUNNABLE
+        task.ready_at = now
+        self.percpu[cpu_index].rq.append(task)
+
+    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
+        """try_to_wake_up: make a blocked task runnable on a CPU's run queue."""
+        if task.state != TaskState.BLOCKED:
+            return
+        task.woken_value = value
+        task.wake_at = None
+        self.enqueue(task, self.select_cpu(task), now)
+
+    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
+        n = 0
+        while wq.waiters and (nr is None or n < nr):
+            t = wq.waiters.popleft()
+            if t.state == TaskState.BLOCKED:
+                self.wake_up(t, now, value)
+                n += 1
+        return n
+
+    def add_timer(self, task: Task, wake_at: int) -> None:
+        task.wake_at = wake_at
+        self._seq += 1
+        heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self._seq, task))
+
+    def _run_timers(self, cpu: Cpu) -> None:
+        pc = self.percpu[cpu.index]
+        while pc.timers and pc.timers[0][0] <= cpu.now:
+            wake_at, _, task = heapq.heappop(pc.timers)
+            if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
+                task.woken_value = -E.ETIMEDOUT
+                for wq in getattr(task, "waitqueues", []):
+                    wq.remove(task)
+                self.wake_up(task, wake_at, -E.ETIMEDOUT)
+
+    def account(self, cpu: Cpu, task: Task | None) -> None:
+        """Charge the time since the last mark to the current task (user vs system)."""
+        pc = self.percpu[cpu.index]
+        now = cpu.now
+        if task is not None:
+            user = cpu.user_insns - pc.user_mark + 0
+            total = now - pc.last_mark
+            # user time = user instructions + their extra vector cycles; the rest is system time
+            task.utime += min(user, total)
+            task.stime += max(0, total - user)
+        pc.last_mark = now
+        pc.user_mark = cpu.user_insns
+
+    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
+        task.state = TaskState.BLOCKED
+        task.wait_reason = reason
+        self.percpu[cpu.index].need_resched = True
+        cpu.stop()
+
+    def schedule(self, cpu: Cpu) -> None:
+        """Pick the next task for ``cpu`` and switch to it (or go idle)."""
+        pc = self.percpu[cpu.index]
+        pc.need_resched = False
+        prev = pc.curr
+        preempted = prev is not None and prev.state == TaskState.RUNNABLE
+        if preempted and prev is not None and not prev.allowed_on(cpu.index):
+            # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
+            self._switch_out(cpu, prev, voluntary=False)
+            self.enqueue(prev, self._least_loaded(prev), cpu.now)
+            prev, preempted = None, False
+        while True:
+            nxt = self._pick_next(cpu)
+            if nxt is None and preempted:
+                nxt = prev                  # nobody else: keep running
+            if nxt is None:
+                if prev is not None:
+                    self._switch_out(cpu, prev, voluntary=not preempted)
+                pc.curr = None
+                return
+            if nxt is prev:
+                pc.curr = prev
+                prev.slice_start = cpu.now
+                # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
+                # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
+                self.exit_to_user_mode(cpu, prev)
+                return
+            if prev is not None:
+                if preempted:
+                    pc.rq.append(prev)
+                    prev.ready_at = cpu.now
+                self._switch_out(cpu, prev, voluntary=not preempted)
+                prev = None
+                preempted = False
+            if nxt.ready_at > cpu.now:
+                cpu.idle_until(nxt.ready_at)
+                pc.last_mark = cpu.now
+            self._switch_in(cpu, nxt)
+            if nxt.pending is not None and not self._restart_syscall(cpu, nxt):
+                # still blocked: it went back to sleep; pick again
+                prev = nxt
+                pc.curr = nxt
+                continue
+            self.exit_to_user_mode(cpu, nxt)
+            return
+
+    def _pick_next(self, cpu: Cpu) -> Task | None:
+        pc = self.percpu[cpu.index]
+        for _ in range(len(pc.rq)):
+            t = pc.rq.popleft()
+            if t.state != TaskState.RUNNABLE:
+                continue
+            if not t.allowed_on(cpu.index):
+                self.enqueue(t, self._least_loaded(t), t.ready_at)
+                continue
+            return t
+        return None
+
+    def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
+        self.account(cpu, prev)
+        if prev.alive:
+            prev.ctx = cpu.save_context()
+        if not prev.alive:
+            pass                      # the final switch away from an exiting task
+        elif voluntary:
+            prev.nvcsw += 1
+        else:
+            prev.nivcsw += 1
+        self.arch.switch_from(cpu, prev)
+        self.percpu[cpu.index].curr = None
+
+    def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
+        """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""
+        pc = self.percpu[cpu.index]
+        cpu.charge(self.cost.schedule)
+        if cpu.mm is not nxt.mm:
+            cpu.charge(self.cost.switch_mm)
+        cpu.attach_mm(nxt.mm)
+        cpu.charge(self.cost.switch_to)
+        cpu.load_context(nxt.ctx)
+        self.arch.switch_to(cpu, nxt)
+        pc.curr = nxt
+        pc.nr_switches += 1
+        nxt.cpu = cpu.index
+        nxt.slice_start = cpu.now
+        self.account(cpu, nxt)      # the switch itself is system time of the task switched to
+
+    def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
+        """Re-run a blocked syscall after wake-up; True if it completed."""
+        assert task.pending is not None
+        nr, args = task.pending
+        task.state = TaskState.RUNNABLE
+        ret = self._call_syscall(cpu, task, nr, args)
+        if ret is BLOCK:
+            task.state = TaskState.BLOCKED
+            self.percpu[cpu.index].curr = None
+            self.account(cpu, task)
+            task.ctx = cpu.save_context()
+            return False
+        task.pending = None
+        if task.alive:
+            self.arch.set_syscall_return(cpu, ret)
+        return True

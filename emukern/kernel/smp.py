@@ -1,0 +1,264 @@
+"""The SMP run loop: N CPUs on one deterministic clock.
+
+Mixed into :class:`emukern.kernel.kernel.Kernel`.  Each round advances the CPU whose local clock
+is furthest behind (busy before idle, then lowest index), by at most ``quantum`` cycles past the
+others and never past its next tick or timer, so CPUs reach shared resources in simulated-time
+order.  An idle CPU jumps to its next event.  Nothing here reads host time except the wall-clock
+figure reported beside the results.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from emukern.errors import EmukernError
+from emukern.kernel import errno as E
+from emukern.kernel.task import TaskState
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.trap import Trap, TrapKind
+
+if TYPE_CHECKING:
+    from emukern.kernel.result import RunResult
+
+_NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
+
+
+class StopRun(Exception):
+    """Internal: the whole machine must stop (budget, deadlock, init gone)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class RunLoopMixin:
+    """The run loop half of the kernel."""
+
+    cpus: list[Cpu]
+    percpu: list[Any]
+    config: Any
+    clock: Any
+    cost: Any
+
+    def run(self) -> "RunResult":
+        from emukern.kernel.result import RunResult
+        if self.init_task is None:
+            raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
+        t_wall = time.perf_counter()
+        try:
+            self._loop()
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+        self.wall_seconds += time.perf_counter() - t_wall
+        return RunResult.from_kernel(self)
+
+    def step_loop(self, max_rounds: int) -> bool:
+        """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
+        self._refresh_clocks()
+        try:
+            for _ in range(max_rounds):
+                if not self._round():
+                    return False
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+            return False
+        return True
+
+    def _loop(self) -> None:
+        self._refresh_clocks()
+        while self._round():
+            pass
+
+    def _refresh_clocks(self) -> None:
+        self._clocks = [c.now for c in self.cpus]
+        self._last_cpu = None
+
+    def _round(self) -> bool:
+        """One scheduling decision: advance the CPU that is furthest behind."""
+        if self.init_task is None or not self._init_alive():
+            if not self.stop_reason:
+                self.stop_reason = "exited"
+                left = self.live_tasks()
+                if left:
+                    # the first process is the machine's init: when it is gone the run ends
+                    self.stop_message = (f"the first process exited while {len(left)} other task(s) "
+                                         f"were still alive ({', '.join(str(t.tid) for t in left)}); "
+                                         "they were stopped")
+                    self._kill_everything()
+            return False
+        last = self._last_cpu
+        if last is not None:
+            self._clocks[last.index] = last.now
+        cpu = self._last_cpu = self._pick_cpu()
+        if cpu is None:
+            blocked = [f"{t.tid}:{t.wait_reason}" for t in self.live_tasks()]
+            raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
+                          f"({', '.join(blocked)})")
+        pc = self.percpu[cpu.index]
+        if pc.curr is None:
+            pc.parked_trap = None
+            if pc.rq:
+                self.schedule(cpu)
+                return True
+            target = self._idle_target(cpu)
+            cpu.idle_until(target)
+            pc.last_mark = cpu.now
+            pc.next_tick = self.clock.next_tick(cpu.now)
+            self._run_timers(cpu)
+            return True
+        parked = pc.parked_trap
+        if parked is not None:
+            # this CPU is now the furthest behind: its parked trap may take the shared resource
+            pc.parked_trap = None
+            if pc.curr.alive:                   # (dropped if killed while parked)
+                self.handle_trap(cpu, parked)
+            pc.sync_hint = True
+        until = min(pc.next_tick, self._lockstep_limit(cpu))
+        if self.config.max_insns is not None:
+            left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
+            until = min(until, cpu.now + max(left, 0) + 1)
+        if pc.timers:
+            until = min(until, pc.timers[0][0])
+        if self.run_cap is not None:
+            cap = self.run_cap(cpu)
+            if cap is not None:
+                until = min(until, cap)
+        if parked is not None:
+            if until > cpu.now and not pc.need_resched and pc.curr is not None \
+                    and pc.curr.state is TaskState.RUNNABLE and self.deferred_trap is None:
+                cpu.run(until)
+        elif until > cpu.now:
+            cpu.run(until)
+        if self.deferred_trap is not None:
+            return True                         # stopped at a trap the debugger holds
+        if pc.parked_trap is not None:
+            return True                         # parked at a sync point: resumed next time
+        self._finish_round(cpu)
+        return True
+
+    def _finish_round(self, cpu: Cpu) -> None:
+        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
+        pc = self.percpu[cpu.index]
+        if pc.curr is not None:
+            self.account(cpu, pc.curr)
+        self._run_timers(cpu)
+        if cpu.now >= pc.next_tick:
+            self._timer_tick(cpu)
+        if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
+            self.schedule(cpu)
+        self._check_budget(cpu)
+
+    def resume_trap(self) -> bool:
+        """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
+        hook, CPU stopped), then the rest of that scheduler round.  False when the machine has
+        finished (like :meth:`step_loop`)."""
+        if self.deferred_trap is None:
+            return True
+        cpu, trap = self.deferred_trap
+        self.deferred_trap = None
+        if self.deferred_pc is not None and cpu.get_pc() == trap.pc:
+            cpu.set_pc(self.deferred_pc)         # as the hook saw it (unless the debugger moved it)
+        self.deferred_pc = None
+        gate, self.trap_gate = self.trap_gate, None
+        try:
+            self.handle_trap(cpu, trap)
+            self._finish_round(cpu)             # the tail of _round for this CPU
+        except StopRun as stop:
+            self.stop_reason = stop.reason
+            self.stop_message = stop.message
+            self._kill_everything()
+            return False
+        finally:
+            self.trap_gate = gate
+        return self.init_task is not None and self._init_alive()
+
+    def _init_alive(self) -> bool:
+        init = self.init_task
+        assert init is not None
+        if init.alive:
+            return True
+        return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
+
+    def _pick_cpu(self) -> Cpu | None:
+        """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
+        # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
+        keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
+                for t, p in zip(self._clocks, self.percpu)]
+        m = min(keys)
+        return None if m == _NO_WORK else self.cpus[keys.index(m)]
+
+    def _idle_target(self, cpu: Cpu) -> int:
+        pc = self.percpu[cpu.index]
+        cands = [pc.timers[0][0]] if pc.timers else []
+        cands += [t for t, p in zip(self._clocks, self.percpu) if p is not pc and p.curr is not None]
+        cands += [t.ready_at for t in pc.rq]
+        target = min(cands) if cands else cpu.now
+        return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
+
+    def _lockstep_limit(self, cpu: Cpu) -> int:
+        me = self.percpu[cpu.index]
+        others = [t for t, p in zip(self._clocks, self.percpu) if p is not me and (p.curr is not None or p.rq)]
+        if not others:
+            self.sync_floor = 1 << 62
+            return 1 << 62
+        self.sync_floor = floor = min(others)
+        if me.sync_hint:
+            # it keeps taking a shared lock: run only up to where the others are, so its next
+            # acquisition happens inside the hook instead of being parked and re-delivered
+            if cpu.now > floor:
+                return cpu.now              # already ahead (a parked trap just ran): no run now
+            me.sync_hint = False
+            return max(floor, cpu.now + 1)
+        return max(floor, cpu.now) + self.config.quantum
+
+    def _timer_tick(self, cpu: Cpu) -> None:
+        """The per-CPU timer interrupt: taken between two user instructions."""
+        pc = self.percpu[cpu.index]
+        pc.ticks += 1
+        pc.next_tick = self.clock.next_tick(cpu.now)
+        task = pc.curr
+        if task is None:
+            return
+        trap = Trap(TrapKind.TIMER, self.config.arch, cpu.get_pc(), cpu=cpu.index,
+                    cause=(1 << 63) | 5 if self.config.arch == "riscv64" else None)
+        t0 = cpu.now
+        cpu.charge(self.cost.timer_tick)
+        self.trap_counts["timer"] += 1
+        for cb in self.trap_listeners:
+            cb("enter", cpu, task, trap)
+        trap.handler = "scheduler_tick"
+        slice_cycles = self.clock.tick_cycles * self.config.timeslice_ticks
+        if pc.rq and cpu.now - task.slice_start >= slice_cycles:
+            pc.need_resched = True
+            trap.decision = "time slice used up: preempt"
+        else:
+            trap.decision = "continue"
+        if not pc.need_resched:
+            self.exit_to_user_mode(cpu, task)
+        trap.cycles = cpu.now - t0
+        self._log_trap(cpu, task, trap)
+        for cb in self.trap_listeners:
+            cb("exit", cpu, task, trap)
+        self.account(cpu, task)
+
+    def _check_budget(self, cpu: Cpu) -> None:
+        limit = self.config.max_insns
+        if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
+            cpu.stop()
+            raise StopRun("budget", f"stopped after {limit:,} user instructions (--max-insns); "
+                          "the guest may be stuck in a loop — raise --max-insns if it is just long")
+
+    def _kill_everything(self) -> None:
+        for t in list(self.tasks.values()):
+            if t.alive:
+                t.state = TaskState.DEAD
+                t.exit_code = E.SIGKILL
+
+    @property
+    def elapsed(self) -> int:
+        return max(c.now for c in self.cpus)
