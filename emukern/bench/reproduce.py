@@ -71,6 +71,7 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None)
             console.print(traceback.format_exc(limit=4), markup=False)
             continue
         console.print(f"[dim]{name}: {time.perf_counter() - t:.1f} s wall[/]")
+    _print_summary(ctx)
     (out_dir / "results.json").write_text(json.dumps(ctx.results, indent=2, sort_keys=True, default=str) + "\n")
     console.rule()
     console.print(f"results: {out_dir / 'results.json'}  (total {time.perf_counter() - t0:.1f} s wall)")
@@ -78,3 +79,53 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None)
         console.print(f"[red]failed: {', '.join(failed)}[/]")
         return 1
     return 0
+
+
+def _get(d: Any, *keys: Any) -> Any:
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+
+
+def _print_summary(ctx: ReproduceContext) -> None:
+    """One table with the headline figure of every experiment beside the seed's."""
+    from rich.table import Table
+    r = ctx.results
+    rows: list[tuple[str, str, str, str]] = []
+
+    def add(seed: str, what: str, ours: Any, theirs: str, fmt: str) -> None:
+        if ours is not None:
+            rows.append((seed, what, fmt.format(ours), theirs))
+
+    add("000", "null_syscall cost, discard 0 -> 1 (VLEN 512, DLEN = VLEN)",
+        _get(r, "riscv_vector", "comparison", "null_ratio_emulator"), "x1.326 (X280)", "x{:.3f}")
+    add("003", "lat_ctx cycles per switch, eager -> deferred (discard 1, VLEN 512)",
+        _get(r, "riscv_vector", "comparison", "lat_change_pct_emulator"), "-6.78 % (FPGA)", "{:+.2f} %")
+    add("001", "real time 1 -> 64 threads, hook-list (before)",
+        _get(r, "arm64_mrs", "growth_before"), "x225.5", "x{:.1f}")
+    add("001", "real time 1 -> 64 threads, try_emulate_mrs (after)",
+        _get(r, "arm64_mrs", "growth_after"), "x1.38", "x{:.2f}")
+    add("004", "getpid overhead after SVE use, legacy (VL 128)",
+        _get(r, "arm64_sve", "summary", "128", "overhead_after_use"), "~6 %", "{:.1f} %")
+    add("004", "p1+p2 gain once sve_timeout passed (VL 128)",
+        _get(r, "arm64_sve", "summary", "128", "p2_gain_after_timeout"), "~4.5 %", "{:.1f} %")
+    add("004", "p1+p2 overhead with SVE before every syscall (VL 128)",
+        _get(r, "arm64_sve", "summary", "128", "p2_overhead_per_syscall"), "~0.4 %", "{:.2f} %")
+    for arch in ("riscv64", "arm64"):
+        add("-", f"{arch}: emukern MIPS / raw Unicorn MIPS",
+            _get(r, "selfbench", "arches", arch, "mips_ratio"), "target >= 0.25", "{:.2f}")
+        add("-", f"{arch}: emukern syscall / raw in-hook syscall",
+            _get(r, "selfbench", "arches", arch, "syscall_ratio"), "target <= 3x", "{:.1f}x")
+    add("-", "RVV: worst us per m1 vector instruction through the trap path",
+        _get(r, "rvv_unit", "worst_m1_trap_path_us"), "target <= 5 us", "{:.2f} us")
+    if not rows:
+        return
+    t = Table(title="Summary: our figures beside the seeds' (details and caveats above)")
+    for c in ("seed", "figure", "emukern", "seed / target"):
+        t.add_column(c)
+    for row in rows:
+        t.add_row(*row)
+    ctx.console.rule()
+    ctx.console.print(t)
