@@ -49,9 +49,7 @@ class RunLoopMixin:
         try:
             self._loop()
         except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
+            self._halt(stop)
         self.wall_seconds += time.perf_counter() - t_wall
         return RunResult.from_kernel(self)
 
@@ -63,11 +61,15 @@ class RunLoopMixin:
                 if not self._round():
                     return False
         except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
+            self._halt(stop)
             return False
         return True
+
+    def _halt(self, stop: StopRun) -> None:
+        """The machine stops (budget, deadlock): record why and stop every task."""
+        self.stop_reason = stop.reason
+        self.stop_message = stop.message
+        self._kill_everything()
 
     def _loop(self) -> None:
         self._refresh_clocks()
@@ -169,9 +171,7 @@ class RunLoopMixin:
             self.handle_trap(cpu, trap)
             self._finish_round(cpu)             # the tail of _round for this CPU
         except StopRun as stop:
-            self.stop_reason = stop.reason
-            self.stop_message = stop.message
-            self._kill_everything()
+            self._halt(stop)
             return False
         finally:
             self.trap_gate = gate
