@@ -44,3 +44,29 @@ def test_gcc_glibc_static_pthreads(built, arch, cpus):
         # argv[0] and pid differ by design (emukern: absolute path, pid 1); the rest must match
         strip = lambda b: b.split(b"\n", 1)[1]  # noqa: E731
         assert strip(q.stdout) == strip(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def sve_elf(tmp_path_factory):
+    from emukern.pytest_plugin import GUEST_ASM
+    cc = CC["arm64"]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} (Debian gcc cross compiler + glibc) is not installed")
+    exe = tmp_path_factory.mktemp("sve") / "sve_autovec"
+    res = subprocess.run([cc, "-O3", "-march=armv8-a+sve", "-static", "-o", str(exe),
+                          str(GUEST_ASM / "c" / "sve_autovec.c")], capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.skip(f"{cc} cannot build SVE code: {res.stderr.strip()[:200]}")
+    return exe
+
+
+@pytest.mark.parametrize("policy", ["legacy", "p1", "p1+p2"])
+@pytest.mark.parametrize("vl", [128, 256])
+def test_gcc_autovectorised_sve(sve_elf, policy, vl):
+    r = Machine(policies={"arm64-sve": policy}, sve_vl=vl).load(sve_elf).run()
+    assert r.exit_status == 0 and r.stdout == b"sum=249975020\n"    # 20 + sum(5i for i < 10000)
+    assert r.traps["sve-access"] >= 1
+    if shutil.which("qemu-aarch64"):
+        q = subprocess.run(["qemu-aarch64", "-cpu", f"max,sve{vl}=on", str(sve_elf)], capture_output=True,
+                           timeout=60)
+        assert q.stdout == r.stdout
