@@ -1,7 +1,7 @@
 """`emukern gdbserver`: the GDB remote serial protocol over TCP, on top of the debugger engine.
 
 One client, deterministic, all-stop.  Supported: qSupported (PacketSize, qXfer:features:read+),
-target description XML (riscv64: x0-x31 + pc; aarch64: x0-x30, sp, pc, cpsr, v0-v31 (128-bit),
+target description XML (riscv64: x0-x31, pc, f0-f31, fcsr, v0-v31 with V; aarch64: x0-x30, sp, pc, cpsr, v0-v31 (128-bit),
 fpsr, fpcr), g/G, p/P, m/M, c, s, vCont? / vCont;c / vCont;s, Z0/z0 (and Z1/z1 as the same),
 ?, k, vKill, D, qAttached, qC, qfThreadInfo/qsThreadInfo, H, T, qRcmd (`monitor ...`), Ctrl-C.
 
@@ -26,15 +26,20 @@ RUN_CONTROL = {"stepi", "step", "continue", "finish", "until", "run", "restart",
 
 
 # ---- register layout and target descriptions -----------------------------------------------------
-def reg_layout(arch: str) -> list[tuple[str, int]]:
-    """(register name for regs.read_register, size in bytes), in gdb register-number order."""
+def reg_layout(arch: str, vlenb: int = 0) -> list[tuple[str, int]]:
+    """(register name for regs.read_register, size in bytes), in gdb register-number order.
+    RISC-V: x0-x31, pc, f0-f31, fcsr, then (with V) v0-v31 of VLENB bytes."""
     if arch == "riscv64":
-        return [(f"x{i}", 8) for i in range(32)] + [("pc", 8)]
+        layout = [(f"x{i}", 8) for i in range(32)] + [("pc", 8)] + [(f"f{i}", 8) for i in range(32)]
+        layout.append(("fcsr", 4))
+        if vlenb:
+            layout += [(f"v{i}", vlenb) for i in range(32)]
+        return layout
     return ([(f"x{i}", 8) for i in range(31)] + [("sp", 8), ("pc", 8), ("cpsr", 4)] +
             [(f"v{i}", 16) for i in range(32)] + [("fpsr", 4), ("fpcr", 4)])
 
 
-def target_xml(arch: str) -> str:
+def target_xml(arch: str, vlenb: int = 0) -> str:
     head = '<?xml version="1.0"?>\n<!DOCTYPE target SYSTEM "gdb-target.dtd">\n<target version="1.0">\n'
     if arch == "riscv64":
         names = list(RV_ABI)
@@ -44,8 +49,21 @@ def target_xml(arch: str) -> str:
             t = "code_ptr" if n == "ra" else "data_ptr" if n in ("sp", "gp", "tp", "fp") else "int"
             regs.append(f'  <reg name="{n}" bitsize="64" type="{t}" regnum="{i}"/>')
         regs.append('  <reg name="pc" bitsize="64" type="code_ptr" regnum="32"/>')
-        return (head + "<architecture>riscv:rv64</architecture>\n<osabi>GNU/Linux</osabi>\n"
-                '<feature name="org.gnu.gdb.riscv.cpu">\n' + "\n".join(regs) + "\n</feature>\n</target>\n")
+        fpu = [f'  <reg name="f{i}" bitsize="64" type="ieee_double" regnum="{33 + i}"/>' for i in range(32)]
+        fpu.append('  <reg name="fcsr" bitsize="32" type="int" regnum="65"/>')
+        xml = (head + "<architecture>riscv:rv64</architecture>\n<osabi>GNU/Linux</osabi>\n"
+               '<feature name="org.gnu.gdb.riscv.cpu">\n' + "\n".join(regs) + "\n</feature>\n"
+               '<feature name="org.gnu.gdb.riscv.fpu">\n' + "\n".join(fpu) + "\n</feature>\n")
+        if vlenb:
+            vec = [f'  <vector id="bytes" type="uint8" count="{vlenb}"/>',
+                   f'  <vector id="words" type="uint32" count="{vlenb // 4}"/>',
+                   f'  <vector id="dwords" type="uint64" count="{vlenb // 8}"/>',
+                   '  <union id="riscv_vector">', '    <field name="b" type="bytes"/>',
+                   '    <field name="w" type="words"/>', '    <field name="d" type="dwords"/>', '  </union>']
+            vec += [f'  <reg name="v{i}" bitsize="{8 * vlenb}" type="riscv_vector" regnum="{66 + i}"/>'
+                    for i in range(32)]
+            xml += '<feature name="org.gnu.gdb.riscv.vector">\n' + "\n".join(vec) + "\n</feature>\n"
+        return xml + "</target>\n"
     core = [f'  <reg name="x{i}" bitsize="64" type="int" regnum="{i}"/>' for i in range(31)]
     core += ['  <reg name="sp" bitsize="64" type="data_ptr" regnum="31"/>',
              '  <reg name="pc" bitsize="64" type="code_ptr" regnum="32"/>',
@@ -86,8 +104,10 @@ class GdbStub:
         self.ack = True
         self.done = False
         self.gdb_bps: dict[int, int] = {}      # address -> debugger breakpoint number
-        self.layout = reg_layout(dbg.arch)
-        self.xml = target_xml(dbg.arch).encode()
+        rvv = getattr(dbg.cpu, "rvv", None) if dbg.arch == "riscv64" else None
+        vlenb = rvv.vlenb if rvv is not None else 0
+        self.layout = reg_layout(dbg.arch, vlenb)
+        self.xml = target_xml(dbg.arch, vlenb).encode()
 
     # ---- transport -----------------------------------------------------------------------------------
     def _log(self, msg: str) -> None:

@@ -74,7 +74,12 @@ def read_register(cpu: Any, name: str) -> int:
             return cpu.uc.reg_read(R.UC_RISCV_REG_F0 + int(n[1:]))
         if n == "fcsr":
             return cpu.uc.reg_read(R.UC_RISCV_REG_FCSR)
-        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0")
+        rvv = getattr(cpu, "rvv", None)
+        if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
+            return int.from_bytes(rvv.read_vreg(int(n[1:])), "little")   # the whole VLEN-bit register
+        if rvv is not None and n in ("vl", "vtype", "vstart", "vlenb"):
+            return getattr(rvv, n)
+        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8, vl")
     from unicorn import arm64_const as A
     i = _arm_index(n)
     if i is not None:
@@ -111,7 +116,13 @@ def write_register(cpu: Any, name: str, value: int) -> None:
         if n == "fcsr":
             cpu.uc.reg_write(R.UC_RISCV_REG_FCSR, value & 0xFF)
             return
-        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0")
+        rvv = getattr(cpu, "rvv", None)
+        if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
+            rvv.write_vreg(int(n[1:]), (value & ((1 << rvv.vlen) - 1)).to_bytes(rvv.vlenb, "little"))
+            return
+        if rvv is not None and n in ("vl", "vtype", "vstart", "vlenb"):
+            raise DebugError(f"{n} is written by vset{{i}}vl{{i}} (and vstart by csrw), not directly")
+        raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8")
     from unicorn import arm64_const as A
     i = _arm_index(n)
     if i is not None:

@@ -83,9 +83,12 @@ def test_raw_protocol_riscv():
     assert c.cmd("Hg0") == "OK"
     assert c.cmd("vCont?").startswith("vCont;c")
     g = c.cmd("g")
-    assert len(g) == 33 * 16
+    vlenb = 256 // 8                      # the default VLEN
+    # x0-x31, pc, f0-f31 (8 bytes each), fcsr (4), v0-v31 (VLENB each), hex-encoded
+    assert len(g) == 2 * (33 * 8 + 32 * 8 + 4 + 32 * vlenb)
     pc = int.from_bytes(bytes.fromhex(c.cmd("p20")), "little")
-    assert pc == int.from_bytes(bytes.fromhex(g[32 * 16:]), "little")
+    assert pc == int.from_bytes(bytes.fromhex(g[32 * 16:33 * 16]), "little")
+    assert len(c.cmd(f"p{66:x}")) == 2 * vlenb      # v0, the whole VLEN-bit register
     # a breakpoint at the ecall (pc + 16: c.li, auipc, addi, c.li, addi)
     ecall = pc + 16
     assert c.cmd(f"Z0,{ecall:x},4") == "OK"
@@ -182,3 +185,19 @@ def test_gdb_trap_stop_and_registers_arm64():
     assert "rdvl" in out
     assert "do_sve_acc" in out and "stopped before the handler" in out
     assert re.search(r"x0\s+0x20\s+32", out)                  # rdvl re-executed with VL=256
+
+
+@needs_gdb
+def test_gdb_reads_riscv_vector_and_fp_registers():
+    """The riscv64 target description carries f0-f31/fcsr and v0-v31 (VLEN bits) from the RVV
+    unit: after `vmv.v.i v1, 7` with vl=4, e32, gdb sees 7 in the first four 32-bit elements."""
+    from emukern.api import Machine
+    m = Machine().load(RV)
+    start = m.kernel.symbols["vector_start"]
+    srv = Server(RV)
+    out = run_gdb(srv.port, "riscv:rv64", [f"break *{start:#x}", "continue", "stepi 3", "p/x $v1.w",
+                                           "p $f0", "info registers fcsr", "kill"])
+    rc, _, err = srv.finish()
+    assert rc == 0, err
+    assert "{0x7, 0x7, 0x7, 0x7, 0x0, 0x0, 0x0, 0x0}" in out
+    assert "fcsr" in out and "double = 0" in out
