@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError, MemoryFault
+from emukern.errors import ConfigError
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.spinlock import SpinLock
 from emukern.kernel.sched import PerCpu, SchedulerMixin
-from emukern.kernel.smp import RunLoopMixin, StopRun  # noqa: F401  (StopRun re-exported)
+from emukern.kernel.smp import RunLoopMixin
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.clock import Clock
 from emukern.machine.cost import CostTable
 from emukern.machine.cpu_base import Cpu
-from emukern.machine.memory import AddressSpace, OutOfMemory
+from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
@@ -302,19 +302,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             trap.notes = [note]
         cpu.sys_cycles += self._costs["syscall_dispatch"]
         task.syscalls += 1
-        entry = self._dispatch.get(nr)
-        if entry is None:
-            name = f"syscall_{nr}"
-            self.unknown_syscalls[nr] += 1
-            ret = -E.ENOSYS
-        else:
-            name, fn = entry
-            try:
-                ret = fn(cpu, task, *args)
-            except MemoryFault:
-                ret = -E.EFAULT
-            except OutOfMemory:
-                ret = -E.ENOMEM
+        name, ret = self._call_syscall(cpu, task, nr, args)
         trap.handler = name
         self.syscall_counts[name] += 1
         if ret is BLOCK:

@@ -218,7 +218,7 @@ class SchedulerMixin:
         assert task.pending is not None
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
-        ret = self._call_syscall(cpu, task, nr, args)
+        _name, ret = self._call_syscall(cpu, task, nr, args)
         if ret is BLOCK:
             task.state = TaskState.BLOCKED
             self.percpu[cpu.index].curr = None

@@ -91,18 +91,20 @@ class SyscallsMixin(FileSyscallsMixin):
                 table[nr] = (name, fn)
         return table
 
-    def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> Any:
-        name = SYSCALL_NAMES.get(nr)
-        fn: Callable[..., Any] | None = getattr(self, "sys_" + name, None) if name else None
-        if fn is None:
-            self.unknown_syscalls[nr] += 1          # type: ignore[attr-defined]
-            return -E.ENOSYS
+    def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> tuple[str, Any]:
+        """(name, return value) through the dispatch table: an unknown number is -ENOSYS (and
+        counted), a bad user pointer -EFAULT, an allocation the host refuses -ENOMEM."""
+        entry = self._dispatch.get(nr)          # type: ignore[attr-defined]
+        if entry is None:
+            self.unknown_syscalls[nr] += 1       # type: ignore[attr-defined]
+            return f"syscall_{nr}", -E.ENOSYS
+        name, fn = entry
         try:
-            return fn(cpu, task, *args)
+            return name, fn(cpu, task, *args)
         except MemoryFault:
-            return -E.EFAULT
+            return name, -E.EFAULT
         except OutOfMemory:
-            return -E.ENOMEM
+            return name, -E.ENOMEM
 
     # ---- process ids -----------------------------------------------------------------------------
     def sys_getpid(self, cpu, task, *a):
