@@ -243,7 +243,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        ucount = cpu._cs.count - cpu.stub_insns
+        ucount = cpu._cs.count - cpu.stub_insns + cpu.extra_user    # Cpu.user_cycles, inlined
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         task.utime += user if user < total else total
@@ -275,7 +275,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         trap.cycles = end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
-        pcpu.user_mark = cpu._cs.count - cpu.stub_insns
+        pcpu.user_mark = cpu._cs.count - cpu.stub_insns + cpu.extra_user
         self._seq += 1
         self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap))
         for cb in listeners:

@@ -33,7 +33,7 @@ class PerCpu:
     nr_switches: int = 0
     ticks: int = 0
     last_mark: int = 0          # accounting mark (cycles) for the current task
-    user_mark: int = 0          # user instruction mark for the current task
+    user_mark: int = 0          # user-cycle mark (Cpu.user_cycles) for the current task
     parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
 
@@ -111,14 +111,15 @@ class SchedulerMixin:
         """Charge the time since the last mark to the current task (user vs system)."""
         pc = self.percpu[cpu.index]
         now = cpu.now
+        ucycles = cpu.user_cycles
         if task is not None:
-            user = cpu.user_insns - pc.user_mark + 0
+            user = ucycles - pc.user_mark
             total = now - pc.last_mark
             # user time = user instructions + their extra vector cycles; the rest is system time
             task.utime += min(user, total)
             task.stime += max(0, total - user)
         pc.last_mark = now
-        pc.user_mark = cpu.user_insns
+        pc.user_mark = ucycles
 
     def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
         task.state = TaskState.BLOCKED

@@ -101,6 +101,12 @@ class Cpu:
     def user_insns(self) -> int:
         return self.counter.count - self.stub_insns
 
+    @property
+    def user_cycles(self) -> int:
+        """Cycles spent in user mode: one per user instruction plus the extra cycles of long
+        user instructions (vector instructions on the RVV unit)."""
+        return self._cs.count - self.stub_insns + self.extra_user
+
     def charge(self, cycles: int, *, user: bool = False) -> None:
         """Advance this CPU's time by kernel (or extra user) work.
 

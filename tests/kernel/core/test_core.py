@@ -238,3 +238,12 @@ def test_every_cycle_is_accounted_to_a_task(run_guest, guest_asm, arch):
     r, _ = run_guest(prog(guest_asm, arch, "lat_ctx"), argv=["50"])
     assert r.cpus[0]["idle_cycles"] == 0
     assert sum(t["utime"] + t["stime"] for t in r.tasks) == r.cycles
+
+
+def test_long_vector_instructions_are_user_time(run_guest, guest_asm):
+    # the extra cycles of RVV instructions are user time, not system time
+    r, m = run_guest(guest_asm / "riscv" / "vec_memcpy.S")
+    cpu = m.cpu(0)
+    assert cpu.extra_user > 0
+    assert r.tasks[0]["utime"] == r.user_insns + cpu.extra_user
+    assert r.tasks[0]["utime"] + r.tasks[0]["stime"] == r.cycles
