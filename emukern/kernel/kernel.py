@@ -158,11 +158,6 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         t = self.locks[name].release(now, unlock_cost=self._costs["spin_unlock"], held_since=held_since)
         cpu.charge(t - now)
 
-    def current(self, cpu: Cpu) -> Task:
-        t = self.percpu[cpu.index].curr
-        assert t is not None, "trap on an idle CPU"
-        return t
-
     def alloc_tid(self) -> int:
         tid = self._next_tid
         self._next_tid += 1
