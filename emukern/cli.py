@@ -186,6 +186,9 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true")
     b.set_defaults(func=cmd_bench)
 
+    from emukern.sweep.cli import add_sweep_command
+    add_sweep_command(sub)
+
     try:
         from emukern.debug.cli import add_debug_commands
         add_debug_commands(sub, machine_options)

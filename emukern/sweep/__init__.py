@@ -1,0 +1,19 @@
+"""`emukern sweep`: run a grid of `emukern run` points on a process pool or a Dask cluster.
+
+Every emukern run is deterministic, so a point's result is a pure function of its inputs: the
+program's bytes, the resolved machine options, the cost table and emukern itself.  That makes
+three things cheap that are expensive for other emulators:
+
+* a **content-addressed cache** (:mod:`emukern.sweep.cache`): a point already run — by this sweep,
+  another sweep, or another machine sharing the cache directory — costs nothing;
+* **scale-out** (:mod:`emukern.sweep.runner`): points run on a local process pool (all cores) or on
+  a Dask distributed cluster (``--scheduler tcp://HOST:8786``), and the answer cannot depend on
+  which worker ran a point;
+* **tidy results** (:mod:`emukern.sweep.results`): one row per point, every counter a column,
+  as CSV and Parquet, with a plot per swept axis.
+
+The spec is TOML (:mod:`emukern.sweep.spec`).
+"""
+from emukern.sweep.spec import Point, SweepSpec, load_spec
+
+__all__ = ["Point", "SweepSpec", "load_spec"]
