@@ -78,6 +78,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
     sync_gate: Any = None
     sync_floor: int = 1 << 62     # min clock of the other active CPUs (set by _lockstep_limit)
     parked_traps: int = 0
+    fp_saves: int = 0              # RISC-V fstate_save calls that wrote a Dirty FP context back
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:

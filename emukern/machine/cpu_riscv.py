@@ -35,7 +35,8 @@ from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUS
 # sstatus.VS / FS encodings
 VS_OFF, VS_INITIAL, VS_CLEAN, VS_DIRTY = 0, 1, 2, 3
 VS_NAMES = {VS_OFF: "Off", VS_INITIAL: "Initial", VS_CLEAN: "Clean", VS_DIRTY: "Dirty"}
-MSTATUS_FS_INITIAL = 1 << 13
+MSTATUS_FS_SHIFT = 13                  # sstatus.FS uses the same Off/Initial/Clean/Dirty encoding
+MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
@@ -192,6 +193,30 @@ class RiscvCpu(Cpu):
         for r in _FREG:
             self.uc.reg_write(r, 0)
         self.uc.reg_write(R.UC_RISCV_REG_FCSR, 0)
+
+    @property
+    def fs(self) -> int:
+        """sstatus.FS (Off/Initial/Clean/Dirty), as the FP unit maintains it: Unicorn's FP
+        instructions set Dirty when they write an f register or fcsr, like the hardware."""
+        return (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
+
+    @fs.setter
+    def fs(self, value: int) -> None:
+        st = self._mstatus() & ~(3 << MSTATUS_FS_SHIFT)
+        self._mstatus(st | (value & 3) << MSTATUS_FS_SHIFT)
+
+    def _mstatus(self, value: int | None = None) -> int:
+        """Read (or write) mstatus.  Unicorn's register API checks CSR privilege against the
+        hart's current mode: at U-mode a read returns garbage, so the access is made at M-mode
+        and the hart put back in U-mode (measured ~3 us: only context switches do this)."""
+        uc = self.uc
+        uc.reg_write(R.UC_RISCV_REG_PRIV, 3)
+        try:
+            if value is not None:
+                uc.reg_write(R.UC_RISCV_REG_MSTATUS, value)
+            return uc.reg_read(R.UC_RISCV_REG_MSTATUS)
+        finally:
+            uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
 
     # ---- memory: counter CSR reads need per-address hooks (see module docstring) --------------
     def attach_mm(self, mm: AddressSpace) -> None:

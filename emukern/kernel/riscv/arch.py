@@ -11,7 +11,10 @@ from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.riscv import vector
 from unicorn import riscv_const as R
 
-from emukern.machine.cpu_riscv import VS_OFF, RiscvCpu
+from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
+
+# sstatus.FS shares the VS encoding (SR_FS_OFF/INITIAL/CLEAN/DIRTY)
+FS_OFF, FS_INITIAL, FS_CLEAN, FS_DIRTY = VS_OFF, VS_INITIAL, VS_CLEAN, VS_DIRTY
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
@@ -23,10 +26,14 @@ _A0_REG = R.UC_RISCV_REG_X0 + A0
 
 
 class RiscvThread:
-    """thread_struct for RISC-V: scalar FP context plus the vector state (vector.py)."""
+    """thread_struct for RISC-V: scalar FP context plus the vector state (vector.py).
+
+    ``fs`` is the task's saved ``regs->status & SR_FS`` while it is not on a CPU; ``fp`` its
+    ``thread.fstate`` (None: all zeros, never saved)."""
 
     def __init__(self) -> None:
         self.fp: dict[str, Any] | None = None
+        self.fs: int = FS_INITIAL       # start_thread: SR_FS_INITIAL when the CPU has an FPU
         self.v: Any = None
 
 
@@ -71,13 +78,34 @@ class RiscvArch(ArchBase):
     def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> RiscvThread:
         th = RiscvThread()
         if parent is not None and parent.thread is not None:
+            # arch_dup_task_struct: fstate_save(parent) first, so a Dirty live FP context is in
+            # the copy (the parent is the current task of the CPU running clone)
+            pcpu = self._cpu_running(parent)
+            if pcpu is not None:
+                self.fstate_save(pcpu, parent)
+                th.fs = parent.thread.fs = pcpu.fs
+            else:
+                th.fs = parent.thread.fs
             th.fp = parent.thread.fp
         th.v = vector.riscv_v_new_task(self.k, task, parent, exec_)
         return th
 
+    def _cpu_running(self, task: "Task") -> RiscvCpu | None:
+        for cpu, pc in zip(self.k.cpus, self.k.percpu):
+            if pc.curr is task:
+                assert isinstance(cpu, RiscvCpu)
+                return cpu
+        return None
+
     def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
         assert isinstance(cpu, RiscvCpu)
+        # flush_thread: the FP context is cleared; start_thread: SR_FS_INITIAL.  (Linux leaves
+        # the live f registers as they were until the next restore; emukern zeroes them so an
+        # exec'd image can never read its predecessor's values.)
         cpu.reset_fp()
+        task.thread.fp = None
+        task.thread.fs = FS_INITIAL
+        cpu.fs = FS_INITIAL
         vector.riscv_v_exec(self.k, cpu, task)
 
     def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
@@ -95,21 +123,44 @@ class RiscvArch(ArchBase):
             return None
         return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 
-    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
-        """__switch_to: __switch_to_fpu saves FP state; riscv_v_vstate_save for vectors."""
-        assert isinstance(cpu, RiscvCpu)
-        if prev.alive:
-            prev.thread.fp = cpu.save_fp()
-            cpu.charge(self.k.cost.fp_save)
-        vector.riscv_v_switch_from(self.k, cpu, prev)
+    # --- lazy FP: __switch_to_fpu (arch/riscv/include/asm/switch_to.h) ----------------------------
+    def fstate_save(self, cpu: RiscvCpu, task: "Task") -> bool:
+        """fstate_save: only a Dirty context is written back (then marked Clean): a task that
+        has not written an f register since its last save or restore costs nothing."""
+        if cpu.fs != FS_DIRTY:
+            return False
+        task.thread.fp = cpu.save_fp()
+        cpu.charge(self.k.cost.fp_save)
+        cpu.fs = FS_CLEAN
+        self.k.fp_saves += 1
+        return True
 
-    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
-        assert isinstance(cpu, RiscvCpu)
-        if nxt.thread.fp is not None:
-            cpu.load_fp(nxt.thread.fp)
+    def fstate_restore(self, cpu: RiscvCpu, task: "Task") -> None:
+        """fstate_restore: any context that is not Off is loaded (Initial included: its saved
+        fstate is all zeros) and marked Clean."""
+        th = task.thread
+        if th.fs == FS_OFF:
+            cpu.fs = FS_OFF
+            return
+        if th.fp is not None:
+            cpu.load_fp(th.fp)
         else:
             cpu.reset_fp()
         cpu.charge(self.k.cost.fp_restore)
+        cpu.fs = FS_CLEAN
+
+    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+        """__switch_to: __switch_to_fpu's fstate_save(prev); riscv_v_vstate_save for vectors."""
+        assert isinstance(cpu, RiscvCpu)
+        if prev.alive:
+            self.fstate_save(cpu, prev)
+            prev.thread.fs = cpu.fs
+        vector.riscv_v_switch_from(self.k, cpu, prev)
+
+    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+        """__switch_to_fpu's fstate_restore(next), then the vector side."""
+        assert isinstance(cpu, RiscvCpu)
+        self.fstate_restore(cpu, nxt)
         vector.riscv_v_switch_to(self.k, cpu, nxt)
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
