@@ -47,6 +47,8 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
     cs = sum(x["nvcsw"] + x["nivcsw"] for x in r.tasks)
     if len(r.tasks) > 1 or cs:
         t.add_row("tasks", f"{len(r.tasks)} ({cs} context switches)")
+    if r.warnings:
+        t.add_row("[red]kernel WARN_ON[/]", ", ".join(f"{k}×{v}" for k, v in r.warnings.items()))
     if r.locks:
         t.add_row("locks", "; ".join(f"{lk['lock']}: {lk['acquisitions']} acq, {lk['contended']} contended, "
                                      f"{lk['spin_cycles']:,} spin cycles" for lk in r.locks))

@@ -102,6 +102,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.trap_counts: Counter[str] = Counter()
         self.syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
+        self.warnings: Counter[str] = Counter()     # WARN_ON()s hit, by condition (see warn_on)
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
         self.trap_listeners: list[Any] = []       # the debugger subscribes here
         self.locks: dict[str, SpinLock] = {}
@@ -134,6 +135,14 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             return RiscvArch(self)
         from emukern.kernel.arm64.arch import Arm64Arch
         return Arm64Arch(self)
+
+    def warn_on(self, condition: bool, what: str) -> bool:
+        """WARN_ON(condition): where Linux would print a warning with a backtrace and carry on,
+        emukern counts the condition for the run (``RunResult.warnings``, the summary) so tests
+        can assert that a model never reaches a state the kernel considers impossible."""
+        if condition:
+            self.warnings[what] += 1
+        return condition
 
     def policy(self, name: str) -> str:
         return self.policies[name]

@@ -34,6 +34,7 @@ class RunResult:
     policies: dict[str, str]
     sysctls: dict[str, int]
     wall_seconds: float
+    warnings: dict[str, int] = field(default_factory=dict)   # WARN_ON conditions hit (Kernel.warn_on)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -69,6 +70,7 @@ class RunResult:
             locks=[lk.stats() for lk in k.locks.values()], fault=k.fault_report,
             config=k.config.summary(), policies=k.policies.for_arch(k.config.arch),
             sysctls={n: e.value for n, e in k.sysctl.entries.items()}, wall_seconds=k.wall_seconds,
+            warnings=dict(sorted(k.warnings.items())),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -384,7 +384,7 @@ def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
         th.dropped_at_load = False
     if _pol(k) != "legacy":
         th.sve_timeout = _jiffies(k, cpu) + k.config.hz
-    if th.tif_sve:
+    if k.warn_on(th.tif_sve, "do_sve_acc: SVE access trapped with TIF_SVE set"):
         trap.detail = "WARN: SVE access trapped with TIF_SVE set"
     th.tif_sve = True
     if not th.tif_foreign_fpstate:

@@ -151,7 +151,8 @@ def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
 
 
 def __riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
-    assert st.datap is not None
+    if k.warn_on(st.datap is None, "riscv_v_vstate_save: no vector context allocated"):
+        return
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb})
     _run(k, cpu, SAVE_SEQ, regs, _KernelBuffer(st.datap), SCALAR_SAVE)
@@ -160,7 +161,10 @@ def __riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
 
 
 def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
-    assert st.datap is not None
+    # a live VS (not Off) always has a context allocated at first use: restoring without one
+    # would dereference a NULL datap in Linux
+    if k.warn_on(st.datap is None, "riscv_v_vstate_restore: no saved vector context"):
+        return
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb,
                       5: st.vstart, 6: st.vtype, 7: st.vl, 28: st.vcsr})
