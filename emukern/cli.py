@@ -37,6 +37,30 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+# --kconfig NAME=VALUE: the kernel build options the model reads -> MachineConfig field
+KCONFIG = {"RISCV_ISA_V_UCOPY_THRESHOLD": "riscv_v_ucopy_threshold",
+           "RISCV_ISA_V_VSTATE_DISCARD": "vstate_discard_default",
+           "RISCV_ISA_V_DEFAULT_ENABLE": "riscv_v_default_allow",
+           "HZ": "hz"}
+
+
+def apply_kconfig(cfg: Any, items: list[str]) -> None:
+    from emukern.kernel.policies import parse_assignments
+    for name, value in parse_assignments(items, "kconfig").items():
+        key = name.removeprefix("CONFIG_")
+        field = KCONFIG.get(key)
+        if field is None:
+            raise ConfigError(f"--kconfig {name}: not a build option emukern models",
+                              hint="known: " + ", ".join(KCONFIG))
+        v = {"y": 1, "n": 0}.get(value.lower(), None)
+        try:
+            v = int(value, 0) if v is None else v
+        except ValueError:
+            raise ConfigError(f"--kconfig {name} expects an integer or y/n, got {value!r}") from None
+        cur = getattr(cfg, field)
+        setattr(cfg, field, bool(v) if isinstance(cur, bool) else v)
+
+
 def machine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("machine options (the same on every command that runs a guest)")
     g.add_argument("--arch", choices=["riscv64", "arm64"], help="guest architecture (default: from the program)")
@@ -63,6 +87,8 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cost", action="append", default=[], metavar="KEY=CYCLES",
                    help="override a cost-model constant (repeatable; `emukern info costs`)")
     g.add_argument("--cost-file", metavar="FILE", help="cost overrides, one 'key = cycles' per line")
+    g.add_argument("--kconfig", action="append", default=[], metavar="NAME=VALUE",
+                   help="a kernel build option: " + ", ".join(KCONFIG) + " (repeatable)")
     g.add_argument("--vstate-discard-default", action="store_true",
                    help="model CONFIG_RISCV_ISA_V_VSTATE_DISCARD=y (sysctl boots at 1)")
     g.add_argument("--max-insns", type=_int, default=2_000_000_000, metavar="N",
@@ -91,6 +117,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
             cfg.costs[k] = int(v, 0)
         except ValueError:
             raise ConfigError(f"--cost {k} must be an integer number of cycles, got {v!r}") from None
+    apply_kconfig(cfg, getattr(a, "kconfig", []))
     for item in getattr(a, "cpu_id", []):
         from emukern.kernel.arm64.cpufeature import parse_cpu_id_override
         try:

@@ -22,6 +22,7 @@ class MachineConfig:
     has_v: bool = True
     vstate_discard_default: bool = False      # CONFIG_RISCV_ISA_V_VSTATE_DISCARD
     riscv_v_default_allow: bool = True        # CONFIG_RISCV_ISA_V_DEFAULT_ENABLE
+    riscv_v_ucopy_threshold: int = 768        # CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD (0: no vector usercopy)
     # arm64
     sve_vl: int = 256                         # default vector length for new tasks (bits)
     sve_vls: tuple[int, ...] = (128, 256, 512)  # vector lengths the machine supports
@@ -61,6 +62,8 @@ class MachineConfig:
             raise ConfigError("--freq and --hz must be positive and HZ below the CPU frequency")
         if self.max_insns is not None and self.max_insns <= 0:
             raise ConfigError("--max-insns must be positive")
+        if self.riscv_v_ucopy_threshold < 0:
+            raise ConfigError("RISCV_ISA_V_UCOPY_THRESHOLD must be >= 0 (0 turns vectorised user copies off)")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
 

@@ -18,6 +18,8 @@ class ArchBase:
     STACK_TOP = 0x3F_FF00_0000
     STACK_SIZE = 8 << 20          # RLIMIT_STACK
     STACK_INIT = 128 << 10        # initially mapped; grows on faults (expand_stack)
+    # raw_copy_{from,to}_user through an arch-specific path (RISC-V kernel-mode vector), or None
+    vector_usercopy: Any = None
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel

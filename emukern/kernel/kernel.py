@@ -78,6 +78,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
     sync_gate: Any = None
     sync_floor: int = 1 << 62     # min clock of the other active CPUs (set by _lockstep_limit)
     parked_traps: int = 0
+    kernel_vector_regions: int = 0  # kernel_vector_begin/end pairs (RISC-V vectorised user copies)
     fp_saves: int = 0              # RISC-V fstate_save calls that wrote a Dirty FP context back
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
@@ -102,7 +103,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.trap_counts: Counter[str] = Counter()
         self.syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
-        self.warnings: Counter[str] = Counter()     # WARN_ON()s hit, by condition (see warn_on)
+        self.warnings: Counter[str] = Counter()
+        self.syscall_notes: list[str] = []          # what kernel paths inside a syscall decided     # WARN_ON()s hit, by condition (see warn_on)
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
         self.trap_listeners: list[Any] = []       # the debugger subscribes here
         self.locks: dict[str, SpinLock] = {}
@@ -308,6 +310,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         cpu.sys_cycles += self._costs["syscall_dispatch"]
         task.syscalls += 1
         name, ret = self._call_syscall(cpu, task, nr, args)
+        if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
+            trap.notes = (trap.notes or []) + self.syscall_notes
+            self.syscall_notes = []
         trap.handler = name
         self.syscall_counts[name] += 1
         if ret is BLOCK:

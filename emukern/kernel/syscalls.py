@@ -11,6 +11,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.task import Task, TaskState
+from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
 if TYPE_CHECKING:
@@ -190,8 +191,8 @@ class SyscallsMixin(FileSyscallsMixin):
         count &= U64
         if count > 1 << 31:
             count = 1 << 31
-        data = task.mm.read(buf, count) if count else b""
-        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        data = copy_from_user(self, cpu, task, buf, count)     # charges the copy itself
+        cpu.charge(self.cost.syscall_body)
         if isinstance(f, OutputFile):
             f.sink += data
             if f.echo is not None:
@@ -239,8 +240,8 @@ class SyscallsMixin(FileSyscallsMixin):
             f.pos += len(data)
         else:
             return -E.EBADF
-        task.mm.write(buf, data)
-        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        copy_to_user(self, cpu, task, buf, data)               # charges the copy itself
+        cpu.charge(self.cost.syscall_body)
         return len(data)
 
     def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
