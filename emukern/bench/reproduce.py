@@ -25,6 +25,7 @@ EXPERIMENTS = [
     "riscv_vector",         # issue 5: seeds 000 (null_syscall) and 003 (lat_ctx)
     "arm64_mrs",            # issue 6: seed 001 contention sweep
     "arm64_sve",            # issue 7: seed 004 fp-pidbench and blocking scenario
+    "riscv_kmv",            # issue 15: stale vector contexts after kernel-mode vector user copies
 ]
 
 
