@@ -59,7 +59,11 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                    help="set a sysctl at boot, e.g. abi.riscv_v_vstate_discard=1 (repeatable)")
     g.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
-                   help="pick a seed switch, e.g. riscv-discard=eager (repeatable; `emukern info policies`)")
+                   help="pick the before/after value of a modelled Linux change, e.g. riscv-discard=eager "
+                        "(repeatable; `emukern info policies`)")
+    g.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="load a policy plug-in: your own switch values or kernel-function overrides "
+                        "(repeatable; see emukern/kernel/plugins.py)")
     g.add_argument("--cost", action="append", default=[], metavar="KEY=CYCLES",
                    help="override a cost-model constant (repeatable; `emukern info costs`)")
     g.add_argument("--cost-file", metavar="FILE", help="cost overrides, one 'key = cycles' per line")
@@ -104,6 +108,10 @@ def config_from_args(a: argparse.Namespace) -> Any:
             cfg.stdin = Path(a.stdin).read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read --stdin file {a.stdin}: {exc.strerror}") from None
+    cfg.plugins = list(getattr(a, "plugin", []))
+    from emukern.kernel.plugins import load_plugin
+    for spec in cfg.plugins:
+        load_plugin(spec)       # before validating --policy: a plug-in may add the value it names
     from emukern.kernel.policies import Policies
     Policies(cfg.policies)      # validate names/values before anything runs
     from emukern.machine.cost import CostTable
@@ -137,7 +145,10 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def cmd_info(a: argparse.Namespace) -> int:
+    from emukern.kernel.plugins import load_plugin
     from emukern.report import print_info
+    for spec in getattr(a, "plugin", []):
+        load_plugin(spec)
     print_info(a.what)
     return 0
 
@@ -171,6 +182,8 @@ def make_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     i = sub.add_parser("info", help="list policies, cost-model constants or sysctls")
+    i.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="load a policy plug-in first, so its values are listed")
     i.add_argument("what", choices=["policies", "costs", "sysctls", "all"], nargs="?", default="all")
     i.set_defaults(func=cmd_info)
 

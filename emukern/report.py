@@ -59,6 +59,12 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
     t.add_row("machine", ", ".join(f"{k}={v}" for k, v in r.config.items()))
     if r.policies:
         t.add_row("policies", ", ".join(f"{k}={v}" for k, v in r.policies.items()))
+    for p in getattr(r, "plugins", []):
+        if p["kind"] == "variant":
+            t.add_row("plug-in", f"{p['policy']}={p['value']} from {p['origin']} (base {p['base']}; "
+                      f"replaces {', '.join(p['overrides']) or 'nothing'})")
+        else:
+            t.add_row("plug-in", f"{p['function']} overridden by {p['origin']}")
     if r.sysctls:
         t.add_row("sysctls", ", ".join(f"{k}={v}" for k, v in r.sysctls.items()))
     con.print(t)
@@ -87,13 +93,26 @@ def _print_accounting(r: Any, con: Console) -> None:
 def print_info(what: str) -> None:
     con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     if what in ("policies", "all"):
+        from emukern.kernel import plugins
         from emukern.kernel.policies import SWITCHES
-        t = Table(title="policies (--policy NAME=VALUE)")
-        for c in ("name", "values", "default", "seed", "what changes"):
-            t.add_column(c)
+        t = Table(title="policies (--policy NAME=VALUE; the debugger's `policy NAME VALUE` switches at run time)")
+        for c in ("name", "values", "default", "Linux change (subject, author, date, message id)", "what changes"):
+            t.add_column(c, overflow="fold")
         for s in SWITCHES.values():
-            t.add_row(s.name, "|".join(s.values), s.default, s.seed, s.what)
+            t.add_row(s.name, "|".join(s.values), s.default, s.patch.cite, s.what + f" [read in {s.decided}]")
+        for v in plugins.variants():
+            t.add_row(v.switch, v.value, "", f"plug-in from {v.origin} (base {v.base}"
+                      + ("" if v.runtime else ", boot-time only") + ")",
+                      v.what + (f" [replaces {', '.join(sorted(v.overrides))}]" if v.overrides else ""))
         con.print(t)
+        ov = plugins.overrides()
+        if ov:
+            t = Table(title="kernel function overrides (plug-ins)")
+            for c in ("function", "from", "what"):
+                t.add_column(c, overflow="fold")
+            for o in ov:
+                t.add_row(o.name, o.origin, o.what)
+            con.print(t)
     if what in ("costs", "all"):
         from emukern.machine.cost import CostTable
         t = Table(title="cost model (--cost KEY=CYCLES)")

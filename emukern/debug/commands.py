@@ -625,7 +625,8 @@ def completion_words(s: Session, words: list[str]) -> list[str]:
         if len(words) == 2:
             from emukern.kernel.policies import SWITCHES
             sw = SWITCHES.get(words[1])
-            return list(sw.values) if sw else []
+            pol = s.dbg.k.policies
+            return list(sw.values) + [v for (n, v) in pol.variants if n == words[1]] if sw else []
     if cmd.name == "help" and len(words) == 1:
         return sorted(COMMANDS) + ["conditions"]
     return []

@@ -521,10 +521,12 @@ def view_sysctls(dbg: Any, args: list[str]) -> list[str]:
 def view_policies(dbg: Any, args: list[str]) -> list[str]:
     from emukern.kernel.policies import SWITCHES
     out = []
-    for n, v in dbg.k.policies.values.items():
+    pol = dbg.k.policies
+    for n, v in pol.values.items():
         sw = SWITCHES[n]
         mark = "" if sw.arch == dbg.arch else " [dim](other arch)[/]"
-        out.append(f"{n} = [bold]{v}[/]  (values: {'|'.join(sw.values)}; seed {sw.seed}){mark}")
+        vals = sw.values + tuple(x for (s, x) in pol.variants if s == n)
+        out.append(f"{n} = [bold]{v}[/]  (values: {'|'.join(vals)}; {esc(sw.patch.short)}){mark}")
     return out
 
 

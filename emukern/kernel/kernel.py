@@ -89,6 +89,10 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             self.cost.load_file(config.cost_file)
         for k, v in config.costs.items():
             self.cost.override(k, v)
+        if config.plugins:
+            from emukern.kernel.plugins import load_plugin
+            for spec in config.plugins:
+                load_plugin(spec)
         self.policies = Policies(config.policies)
         self.sysctl = SysctlTable()
         self.stdout = bytearray()
@@ -126,6 +130,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.arch.boot()
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
+        self.policies.booted = True               # from now on a policy switch is a run-time one
 
     def _make_arch(self) -> Any:
         if self.config.arch == "riscv64":
@@ -135,7 +140,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         return Arm64Arch(self)
 
     def policy(self, name: str) -> str:
-        return self.policies[name]
+        """The built-in value a decision point follows (a plug-in variant's base)."""
+        return self.policies.effective(name)
 
     def lock(self, name: str) -> SpinLock:
         lk = self.locks.get(name)

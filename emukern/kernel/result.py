@@ -35,6 +35,7 @@ class RunResult:
     sysctls: dict[str, int]
     wall_seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
+    plugins: list[dict[str, Any]] = field(default_factory=list)   # plug-in variants/overrides in use
 
     @classmethod
     def from_kernel(cls, k: "Kernel") -> "RunResult":
@@ -69,6 +70,7 @@ class RunResult:
             locks=[lk.stats() for lk in k.locks.values()], fault=k.fault_report,
             config=k.config.summary(), policies=k.policies.for_arch(k.config.arch),
             sysctls={n: e.value for n, e in k.sysctl.entries.items()}, wall_seconds=k.wall_seconds,
+            plugins=k.policies.plugins_in_use(k.config.arch),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.plugins import kernel_function
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -265,6 +266,7 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
         _count(k, th, "save_fpsimd")
 
 
+@kernel_function
 def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
     pol = _pol(k)
@@ -319,6 +321,7 @@ def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> 
 
 
 # ---- kernel hook points ----------------------------------------------------------------------
+@kernel_function
 def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     th: Arm64Thread = task.thread
     th.in_syscall = True
@@ -369,6 +372,7 @@ def fpsimd_thread_switch_in(k: "Kernel", cpu: "Arm64Cpu", nxt: "Task") -> None:
     th.tif_foreign_fpstate = wrong_task or wrong_cpu
 
 
+@kernel_function
 def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     """EC 0x19: the task's SVE instruction trapped; enable SVE and re-execute it."""
     trap.handler = "do_sve_acc"

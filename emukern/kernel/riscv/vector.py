@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.plugins import kernel_function
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap
@@ -169,6 +170,7 @@ def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
 
 
 # ---- the policy-level functions (riscv_v_vstate_*) ---------------------------------------------------
+@kernel_function
 def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """Syscall entry: the ABI says vector registers are clobbered by syscalls."""
     if cpu.vs == VS_OFF:
@@ -188,6 +190,7 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     return "deferred discard: TIF_RISCV_V_DEFER_RESTORE set, VS=Initial"
 
 
+@kernel_function
 def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """__switch_to_vector, prev half: save only a Dirty context, then mark it Clean."""
     st = _vs(task)
@@ -198,6 +201,7 @@ def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     return f"not saved (VS={VS_NAMES[cpu.vs]})"
 
 
+@kernel_function
 def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     st = _vs(task)
     if k.policy("riscv-discard") == "deferred":
@@ -234,8 +238,17 @@ def riscv_v_setup(k: "Kernel") -> None:
     if not c.has_v:
         return
     k.sysctl.register(SysctlEntry("abi.riscv_v_default_allow", int(c.riscv_v_default_allow)))
-    if k.policy("riscv-vstate-sysctl") == "present":
-        k.sysctl.register(SysctlEntry("abi.riscv_v_vstate_discard", int(c.vstate_discard_default)))
+    entry = SysctlEntry("abi.riscv_v_vstate_discard", int(c.vstate_discard_default))
+
+    def sync(_value: str = "") -> None:
+        # the sysctl exists only in a kernel with the patch; a run-time switch of
+        # riscv-vstate-sysctl (the debugger) adds or removes it, keeping the value it had
+        if k.policy("riscv-vstate-sysctl") == "present":
+            k.sysctl.register(entry)
+        else:
+            k.sysctl.entries.pop(entry.path, None)
+    sync()
+    k.policies.on_change("riscv-vstate-sysctl", sync)
 
 
 def _ctrl_init(k: "Kernel", st: VState) -> None:
