@@ -103,6 +103,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._next_tid = 1
         self._seq = 0
         self.trap_counts: Counter[str] = Counter()
+        # cycles per trap kind, summed in handle_trap (trap_log is bounded: long runs drop records)
+        self.trap_cycles: Counter[str] = Counter()
         self.syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
@@ -274,6 +276,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         cpu.sys_cycles += costs["exception_return"]
         end = cpu.now
         trap.cycles = end - now
+        self.trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = cpu._cs.count - cpu.stub_insns + cpu.extra_user
