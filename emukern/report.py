@@ -1,6 +1,7 @@
 """Human-readable output with rich: run summaries, info tables."""
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -10,8 +11,70 @@ from rich.table import Table
 from emukern.kernel import errno as E
 
 
+_NUMERIC = re.compile(r"[-+~x×]?[0-9][0-9,._]*(?:[eE][-+]?[0-9]+)?(?: ?(?:%|×|x|µs|us|ns|s|cycles))?(?: MISSED)?")
+
+
+LABEL_MIN = 8      # a label column may fold down to this many characters
+
+
+def _prepare(table: Table) -> list[int]:
+    """Numbers never wrap (min_width = the longest); labels fold.  Returns each column's minimum."""
+    mins = []
+    for col in table.columns:
+        cells = [c for c in col._cells if isinstance(c, str) and c]
+        col.overflow = "fold"
+        if cells and all(_NUMERIC.fullmatch(c.strip()) for c in cells):
+            # a no-wrap column does not wrap its header either
+            col.no_wrap = True
+            col.min_width = max(len(c) for c in cells + [str(col.header)])
+        else:
+            longest = max([len(c) for c in cells] + [len(str(col.header))], default=1)
+            col.min_width = min(LABEL_MIN, longest)
+        mins.append(col.min_width)
+    return mins
+
+
+def fit(table: Table, width: int) -> list[Table]:
+    """Never cut a number: a table that cannot fit ``width`` even with its labels folded is
+    printed as several tables, each repeating the first column."""
+    mins = _prepare(table)
+    per_col = 2 * (table.padding[1] if len(table.padding) > 1 else 1) + (1 if table.box else 0)
+    total = sum(m + per_col for m in mins) + (1 if table.box else 0)
+    if total <= width or len(table.columns) <= 2:
+        return [table]
+    import copy
+    first = mins[0] + per_col + (1 if table.box else 0)
+    groups: list[list[int]] = [[]]
+    used = first
+    for i in range(1, len(mins)):
+        need = mins[i] + per_col
+        if groups[-1] and used + need > width:
+            groups.append([])
+            used = first
+        groups[-1].append(i)
+        used += need
+    out = []
+    for n, g in enumerate(groups, 1):
+        t = copy.copy(table)
+        t.columns = [copy.copy(table.columns[0])] + [copy.copy(table.columns[i]) for i in g]
+        if table.title:
+            t.title = f"{table.title} ({n}/{len(groups)})"
+        out.append(t)
+    return out
+
+
+class FitConsole(Console):
+    """A Console that prints every table through :func:`fit` (labels fold, numbers stay whole)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        parts: list[Any] = []
+        for o in objects:
+            parts.extend(fit(o, self.width) if isinstance(o, Table) else [o])
+        super().print(*parts, **kwargs)
+
+
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return FitConsole(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
 def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, console: Console | None = None) -> None:
@@ -91,7 +154,7 @@ def _print_accounting(r: Any, con: Console) -> None:
 
 
 def print_info(what: str) -> None:
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    con = FitConsole(highlight=False, width=None if sys.stdout.isatty() else 120)
     if what in ("policies", "all"):
         from emukern.kernel import plugins
         from emukern.kernel.policies import SWITCHES
