@@ -474,11 +474,14 @@ def cmd_set(s: Session, arg: str) -> list[str]:
             dbg.mm().write(addr, data, "")      # need="": the debugger may patch read-only pages
         except Exception:
             raise DebugError(f"cannot write memory at {addr:#x}") from None
+        from unicorn import UcError
         for cpu in dbg.k.cpus:                  # drop stale translations of patched code
             try:
                 cpu.uc.ctl_remove_cache(addr, addr + len(data))
-            except Exception:
-                pass
+            except UcError as exc:
+                raise DebugError(f"wrote {len(data)} byte(s) at {addr:#x}, but cpu {cpu.index} could not drop "
+                                 f"its translated code there ({exc}): it may run the old instructions",
+                                 hint="restart, or write before the code first runs") from None
         return [f"wrote {len(data)} byte(s) at {esc(V.where(dbg, addr))}"]
     raise DebugError(f"cannot set {what!r}", hint="set reg NAME VALUE | set mem ADDR VALUE")
 

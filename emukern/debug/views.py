@@ -222,6 +222,8 @@ def stop_lines(dbg: Any, ev: Any) -> list[str]:
             out.append("Handler finished.")
     elif r == "interrupted":
         out.append("[yellow]Interrupted.[/]")
+    elif r == "error":
+        out.append(f"[bold red]Error:[/] {esc(ev.message)}")
     if not dbg.finished and dbg.task() is not None:
         out.append(location_line(dbg))
     elif not dbg.finished:
