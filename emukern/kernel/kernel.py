@@ -345,11 +345,13 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             report["pc"] = trap.pc
             report["insn"] = trap.insn
             report["syndrome"] = trap.syndrome()
+            from emukern.machine.memory import MemoryFault
             try:
                 code = task.mm.read(trap.pc, 4, "x")
-                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
-            except Exception:
+            except MemoryFault:               # the PC is not in executable memory: nothing to show
                 report["disasm"] = "<unreadable>"
+            else:
+                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
             if trap.addr is not None:
                 report["addr"] = trap.addr
             if trap.detail:
