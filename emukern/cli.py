@@ -15,17 +15,23 @@ emukern runs real RISC-V (RV64GCV) and AArch64 (with SVE) Linux user programs in
 at user privilege, and takes every trap into a Python model of the Linux kernel. Instruction
 counts are the clock, so every figure is deterministic.
 
-The kernel models four real Linux changes, each switchable with --policy:
-  riscv-vstate-sysctl=absent|present  seed 000: abi.riscv_v_vstate_discard sysctl
-  riscv-discard=eager|deferred        seed 003: VS_INITIAL as discard
-  arm64-mrs=hook-list|direct          seed 001: EL0 MRS emulation without undef_lock
-  arm64-sve=legacy|p1|p1+p2           seed 004: SVE access trap with sve_timeout
+The kernel models four real Linux changes, each switchable with --policy (and at run time
+with the debugger's `policy NAME VALUE`; your own values: --plugin FILE.py):
+  riscv-vstate-sysctl=absent|present  "riscv: Add sysctl to control discard of vstate during
+                                      syscall" (Drew Fustini, 2025-07-18)
+  riscv-discard=eager|deferred        "riscv: vector: treat VS_INITIAL as discard"
+                                      (Andy Chiu, 2026-04-01)
+  arm64-mrs=hook-list|direct          "arm64: rework EL0 MRS emulation" (Mark Rutland; v5.10
+                                      backport by Jinjie Ruan, 2023-10-11)
+  arm64-sve=legacy|p1|p1+p2           "arm64/sve: Performance improvements with SVE state
+                                      saving" (Mark Brown, v11, 2026)
+  (message ids: `emukern info policies`)
 
 examples:
   emukern run guest_asm/riscv/hello.S
   emukern run guest_asm/riscv/null_syscall.S --vlen 512 --sysctl abi.riscv_v_vstate_discard=1
   emukern run prog.elf --cpus 4 --policy arm64-mrs=hook-list --json out.json
-  emukern reproduce            # every experiment, with the seeds' figures beside ours
+  emukern reproduce            # every experiment, with the published figures beside ours
   emukern info policies        # switches, costs, sysctls
 """
 
@@ -187,11 +193,13 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("what", choices=["policies", "costs", "sysctls", "all"], nargs="?", default="all")
     i.set_defaults(func=cmd_info)
 
-    rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the seeds'",
-                        description="Runs the emulator self-benchmark and each seed experiment, prints "
-                        "tables, writes PNG plots and a JSON file into --out.")
+    rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the published ones",
+                        description="Runs the emulator self-benchmark and the experiment of each modelled "
+                        "Linux change, prints tables, writes PNG plots and results.json into --out "
+                        "(--quick runs into OUT/quick; results.json is merged per experiment and says "
+                        "which runs were quick, partial, failed or interrupted).")
     rp.add_argument("--out", default="reproduce-out", help="directory for plots and results (default reproduce-out)")
-    rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests)")
+    rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests), written to OUT/quick")
     rp.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this experiment (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
 

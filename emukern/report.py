@@ -162,11 +162,11 @@ def print_info(what: str) -> None:
         for c in ("name", "values", "default", "Linux change (subject, author, date, message id)", "what changes"):
             t.add_column(c, overflow="fold")
         for s in SWITCHES.values():
-            t.add_row(s.name, "|".join(s.values), s.default, s.patch.cite, s.what + f" [read in {s.decided}]")
+            t.add_row(s.name, "|".join(s.values), s.default, s.patch.cite, s.what + f" (read in {s.decided})")
         for v in plugins.variants():
             t.add_row(v.switch, v.value, "", f"plug-in from {v.origin} (base {v.base}"
                       + ("" if v.runtime else ", boot-time only") + ")",
-                      v.what + (f" [replaces {', '.join(sorted(v.overrides))}]" if v.overrides else ""))
+                      v.what + (f" (replaces {', '.join(sorted(v.overrides))})" if v.overrides else ""))
         con.print(t)
         ov = plugins.overrides()
         if ov:

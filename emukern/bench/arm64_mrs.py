@@ -11,7 +11,7 @@ K = 1,000,000 they were negligible, at K = 10,000 they would not be.
 Reported per N and policy: simulated real time (the guest's CNTVCT_EL0 delta around the
 concurrent phase; ``RunResult.cycles`` of the whole run is in the JSON), system time (kernel
 cycles summed over all CPUs for the whole run, as ``time`` sums system time over threads) and the
-``undef_lock`` statistics.  Seed figures are for K = 1,000,000; ours are shown as measured and
+``undef_lock`` statistics.  Published figures are for K = 1,000,000; ours are shown as measured and
 scaled by 1e6/K.  Lock waiting is not a formula: each trap takes ``undef_lock`` through the
 spinlock model at the simulated time its CPU reaches it, trap arrivals are ordered across CPUs
 (``Kernel.sync_gate``), and spinning/hand-offs follow (see ``kernel/arm64/traps.py``).

@@ -504,7 +504,7 @@ def cmd_sysctl(s: Session, arg: str) -> list[str]:
     return [f"{key} = {k.sysctl.get(key)}"]
 
 
-@command("policy", "policy [NAME [VALUE]]", "show or switch a seed policy at run time", (), "kernel")
+@command("policy", "policy [NAME [VALUE]]", "show or switch a modelled Linux change's policy at run time", (), "kernel")
 def cmd_policy(s: Session, arg: str) -> list[str]:
     words = arg.split()
     k = s.dbg.k

@@ -548,5 +548,5 @@ register_view("kernel", view_kernel, "VS / TIF flags, sve_timeout vs jiffies, lo
 register_view("breakpoints", view_breakpoints, "breakpoints", ("break", "b"))
 register_view("symbols", view_symbols, "ELF symbols (info symbols [SUBSTRING])", ("sym",))
 register_view("sysctls", view_sysctls, "sysctl entries", ("sysctl",))
-register_view("policies", view_policies, "seed policy switches", ("policy",))
+register_view("policies", view_policies, "policy switches of the modelled Linux changes", ("policy",))
 register_view("views", view_views, "this list")

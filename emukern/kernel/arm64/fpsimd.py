@@ -7,7 +7,7 @@ State buffers are slots of the machine's :class:`SveStateArea` (Linux's ``sve_st
 ``uw.fpsimd_state``); every save, load and flush runs the kernel's real instruction sequence on
 the CPU as a stub (``cpu.queue_stub``), so its cost is counted instruction by instruction.
 
-Seed 004 (``kernel.policy("arm64-sve")``):
+Mark Brown's "arm64/sve: Performance improvements with SVE state saving" (``kernel.policy("arm64-sve")``):
 
 * ``legacy``: a task's first SVE instruction traps (``do_sve_acc``), TIF_SVE is set; every syscall
   with TIF_SVE runs ``sve_flush_live``; loading FPSIMD-only state (``fp_type`` FPSIMD: the task was
@@ -75,7 +75,7 @@ class Arm64Thread:
     sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
     vl: int = 256                     # task SVE VL in bits
     vl_onexec: int = 0                # VL for the next exec (bits), 0: the default
-    # instrumentation (what the seed's author counted, and what the benchmark reports)
+    # instrumentation (what the patch author counted, and what the benchmark reports)
     stats: Counter = field(default_factory=Counter)
     dropped_at_load: bool = False     # TIF_SVE was dropped by an FPSIMD-only load since the last trap
 
@@ -294,7 +294,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
     _count(k, th, "load_fpsimd")
     if sve and had_tif_sve:
-        _count(k, th, "load_fpsimd_tif_sve")       # the loads the seed's author counted
+        _count(k, th, "load_fpsimd_tif_sve")       # the loads the patch author counted
     if sve and pol != "legacy" and th.tif_sve:
         if _jiffies(k, cpu) > th.sve_timeout:
             th.tif_sve = False

@@ -1,7 +1,7 @@
 """arm64 undefined-instruction and system-register traps — arch/arm64/kernel/traps.c (+ the EL0 MRS
 emulation of cpufeature.c and the undef hooks of armv8_deprecated.c).
 
-Seed 001 (``kernel.policy("arm64-mrs")``), Linux v5.10 + "arm64: rework EL0 MRS emulation":
+"arm64: rework EL0 MRS emulation" (Mark Rutland; ``kernel.policy("arm64-mrs")``), on Linux v5.10:
 
 * ``hook-list`` (before)::
 

@@ -1,12 +1,12 @@
 """RISC-V vector state in the kernel — mirrors arch/riscv/kernel/vector.c and
-arch/riscv/include/asm/vector.h, with the two seed changes as switches:
+arch/riscv/include/asm/vector.h, with the two patches as switches:
 
-* seed 000 (``riscv-vstate-sysctl``): ``abi.riscv_v_vstate_discard``.  Linux checks the knob at the
+* Drew Fustini's sysctl patch (``riscv-vstate-sysctl``): ``abi.riscv_v_vstate_discard``.  Linux checks the knob at the
   top of ``__riscv_v_vstate_discard()`` — the low-level clobber — so with the knob at 0 the
-  *bookkeeping* around a discard still happens (Dirty marking before seed 003, Initial + the
+  *bookkeeping* around a discard still happens (Dirty marking before Andy Chiu's VS_INITIAL patch, Initial + the
   deferred-restore flag after it); only the register clobber is skipped.  ``absent`` models the
   kernel before the patch: no /proc file and an unconditional clobber.
-* seed 003 (``riscv-discard``): ``eager`` clobbers at syscall entry and marks the context Dirty;
+* Andy Chiu's VS_INITIAL patch (``riscv-discard``): ``eager`` clobbers at syscall entry and marks the context Dirty;
   ``deferred`` only sets TIF_RISCV_V_DEFER_RESTORE and VS=Initial at entry and clobbers at
   return to user (``riscv_v_vstate_restore`` sees Initial).  A context switch saves only a Dirty
   context, and ``riscv_v_vstate_set_restore`` marks the incoming context Clean.
@@ -18,8 +18,8 @@ exactly as Linux keeps it in ``regs->status``.
 Every save, restore and clobber runs as real vector instruction words on the CPU's RVV unit
 (the same sequences Linux's inline asm uses), so their cycles come from the RVV cost model.
 
-A consequence of combining both seeds, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
-it): after seed 003 a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
+A consequence of combining both patches, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
+it): after Andy Chiu's VS_INITIAL patch a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
 switched out inside a blocking syscall — or preempted after a syscall before it writes any vector
 state — gets back the *last saved* (stale) context, not its live registers.  With the knob at 1
 that is ABI-legal (registers are unspecified after a syscall); with the knob at 0 it breaks the
@@ -135,7 +135,7 @@ def _vs(task: "Task") -> VState:
 
 
 def discard_enabled(k: "Kernel") -> bool:
-    """riscv_v_vstate_discard_ctl, or always-on before seed 000."""
+    """riscv_v_vstate_discard_ctl, or always-on before Drew Fustini's sysctl patch."""
     if k.policy("riscv-vstate-sysctl") == "absent":
         return True
     return bool(k.sysctl.get("abi.riscv_v_vstate_discard"))
@@ -144,7 +144,7 @@ def discard_enabled(k: "Kernel") -> bool:
 # ---- the low-level register operations (__riscv_v_vstate_*) ----------------------------------------
 def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
     """Clobber the live registers: VLMAX e8/m8, v0-v31 all ones, then vsetvl with vill (vl=0).
-    Seed 000 puts the sysctl check here, so with the knob off nothing happens."""
+    Drew Fustini's sysctl patch puts the sysctl check here, so with the knob off nothing happens."""
     if not discard_enabled(k):
         return False
     _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None, SCALAR_DISCARD)
@@ -177,14 +177,14 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
         return "VS=Off: nothing to discard"
     st = _vs(task)
     if k.policy("riscv-discard") == "eager":
-        # before seed 003: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
+        # before Andy Chiu's VS_INITIAL patch: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
         did = __riscv_v_vstate_discard(k, cpu)
         cpu.vs = VS_DIRTY
         if did:
             st.stats["discards"] += 1
         return ("eager discard: registers clobbered, VS=Dirty" if did
                 else "eager discard skipped (abi.riscv_v_vstate_discard=0), VS=Dirty")
-    # after seed 003: defer — mark Initial and let the return-to-user path decide
+    # after Andy Chiu's VS_INITIAL patch: defer — mark Initial and let the return-to-user path decide
     st.defer_restore = True
     cpu.vs = VS_INITIAL
     return "deferred discard: TIF_RISCV_V_DEFER_RESTORE set, VS=Initial"
@@ -224,7 +224,7 @@ def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 
 
 def riscv_v_vstate_set_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
-    """Arrange a restore on the way back to user.  Seed 003 marks Clean (so a real saved context
+    """Arrange a restore on the way back to user.  Andy Chiu's VS_INITIAL patch marks Clean (so a real saved context
     is reloaded, not discarded); before it the context was marked Initial ("on")."""
     if cpu.vs != VS_OFF:
         _vs(task).defer_restore = True
