@@ -103,10 +103,19 @@ def sweep(threads: Iterable[int] = THREADS, k: int = K_FULL, policies: Iterable[
         for p, n, kk in jobs:
             done(run_one(p, n, kk, **options))
         return out
-    with ProcessPoolExecutor(max_workers=workers) as ex:
+    ex = ProcessPoolExecutor(max_workers=workers)
+    try:
         futs = [ex.submit(run_one, p, n, kk, **options) for p, n, kk in jobs]
         for f in as_completed(futs):
             done(f.result())
+    except BaseException:
+        # Ctrl-C (or a failed job): do not wait for the queued machines, stop the workers now
+        procs = list((getattr(ex, "_processes", None) or {}).values())   # shutdown() forgets them
+        ex.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.terminate()
+        raise
+    ex.shutdown()
     return out
 
 
