@@ -517,7 +517,9 @@ def cmd_policy(s: Session, arg: str) -> list[str]:
     if len(words) > 2:
         raise DebugError("usage: policy NAME VALUE")
     k.policies.set(words[0], words[1])
-    return [f"{words[0]} = {k.policies[words[0]]}"]
+    from emukern.kernel.policies import SWITCHES
+    return [f"{words[0]} = {k.policies[words[0]]}",
+            f"  takes effect at the next decision point ({esc(SWITCHES[words[0]].decided)})"]
 
 
 @command("cpu", "cpu [N]", "show or select the current CPU", (), "state")
