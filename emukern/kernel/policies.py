@@ -57,9 +57,9 @@ PATCHES: dict[str, Patch] = {
         "64-vCPU VM, N threads x 1,000,000 reads of ID_AA64ISAR0_EL1: real 0.29 -> 65.40 s (1 -> 64 "
         "threads) before, 0.24 -> 0.33 s after; system 3609.09 / 11.27 s at 64 (the backport mail)"),
     "arm64-sve": Patch(
-        "arm64/sve: Performance improvements with SVE state saving (v11, 2 patches)", "Mark Brown",
-        "2026, v11 (v10: 2026-07-03)",
-        "cover letter; no Message-ID in our copy (change-id 20230807-arm64-sve-trap-mitigation-2e7e2663c849)",
+        "arm64/sve: Performance improvements with SVE state saving", "Mark Brown", "v11, 2026",
+        "v11 cover letter and 2 patches; our copy has no Message-ID (v10 was 2026-07-03; change-id "
+        "20230807-arm64-sve-trap-mitigation-2e7e2663c849)",
         "fp-pidbench, 128-bit SVE: ~6 % syscall overhead after SVE use; patch 2 ~4.5 % better than "
         "baseline after SVE use, ~0.4 % overhead with SVE between syscalls (the v11 cover letter)"),
 }
