@@ -15,17 +15,23 @@ emukern runs real RISC-V (RV64GCV) and AArch64 (with SVE) Linux user programs in
 at user privilege, and takes every trap into a Python model of the Linux kernel. Instruction
 counts are the clock, so every figure is deterministic.
 
-The kernel models four real Linux changes, each switchable with --policy:
-  riscv-vstate-sysctl=absent|present  seed 000: abi.riscv_v_vstate_discard sysctl
-  riscv-discard=eager|deferred        seed 003: VS_INITIAL as discard
-  arm64-mrs=hook-list|direct          seed 001: EL0 MRS emulation without undef_lock
-  arm64-sve=legacy|p1|p1+p2           seed 004: SVE access trap with sve_timeout
+The kernel models four real Linux changes, each switchable with --policy (and at run time
+with the debugger's `policy NAME VALUE`; your own values: --plugin FILE.py):
+  riscv-vstate-sysctl=absent|present  "riscv: Add sysctl to control discard of vstate during
+                                      syscall" (Drew Fustini, 2025-07-18)
+  riscv-discard=eager|deferred        "riscv: vector: treat VS_INITIAL as discard"
+                                      (Andy Chiu, 2026-04-01)
+  arm64-mrs=hook-list|direct          "arm64: rework EL0 MRS emulation" (Mark Rutland; v5.10
+                                      backport by Jinjie Ruan, 2023-10-11)
+  arm64-sve=legacy|p1|p1+p2           "arm64/sve: Performance improvements with SVE state
+                                      saving" (Mark Brown, v11, 2026)
+  (message ids: `emukern info policies`)
 
 examples:
   emukern run guest_asm/riscv/hello.S
   emukern run guest_asm/riscv/null_syscall.S --vlen 512 --sysctl abi.riscv_v_vstate_discard=1
   emukern run prog.elf --cpus 4 --policy arm64-mrs=hook-list --json out.json
-  emukern reproduce            # every experiment, with the seeds' figures beside ours
+  emukern reproduce            # every experiment, with the published figures beside ours
   emukern info policies        # switches, costs, sysctls
 """
 
@@ -83,7 +89,11 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                    help="set a sysctl at boot, e.g. abi.riscv_v_vstate_discard=1 (repeatable)")
     g.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
-                   help="pick a seed switch, e.g. riscv-discard=eager (repeatable; `emukern info policies`)")
+                   help="pick the before/after value of a modelled Linux change, e.g. riscv-discard=eager "
+                        "(repeatable; `emukern info policies`)")
+    g.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="load a policy plug-in: your own switch values or kernel-function overrides "
+                        "(repeatable; see emukern/kernel/plugins.py)")
     g.add_argument("--cost", action="append", default=[], metavar="KEY=CYCLES",
                    help="override a cost-model constant (repeatable; `emukern info costs`)")
     g.add_argument("--cost-file", metavar="FILE", help="cost overrides, one 'key = cycles' per line")
@@ -131,6 +141,10 @@ def config_from_args(a: argparse.Namespace) -> Any:
             cfg.stdin = Path(a.stdin).read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read --stdin file {a.stdin}: {exc.strerror}") from None
+    cfg.plugins = list(getattr(a, "plugin", []))
+    from emukern.kernel.plugins import load_plugin
+    for spec in cfg.plugins:
+        load_plugin(spec)       # before validating --policy: a plug-in may add the value it names
     from emukern.kernel.policies import Policies
     Policies(cfg.policies)      # validate names/values before anything runs
     from emukern.machine.cost import CostTable
@@ -164,7 +178,10 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def cmd_info(a: argparse.Namespace) -> int:
+    from emukern.kernel.plugins import load_plugin
     from emukern.report import print_info
+    for spec in getattr(a, "plugin", []):
+        load_plugin(spec)
     print_info(a.what)
     return 0
 
@@ -198,14 +215,18 @@ def make_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     i = sub.add_parser("info", help="list policies, cost-model constants or sysctls")
+    i.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="load a policy plug-in first, so its values are listed")
     i.add_argument("what", choices=["policies", "costs", "sysctls", "all"], nargs="?", default="all")
     i.set_defaults(func=cmd_info)
 
-    rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the seeds'",
-                        description="Runs the emulator self-benchmark and each seed experiment, prints "
-                        "tables, writes PNG plots and a JSON file into --out.")
+    rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the published ones",
+                        description="Runs the emulator self-benchmark and the experiment of each modelled "
+                        "Linux change, prints tables, writes PNG plots and results.json into --out "
+                        "(--quick runs into OUT/quick; results.json is merged per experiment and says "
+                        "which runs were quick, partial, failed or interrupted).")
     rp.add_argument("--out", default="reproduce-out", help="directory for plots and results (default reproduce-out)")
-    rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests)")
+    rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests), written to OUT/quick")
     rp.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this experiment (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
 

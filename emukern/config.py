@@ -32,6 +32,7 @@ class MachineConfig:
     # kernel
     sysctls: dict[str, str] = field(default_factory=dict)
     policies: dict[str, str] = field(default_factory=dict)
+    plugins: list[str] = field(default_factory=list)   # --plugin FILE.py|MODULE (kernel/plugins.py)
     costs: dict[str, int] = field(default_factory=dict)
     cost_file: str | None = None
     max_insns: int | None = None              # stop a runaway guest after this many user insns

@@ -21,7 +21,12 @@ class EmukernError(Exception):
 
 
 class ElfError(EmukernError):
-    """The program file cannot be loaded (malformed, wrong machine, dynamic, ...)."""
+    """The program file cannot be loaded (malformed, wrong machine, dynamic, ...).
+
+    ``internal`` is set when the loader itself failed unexpectedly (a bug, not a bad file) and the
+    message is only the friendly wrapper around it: tests assert it stays None."""
+
+    internal: BaseException | None = None
 
 
 class AssemblerError(EmukernError):

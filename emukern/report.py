@@ -1,6 +1,7 @@
 """Human-readable output with rich: run summaries, info tables."""
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -10,8 +11,70 @@ from rich.table import Table
 from emukern.kernel import errno as E
 
 
+_NUMERIC = re.compile(r"[-+~x×]?[0-9][0-9,._]*(?:[eE][-+]?[0-9]+)?(?: ?(?:%|×|x|µs|us|ns|s|cycles))?(?: MISSED)?")
+
+
+LABEL_MIN = 8      # a label column may fold down to this many characters
+
+
+def _prepare(table: Table) -> list[int]:
+    """Numbers never wrap (min_width = the longest); labels fold.  Returns each column's minimum."""
+    mins = []
+    for col in table.columns:
+        cells = [c for c in col._cells if isinstance(c, str) and c]
+        col.overflow = "fold"
+        if cells and all(_NUMERIC.fullmatch(c.strip()) for c in cells):
+            # a no-wrap column does not wrap its header either
+            col.no_wrap = True
+            col.min_width = max(len(c) for c in cells + [str(col.header)])
+        else:
+            longest = max([len(c) for c in cells] + [len(str(col.header))], default=1)
+            col.min_width = min(LABEL_MIN, longest)
+        mins.append(col.min_width)
+    return mins
+
+
+def fit(table: Table, width: int) -> list[Table]:
+    """Never cut a number: a table that cannot fit ``width`` even with its labels folded is
+    printed as several tables, each repeating the first column."""
+    mins = _prepare(table)
+    per_col = 2 * (table.padding[1] if len(table.padding) > 1 else 1) + (1 if table.box else 0)
+    total = sum(m + per_col for m in mins) + (1 if table.box else 0)
+    if total <= width or len(table.columns) <= 2:
+        return [table]
+    import copy
+    first = mins[0] + per_col + (1 if table.box else 0)
+    groups: list[list[int]] = [[]]
+    used = first
+    for i in range(1, len(mins)):
+        need = mins[i] + per_col
+        if groups[-1] and used + need > width:
+            groups.append([])
+            used = first
+        groups[-1].append(i)
+        used += need
+    out = []
+    for n, g in enumerate(groups, 1):
+        t = copy.copy(table)
+        t.columns = [copy.copy(table.columns[0])] + [copy.copy(table.columns[i]) for i in g]
+        if table.title:
+            t.title = f"{table.title} ({n}/{len(groups)})"
+        out.append(t)
+    return out
+
+
+class FitConsole(Console):
+    """A Console that prints every table through :func:`fit` (labels fold, numbers stay whole)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        parts: list[Any] = []
+        for o in objects:
+            parts.extend(fit(o, self.width) if isinstance(o, Table) else [o])
+        super().print(*parts, **kwargs)
+
+
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return FitConsole(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
 def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, console: Console | None = None) -> None:
@@ -61,6 +124,12 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
     t.add_row("machine", ", ".join(f"{k}={v}" for k, v in r.config.items()))
     if r.policies:
         t.add_row("policies", ", ".join(f"{k}={v}" for k, v in r.policies.items()))
+    for p in getattr(r, "plugins", []):
+        if p["kind"] == "variant":
+            t.add_row("plug-in", f"{p['policy']}={p['value']} from {p['origin']} (base {p['base']}; "
+                      f"replaces {', '.join(p['overrides']) or 'nothing'})")
+        else:
+            t.add_row("plug-in", f"{p['function']} overridden by {p['origin']}")
     if r.sysctls:
         t.add_row("sysctls", ", ".join(f"{k}={v}" for k, v in r.sysctls.items()))
     con.print(t)
@@ -87,15 +156,28 @@ def _print_accounting(r: Any, con: Console) -> None:
 
 
 def print_info(what: str) -> None:
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    con = FitConsole(highlight=False, width=None if sys.stdout.isatty() else 120)
     if what in ("policies", "all"):
+        from emukern.kernel import plugins
         from emukern.kernel.policies import SWITCHES
-        t = Table(title="policies (--policy NAME=VALUE)")
-        for c in ("name", "values", "default", "seed", "what changes"):
-            t.add_column(c)
+        t = Table(title="policies (--policy NAME=VALUE; the debugger's `policy NAME VALUE` switches at run time)")
+        for c in ("name", "values", "default", "Linux change (subject, author, date, message id)", "what changes"):
+            t.add_column(c, overflow="fold")
         for s in SWITCHES.values():
-            t.add_row(s.name, "|".join(s.values), s.default, s.seed, s.what)
+            t.add_row(s.name, "|".join(s.values), s.default, s.patch.cite, s.what + f" (read in {s.decided})")
+        for v in plugins.variants():
+            t.add_row(v.switch, v.value, "", f"plug-in from {v.origin} (base {v.base}"
+                      + ("" if v.runtime else ", boot-time only") + ")",
+                      v.what + (f" (replaces {', '.join(sorted(v.overrides))})" if v.overrides else ""))
         con.print(t)
+        ov = plugins.overrides()
+        if ov:
+            t = Table(title="kernel function overrides (plug-ins)")
+            for c in ("function", "from", "what"):
+                t.add_column(c, overflow="fold")
+            for o in ov:
+                t.add_row(o.name, o.origin, o.what)
+            con.print(t)
     if what in ("costs", "all"):
         from emukern.machine.cost import CostTable
         t = Table(title="cost model (--cost KEY=CYCLES)")

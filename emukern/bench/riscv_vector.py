@@ -1,17 +1,20 @@
-"""Issue 5: the RISC-V vector seeds.
+"""Issue 5: the two RISC-V vector changes.
 
-* seed 000 — ``null_syscall`` (guest_asm/riscv/null_syscall.S: vsetvli, then getppid() in a loop):
-  cycles per iteration with abi.riscv_v_vstate_discard = 0 and 1, at VLEN 128/256/512, for the
-  deferred (after seed 003, default) and eager (before) discard.  Seed (SiFive X280, VLEN=512):
-  149.89 ns -> 198.73 ns (x1.33).
-* seed 003 — ``lat_ctx_vec`` (guest_asm/riscv/lat_ctx_vec.S: lmbench ``lat_ctx 2`` with vector use
-  between the pipe syscalls): cycles per context switch, eager vs deferred, discard=1, VLEN=512.
-  Seed (FPGA, VLEN=512): 599.84 -> 559.17 (-6.78 %).
+* "riscv: Add sysctl to control discard of vstate during syscall" (Drew Fustini, 2025-07-18) —
+  ``null_syscall`` (guest_asm/riscv/null_syscall.S: vsetvli, then getppid() in a loop): cycles per
+  iteration with abi.riscv_v_vstate_discard = 0 and 1, at VLEN 128/256/512, for the deferred
+  (after Andy Chiu's patch, default) and eager (before) discard.  Published (SiFive X280,
+  VLEN=512): 149.89 ns -> 198.73 ns (x1.33).
+* "riscv: vector: treat VS_INITIAL as discard" (Andy Chiu, 2026-04-01) — ``lat_ctx_vec``
+  (guest_asm/riscv/lat_ctx_vec.S: lmbench ``lat_ctx 2`` with vector use between the pipe
+  syscalls): cycles per context switch, eager vs deferred, discard=1, VLEN=512.  Published
+  (FPGA, VLEN=512): 599.84 -> 559.17 (-6.78 %).
 
 Every figure is simulated cycles from the cost model: user instructions at one cycle, kernel paths
 from ``emukern.machine.cost.DEFAULT_COSTS``, and the kernel's vector save/restore/clobber sequences
 executed on the RVV unit and charged by ``emukern.machine.rvv.cost``.  Nothing here is fitted to the
-seed figures; the output says where and why they differ.
+published figures; the output says where and why they differ, and every claim it prints is checked
+against this run's rows (``clobber_claim``, ``lat_ctx_claims``, ``vlen_claim``).
 """
 from __future__ import annotations
 
@@ -20,12 +23,19 @@ from typing import Any
 
 from rich.table import Table
 
-TITLE = "RISC-V vector state: seeds 000 (null_syscall, discard sysctl) and 003 (lat_ctx, deferred discard)"
+from emukern.kernel.policies import PATCHES
+from emukern.machine.rvv.cost import vector_cost
+
+TITLE = ("RISC-V vector state: \"riscv: Add sysctl to control discard of vstate during syscall\" (Drew Fustini, "
+         "2025-07-18) and \"riscv: vector: treat VS_INITIAL as discard\" (Andy Chiu, 2026-04-01)")
 GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "riscv"
 KNOB = "abi.riscv_v_vstate_discard"
 SEED_NULL = {0: 149.89, 1: 198.73}              # ns per getppid, X280, VLEN=512
 SEED_LATCTX = {"eager": 599.8357692, "deferred": 559.1748148}   # lmbench lat_ctx 2, VLEN=512
 VLENS = (128, 256, 512)
+PATCH_NULL = PATCHES["riscv-vstate-sysctl"]
+PATCH_LAT = PATCHES["riscv-discard"]
+FLAT = 0.005          # "flat across VLEN": every VLEN within 0.5 % of the others
 KERNEL_COSTS = ("exception_entry", "exception_return", "syscall_dispatch", "syscall_body", "tif_check",
                 "pipe_op", "syscall_per_byte", "wakeup", "schedule", "switch_mm", "switch_to",
                 "fp_save", "fp_restore", "first_use_trap", "vstate_alloc")
@@ -92,6 +102,67 @@ def _lat_ctx(vlen: int, impl: str, discard: int, n: int, dlen: int | None = None
             "discards": sum(s["discards"] for s in stats), "round_trips": n}
 
 
+def clobber_claim(seq_by_vlen: dict[int, dict[str, int]]) -> str:
+    """What discard=1 adds, and whether it really is the same at every VLEN (DLEN = VLEN)."""
+    costs = {v: s["discard"] for v, s in seq_by_vlen.items()}
+    text = ("discard=1 adds one clobber: vsetvli e8/m8 + 4 x vmv.v.i (m8) + vsetvl(vill) + "
+            "riscv_v_enable/disable = " + ", ".join(f"{c} cycles at VLEN {v}" for v, c in costs.items())
+            + " (DLEN = VLEN)")
+    if len(set(costs.values())) == 1:
+        return text + ": the same at every VLEN, since with DLEN = VLEN an m8 op is 8 DLEN-wide beats."
+    return text + ": NOT the same at every VLEN."
+
+
+def lat_ctx_claims(lat: dict[str, Any], seq512: dict[str, int]) -> str:
+    """The eager/deferred save/clobber/restore story, each part checked against the rows."""
+    rows_d = [v for k, v in lat.items() if k.startswith("deferred/") and k.endswith("discard1")]
+    rows_e = [v for k, v in lat.items() if k.startswith("eager/") and k.endswith("discard1")]
+
+    def per(rows: list[dict[str, Any]], key: str, by: str) -> tuple[float, float]:
+        vals = [r[key] / max(r[by], 1) for r in rows]
+        return min(vals), max(vals)
+
+    def rng(lo_hi: tuple[float, float]) -> str:
+        lo, hi = lo_hi
+        return f"{lo:.2f}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}"
+
+    e_saves = per(rows_e, "saves", "nr_switches")
+    e_disc = per(rows_e, "discards", "round_trips")
+    d_saves = sum(r["saves"] for r in rows_d)
+    d_disc = per(rows_d, "discards", "round_trips")
+    d_rest = per(rows_d, "restores", "round_trips")
+    parts = [f"With discard=1, eager saves the clobbered context at {rng(e_saves)} of every switch "
+             f"({seq512['save']} cycles each at VLEN=512) and clobbers {rng(e_disc)} times per round trip; "
+             + ("deferred never saves (VS=Initial)" if d_saves == 0 else f"deferred saved {d_saves} times")
+             + f", clobbers {rng(d_disc)} times per round trip and restores {rng(d_rest)} times per round trip "
+             f"({seq512['restore']} cycles each) — the stale context, see tests/kernel/riscv/test_vector_abi.py."]
+    e0, d0 = lat.get("eager/vlen512/discard0"), lat.get("deferred/vlen512/discard0")
+    if e0 is not None and d0 is not None:
+        ch = 100 * (d0["cycles_per_switch"] / e0["cycles_per_switch"] - 1)
+        parts.append(f"With discard=0 deferred is {'cheaper' if ch < 0 else 'NOT cheaper'} too ({ch:+.2f} %), "
+                     "but there it loses the live registers of a task that blocks (the saved context is "
+                     "restored instead).")
+    return "  ".join(parts)
+
+
+def vlen_claim(ns: dict[str, Any], lat: dict[str, Any], seq_by_vlen: dict[int, dict[str, int]]) -> str:
+    """Are the null_syscall ratio and the lat_ctx change flat across VLEN?  Say what the rows say."""
+    ratios = [ns[f"deferred/vlen{v}/discard1"]["cycles_per_iter"] / ns[f"deferred/vlen{v}/discard0"]["cycles_per_iter"]
+              for v in VLENS]
+    changes = [lat[f"deferred/vlen{v}/discard1"]["cycles_per_switch"] / lat[f"eager/vlen{v}/discard1"]["cycles_per_switch"]
+               for v in VLENS]
+    flat = all(max(x) / min(x) - 1 <= FLAT for x in (ratios, changes))
+    same_seq = len({tuple(sorted(s.items())) for s in seq_by_vlen.values()}) == 1
+    desc = (f"null_syscall ratio x{min(ratios):.3f}-x{max(ratios):.3f}, lat_ctx change "
+            f"{100 * (min(changes) - 1):+.2f} % to {100 * (max(changes) - 1):+.2f} % over VLEN "
+            + "/".join(map(str, VLENS)))
+    if flat:
+        why = (" because with DLEN=VLEN the clobber/save/restore sequences cost the same at every VLEN"
+               if same_seq else "")
+        return f"VLEN: flat ({desc}){why}; they move with the VLEN/DLEN ratio (DLEN sweep)."
+    return f"VLEN: NOT flat ({desc}); see the DLEN sweep for the VLEN/DLEN effect."
+
+
 def run(ctx: Any) -> dict[str, Any]:
     import matplotlib
     matplotlib.use("Agg")
@@ -135,8 +206,8 @@ def run(ctx: Any) -> dict[str, Any]:
     ns = out["null_syscall"]
     t = Table(title=f"null_syscall (vsetvli once, then getppid x {n_null}): cycles per iteration "
               "(1 cycle = 1 ns at the default 1 GHz)")
-    for c in ("impl", "VLEN", "d=0", "d=1", "ratio", "clobbers/it", "seed X280 ns", "seed ratio"):
-        t.add_column(c, justify="right")
+    for c in ("impl", "VLEN", "d=0", "d=1", "ratio", "clobbers/it", "published X280 ns", "published ratio"):
+        t.add_column(c, justify="right", overflow="fold")
     for impl in ("deferred", "eager"):
         for vlen in VLENS:
             a, b = ns[f"{impl}/vlen{vlen}/discard0"], ns[f"{impl}/vlen{vlen}/discard1"]
@@ -145,20 +216,19 @@ def run(ctx: Any) -> dict[str, Any]:
                       f"{b['cycles_per_iter'] / a['cycles_per_iter']:.3f}", f"{b['discards'] / n_null:.2f}",
                       f"{SEED_NULL[0]} -> {SEED_NULL[1]}" if seed else "", f"{SEED_NULL[1] / SEED_NULL[0]:.3f}" if seed else "")
     con.print(t)
-    seq512 = sequence_cycles(512)
-    con.print(
-        "Per iteration at discard=0: exception_entry + syscall_dispatch + syscall_body + tif_check + "
-        f"exception_return = {sum(DEFAULT_COSTS[k][0] for k in ('exception_entry', 'syscall_dispatch', 'syscall_body', 'tif_check', 'exception_return'))} "
-        f"cycles, plus the loop's user instructions.  discard=1 adds one clobber: vsetvli e8/m8 + 4 x vmv.v.i "
-        f"(m8) + vsetvl(vill) + riscv_v_enable/disable = {seq512['discard']} cycles with DLEN=VLEN (8 beats per "
-        "m8 op, independent of VLEN because the datapath is assumed as wide as a register).")
+    seq_by_vlen = {v: sequence_cycles(v) for v in VLENS}
+    seq512 = seq_by_vlen[512]
+    base_keys = ('exception_entry', 'syscall_dispatch', 'syscall_body', 'tif_check', 'exception_return')
+    con.print(f"Per iteration at discard=0: {' + '.join(base_keys)} = "
+              f"{sum(DEFAULT_COSTS[k][0] for k in base_keys)} cycles, plus the loop's user instructions.  "
+              + clobber_claim(seq_by_vlen))
 
     # ---- lat_ctx table -----------------------------------------------------------------------
     t = Table(title=f"lat_ctx_vec (2 processes, {n_ctx} pipe round trips, vector use between syscalls): "
               "cycles per context switch")
     for c in ("VLEN", "d", "eager", "deferred", "change", "lmb eager", "lmb deferred", "lmb change",
               "saves/sw e|d"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", overflow="fold")
     for vlen in VLENS:
         for d in (1, 0):
             if d == 0 and vlen != 512:
@@ -170,24 +240,18 @@ def run(ctx: Any) -> dict[str, Any]:
                       f"{e['lmbench_per_switch']:.1f}", f"{f['lmbench_per_switch']:.1f}",
                       f"{100 * (f['lmbench_per_switch'] / e['lmbench_per_switch'] - 1):+.2f} %",
                       f"{e['saves'] / sw_e:.2f}|{f['saves'] / sw_f:.2f}")
-    t.add_row("seed", "1", f"{SEED_LATCTX['eager']:.2f}", f"{SEED_LATCTX['deferred']:.2f}",
+    t.add_row("published", "1", f"{SEED_LATCTX['eager']:.2f}", f"{SEED_LATCTX['deferred']:.2f}",
               f"{100 * (SEED_LATCTX['deferred'] / SEED_LATCTX['eager'] - 1):+.2f} %", "", "", "", "")
     con.print(t)
-    con.print(
-        "cycles/switch = parent loop time / (2 x round trips): one write + one read + one switch each.  "
-        "d = abi.riscv_v_vstate_discard.  lmb (lmbench-style) subtracts the same work done by one process on its own pipe (lat_ctx's "
-        "overhead run), leaving the switch itself.  eager saves the clobbered context at every switch "
-        f"({seq512['save']} cycles at VLEN=512) and clobbers at both syscall entries; deferred never saves "
-        f"(VS=Initial), clobbers once per round trip (the non-blocking write) and still restores "
-        f"({seq512['restore']} cycles) — the stale context, see tests/kernel/riscv/test_vector_abi.py.  "
-        "The discard=0 rows show deferred is also cheaper with the knob off, but there it loses the "
-        "live registers of a task that blocks (the saved context is restored instead).")
+    con.print("cycles/switch = parent loop time / (2 x round trips): one write + one read + one switch each.  "
+              "d = abi.riscv_v_vstate_discard.  lmb (lmbench-style) subtracts the same work done by one process "
+              "on its own pipe (lat_ctx's overhead run), leaving the switch itself.  " + lat_ctx_claims(lat, seq512))
 
     # ---- DLEN sweep ----------------------------------------------------------------------------
     t = Table(title="VLEN=512, DLEN sweep: how the ratios move with the datapath width")
     for c in ("DLEN", "clobber", "save", "restore", "null d=0", "null d=1", "ratio",
               "lat eager", "lat def", "change"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", overflow="fold")
     for dlen, row in sweep.items():
         s = row["sequences"]
         e, f = row["lat_eager"]["cycles_per_switch"], row["lat_deferred"]["cycles_per_switch"]
@@ -201,7 +265,7 @@ def run(ctx: Any) -> dict[str, Any]:
               "ceil(EMUL*VLEN/DLEN) + reg x EMUL per vector instruction)")
     t.add_column("constant")
     t.add_column("cycles", justify="right")
-    t.add_column("what it stands for")
+    t.add_column("what it stands for", overflow="fold")
     for k in KERNEL_COSTS:
         t.add_row(k, str(DEFAULT_COSTS[k][0]), DEFAULT_COSTS[k][1])
     for k in RVV_COSTS:
@@ -210,7 +274,7 @@ def run(ctx: Any) -> dict[str, Any]:
     out["constants"] = {"kernel": {k: DEFAULT_COSTS[k][0] for k in KERNEL_COSTS},
                         "rvv": {k: RVV_DEFAULTS[k] for k in RVV_COSTS}, "sequences_vlen512_dlen512": seq512}
 
-    # ---- agreement with the seeds --------------------------------------------------------------
+    # ---- agreement with the published figures --------------------------------------------------------------
     a = ns["deferred/vlen512/discard0"]["cycles_per_iter"]
     b = ns["deferred/vlen512/discard1"]["cycles_per_iter"]
     x280 = sweep.get("256")
@@ -218,9 +282,10 @@ def run(ctx: Any) -> dict[str, Any]:
     ours_lat = 100 * (f512["cycles_per_switch"] / e512["cycles_per_switch"] - 1)
     seed_lat = 100 * (SEED_LATCTX["deferred"] / SEED_LATCTX["eager"] - 1)
     lines = [
-        f"null_syscall: emulator x{b / a:.3f} (+{b - a:.0f} cycles) vs seed x{SEED_NULL[1] / SEED_NULL[0]:.3f} "
-        f"(+{SEED_NULL[1] - SEED_NULL[0]:.1f} ns).  The emulator's clobber is {seq512['discard']} cycles "
-        "because an m8 vmv.v.i costs one beat per DLEN chunk and nothing else, with DLEN=VLEN by default; "
+        f"null_syscall: emulator x{b / a:.3f} (+{b - a:.0f} cycles) vs published x{SEED_NULL[1] / SEED_NULL[0]:.3f} "
+        f"(+{SEED_NULL[1] - SEED_NULL[0]:.2f} ns; {PATCH_NULL.short}).  The emulator's clobber is "
+        f"{seq512['discard']} cycles because an m8 vmv.v.i costs one cycle per DLEN-wide beat "
+        f"({vector_cost('arith', 8, 512, 512)} cycles at VLEN=DLEN=512) and nothing else, with DLEN=VLEN by default; "
         "on the X280 the four m8 writes may run on a narrower datapath, and the sstatus.VS enable/disable, "
         "the vsetvl to vill and any pipeline drain can cost more than the one cycle each the model charges.",
     ]
@@ -230,57 +295,80 @@ def run(ctx: Any) -> dict[str, Any]:
                      f"({a:.0f} cycles) is an IPC=1 instruction-count estimate, so absolute ns depend on "
                      "clock and IPC, which the emulator does not model.")
     lines.append(
-        f"lat_ctx: emulator {ours_lat:+.2f} % per switch (raw), seed {seed_lat:+.2f} %.  The seed's 600 vs 559 "
+        f"lat_ctx: emulator {ours_lat:+.2f} % per switch (raw), published {seed_lat:+.2f} % ({PATCH_LAT.short}).  "
+        f"The published {SEED_LATCTX['eager']:.2f} vs {SEED_LATCTX['deferred']:.2f} "
         "are lmbench's absolute times on an FPGA whose clock we do not know, so only the relative change is "
         "comparable.  Where it differs: the emulator counts one cycle per kernel instruction and has no "
         "caches, so the 2 KiB context save/restore costs only its beats, while on hardware it also misses "
         "in the cache; the lmbench-style column (overhead subtracted) shows the switch-only effect.")
-    lines.append("VLEN: with DLEN=VLEN the sequence costs do not change with VLEN (8 beats per m8 op), so "
-                 "the null_syscall ratio and the lat_ctx change are flat across VLEN; they move with the "
-                 "VLEN/DLEN ratio (DLEN sweep).")
+    lines.append(vlen_claim(ns, lat, seq_by_vlen))
     for ln in lines:
         con.print(ln)
-    out["comparison"] = {"null_ratio_emulator": b / a, "null_ratio_seed": SEED_NULL[1] / SEED_NULL[0],
-                         "lat_change_pct_emulator": ours_lat, "lat_change_pct_seed": seed_lat}
+    out["comparison"] = {"null_ratio_emulator": b / a, "null_ratio_published": SEED_NULL[1] / SEED_NULL[0],
+                         "lat_change_pct_emulator": ours_lat, "lat_change_pct_published": seed_lat,
+                         "published_sources": {"null_syscall": PATCH_NULL.cite, "lat_ctx": PATCH_LAT.cite}}
 
     # ---- plot ------------------------------------------------------------------------------------
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     ax = axes[0]
-    for impl, style in (("deferred", "-o"), ("eager", "--s")):
-        for d in (0, 1):
-            ax.plot(VLENS, [ns[f"{impl}/vlen{v}/discard{d}"]["cycles_per_iter"] for v in VLENS], style,
-                    label=f"{impl}, discard={d}")
-    ax.axhline(SEED_NULL[0], color="grey", lw=0.8, ls=":")
-    ax.axhline(SEED_NULL[1], color="grey", lw=0.8, ls=":", label="seed X280 ns (VLEN 512)")
-    ax.set(title="null_syscall: cycles / getppid", xlabel="VLEN (DLEN = VLEN)", ylabel="cycles")
+    # four series that may coincide: draw each with its own marker size and style so all stay visible
+    for (impl, d), (style, ms, mfc) in zip([("deferred", 0), ("deferred", 1), ("eager", 0), ("eager", 1)],
+                                           [("-o", 10, "none"), ("-s", 10, "none"), ("--o", 5, None),
+                                            ("--s", 5, None)]):
+        ax.plot(VLENS, [ns[f"{impl}/vlen{v}/discard{d}"]["cycles_per_iter"] for v in VLENS], style, ms=ms,
+                mfc=mfc, label=f"emukern {impl}, discard={d}")
+    ax.set(title="null_syscall: simulated cycles per getppid", xlabel="VLEN (bits; DLEN = VLEN)",
+           ylabel="simulated cycles per iteration")
     ax.set_xscale("log", base=2)
     ax.minorticks_off()
     ax.set_xticks(list(VLENS), [str(v) for v in VLENS])
-    ax.legend(fontsize=7)
+    ax.margins(x=0.15)
+    # the published figure is in ns on hardware: its own axis, not our cycles axis
+    ax2 = ax.twinx()
+    ax2.plot([512, 512], [SEED_NULL[0], SEED_NULL[1]], "k*", ms=10, ls="none",
+             label=f"published X280, VLEN 512 (ns, right axis): {SEED_NULL[0]} / {SEED_NULL[1]}")
+    ax2.set_ylabel("published ns per getppid (SiFive X280)")
+    lo = min(ax.get_ylim()[0], ax2.get_ylim()[0], 0)
+    hi = max(ax.get_ylim()[1], ax2.get_ylim()[1]) * 1.25
+    ax.set_ylim(lo, hi)
+    ax2.set_ylim(lo, hi)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower left")
     ax = axes[1]
     dl = [int(k) for k in sweep]
     ax.plot(dl, [sweep[str(k)]["null_discard1"] / sweep[str(k)]["null_discard0"] for k in dl], "-o",
-            label="null_syscall discard1/discard0")
+            label="emukern null_syscall discard1 / discard0")
     ax.plot(dl, [sweep[str(k)]["lat_deferred"]["cycles_per_switch"] / sweep[str(k)]["lat_eager"]["cycles_per_switch"]
-                 for k in dl], "-s", label="lat_ctx deferred/eager")
-    ax.axhline(SEED_NULL[1] / SEED_NULL[0], color="C0", ls=":", lw=0.8, label="seed null ratio")
-    ax.axhline(SEED_LATCTX["deferred"] / SEED_LATCTX["eager"], color="C1", ls=":", lw=0.8, label="seed lat_ctx ratio")
-    ax.set(title="VLEN=512: ratios vs DLEN", xlabel="DLEN", ylabel="ratio")
+                 for k in dl], "-s", label="emukern lat_ctx deferred / eager")
+    ax.axhline(SEED_NULL[1] / SEED_NULL[0], color="C0", ls=":", lw=1.2,
+               label=f"published null_syscall ratio {SEED_NULL[1] / SEED_NULL[0]:.3f} (X280)")
+    ax.axhline(SEED_LATCTX["deferred"] / SEED_LATCTX["eager"], color="C1", ls=":", lw=1.2,
+               label=f"published lat_ctx ratio {SEED_LATCTX['deferred'] / SEED_LATCTX['eager']:.3f} (FPGA)")
+    ax.set(title="VLEN=512: ratios vs datapath width", xlabel="DLEN (bits)", ylabel="ratio (dimensionless)")
     ax.set_xscale("log", base=2)
     ax.minorticks_off()
     ax.set_xticks(dl, [str(v) for v in dl])
     ax.legend(fontsize=7)
     ax = axes[2]
-    labels = [f"{v}" for v in VLENS]
     ev = [lat[f"eager/vlen{v}/discard1"]["cycles_per_switch"] for v in VLENS]
     dv = [lat[f"deferred/vlen{v}/discard1"]["cycles_per_switch"] for v in VLENS]
     xs = range(len(VLENS))
-    ax.bar([x - 0.2 for x in xs], ev, 0.4, label="eager (before 003)")
-    ax.bar([x + 0.2 for x in xs], dv, 0.4, label="deferred (after 003)")
+    b1 = ax.bar([x - 0.2 for x in xs], ev, 0.4, label="emukern eager (before Andy Chiu's patch)")
+    b2 = ax.bar([x + 0.2 for x in xs], dv, 0.4, label="emukern deferred (after)")
+    ax.bar_label(b1, [f"{v:.0f}" for v in ev], fontsize=7)
+    ax.bar_label(b2, [f"{v:.0f}" for v in dv], fontsize=7)
     ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels)
-    ax.set(title="lat_ctx_vec, discard=1: cycles / switch", xlabel="VLEN", ylabel="cycles")
-    ax.legend(fontsize=7)
+    ax.set_xticklabels([str(v) for v in VLENS])
+    ax.set(title="lat_ctx_vec, discard=1: simulated cycles per switch", xlabel="VLEN (bits)",
+           ylabel="simulated cycles per context switch")
+    pub = 100 * (SEED_LATCTX["deferred"] / SEED_LATCTX["eager"] - 1)
+    ax.text(0.02, 0.97, f"published (FPGA, VLEN 512, lmbench units): {SEED_LATCTX['eager']:.2f} -> "
+            f"{SEED_LATCTX['deferred']:.2f} ({pub:+.2f} %)\nemukern VLEN 512: {ev[-1]:.0f} -> {dv[-1]:.0f} "
+            f"({100 * (dv[-1] / ev[-1] - 1):+.2f} %)", transform=ax.transAxes, va="top", fontsize=7)
+    ax.set_ylim(0, max(ev) * 1.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"{PATCH_NULL.short}; {PATCH_LAT.short}", fontsize=9)
     fig.tight_layout()
     png = Path(ctx.out_dir) / "riscv_vector.png"
     fig.savefig(png, dpi=110)

@@ -474,11 +474,14 @@ def cmd_set(s: Session, arg: str) -> list[str]:
             dbg.mm().write(addr, data, "")      # need="": the debugger may patch read-only pages
         except Exception:
             raise DebugError(f"cannot write memory at {addr:#x}") from None
+        from unicorn import UcError
         for cpu in dbg.k.cpus:                  # drop stale translations of patched code
             try:
                 cpu.uc.ctl_remove_cache(addr, addr + len(data))
-            except Exception:
-                pass
+            except UcError as exc:
+                raise DebugError(f"wrote {len(data)} byte(s) at {addr:#x}, but cpu {cpu.index} could not drop "
+                                 f"its translated code there ({exc}): it may run the old instructions",
+                                 hint="restart, or write before the code first runs") from None
         return [f"wrote {len(data)} byte(s) at {esc(V.where(dbg, addr))}"]
     raise DebugError(f"cannot set {what!r}", hint="set reg NAME VALUE | set mem ADDR VALUE")
 
@@ -501,7 +504,7 @@ def cmd_sysctl(s: Session, arg: str) -> list[str]:
     return [f"{key} = {k.sysctl.get(key)}"]
 
 
-@command("policy", "policy [NAME [VALUE]]", "show or switch a seed policy at run time", (), "kernel")
+@command("policy", "policy [NAME [VALUE]]", "show or switch a modelled Linux change's policy at run time", (), "kernel")
 def cmd_policy(s: Session, arg: str) -> list[str]:
     words = arg.split()
     k = s.dbg.k
@@ -514,7 +517,9 @@ def cmd_policy(s: Session, arg: str) -> list[str]:
     if len(words) > 2:
         raise DebugError("usage: policy NAME VALUE")
     k.policies.set(words[0], words[1])
-    return [f"{words[0]} = {k.policies[words[0]]}"]
+    from emukern.kernel.policies import SWITCHES
+    return [f"{words[0]} = {k.policies[words[0]]}",
+            f"  takes effect at the next decision point ({esc(SWITCHES[words[0]].decided)})"]
 
 
 @command("cpu", "cpu [N]", "show or select the current CPU", (), "state")
@@ -625,7 +630,8 @@ def completion_words(s: Session, words: list[str]) -> list[str]:
         if len(words) == 2:
             from emukern.kernel.policies import SWITCHES
             sw = SWITCHES.get(words[1])
-            return list(sw.values) if sw else []
+            pol = s.dbg.k.policies
+            return list(sw.values) + [v for (n, v) in pol.variants if n == words[1]] if sw else []
     if cmd.name == "help" and len(words) == 1:
         return sorted(COMMANDS) + ["conditions"]
     return []

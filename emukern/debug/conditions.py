@@ -128,7 +128,10 @@ def lookup(name: str, ctx: EvalContext) -> Any:
     if var is not None:
         try:
             return var.fn(ctx)
-        except Exception:
+        except (AttributeError, KeyError, IndexError):
+            # the variable does not exist in this state (no trap yet, no vector context, the
+            # other arch's flag): it has no value, so a comparison with it is false.  Any other
+            # exception is an error the debugger reports (engine: "error" stop).
             return None
     if n.startswith("sysctl."):
         e = ctx.kernel.sysctl.entries.get(name[7:])

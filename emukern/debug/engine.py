@@ -296,7 +296,12 @@ class Debugger:
     def add_cond_breakpoint(self, text: str) -> CondBreakpoint:
         cond = Condition(text, self.k, self.cpu)
         bp = CondBreakpoint(self._new_num(), cond=cond)
-        cond.prime(self._ctx(None))
+        try:
+            cond.prime(self._ctx(None))
+        except DebugError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported to the user, the breakpoint is not made
+            raise DebugError(f"condition {text!r} cannot be evaluated: {type(exc).__name__}: {exc}") from None
         self.breakpoints[bp.num] = bp
         return bp
 
@@ -325,11 +330,17 @@ class Debugger:
     def _uninstall(self, addr: int) -> None:
         if self._addr_bps(addr) or addr not in self._hooks:
             return
+        from unicorn import UcError
+        failed = []
         for cpu, h in zip(self.k.cpus, self._hooks.pop(addr)):
             try:
                 cpu.uc.hook_del(h)
-            except Exception:
-                pass
+            except UcError as exc:
+                failed.append(f"cpu {cpu.index}: {exc}")
+        if failed:
+            # the hook is still installed: the breakpoint would keep firing unseen
+            raise DebugError(f"could not remove the code hook of the breakpoint at {addr:#x} ("
+                             + "; ".join(failed) + ")", hint="restart the program to drop it")
 
     def _bp_hook(self, uc: Any, address: int, size: int, cpu_index: int) -> None:
         cpu = self.k.cpus[cpu_index]
@@ -463,8 +474,16 @@ class Debugger:
             if isinstance(bp, CondBreakpoint) and bp.cond is not None and bp.enabled:
                 try:
                     ok = bp.cond.evaluate(ctx)
-                except Exception:
-                    ok = False
+                except Exception as exc:  # noqa: BLE001 - reported, not swallowed: stop and say why
+                    # like gdb's "Error in testing condition": stop, name the error, disable the
+                    # breakpoint so `continue` goes on
+                    bp.enabled = False
+                    self._stop = StopEvent("error", cpu.index, cpu.get_pc(), bp=bp, info=info,
+                                           message=f"breakpoint {bp.num} ({bp.describe()}): evaluating the "
+                                                   f"condition raised {type(exc).__name__}: {exc}; "
+                                                   "breakpoint disabled")
+                    cpu.stop()
+                    return
                 if ok and hit is None:
                     hit = bp
         if hit is not None:

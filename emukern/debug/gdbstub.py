@@ -268,11 +268,15 @@ class GdbStub:
             try:
                 addr = int(a, 16)
                 dbg.mm().write(addr, data, "")
+                from unicorn import UcError
                 for cpu in dbg.k.cpus:
                     try:
                         cpu.uc.ctl_remove_cache(addr, addr + max(1, len(data)))
-                    except Exception:
-                        pass
+                    except UcError as exc:
+                        # memory changed but translated code may be stale: tell gdb it failed
+                        print(f"emukern gdbserver: M {addr:#x}: cpu {cpu.index} could not drop translated "
+                              f"code: {exc}", file=sys.stderr, flush=True)
+                        return "E15"
                 return "OK"
             except Exception:
                 return "E14"

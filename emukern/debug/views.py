@@ -222,6 +222,8 @@ def stop_lines(dbg: Any, ev: Any) -> list[str]:
             out.append("Handler finished.")
     elif r == "interrupted":
         out.append("[yellow]Interrupted.[/]")
+    elif r == "error":
+        out.append(f"[bold red]Error:[/] {esc(ev.message)}")
     if not dbg.finished and dbg.task() is not None:
         out.append(location_line(dbg))
     elif not dbg.finished:
@@ -521,10 +523,12 @@ def view_sysctls(dbg: Any, args: list[str]) -> list[str]:
 def view_policies(dbg: Any, args: list[str]) -> list[str]:
     from emukern.kernel.policies import SWITCHES
     out = []
-    for n, v in dbg.k.policies.values.items():
+    pol = dbg.k.policies
+    for n, v in pol.values.items():
         sw = SWITCHES[n]
         mark = "" if sw.arch == dbg.arch else " [dim](other arch)[/]"
-        out.append(f"{n} = [bold]{v}[/]  (values: {'|'.join(sw.values)}; seed {sw.seed}){mark}")
+        vals = sw.values + tuple(x for (s, x) in pol.variants if s == n)
+        out.append(f"{n} = [bold]{v}[/]  (values: {'|'.join(vals)}; {esc(sw.patch.short)}){mark}")
     return out
 
 
@@ -544,5 +548,5 @@ register_view("kernel", view_kernel, "VS / TIF flags, sve_timeout vs jiffies, lo
 register_view("breakpoints", view_breakpoints, "breakpoints", ("break", "b"))
 register_view("symbols", view_symbols, "ELF symbols (info symbols [SUBSTRING])", ("sym",))
 register_view("sysctls", view_sysctls, "sysctl entries", ("sysctl",))
-register_view("policies", view_policies, "seed policy switches", ("policy",))
+register_view("policies", view_policies, "policy switches of the modelled Linux changes", ("policy",))
 register_view("views", view_views, "this list")

@@ -91,6 +91,10 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             self.cost.load_file(config.cost_file)
         for k, v in config.costs.items():
             self.cost.override(k, v)
+        if config.plugins:
+            from emukern.kernel.plugins import load_plugin
+            for spec in config.plugins:
+                load_plugin(spec)
         self.policies = Policies(config.policies)
         self.sysctl = SysctlTable()
         self.stdout = bytearray()
@@ -101,6 +105,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._next_tid = 1
         self._seq = 0
         self.trap_counts: Counter[str] = Counter()
+        # cycles per trap kind, summed in handle_trap (trap_log is bounded: long runs drop records)
+        self.trap_cycles: Counter[str] = Counter()
         self.syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.warnings: Counter[str] = Counter()
@@ -130,6 +136,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.arch.boot()
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
+        self.policies.booted = True               # from now on a policy switch is a run-time one
 
     def _make_arch(self) -> Any:
         if self.config.arch == "riscv64":
@@ -147,7 +154,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         return condition
 
     def policy(self, name: str) -> str:
-        return self.policies[name]
+        """The built-in value a decision point follows (a plug-in variant's base)."""
+        return self.policies.effective(name)
 
     def lock(self, name: str) -> SpinLock:
         lk = self.locks.get(name)
@@ -280,6 +288,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         cpu.sys_cycles += costs["exception_return"]
         end = cpu.now
         trap.cycles = end - now
+        self.trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = cpu._cs.count - cpu.stub_insns + cpu.extra_user
@@ -351,11 +360,13 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             report["pc"] = trap.pc
             report["insn"] = trap.insn
             report["syndrome"] = trap.syndrome()
+            from emukern.machine.memory import MemoryFault
             try:
                 code = task.mm.read(trap.pc, 4, "x")
-                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
-            except Exception:
+            except MemoryFault:               # the PC is not in executable memory: nothing to show
                 report["disasm"] = "<unreadable>"
+            else:
+                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
             if trap.addr is not None:
                 report["addr"] = trap.addr
             if trap.detail:

@@ -36,6 +36,7 @@ class RunResult:
     wall_seconds: float
     warnings: dict[str, int] = field(default_factory=dict)   # WARN_ON conditions hit (Kernel.warn_on)
     extra: dict[str, Any] = field(default_factory=dict)
+    plugins: list[dict[str, Any]] = field(default_factory=list)   # plug-in variants/overrides in use
 
     @classmethod
     def from_kernel(cls, k: "Kernel") -> "RunResult":
@@ -71,6 +72,7 @@ class RunResult:
             config=k.config.summary(), policies=k.policies.for_arch(k.config.arch),
             sysctls={n: e.value for n, e in k.sysctl.entries.items()}, wall_seconds=k.wall_seconds,
             warnings=dict(sorted(k.warnings.items())),
+            plugins=k.policies.plugins_in_use(k.config.arch),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ State buffers are slots of the machine's :class:`SveStateArea` (Linux's ``sve_st
 ``uw.fpsimd_state``); every save, load and flush runs the kernel's real instruction sequence on
 the CPU as a stub (``cpu.queue_stub``), so its cost is counted instruction by instruction.
 
-Seed 004 (``kernel.policy("arm64-sve")``):
+Mark Brown's "arm64/sve: Performance improvements with SVE state saving" (``kernel.policy("arm64-sve")``):
 
 * ``legacy``: a task's first SVE instruction traps (``do_sve_acc``), TIF_SVE is set; every syscall
   with TIF_SVE runs ``sve_flush_live``; loading FPSIMD-only state (``fp_type`` FPSIMD: the task was
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.plugins import kernel_function
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Arm64Thread:
     sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
     vl: int = 256                     # task SVE VL in bits
     vl_onexec: int = 0                # VL for the next exec (bits), 0: the default
-    # instrumentation (what the seed's author counted, and what the benchmark reports)
+    # instrumentation (what the patch author counted, and what the benchmark reports)
     stats: Counter = field(default_factory=Counter)
     dropped_at_load: bool = False     # TIF_SVE was dropped by an FPSIMD-only load since the last trap
 
@@ -265,6 +266,7 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
         _count(k, th, "save_fpsimd")
 
 
+@kernel_function
 def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
     pol = _pol(k)
@@ -292,7 +294,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
     _count(k, th, "load_fpsimd")
     if sve and had_tif_sve:
-        _count(k, th, "load_fpsimd_tif_sve")       # the loads the seed's author counted
+        _count(k, th, "load_fpsimd_tif_sve")       # the loads the patch author counted
     if sve and pol != "legacy" and th.tif_sve:
         if _jiffies(k, cpu) > th.sve_timeout:
             th.tif_sve = False
@@ -319,6 +321,7 @@ def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> 
 
 
 # ---- kernel hook points ----------------------------------------------------------------------
+@kernel_function
 def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     th: Arm64Thread = task.thread
     th.in_syscall = True
@@ -369,6 +372,7 @@ def fpsimd_thread_switch_in(k: "Kernel", cpu: "Arm64Cpu", nxt: "Task") -> None:
     th.tif_foreign_fpstate = wrong_task or wrong_cpu
 
 
+@kernel_function
 def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     """EC 0x19: the task's SVE instruction trapped; enable SVE and re-execute it."""
     trap.handler = "do_sve_acc"

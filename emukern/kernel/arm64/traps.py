@@ -1,7 +1,7 @@
 """arm64 undefined-instruction and system-register traps — arch/arm64/kernel/traps.c (+ the EL0 MRS
 emulation of cpufeature.c and the undef hooks of armv8_deprecated.c).
 
-Seed 001 (``kernel.policy("arm64-mrs")``), Linux v5.10 + "arm64: rework EL0 MRS emulation":
+"arm64: rework EL0 MRS emulation" (Mark Rutland; ``kernel.policy("arm64-mrs")``), on Linux v5.10:
 
 * ``hook-list`` (before)::
 
@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
+from emukern.kernel.plugins import kernel_function
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.machine.trap import Trap, TrapKind
 
@@ -125,11 +126,24 @@ class UndefState:
                                    "e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
         self.id_regs = SystemIdRegs(cpus)
         self.k = k
-        self.direct = k.policy("arm64-mrs") == "direct"
         self.hooks: list[UndefHook] = []          # head first, as list_for_each_entry walks it
         self.mrs_cache: dict[tuple[int, int], tuple[int, int] | None] = {}
         self.walk_cache: dict[int, Callable[..., int] | None] = {}
         self.costs = k.cost.values                # the live cost table (overrides included)
+
+    @property
+    def direct(self) -> bool:
+        """arm64-mrs, read at each trap so the debugger's run-time `policy` switch takes effect."""
+        return self.k.policy("arm64-mrs") == "direct"
+
+    def sync_mrs_hook(self, _value: str = "") -> None:
+        """Before the rework, MRS emulation is one more undef_hook (enable_mrs_emulation); after
+        it, there is no such hook.  Called at boot and whenever arm64-mrs is switched."""
+        present = any(h is _MRS_HOOK for h in self.hooks)
+        if not self.direct and not present:
+            self.register(_MRS_HOOK)
+        elif self.direct and present:
+            self.unregister(_MRS_HOOK)
 
     # register_undef_hook / unregister_undef_hook (under undef_lock in Linux: boot time here)
     def register(self, hook: UndefHook) -> None:
@@ -222,9 +236,8 @@ def setup(k: "Kernel") -> None:
     st = UndefState(k)
     k.arm64_undef = st  # type: ignore[attr-defined]
     k.id_regs = st.id_regs  # type: ignore[attr-defined]
-    if not st.direct:
-        st.register(UndefHook("mrs", 0xFFF00000, 0xD5300000, PSR_AA32_MODE_MASK, PSR_MODE_EL0t,
-                              _emulate_mrs_hook))          # core_initcall(enable_mrs_emulation)
+    st.sync_mrs_hook()                                # core_initcall(enable_mrs_emulation)
+    k.policies.on_change("arm64-mrs", st.sync_mrs_hook)
     _register_deprecated(k, st)
     if k.config.cpus > 1:
         k.sync_gate = st.sync_gate
@@ -262,6 +275,9 @@ def _emulate_mrs_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, in
     return 0
 
 
+_MRS_HOOK = UndefHook("mrs", 0xFFF00000, 0xD5300000, PSR_AA32_MODE_MASK, PSR_MODE_EL0t, _emulate_mrs_hook)
+
+
 def call_undef_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn: int) -> int:
     """Walk undef_hook under undef_lock (every hook; the last match wins), call its fn unlocked."""
     st = _state(k)
@@ -272,6 +288,7 @@ def call_undef_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn
     return fn(k, cpu, task, trap, insn) if fn is not None else 1
 
 
+@kernel_function
 def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     trap.handler = "do_el0_undef"
     st = _state(k)

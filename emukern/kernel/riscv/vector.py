@@ -1,12 +1,12 @@
 """RISC-V vector state in the kernel — mirrors arch/riscv/kernel/vector.c and
-arch/riscv/include/asm/vector.h, with the two seed changes as switches:
+arch/riscv/include/asm/vector.h, with the two patches as switches:
 
-* seed 000 (``riscv-vstate-sysctl``): ``abi.riscv_v_vstate_discard``.  Linux checks the knob at the
+* Drew Fustini's sysctl patch (``riscv-vstate-sysctl``): ``abi.riscv_v_vstate_discard``.  Linux checks the knob at the
   top of ``__riscv_v_vstate_discard()`` — the low-level clobber — so with the knob at 0 the
-  *bookkeeping* around a discard still happens (Dirty marking before seed 003, Initial + the
+  *bookkeeping* around a discard still happens (Dirty marking before Andy Chiu's VS_INITIAL patch, Initial + the
   deferred-restore flag after it); only the register clobber is skipped.  ``absent`` models the
   kernel before the patch: no /proc file and an unconditional clobber.
-* seed 003 (``riscv-discard``): ``eager`` clobbers at syscall entry and marks the context Dirty;
+* Andy Chiu's VS_INITIAL patch (``riscv-discard``): ``eager`` clobbers at syscall entry and marks the context Dirty;
   ``deferred`` only sets TIF_RISCV_V_DEFER_RESTORE and VS=Initial at entry and clobbers at
   return to user (``riscv_v_vstate_restore`` sees Initial).  A context switch saves only a Dirty
   context, and ``riscv_v_vstate_set_restore`` marks the incoming context Clean.
@@ -18,8 +18,8 @@ exactly as Linux keeps it in ``regs->status``.
 Every save, restore and clobber runs as real vector instruction words on the CPU's RVV unit
 (the same sequences Linux's inline asm uses), so their cycles come from the RVV cost model.
 
-A consequence of combining both seeds, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
-it): after seed 003 a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
+A consequence of combining both patches, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
+it): after Andy Chiu's VS_INITIAL patch a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
 switched out inside a blocking syscall — or preempted after a syscall before it writes any vector
 state — gets back the *last saved* (stale) context, not its live registers.  With the knob at 1
 that is ABI-legal (registers are unspecified after a syscall); with the knob at 0 it breaks the
@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.plugins import kernel_function
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap
@@ -134,7 +135,7 @@ def _vs(task: "Task") -> VState:
 
 
 def discard_enabled(k: "Kernel") -> bool:
-    """riscv_v_vstate_discard_ctl, or always-on before seed 000."""
+    """riscv_v_vstate_discard_ctl, or always-on before Drew Fustini's sysctl patch."""
     if k.policy("riscv-vstate-sysctl") == "absent":
         return True
     return bool(k.sysctl.get("abi.riscv_v_vstate_discard"))
@@ -143,7 +144,7 @@ def discard_enabled(k: "Kernel") -> bool:
 # ---- the low-level register operations (__riscv_v_vstate_*) ----------------------------------------
 def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
     """Clobber the live registers: VLMAX e8/m8, v0-v31 all ones, then vsetvl with vill (vl=0).
-    Seed 000 puts the sysctl check here, so with the knob off nothing happens."""
+    Drew Fustini's sysctl patch puts the sysctl check here, so with the knob off nothing happens."""
     if not discard_enabled(k):
         return False
     _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None, SCALAR_DISCARD)
@@ -173,25 +174,27 @@ def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
 
 
 # ---- the policy-level functions (riscv_v_vstate_*) ---------------------------------------------------
+@kernel_function
 def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """Syscall entry: the ABI says vector registers are clobbered by syscalls."""
     if cpu.vs == VS_OFF:
         return "VS=Off: nothing to discard"
     st = _vs(task)
     if k.policy("riscv-discard") == "eager":
-        # before seed 003: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
+        # before Andy Chiu's VS_INITIAL patch: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
         did = __riscv_v_vstate_discard(k, cpu)
         cpu.vs = VS_DIRTY
         if did:
             st.stats["discards"] += 1
         return ("eager discard: registers clobbered, VS=Dirty" if did
                 else "eager discard skipped (abi.riscv_v_vstate_discard=0), VS=Dirty")
-    # after seed 003: defer — mark Initial and let the return-to-user path decide
+    # after Andy Chiu's VS_INITIAL patch: defer — mark Initial and let the return-to-user path decide
     st.defer_restore = True
     cpu.vs = VS_INITIAL
     return "deferred discard: TIF_RISCV_V_DEFER_RESTORE set, VS=Initial"
 
 
+@kernel_function
 def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """__switch_to_vector, prev half: save only a Dirty context, then mark it Clean."""
     st = _vs(task)
@@ -202,6 +205,7 @@ def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     return f"not saved (VS={VS_NAMES[cpu.vs]})"
 
 
+@kernel_function
 def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     st = _vs(task)
     if k.policy("riscv-discard") == "deferred":
@@ -224,7 +228,7 @@ def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 
 
 def riscv_v_vstate_set_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
-    """Arrange a restore on the way back to user.  Seed 003 marks Clean (so a real saved context
+    """Arrange a restore on the way back to user.  Andy Chiu's VS_INITIAL patch marks Clean (so a real saved context
     is reloaded, not discarded); before it the context was marked Initial ("on")."""
     if cpu.vs != VS_OFF:
         _vs(task).defer_restore = True
@@ -238,8 +242,17 @@ def riscv_v_setup(k: "Kernel") -> None:
     if not c.has_v:
         return
     k.sysctl.register(SysctlEntry("abi.riscv_v_default_allow", int(c.riscv_v_default_allow)))
-    if k.policy("riscv-vstate-sysctl") == "present":
-        k.sysctl.register(SysctlEntry("abi.riscv_v_vstate_discard", int(c.vstate_discard_default)))
+    entry = SysctlEntry("abi.riscv_v_vstate_discard", int(c.vstate_discard_default))
+
+    def sync(_value: str = "") -> None:
+        # the sysctl exists only in a kernel with the patch; a run-time switch of
+        # riscv-vstate-sysctl (the debugger) adds or removes it, keeping the value it had
+        if k.policy("riscv-vstate-sysctl") == "present":
+            k.sysctl.register(entry)
+        else:
+            k.sysctl.entries.pop(entry.path, None)
+    sync()
+    k.policies.on_change("riscv-vstate-sysctl", sync)
 
 
 def _ctrl_init(k: "Kernel", st: VState) -> None:

@@ -1,4 +1,4 @@
-"""EL0 MRS emulation ABI (seed 001: "no functional change"): every test runs under both
+"""EL0 MRS emulation ABI ("arm64: rework EL0 MRS emulation": "no functional change"): every test runs under both
 ``arm64-mrs`` policies (hook-list = before, direct = after) and both FEAT_IDST settings (no IDST:
 UNDEFINED -> do_el0_undef; IDST: EC 0x18 -> do_el0_sys).
 
@@ -24,11 +24,49 @@ GUEST = Path(__file__).resolve().parents[3] / "guest_asm" / "arm64"
 IDENT = [SYSREGS["MIDR_EL1"], SYSREGS["MPIDR_EL1"], SYSREGS["REVIDR_EL1"]]
 SPACE = IDENT + [SysReg(3, 0, 0, crm, op2) for crm in range(2, 8) for op2 in range(8)]
 
-# user-visible values the cpufeature helper reported for Unicorn's `max` CPU
-MAX_ISAR0 = 0x1021111110212120
-MAX_PFR0 = 0x0000000100110011
-MAX_MIDR = 0x000F0510
-A76_MIDR = 0x410FD0C0
+# Expected user-visible values, derived without the code under test: the raw register read by a
+# real EL1 MRS on a bare Unicorn `max` CPU, masked with the visible-field tables of Linux's
+# Documentation/arch/arm64/cpu-feature-registers.rst (section 4).  Rule (d) there: invisible fields
+# read as "feature missing" — 0, except ID_AA64PFR0_EL1.EL0/EL1, which cannot be missing and read
+# 0b0001 (AArch64 only; Linux's safe value ID_AA64PFR0_EL1_ELx_64BIT_ONLY for those hidden fields).
+DOC_VISIBLE = {
+    "ID_AA64ISAR0_EL1": [(60, "RNDR"), (52, "TS"), (48, "FHM"), (44, "DP"), (40, "SM4"), (36, "SM3"),
+                         (32, "SHA3"), (28, "RDM"), (20, "ATOMICS"), (16, "CRC32"), (12, "SHA2"),
+                         (8, "SHA1"), (4, "AES")],
+    "ID_AA64PFR0_EL1": [(48, "DIT"), (32, "SVE"), (20, "AdvSIMD"), (16, "FP")],
+    "MIDR_EL1": [(24, "Implementer", 8), (20, "Variant"), (16, "Architecture"), (4, "PartNum", 12),
+                 (0, "Revision")],
+}
+DOC_INVISIBLE_VALUE = {"ID_AA64PFR0_EL1": (1 << 4) | (1 << 0)}     # EL1 = EL0 = 0b0001
+
+
+def _raw_el1_mrs(enc: tuple[int, int, int, int, int]) -> int:
+    from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
+    from unicorn.arm64_const import UC_ARM64_REG_X0, UC_CPU_ARM64_MAX
+    op0, op1, crn, crm, op2 = enc
+    insn = 0xD5300000 | ((op0 - 2) << 19) | (op1 << 16) | (crn << 12) | (crm << 8) | (op2 << 5)   # mrs x0
+    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+    uc.ctl_set_cpu_model(UC_CPU_ARM64_MAX)
+    uc.mem_map(0x1000, 0x1000)
+    uc.mem_write(0x1000, insn.to_bytes(4, "little"))
+    uc.emu_start(0x1000, 0x1004)
+    return int(uc.reg_read(UC_ARM64_REG_X0))
+
+
+def documented_user_value(name: str, enc: tuple[int, int, int, int, int]) -> int:
+    raw = _raw_el1_mrs(enc)
+    out = DOC_INVISIBLE_VALUE.get(name, 0)
+    for shift, _field, *width in DOC_VISIBLE[name]:
+        mask = ((1 << (width[0] if width else 4)) - 1) << shift
+        out = (out & ~mask) | (raw & mask)
+    return out
+
+
+MAX_ISAR0 = documented_user_value("ID_AA64ISAR0_EL1", (3, 0, 0, 6, 0))
+MAX_PFR0 = documented_user_value("ID_AA64PFR0_EL1", (3, 0, 0, 4, 0))
+MAX_MIDR = documented_user_value("MIDR_EL1", (3, 0, 0, 0, 0))
+# another CPU for heterogeneous machines: Arm (0x41), architecture 0xF, part 0xD0C (Neoverse N1), r0p0
+N1_MIDR = 0x410FD0C0
 
 MODES = [pytest.param((pol, idst), id=f"{pol}-{'idst' if idst else 'undef'}")
          for pol in ("hook-list", "direct") for idst in (False, True)]
@@ -147,12 +185,12 @@ def test_heterogeneous_threads_on_every_cpu_agree(mode):
 
 
 def test_midr_follows_the_cpu_the_thread_runs_on(mode):
-    overrides = {2: {"MIDR_EL1": A76_MIDR}, 3: {"MIDR_EL1.Variant": 1}}
+    overrides = {2: {"MIDR_EL1": N1_MIDR}, 3: {"MIDR_EL1.Variant": 1}}
     r, m = run(mode, "mrs_midr.S", ["4"], cpus=4, cpu_id_overrides=overrides)
     assert r.exit_status == 0, r.message
     w = words(r.stdout)
     rows = [w[i:i + 3] for i in range(0, 12, 3)]
-    midrs = [MAX_MIDR, MAX_MIDR, A76_MIDR, MAX_MIDR | (1 << 20)]
+    midrs = [MAX_MIDR, MAX_MIDR, N1_MIDR, MAX_MIDR | (1 << 20)]
     for i, (midr, mpidr, cpu) in enumerate(rows):
         assert cpu & 0xFFFFFFFF == i                       # getcpu: pinned to CPU i
         assert midr == midrs[i], f"thread on CPU {i}: MIDR {midr:#x}"

@@ -16,6 +16,18 @@ def prog(guest_asm, arch, name):
     return guest_asm / ARCH_DIR[arch] / f"{name}.S"
 
 
+def _code(guest_asm, arch, name):
+    """read(addr, n) over the guest's ELF segments (the program as linked, not the run's memory)."""
+    from emukern.loader.asm import assemble
+    from emukern.loader.elf import load_elf
+    img = load_elf(assemble(prog(guest_asm, arch, name), arch))
+
+    def read(addr, n):
+        seg = next(s for s in img.segments if s.vaddr <= addr and addr + n <= s.vaddr + len(s.data))
+        return seg.data[addr - seg.vaddr:addr - seg.vaddr + n]
+    return read
+
+
 @pytest.mark.parametrize("arch", ARCHES)
 @pytest.mark.parametrize("iters", [1, 100])
 def test_lat_ctx_ping_pong(run_guest, guest_asm, arch, iters):
@@ -56,9 +68,15 @@ def test_cpu_bound_task_is_preempted_by_the_tick(run_guest, guest_asm, arch):
     assert r.exit_status == 7                     # the child's status reached the parent
     assert r.traps["timer"] >= 5
     assert sum(t["nivcsw"] for t in r.tasks) >= 2   # both were preempted (involuntary)
-    # and preemption happened between user instructions, not only at syscalls
+    # and preemption happened between user instructions, not only at syscalls: every timer trap
+    # interrupted the spin loop, and none landed right after an ecall/svc
     timer_pcs = {rec.pc for rec in m.kernel.trap_log if rec.kind == "timer"}
-    assert len(timer_pcs) >= 1
+    assert timer_pcs
+    code = _code(guest_asm, arch, "spin2")
+    syscall_insn = {"riscv64": 0x00000073, "arm64": 0xD4000001}[arch]
+    for pc in timer_pcs:
+        assert int.from_bytes(code(pc - 4, 4), "little") != syscall_insn, hex(pc)
+    assert max(timer_pcs) - min(timer_pcs) <= 8          # all inside the two-instruction loop
 
 
 @pytest.mark.parametrize("arch", ARCHES)

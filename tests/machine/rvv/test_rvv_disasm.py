@@ -126,7 +126,7 @@ def _llvm() -> list[tuple[int, str]]:
     out = subprocess.run([exe, "-triple=riscv64", "-mattr=+v", "-show-encoding"], input=ASM,
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
-        pytest.skip(f"llvm-mc failed: {out.stderr[:200]}")
+        pytest.fail(f"llvm-mc is installed but failed: {out.stderr[:400]}")
     pairs = []
     for line in out.stdout.splitlines():
         m = re.match(r"\s+(\S+)\s*(.*?)\s*# encoding: \[(.*)\]", line)

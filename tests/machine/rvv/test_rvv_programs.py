@@ -130,8 +130,9 @@ def test_rvv_unit_bench_quick() -> None:
         assert "qemu" in mc["note"]
     else:
         assert mc["qemu_status"] == 0 and mc["stdout_match"] is True and mc["ratio"] > 0
-    assert isinstance(res["unit_meets_target"], bool)
-    assert isinstance(res["trap_path_meets_target"], bool)
+    # the verdicts follow the measured figures (a bool of any value would have passed before)
+    assert res["unit_meets_target"] == (res["worst_m1_unit_us"] <= rvv_unit.TARGET_US_M1)
+    assert res["trap_path_meets_target"] == (res["worst_m1_trap_path_us"] <= rvv_unit.TARGET_US_M1)
 
 
 @pytest.mark.parametrize("vlen", VLENS)

@@ -1,0 +1,110 @@
+"""`emukern reproduce` bookkeeping: runs kept apart or merged, quick/partial marked, Ctrl-C keeps
+the finished experiments, the closing table built from the bench modules' constants."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from emukern.bench import arm64_mrs, reproduce as R, riscv_vector
+
+
+def _fake(name: str, behaviour: dict[str, str]) -> types.ModuleType:
+    mod = types.ModuleType(f"emukern.bench.{name}")
+    mod.TITLE = f"fake {name}"
+
+    def run(ctx):
+        what = behaviour.get(name, "ok")
+        if what == "interrupt":
+            raise KeyboardInterrupt
+        if what == "fail":
+            raise RuntimeError("boom")
+        (ctx.out_dir / f"{name}.png").write_bytes(b"png " + what.encode())
+        return {"value": what, "quick": ctx.quick}
+    mod.run = run
+    return mod
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    behaviour: dict[str, str] = {}
+    names = ["fa", "fb", "fc"]
+    for n in names:
+        monkeypatch.setitem(sys.modules, f"emukern.bench.{n}", _fake(n, behaviour))
+    monkeypatch.setattr(R, "EXPERIMENTS", names)
+    monkeypatch.setattr(R, "PNGS", {n: f"{n}.png" for n in names})
+    return behaviour
+
+
+def _res(d: Path) -> dict:
+    return json.loads((d / "results.json").read_text())
+
+
+def test_only_merges_and_keeps_the_other_experiments(tmp_path, fakes):
+    fakes.update(fa="first", fb="first", fc="first")
+    assert R.reproduce(tmp_path) == 0
+    fakes.update(fb="second")
+    assert R.reproduce(tmp_path, only=["fb"]) == 0
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "first" and r["fb"]["value"] == "second" and r["fc"]["value"] == "first"
+    assert r["runs"]["fa"] == {"status": "ok", "quick": False, "run": 1}
+    assert r["runs"]["fb"] == {"status": "ok", "quick": False, "run": 2}
+    assert r["partial"] is False
+    assert (tmp_path / "fa.png").read_bytes() == b"png first"       # still matches fa's entry
+    assert (tmp_path / "fb.png").read_bytes() == b"png second"
+
+
+def test_quick_runs_are_kept_apart_and_marked(tmp_path, fakes):
+    fakes.update(fa="full", fb="full", fc="full")
+    assert R.reproduce(tmp_path) == 0
+    fakes.update(fa="quick")
+    assert R.reproduce(tmp_path, quick=True, only=["fa"]) == 0
+    assert _res(tmp_path)["fa"]["value"] == "full" and (tmp_path / "fa.png").read_bytes() == b"png full"
+    q = _res(tmp_path / "quick")
+    assert q["quick"] is True and q["fa"]["quick"] is True
+    assert q["partial"] is True                        # fb and fc never ran in quick mode
+    assert set(q["runs"]) == {"fa"}
+
+
+def test_ctrl_c_writes_the_finished_experiments(tmp_path, fakes, capsys):
+    fakes.update(fa="done", fb="interrupt")
+    assert R.reproduce(tmp_path) == 130
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "done" and "fb" not in r and "fc" not in r
+    assert r["runs"]["fb"]["status"] == "interrupted" and "fc" not in r["runs"]
+    assert r["partial"] is True
+    assert "interrupted" in capsys.readouterr().out
+
+
+def test_a_failed_rerun_removes_the_stale_entry_and_png(tmp_path, fakes):
+    fakes.update(fa="old")
+    assert R.reproduce(tmp_path, only=["fa"]) == 0
+    fakes.update(fa="fail")
+    assert R.reproduce(tmp_path, only=["fa"]) == 1
+    r = _res(tmp_path)
+    assert "fa" not in r and r["runs"]["fa"]["status"] == "failed" and not (tmp_path / "fa.png").exists()
+
+
+def test_unknown_experiment_is_a_usage_error(tmp_path, fakes):
+    assert R.reproduce(tmp_path, only=["nope"]) == 2
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_summary_uses_the_modules_constants_and_marks_misses(monkeypatch):
+    monkeypatch.setitem(riscv_vector.SEED_NULL, 0, 100.0)
+    monkeypatch.setitem(riscv_vector.SEED_NULL, 1, 150.0)
+    r = {"riscv_vector": {"comparison": {"null_ratio_emulator": 1.2, "lat_change_pct_emulator": -7.0}},
+         "arm64_mrs": {"growth_before": 12.0, "growth_after": 1.1, "target_before_ok": False,
+                       "target_after_ok": True}}
+    rows = {row[1]: row for row in R.summary_rows(r)}
+    null = rows["null_syscall cost, discard 0 -> 1 (VLEN 512, DLEN = VLEN)"]
+    assert null[0].startswith("riscv: Add sysctl to control discard of vstate during syscall (Drew Fustini")
+    assert null[2] == "x1.200" and null[3] == "x1.500 (X280: 100.0 -> 150.0 ns)"
+    top = max(arm64_mrs.THREADS)
+    before = rows[f"real time 1 -> {top} threads, hook-list (before)"]
+    assert before[2] == "x12.0 MISSED"
+    assert rows[f"real time 1 -> {top} threads, try_emulate_mrs (after)"][2] == "x1.10"
+    assert not any("seed" in c.lower() for row in rows.values() for c in row)
