@@ -22,9 +22,15 @@ from emukern.kernel.result import RunResult
 def resolve_program(path: str | Path, arch: str | None = None) -> tuple[Path, str | None]:
     """Assemble a .S (cached) or return an ELF path; also report the arch the source implies."""
     from emukern.loader.asm import assemble, detect_arch_from_source
+    from emukern.resources import find_example
     p = Path(path)
     if not p.exists():
-        raise ConfigError(f"no such program: {p}", hint="give a .S source or a static ELF64 file")
+        example = find_example(p)
+        if example is None:
+            raise ConfigError(f"no such program: {p}",
+                              hint="give a .S source or a static ELF64 file; `emukern info examples` "
+                                   "lists the example guests shipped with emukern")
+        p = example
     if p.suffix in (".S", ".s", ".asm"):
         src_arch = detect_arch_from_source(p) or arch
         if src_arch is None:

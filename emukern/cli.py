@@ -137,8 +137,23 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def cmd_info(a: argparse.Namespace) -> int:
+    if a.what == "examples":
+        return print_examples()
     from emukern.report import print_info
     print_info(a.what)
+    return 0
+
+
+def print_examples() -> int:
+    """The example guests shipped with emukern (the repository's guest_asm/, packaged in the wheel).
+    `emukern run guest_asm/riscv/hello.S` finds them from any directory."""
+    from emukern.resources import guest_asm_dir
+    root = guest_asm_dir()
+    print(f"example guests in {root} (run one with: emukern run guest_asm/<arch>/<file>):")
+    for sub in sorted(d for d in root.iterdir() if d.is_dir() and d.name != "include"):
+        files = sorted(p.name for p in sub.iterdir() if p.suffix in (".S", ".c"))
+        if files:
+            print(f"  guest_asm/{sub.name}/: {' '.join(files)}")
     return 0
 
 
@@ -155,6 +170,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="emukern", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from emukern import __version__
+    p.add_argument("--version", action="version", version=f"emukern {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="run a guest program (.S source or static ELF64)",
@@ -170,8 +187,8 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no summary, only the guest's output")
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("info", help="list policies, cost-model constants or sysctls")
-    i.add_argument("what", choices=["policies", "costs", "sysctls", "all"], nargs="?", default="all")
+    i = sub.add_parser("info", help="list policies, cost-model constants, sysctls or the example guests")
+    i.add_argument("what", choices=["policies", "costs", "sysctls", "examples", "all"], nargs="?", default="all")
     i.set_defaults(func=cmd_info)
 
     rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the seeds'",

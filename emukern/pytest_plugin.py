@@ -25,7 +25,9 @@ import pytest
 from emukern.api import Machine
 from emukern.kernel.result import RunResult
 
-GUEST_ASM = Path(__file__).resolve().parent.parent / "guest_asm"
+from emukern.resources import guest_asm_dir
+
+GUEST_ASM = guest_asm_dir()
 
 
 @pytest.fixture

@@ -20,8 +20,10 @@ from typing import Any
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
+
 TITLE = "RISC-V vector state: seeds 000 (null_syscall, discard sysctl) and 003 (lat_ctx, deferred discard)"
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "riscv"
+GUEST = guest_asm_dir() / "riscv"
 KNOB = "abi.riscv_v_vstate_discard"
 SEED_NULL = {0: 149.89, 1: 198.73}              # ns per getppid, X280, VLEN=512
 SEED_LATCTX = {"eager": 599.8357692, "deferred": 559.1748148}   # lmbench lat_ctx 2, VLEN=512

@@ -66,3 +66,27 @@ def test_killed_guest_status_like_a_shell(capsys, tmp_path):
     src.write_text("# arch: arm64\n.globl _start\n_start:\n    mov x1, #8\n    ldr x0, [x1]\n")
     assert main(["run", str(src)]) == 139
     assert "SIGSEGV" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    import emukern
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"emukern {emukern.__version__}"
+    assert emukern.__version__.count(".") >= 2
+
+
+def test_packaged_example_found_from_any_directory(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                 # no guest_asm/ here: the shipped example is used
+    assert main(["run", "guest_asm/riscv/hello.S", "-q"]) == 0
+    assert capsys.readouterr().out == "Hello from RISC-V user mode!\n"
+    assert main(["run", "guest_asm/riscv/nosuch.S"]) == 2
+    assert "emukern info examples" in capsys.readouterr().err
+
+
+def test_info_examples_lists_the_shipped_guests(capsys, guest_asm):
+    assert main(["info", "examples"]) == 0
+    out = capsys.readouterr().out
+    assert "guest_asm/riscv/:" in out and "hello.S" in out and "guest_asm/arm64/:" in out
+    assert "include" not in out.split(":", 1)[1].split()      # include files are not programs
