@@ -63,6 +63,7 @@ class MachineConfig:
             raise ConfigError("--max-insns must be positive")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        self.sysctls = normalize_sysctls(self.sysctls)
 
     def summary(self) -> dict[str, object]:
         d: dict[str, object] = {"arch": self.arch, "cpus": self.cpus, "freq_hz": self.freq_hz, "hz": self.hz}
@@ -71,3 +72,28 @@ class MachineConfig:
         else:
             d.update(sve_vl=self.sve_vl, sve_vls=list(self.sve_vls), idst=self.idst)
         return d
+
+
+def normalize_sysctls(sysctls: object) -> dict[str, str]:
+    """Sysctl values as the text a write to /proc/sys would carry.
+
+    The CLI passes strings (``--sysctl KEY=VALUE``); the Python API also takes ints and bools
+    (``sysctls={"abi.riscv_v_vstate_discard": 1}`` or ``True``).  Anything else is a ConfigError
+    naming the sysctl, rather than an error deep inside the kernel's sysctl table."""
+    if not isinstance(sysctls, dict):
+        raise ConfigError(f"sysctls must be a dict of name -> value, got {type(sysctls).__name__}",
+                          hint='e.g. sysctls={"abi.riscv_v_vstate_discard": 1}')
+    out: dict[str, str] = {}
+    for key, value in sysctls.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"sysctl name {key!r} must be a string", hint='e.g. "abi.riscv_v_vstate_discard"')
+        if isinstance(value, bool):
+            out[key] = "1" if value else "0"
+        elif isinstance(value, int):
+            out[key] = str(value)
+        elif isinstance(value, str):
+            out[key] = value
+        else:
+            raise ConfigError(f"sysctl {key}: value {value!r} ({type(value).__name__}) is not an int, bool or string",
+                              hint=f'e.g. sysctls={{"{key}": 1}}')
+    return out
