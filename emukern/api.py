@@ -178,7 +178,9 @@ class Machine:
 
 
 def run_program(path: str | Path, argv: list[str] | None = None, **options: Any) -> RunResult:
-    """Build a :class:`Machine` from ``options``, load ``path`` with ``argv`` and run it::
+    """Build a :class:`Machine` from ``options``, load ``path`` with ``argv`` and run it.
+
+    ``options`` are :class:`~emukern.config.MachineConfig` fields::
 
         r = run_program("guest_asm/arm64/hello.S", sve_vl=512)
         assert r.exit_status == 0

@@ -11,6 +11,21 @@ RVV_VLENS = (64, 128, 256, 512, 1024, 2048, 4096)
 
 @dataclass
 class MachineConfig:
+    """Every option of a machine; ``Machine(**options)`` and the fixtures take these names.
+
+    General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
+    ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
+    (SMP lock-step, cycles), ``stdin`` (bytes the guest reads).
+    RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
+    ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
+    arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
+    ``idst`` (FEAT_IDST), ``cpu_id_overrides`` ({cpu: {"REG[.FIELD]": value}}).
+    Kernel: ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
+    ``policies`` ({"riscv-discard": "eager"}: see ``emukern info policies``), ``costs``
+    ({"schedule": 500, "rvv.load.beat": 2}: see ``emukern info costs``), ``cost_file``.
+    :meth:`validate` checks them all (a :class:`~emukern.errors.ConfigError` names the bad one).
+    """
+
     arch: str = "riscv64"
     cpus: int = 1
     freq_hz: int = 1_000_000_000
@@ -41,6 +56,7 @@ class MachineConfig:
     trace_traps: bool = False
 
     def validate(self) -> None:
+        """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``."""
         if self.arch not in ARCHES:
             raise ConfigError(f"unknown architecture {self.arch!r}", hint="use --arch riscv64 or --arch arm64")
         if not 1 <= self.cpus <= 64:
