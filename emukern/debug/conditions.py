@@ -255,6 +255,13 @@ class Not(Node):
         return not self.item.eval(ctx, memo)
 
 
+# limits on a condition: it is parsed and evaluated recursively, and the text may come from a
+# remote gdb (`monitor break when ...`), so nesting and length are bounded with a clear error
+# instead of a RecursionError (or minutes of work) inside the server
+MAX_CONDITION_DEPTH = 32
+MAX_CONDITION_LENGTH = 4096
+
+
 class Condition:
     """A compiled ``break when`` expression with its own memory (for ``-changes``)."""
 
@@ -262,9 +269,12 @@ class Condition:
         self.text = text.strip()
         if not self.text:
             raise DebugError("empty condition", hint="e.g. break when vs=Dirty")
+        if len(self.text) > MAX_CONDITION_LENGTH:
+            raise DebugError(f"condition too long ({len(self.text)} characters, at most {MAX_CONDITION_LENGTH})")
         self._kernel, self._cpu = kernel, cpu
         self.tokens = self._tokenize(self.text)
         self.pos = 0
+        self.depth = 0
         self.root = self._parse_or()
         if self.pos != len(self.tokens):
             raise DebugError(f"unexpected {self.tokens[self.pos]!r} in condition {self.text!r}")
@@ -316,10 +326,19 @@ class Condition:
             items.append(self._parse_not())
         return items[0] if len(items) == 1 else BoolOp("and", items)
 
+    def _nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_CONDITION_DEPTH:
+            raise DebugError(f"condition nested too deeply (more than {MAX_CONDITION_DEPTH} levels of "
+                             "parentheses / not)", hint="simplify it: and/or chains need no parentheses")
+
     def _parse_not(self) -> Node:
         if (self._peek() or "").lower() in ("not", "!"):
             self.pos += 1
-            return Not(self._parse_not())
+            self._nest()
+            node = Not(self._parse_not())
+            self.depth -= 1
+            return node
         return self._parse_atom()
 
     def _check_var(self, name: str) -> None:
@@ -338,7 +357,9 @@ class Condition:
     def _parse_atom(self) -> Node:
         tok = self._next()
         if tok == "(":
+            self._nest()
             node = self._parse_or()
+            self.depth -= 1
             if self._peek() != ")":
                 raise DebugError(f"missing ')' in condition {self.text!r}")
             self.pos += 1

@@ -16,6 +16,13 @@ How stopping works (no threads, no blocking inside Unicorn hooks):
   ``kernel.trap_listeners``: at "exit" the listener evaluates them and calls ``cpu.stop()``.
 * **Stepping** caps how far the scheduler runs the current CPU (``Kernel.run_cap``), so the normal
   round (ticks, timers, scheduling) still happens between instructions.
+* **Watchpoints** are Unicorn ``UC_HOOK_MEM_READ``/``UC_HOOK_MEM_WRITE`` hooks on every CPU.  A
+  stop from inside an access abandons the instruction (the PC stays on it and it executes again
+  on resume, like an Arm or RISC-V hardware watchpoint, which traps before the access retires);
+  a write has already reached memory by then.  The hook un-counts the instruction and the
+  resume skips that one re-executed hit.  They see the accesses of guest instructions that run
+  in Unicorn -- not the kernel's copies to user memory (Linux's user watchpoints exclude kernel
+  accesses too) and not RVV vector loads/stores, which emukern's vector unit performs in Python.
 """
 from __future__ import annotations
 
@@ -88,6 +95,27 @@ class CondBreakpoint(Breakpoint):
         return f"when {self.cond.text if self.cond else '?'} (checked after each trap)"
 
 
+WATCH_KINDS = {"w": "write", "r": "read", "a": "access"}
+
+
+@dataclass
+class Watchpoint(Breakpoint):
+    """A data watchpoint on guest memory: stops at a guest instruction that writes ("w"), reads
+    ("r") or accesses ("a") any byte of [addr, addr+length)."""
+    addr: int = 0
+    length: int = 1
+    access: str = "w"
+    hit_addr: int = 0                 # the data address of the last hit
+    hit_access: str = ""              # "w" or "r": what the last hit did
+
+    @property
+    def kind(self) -> str:
+        return "watchpoint"
+
+    def describe(self) -> str:
+        return f"{WATCH_KINDS[self.access]} {self.addr:#x}..{self.addr + self.length - 1:#x}"
+
+
 # ---- what the debugger knows about a trap -----------------------------------------------------------
 @dataclass
 class TrapInfo:
@@ -152,11 +180,15 @@ class Debugger:
         self._stepping_cpu: int | None = None
         self._skip: dict[int, tuple[int, int]] = {}
         self._hooks: dict[int, list[Any]] = {}
+        self._whooks: dict[int, list[tuple[Any, Any]]] = {}
+        self._wskip: dict[int, tuple[int, int]] = {}
         self._handled: list[TrapInfo] = []
         self._interrupted = False
         for bp in self.breakpoints.values():
             if isinstance(bp, AddrBreakpoint):
                 self._install(bp.addr)
+            elif isinstance(bp, Watchpoint):
+                self._install_watch(bp)
             elif isinstance(bp, CondBreakpoint) and bp.cond is not None:
                 bp.cond.memo.clear()
         # boot: let the scheduler put the first task on a CPU (no user instruction runs)
@@ -300,6 +332,58 @@ class Debugger:
         self.breakpoints[bp.num] = bp
         return bp
 
+    def add_watchpoint(self, addr: int, length: int, access: str = "w") -> Watchpoint:
+        """Watch guest memory [addr, addr+length) for writes ("w"), reads ("r") or both ("a")."""
+        if access not in WATCH_KINDS:
+            raise DebugError(f"unknown watchpoint kind {access!r}", hint="w (write), r (read) or a (access)")
+        if not 1 <= length <= 1 << 20:
+            raise DebugError(f"watchpoint length {length} is not in 1..{1 << 20}")
+        if addr < 0 or addr + length > 1 << 64:
+            raise DebugError(f"watchpoint address {addr:#x} is out of range")
+        wp = Watchpoint(self._new_num(), addr=addr, length=length, access=access)
+        self.breakpoints[wp.num] = wp
+        self._install_watch(wp)
+        return wp
+
+    def _install_watch(self, wp: Watchpoint) -> None:
+        from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
+        kinds = {"w": UC_HOOK_MEM_WRITE, "r": UC_HOOK_MEM_READ, "a": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
+        # Unicorn filters on the access's start address: begin early enough to see a wide access
+        # (up to a 2048-bit SVE vector) that starts below the range and overlaps it
+        lo = max(0, wp.addr - 256)
+        hi = wp.addr + wp.length - 1
+        self._whooks[wp.num] = [(cpu, cpu.uc.hook_add(kinds[wp.access], self._watch_hook, (cpu.index, wp.num), lo, hi))
+                                for cpu in self.k.cpus]
+
+    def _uninstall_watch(self, num: int) -> None:
+        for cpu, h in self._whooks.pop(num, []):
+            try:
+                cpu.uc.hook_del(h)
+            except Exception:
+                pass
+
+    def _watch_hook(self, uc: Any, access: int, address: int, size: int, value: int,
+                    data: tuple[int, int]) -> None:
+        from unicorn import UC_MEM_WRITE
+        cpu_index, num = data
+        wp = self.breakpoints.get(num)
+        if not isinstance(wp, Watchpoint) or not wp.enabled or self._stop is not None:
+            return
+        if address + size <= wp.addr or address >= wp.addr + wp.length:
+            return
+        cpu = self.k.cpus[cpu_index]
+        key = (cpu.get_pc(), cpu.counter.count)
+        if self._wskip.get(cpu_index) == key:
+            del self._wskip[cpu_index]          # the re-execution of the instruction we stopped in
+            return
+        self._wskip[cpu_index] = key
+        cpu.counter.count -= 1                  # the instruction is abandoned and runs again
+        wp.hits += 1
+        wp.hit_addr = max(address, wp.addr)
+        wp.hit_access = "w" if access == UC_MEM_WRITE else "r"
+        self._stop = StopEvent("watchpoint", cpu_index, key[0], bp=wp)
+        cpu.stop()
+
     def delete_breakpoint(self, num: int | None) -> list[int]:
         nums = list(self.breakpoints) if num is None else [num]
         for n in nums:
@@ -308,6 +392,8 @@ class Debugger:
                 raise DebugError(f"no breakpoint number {n}", hint="see `info breakpoints`")
             if isinstance(bp, AddrBreakpoint):
                 self._uninstall(bp.addr)
+            elif isinstance(bp, Watchpoint):
+                self._uninstall_watch(n)
         return nums
 
     def _addr_bps(self, addr: int) -> list[AddrBreakpoint]:
@@ -691,6 +777,8 @@ class Debugger:
         self.breakpoints.clear()
         for addr in list(self._hooks):
             self._uninstall(addr)
+        for num in list(self._whooks):
+            self._uninstall_watch(num)
         if self.k.deferred_trap is not None:
             self.k.resume_trap()
         if not self.finished:
