@@ -25,6 +25,7 @@ class Server:
                                      stderr=subprocess.PIPE, text=True)
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()
+        self.line = line
         m = re.search(r"listening on [\d.]+:(\d+)", line)
         if m is None:
             self.proc.kill()
