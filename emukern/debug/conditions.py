@@ -144,6 +144,21 @@ def lookup(name: str, ctx: EvalContext) -> Any:
         return None
 
 
+# variables the kernel changes only while it handles a trap (or a tick): checking them after each
+# trap sees every change.  Everything else a condition can read -- registers, pc, vs (the vector
+# unit sets VS=Dirty when an instruction writes a vector register), cycles, insns -- changes at
+# guest instructions, so a condition that reads one is also checked before every instruction.
+TRAP_TIME_VARIABLES = {"defer_restore", "tif_riscv_v_defer_restore", "tif_sve", "tif_foreign_fpstate",
+                       "sve_timeout", "sve_vl", "sve_el0", "jiffies", "cpu", "tid", "trap", "handler",
+                       "decision", "trap_cycles", "syscall", "traps"}
+
+
+def per_instruction_name(name: str) -> bool:
+    """True if ``name`` can change at a guest instruction, not only inside a trap handler."""
+    n = name.lower()
+    return not (n in TRAP_TIME_VARIABLES or n.startswith(("sysctl.", "policy.", "trap_count.")))
+
+
 def known_name(name: str, kernel: Any, cpu: Any) -> bool:
     n = name.lower()
     if n in VARIABLES or n.startswith(("policy.", "trap_count.")):
@@ -275,10 +290,16 @@ class Condition:
         self.tokens = self._tokenize(self.text)
         self.pos = 0
         self.depth = 0
+        self.names: set[str] = set()          # the variables it reads
         self.root = self._parse_or()
         if self.pos != len(self.tokens):
             raise DebugError(f"unexpected {self.tokens[self.pos]!r} in condition {self.text!r}")
         self.memo: dict[str, Any] = {}
+
+    @property
+    def per_instruction(self) -> bool:
+        """It reads state a guest instruction can change: check it before every instruction."""
+        return any(per_instruction_name(n) for n in self.names)
 
     def prime(self, ctx: EvalContext) -> None:
         """Remember current values so that `-changes` fires on the next change, not the first look."""
@@ -342,6 +363,7 @@ class Condition:
         return self._parse_atom()
 
     def _check_var(self, name: str) -> None:
+        self.names.add(name.lower())
         if not known_name(name, self._kernel, self._cpu):
             raise DebugError(f"unknown variable {name!r} in condition",
                              hint="variables: " + ", ".join(sorted(VARIABLES)) +
@@ -351,6 +373,7 @@ class Condition:
         if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", tok):
             return Operand(tok, False)
         if known_name(tok, self._kernel, self._cpu):
+            self.names.add(tok.lower())
             return Operand(tok, True)
         return Operand(tok, False)        # a word literal, e.g. Dirty
 

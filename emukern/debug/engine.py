@@ -14,6 +14,11 @@ How stopping works (no threads, no blocking inside Unicorn hooks):
   the handler outside the hook.
 * **Trap exit** (after the handler decided) and ``break when`` conditions use
   ``kernel.trap_listeners``: at "exit" the listener evaluates them and calls ``cpu.stop()``.
+  A condition that reads state a guest instruction can change (registers, pc, vs -- the vector
+  unit sets VS=Dirty -- cycles, insns) is also checked before every instruction by a
+  ``UC_HOOK_CODE`` over all addresses, installed only while such a condition is enabled (it
+  costs a Python call per instruction); there it stops when the condition *becomes* true,
+  before the instruction after the one that made it true.
 * **Stepping** caps how far the scheduler runs the current CPU (``Kernel.run_cap``), so the normal
   round (ticks, timers, scheduling) still happens between instructions.
 * **Watchpoints** are Unicorn ``UC_HOOK_MEM_READ``/``UC_HOOK_MEM_WRITE`` hooks on every CPU.  A
@@ -86,13 +91,29 @@ class TrapBreakpoint(Breakpoint):
 @dataclass
 class CondBreakpoint(Breakpoint):
     cond: Condition | None = None
+    last_true: bool = False           # its value at the last check (instruction checks fire on a rise)
 
     @property
     def kind(self) -> str:
         return "condition"
 
+    @property
+    def per_instruction(self) -> bool:
+        return self.cond is not None and self.cond.per_instruction
+
     def describe(self) -> str:
-        return f"when {self.cond.text if self.cond else '?'} (checked after each trap)"
+        where = "after each trap and before each instruction" if self.per_instruction else "after each trap"
+        return f"when {self.cond.text if self.cond else '?'} (checked {where})"
+
+
+def _in_kernel_stub(cpu: Any, address: int) -> bool:
+    """arm64 kernel stubs (FP/SVE save/restore) run on the guest's Unicorn CPU at EL1."""
+    if getattr(cpu, "arch", "") != "arm64":
+        return False
+    from emukern.machine import cpu_arm64
+    base = getattr(cpu_arm64, "STUB_BASE", None)
+    size = getattr(cpu_arm64, "STUB_SIZE", 0)
+    return base is not None and base <= address < base + max(size, 0x10000)
 
 
 WATCH_KINDS = {"w": "write", "r": "read", "a": "access"}
@@ -129,6 +150,7 @@ class TrapInfo:
     after: dict[str, Any] | None = None
     done: bool = False
     seq: int = 0
+    mrs_result: tuple[int, int] | None = None   # an emulated EL0 MRS: (Rt, the value it received)
 
 
 @dataclass
@@ -158,6 +180,9 @@ class Debugger:
         self._next_bp = 1
         self.m: Any = None
         self.k: Any = None
+        # sysctl/policy changes made at the prompt, in order: restart re-applies them to the new
+        # machine (the factory rebuilds it from the command line, which does not have them)
+        self.prompt_settings: list[tuple[str, str, str]] = []
         self.start()
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -181,6 +206,7 @@ class Debugger:
         self._skip: dict[int, tuple[int, int]] = {}
         self._hooks: dict[int, list[Any]] = {}
         self._whooks: dict[int, list[tuple[Any, Any]]] = {}
+        self._cond_hooks: list[tuple[Any, Any]] = []
         self._wskip: dict[int, tuple[int, int]] = {}
         self._handled: list[TrapInfo] = []
         self._interrupted = False
@@ -205,6 +231,8 @@ class Debugger:
         for bp in self.breakpoints.values():
             if isinstance(bp, CondBreakpoint) and bp.cond is not None:
                 bp.cond.prime(self._ctx(None))
+                bp.last_true = self._eval_cond(bp, self._ctx(None))
+        self._sync_cond_hook()
 
     @property
     def arch(self) -> str:
@@ -329,8 +357,54 @@ class Debugger:
         cond = Condition(text, self.k, self.cpu)
         bp = CondBreakpoint(self._new_num(), cond=cond)
         cond.prime(self._ctx(None))
+        bp.last_true = self._eval_cond(bp, self._ctx(None))   # already true: wait for the next rise
         self.breakpoints[bp.num] = bp
+        self._sync_cond_hook()
         return bp
+
+    @staticmethod
+    def _eval_cond(bp: CondBreakpoint, ctx: EvalContext) -> bool:
+        try:
+            return bool(bp.cond is not None and bp.cond.evaluate(ctx))
+        except Exception:
+            return False
+
+    def _sync_cond_hook(self) -> None:
+        """Install the per-instruction condition hook while an enabled condition needs it."""
+        need = any(isinstance(b, CondBreakpoint) and b.enabled and b.per_instruction
+                   for b in self.breakpoints.values())
+        if need and not self._cond_hooks:
+            from unicorn import UC_HOOK_CODE
+            self._cond_hooks = [(cpu, cpu.uc.hook_add(UC_HOOK_CODE, self._cond_hook, cpu.index, 1, 0))
+                                for cpu in self.k.cpus]
+        elif not need and self._cond_hooks:
+            for cpu, h in self._cond_hooks:
+                try:
+                    cpu.uc.hook_del(h)
+                except Exception:
+                    pass
+            self._cond_hooks = []
+
+    def _cond_hook(self, uc: Any, address: int, size: int, cpu_index: int) -> None:
+        if self._stop is not None:
+            return
+        cpu = self.k.cpus[cpu_index]
+        task = self.k.percpu[cpu_index].curr
+        if task is None or _in_kernel_stub(cpu, address):
+            return                          # not a guest instruction
+        ctx = EvalContext(self.k, cpu, task, None)
+        hit: CondBreakpoint | None = None
+        for bp in self.breakpoints.values():
+            if isinstance(bp, CondBreakpoint) and bp.enabled and bp.per_instruction:
+                ok = self._eval_cond(bp, ctx)
+                if ok and not bp.last_true and hit is None:
+                    hit = bp
+                bp.last_true = ok
+        if hit is not None:
+            cpu.counter.count -= 1          # the instruction at `address` has not executed
+            hit.hits += 1
+            self._stop = StopEvent("condition", cpu_index, address, bp=hit)
+            cpu.stop()
 
     def add_watchpoint(self, addr: int, length: int, access: str = "w") -> Watchpoint:
         """Watch guest memory [addr, addr+length) for writes ("w"), reads ("r") or both ("a")."""
@@ -394,6 +468,7 @@ class Debugger:
                 self._uninstall(bp.addr)
             elif isinstance(bp, Watchpoint):
                 self._uninstall_watch(n)
+        self._sync_cond_hook()
         return nums
 
     def _addr_bps(self, addr: int) -> list[AddrBreakpoint]:
@@ -533,6 +608,13 @@ class Debugger:
             else self.last_trap
         info.done = True
         info.after = self.snapshot(cpu, task, trap)
+        if "mrs" in info.classes and trap.insn is not None and task is not None and task.alive \
+                and cpu.get_pc() == trap.pc + 4:
+            # the handler emulated the read and stepped over it: Rt holds what the program got
+            from emukern.machine.cpu_arm64 import decode_sysreg_insn
+            d = decode_sysreg_insn(trap.insn)
+            if d is not None and d[6]:
+                info.mrs_result = (d[5], cpu.reg(d[5]) if d[5] != 31 else 0)
         if trap.kind is not TrapKind.TIMER or self._show_timers:
             self._handled.append(info)
         if self._stop is not None:
@@ -547,11 +629,12 @@ class Debugger:
         hit: CondBreakpoint | None = None
         for bp in self.breakpoints.values():
             if isinstance(bp, CondBreakpoint) and bp.cond is not None and bp.enabled:
-                try:
-                    ok = bp.cond.evaluate(ctx)
-                except Exception:
-                    ok = False
-                if ok and hit is None:
+                ok = self._eval_cond(bp, ctx)
+                # a condition also checked at instructions stops when it becomes true (it may have
+                # been true since an instruction before this trap); a trap-time one at every trap
+                rose = ok and (not bp.per_instruction or not bp.last_true)
+                bp.last_true = ok
+                if rose and hit is None:
                     hit = bp
         if hit is not None:
             hit.hits += 1
@@ -581,6 +664,7 @@ class Debugger:
         return StopEvent("exited", self.cur, 0, message=msg)
 
     def _prepare_resume(self) -> None:
+        self._sync_cond_hook()              # `enable`/`disable` may have changed what is needed
         self._stop = None
         self._handled = []
         self._interrupted = False
@@ -768,8 +852,23 @@ class Debugger:
             ev.reason = "until"
         return ev
 
-    def restart(self) -> None:
+    def remember_setting(self, kind: str, key: str, value: str) -> None:
+        """Record a `sysctl KEY VALUE` / `policy NAME VALUE` made at the prompt (latest wins)."""
+        self.prompt_settings = [t for t in self.prompt_settings if t[:2] != (kind, key)]
+        self.prompt_settings.append((kind, key, value))
+
+    def restart(self) -> list[str]:
+        """Reload the program; re-apply the prompt's sysctl/policy changes.  Returns them as
+        ``KIND KEY=VALUE`` strings (so the caller can say what was kept)."""
         self.start()
+        kept = []
+        for kind, key, value in self.prompt_settings:
+            if kind == "sysctl":
+                self.k.sysctl.write(key, value)
+            else:
+                self.k.policies.set(key, value)
+            kept.append(f"{kind} {key}={value}")
+        return kept
 
     def detach_run(self) -> None:
         """Drop every stop (used by the gdb stub on detach): run the program to its end."""
@@ -779,6 +878,7 @@ class Debugger:
             self._uninstall(addr)
         for num in list(self._whooks):
             self._uninstall_watch(num)
+        self._sync_cond_hook()
         if self.k.deferred_trap is not None:
             self.k.resume_trap()
         if not self.finished:
