@@ -42,13 +42,13 @@ def _machine(vlen: int, impl: str, discard: int, dlen: int | None = None) -> Any
 
 def _timed(prog: str, argv: list[str], vlen: int, impl: str, discard: int,
            dlen: int | None = None) -> tuple[float, Any]:
-    """Run a guest that writes (elapsed cycles, iterations); return (cycles per iteration, machine)."""
+    """Run a guest that writes "<elapsed cycles> <iterations>"; return (cycles per iteration, machine)."""
     m = _machine(vlen, impl, discard, dlen)
     r = m.load(GUEST / prog, argv).run()
-    if r.exit_status != 0 or len(r.stdout) < 16:
-        raise RuntimeError(f"{prog} {argv} failed: status {r.exit_status} {r.message}")
-    elapsed = int.from_bytes(r.stdout[:8], "little")
-    n = int.from_bytes(r.stdout[8:16], "little")
+    words = r.stdout.split()
+    if r.exit_status != 0 or len(words) < 2 or not all(w.isdigit() for w in words[:2]):
+        raise RuntimeError(f"{prog} {argv} failed: status {r.exit_status} {r.message} output {r.stdout[:80]!r}")
+    elapsed, n = int(words[0]), int(words[1])
     return elapsed / n, m
 
 

@@ -163,3 +163,26 @@ def test_rvv_cost_override_changes_the_cycles(guest_asm, capsys):
     assert main(["run", str(guest_asm / "riscv" / "hello.S"), "-q", "--cost", "rvv.load.beat=3"]) == 0
     assert main(["run", str(guest_asm / "riscv" / "hello.S"), "--cost", "rvv.load.nope=1"]) == 2
     assert "unknown cost key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("prog,cpus", [("riscv/spin.S", 1), ("arm64/spin.S", 2), ("riscv/threads.S", 2)])
+def test_max_insns_stops_at_exactly_the_budget(guest_asm, tmp_path, capsys, prog, cpus):
+    j = tmp_path / "r.json"
+    argv = ["4", "100000", "2"] if "threads" in prog else ["100000000"]
+    st = main(["run", str(guest_asm / prog), "--cpus", str(cpus), "--max-insns", "123457", "--json", str(j),
+               "--", *argv])
+    err = capsys.readouterr().err
+    assert st == 124
+    assert json.loads(j.read_text())["user_insns"] == 123_457
+    assert "stopped: the --max-insns budget of 123,457 user instructions ran out" in err
+    assert "stopped: stopped" not in err
+
+
+def test_lat_ctx_vec_prints_a_text_line(guest_asm, capsys):
+    """The README's --trace example guest: its result is a readable line, not raw bytes."""
+    assert main(["run", str(guest_asm / "riscv" / "lat_ctx_vec.S"), "20", "-q",
+                 "--policy", "riscv-discard=eager", "--trace", "traps"]) == 0
+    cap = capsys.readouterr()
+    elapsed, rounds = cap.out.split()
+    assert int(elapsed) > 0 and rounds == "20"
+    assert "riscv_v_first_use_handler" in cap.err and "vadd" not in cap.out
