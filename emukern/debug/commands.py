@@ -237,6 +237,33 @@ def cmd_tbreak(s: Session, arg: str) -> list[str]:
     return [f"Temporary breakpoint {bp.num} at {esc(bp.describe())}"]
 
 
+def _watch(s: Session, arg: str, access: str) -> list[str]:
+    words = arg.split()
+    if not 1 <= len(words) <= 2:
+        raise DebugError("usage: watch ADDR|SYMBOL [LENGTH]", hint="e.g. watch counter 8 (LENGTH defaults to 8)")
+    addr = s.dbg.eval_addr(words[0])
+    length = _int(words[1], "length") if len(words) > 1 else 8
+    wp = s.dbg.add_watchpoint(addr, length, access)
+    return [f"Watchpoint {wp.num}: {esc(wp.describe())}"]
+
+
+@command("watch", "watch ADDR|SYMBOL [LEN]", "stop at a guest instruction that writes [ADDR, ADDR+LEN) "
+         "(LEN default 8)", (), "breakpoints")
+def cmd_watch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "w")
+
+
+@command("rwatch", "rwatch ADDR|SYMBOL [LEN]", "stop at a guest instruction that reads the range", (), "breakpoints")
+def cmd_rwatch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "r")
+
+
+@command("awatch", "awatch ADDR|SYMBOL [LEN]", "stop at a guest instruction that reads or writes the range",
+         (), "breakpoints")
+def cmd_awatch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "a")
+
+
 @command("delete", "delete [N...]", "delete breakpoints (all without an argument)", ("d",), "breakpoints")
 def cmd_delete(s: Session, arg: str) -> list[str]:
     nums = [_int(w, "breakpoint number") for w in arg.split()]

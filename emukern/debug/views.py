@@ -214,6 +214,11 @@ def stop_lines(dbg: Any, ev: Any) -> list[str]:
         out.append(f"[bold red]Breakpoint {ev.bp.num}[/], {esc(where(dbg, ev.pc))}")
     elif r == "until":
         out.append(f"Reached {esc(where(dbg, ev.pc))}")
+    elif r == "watchpoint" and ev.bp is not None:
+        what = "wrote" if ev.bp.hit_access == "w" else "read"
+        out.append(f"[bold red]Watchpoint {ev.bp.num}[/] ({esc(ev.bp.describe())}): the instruction at "
+                   f"{esc(where(dbg, ev.pc))} {what} {ev.bp.hit_addr:#x} [dim](it re-executes on resume"
+                   + ("; the write has already reached memory)[/]" if what == "wrote" else ")[/]"))
     elif r == "trap-entry":
         if ev.bp is not None:
             out.append(f"[bold red]Trap breakpoint {ev.bp.num}[/] ({esc(ev.bp.describe())})")

@@ -107,3 +107,17 @@ def test_mrs_decision_names_register_and_value(debug_script):
     m = re.search(r"MIDR_EL1 read as (0x[0-9a-f]+) into x11", fin)
     assert m, fin
     assert re.search(rf"x11\s+0x0*{int(m.group(1), 16):x}\b", section(out, "info regs x11"))
+
+
+def test_repl_watchpoints(debug_script):
+    rc, out = debug_script(str(DATA / "rv_watch.S"), ["watch var", "rwatch var 8", "continue", "x/1xg var",
+                                                      "continue", "info breakpoints", "watch", "continue"])
+    assert "Watchpoint 1: write" in section(out, "watch var")
+    w = section(out, "continue")
+    assert "Watchpoint 1 (write" in w and "<do_store> wrote" in w and "sd t1, 0(t0)" in w
+    assert "0x0000000000000005" in section(out, "x/1xg var")
+    r = out.split("(emukern) continue\n")[2]
+    assert "Watchpoint 2 (read" in r and "<do_load> read" in r
+    assert re.search(r"^1\s+watchpoint\s+y\s+1\s+write", section(out, "info breakpoints"), re.M)
+    assert "usage: watch ADDR|SYMBOL [LENGTH]" in out
+    assert "program exited with status 5" in out
