@@ -26,6 +26,9 @@ example:
 
 `monitor CMD` runs any of `emukern debug`'s non-run-control commands (trap, traps, info kernel,
 break trap KIND, sysctl, policy ...); a stop at a trap breakpoint is reported as SIGTRAP.
+gdb gets the ELF itself (qXfer:exec-file; no `file` needed), arm64 SVE registers ($z0 $p0 $ffr
+$vg at --sve-vl), riscv CSRs ($vl $vtype $vstart $vlenb $cycle ...), every task as a thread
+(`info threads`, `thread N`) and watch/rwatch/awatch on guest memory.
 """
 
 
