@@ -36,6 +36,24 @@ examples:
 """
 
 
+RUN_EPILOG = """\
+which architecture a .S is assembled for, first match wins:
+  1. --arch riscv64|arm64
+  2. a '# arch: riscv64' or '// arch: arm64' line at the top of the source
+  3. a folder named arm64/aarch64 or riscv/riscv64/rv64 in its path (guest_asm/arm64/hello.S)
+  4. otherwise riscv64 -- an arm64 source elsewhere needs 1 or 2
+ELF files carry their architecture in their header.
+
+guest arguments: everything after the program goes to the guest, but words that look like
+emukern options are still taken by emukern; put `--` before them to pass them through:
+  emukern run prog.elf --cpus 2 -- --verbose -n 3      # the guest sees argv[1:] = --verbose -n 3
+
+example guests: `emukern info examples`; a guest_asm/... path that does not exist where you
+are is looked up among the examples shipped with emukern, so `emukern run guest_asm/riscv/hello.S`
+works from any directory.
+"""
+
+
 def _int(text: str) -> int:
     try:
         return int(text, 0)
@@ -161,12 +179,57 @@ def build_machine(a: argparse.Namespace, echo: bool = True) -> Any:
                 echo_stderr=sys.stderr.buffer if echo else None)
     m.explicit_arch = a.arch
     m.load(a.program, a.args)
+    warn_other_arch_options(a, m.config.arch)
     return m
 
 
 # ---- commands ---------------------------------------------------------------------------------
+def check_output_file(path: str, option: str) -> None:
+    """A file the run will write must be writable *before* the guest runs, so a typo in the
+    path is a usage error at once, not a failure after a long run."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ConfigError(f"{option} {path}: is a directory", hint=f"give a file name, e.g. {option} out.json")
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {path}: directory {parent} does not exist",
+                          hint=f"create it first (mkdir -p {parent}) or pick another path")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ConfigError(f"{option} {path}: not writable", hint="pick a path you can write")
+
+
+# options that only mean something on one architecture: (dest, flag, the arch they belong to)
+ARCH_ONLY_OPTIONS = [
+    ("vlen", "--vlen", "riscv64"), ("dlen", "--dlen", "riscv64"), ("no_v", "--no-v", "riscv64"),
+    ("vstate_discard_default", "--vstate-discard-default", "riscv64"),
+    ("sve_vl", "--sve-vl", "arm64"), ("sve_vls", "--sve-vls", "arm64"), ("idst", "--idst", "arm64"),
+    ("cpu_id", "--cpu-id", "arm64"),
+]
+
+
+def warn_other_arch_options(a: argparse.Namespace, arch: str) -> list[str]:
+    """Warn (on stderr) about options given for the other architecture, e.g. --sve-vl on a riscv64
+    guest: they are accepted (the same command line can serve both) but change nothing."""
+    defaults = vars(_machine_option_defaults())
+    wasted = [flag for dest, flag, only in ARCH_ONLY_OPTIONS
+              if only != arch and getattr(a, dest, defaults.get(dest)) != defaults.get(dest)]
+    if wasted:
+        print(f"emukern: warning: {', '.join(wasted)} {'is' if len(wasted) == 1 else 'are'} "
+              f"for {'arm64' if arch == 'riscv64' else 'riscv64'} guests and ignored on this {arch} guest",
+              file=sys.stderr)
+    return wasted
+
+
+def _machine_option_defaults() -> argparse.Namespace:
+    p = argparse.ArgumentParser(add_help=False)
+    machine_options(p)
+    return p.parse_args([])
+
+
 def cmd_run(a: argparse.Namespace) -> int:
-    from emukern.report import print_run_summary
+    from emukern.report import print_run_summary, print_trap_trace
+    if a.json:
+        check_output_file(a.json, "--json")
     m = build_machine(a)
     sys.stdout.flush()
     r = m.run()
@@ -174,15 +237,32 @@ def cmd_run(a: argparse.Namespace) -> int:
         Path(a.json).write_text(json.dumps(r.to_json(), indent=2, sort_keys=True) + "\n")
     if not a.quiet:
         print_run_summary(r, m.kernel, trace=a.trace)
+    elif a.trace == "traps":
+        print_trap_trace(m.kernel)         # -q drops the summary, not a trace asked for explicitly
     return r.exit_status
 
 
 def cmd_info(a: argparse.Namespace) -> int:
+    if a.what == "examples":
+        return print_examples()
     from emukern.kernel.plugins import load_plugin
     from emukern.report import print_info
     for spec in getattr(a, "plugin", []):
         load_plugin(spec)
     print_info(a.what)
+    return 0
+
+
+def print_examples() -> int:
+    """The example guests shipped with emukern (the repository's guest_asm/, packaged in the wheel).
+    `emukern run guest_asm/riscv/hello.S` finds them from any directory."""
+    from emukern.resources import guest_asm_dir
+    root = guest_asm_dir()
+    print(f"example guests in {root} (run one with: emukern run guest_asm/<arch>/<file>):")
+    for sub in sorted(d for d in root.iterdir() if d.is_dir() and d.name != "include"):
+        files = sorted(p.name for p in sub.iterdir() if p.suffix in (".S", ".c"))
+        if files:
+            print(f"  guest_asm/{sub.name}/: {' '.join(files)}")
     return 0
 
 
@@ -199,13 +279,15 @@ def cmd_bench(a: argparse.Namespace) -> int:
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="emukern", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from emukern import __version__
+    p.add_argument("--version", action="version", version=f"emukern {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="run a guest program (.S source or static ELF64)",
                        description="Run a guest program and print its output, its exit status and a "
                        "summary (instructions, kernel cost, cycles, simulated time, traps by kind) on stderr. "
                        "The exit status is the guest's (128+N when killed by signal N).",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("program", help="a .S file (assembled with LLVM, cached) or a static ELF64 for riscv64/aarch64")
     r.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(r)
@@ -214,10 +296,10 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no summary, only the guest's output")
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("info", help="list policies, cost-model constants or sysctls")
+    i = sub.add_parser("info", help="list policies, cost-model constants, sysctls or the example guests")
     i.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                    help="load a policy plug-in first, so its values are listed")
-    i.add_argument("what", choices=["policies", "costs", "sysctls", "all"], nargs="?", default="all")
+    i.add_argument("what", choices=["policies", "costs", "sysctls", "examples", "all"], nargs="?", default="all")
     i.set_defaults(func=cmd_info)
 
     rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the published ones",
@@ -247,7 +329,18 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
-    a = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    guest_extra: list[str] = []
+    if "--" in words:
+        # `--` ends emukern's options: the rest goes to the guest verbatim.  (argparse alone
+        # cannot do this once the positional `args` has been matched, so split here.)
+        cut = words.index("--")
+        words, guest_extra = words[:cut], words[cut + 1:]
+    a = parser.parse_args(words)
+    if guest_extra:
+        if not hasattr(a, "args"):
+            parser.error(f"unrecognized arguments: -- {' '.join(guest_extra)}")
+        a.args = list(a.args) + guest_extra
     if not getattr(a, "command", None):
         parser.print_help()
         return 0

@@ -11,6 +11,21 @@ RVV_VLENS = (64, 128, 256, 512, 1024, 2048, 4096)
 
 @dataclass
 class MachineConfig:
+    """Every option of a machine; ``Machine(**options)`` and the fixtures take these names.
+
+    General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
+    ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
+    (SMP lock-step, cycles), ``stdin`` (bytes the guest reads).
+    RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
+    ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
+    arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
+    ``idst`` (FEAT_IDST), ``cpu_id_overrides`` ({cpu: {"REG[.FIELD]": value}}).
+    Kernel: ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
+    ``policies`` ({"riscv-discard": "eager"}: see ``emukern info policies``), ``costs``
+    ({"schedule": 500, "rvv.load.beat": 2}: see ``emukern info costs``), ``cost_file``.
+    :meth:`validate` checks them all (a :class:`~emukern.errors.ConfigError` names the bad one).
+    """
+
     arch: str = "riscv64"
     cpus: int = 1
     freq_hz: int = 1_000_000_000
@@ -43,6 +58,7 @@ class MachineConfig:
     trace_traps: bool = False
 
     def validate(self) -> None:
+        """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``."""
         if self.arch not in ARCHES:
             raise ConfigError(f"unknown architecture {self.arch!r}", hint="use --arch riscv64 or --arch arm64")
         if not 1 <= self.cpus <= 64:
@@ -67,6 +83,7 @@ class MachineConfig:
             raise ConfigError("RISCV_ISA_V_UCOPY_THRESHOLD must be >= 0 (0 turns vectorised user copies off)")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        self.sysctls = normalize_sysctls(self.sysctls)
 
     def summary(self) -> dict[str, object]:
         d: dict[str, object] = {"arch": self.arch, "cpus": self.cpus, "freq_hz": self.freq_hz, "hz": self.hz}
@@ -75,3 +92,28 @@ class MachineConfig:
         else:
             d.update(sve_vl=self.sve_vl, sve_vls=list(self.sve_vls), idst=self.idst)
         return d
+
+
+def normalize_sysctls(sysctls: object) -> dict[str, str]:
+    """Sysctl values as the text a write to /proc/sys would carry.
+
+    The CLI passes strings (``--sysctl KEY=VALUE``); the Python API also takes ints and bools
+    (``sysctls={"abi.riscv_v_vstate_discard": 1}`` or ``True``).  Anything else is a ConfigError
+    naming the sysctl, rather than an error deep inside the kernel's sysctl table."""
+    if not isinstance(sysctls, dict):
+        raise ConfigError(f"sysctls must be a dict of name -> value, got {type(sysctls).__name__}",
+                          hint='e.g. sysctls={"abi.riscv_v_vstate_discard": 1}')
+    out: dict[str, str] = {}
+    for key, value in sysctls.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"sysctl name {key!r} must be a string", hint='e.g. "abi.riscv_v_vstate_discard"')
+        if isinstance(value, bool):
+            out[key] = "1" if value else "0"
+        elif isinstance(value, int):
+            out[key] = str(value)
+        elif isinstance(value, str):
+            out[key] = value
+        else:
+            raise ConfigError(f"sysctl {key}: value {value!r} ({type(value).__name__}) is not an int, bool or string",
+                              hint=f'e.g. sysctls={{"{key}": 1}}')
+    return out

@@ -1,5 +1,7 @@
 """pytest fixtures for emukern (registered through the ``pytest11`` entry point).
 
+Installing emukern makes them available to every test suite, nothing to import::
+
     def test_getpid(run_guest):
         r, m = run_guest('''
             .globl _start
@@ -9,11 +11,12 @@
                     ecall''', arch="riscv64")
         assert r.exit_status == 1          # getpid() of init is 1, passed to exit
 
-Fixtures:
-  ``machine_factory(**options) -> Machine``   an unloaded machine (options: MachineConfig fields)
-  ``run_guest(src, arch=None, argv=(), **options) -> (RunResult, Machine)``
-        ``src`` is a path (.S or ELF) or assembly text (written to a temporary .S).
-  ``guest_asm``  the repository's guest_asm directory (Path)
+Fixtures (``pytest --fixtures`` shows them too):
+
+* ``machine_factory(**options) -> Machine``: an unloaded machine (options: MachineConfig fields)
+* ``run_guest(src, arch=None, argv=(), **options) -> (RunResult, Machine)``: ``src`` is a path
+  (.S or ELF) or assembly text (written to a temporary .S)
+* ``guest_asm``: the example guests' directory (Path; the packaged copy outside a checkout)
 """
 from __future__ import annotations
 
@@ -25,16 +28,30 @@ import pytest
 from emukern.api import Machine
 from emukern.kernel.result import RunResult
 
-GUEST_ASM = Path(__file__).resolve().parent.parent / "guest_asm"
+from emukern.resources import guest_asm_dir
+
+GUEST_ASM = guest_asm_dir()
 
 
 @pytest.fixture
 def guest_asm() -> Path:
+    """The example guests' directory (``guest_asm/``: riscv/, arm64/, c/, include/) as a Path.
+
+    The repository's folder in a source checkout, the copy packaged in the wheel otherwise, e.g.
+    ``run_guest(guest_asm / "riscv" / "hello.S")``.
+    """
     return GUEST_ASM
 
 
 @pytest.fixture
 def machine_factory() -> Callable[..., Machine]:
+    """A function ``make(**options) -> Machine`` that builds an unloaded machine.
+
+    ``options`` are :class:`emukern.config.MachineConfig` fields (``arch``, ``cpus``, ``vlen``,
+    ``sve_vl``, ``policies``, ``sysctls`` ...); load and run it yourself::
+
+        m = machine_factory(arch="arm64", sve_vl=512).load(path); r = m.run()
+    """
     def make(**options: Any) -> Machine:
         return Machine(**options)
     return make
@@ -42,6 +59,13 @@ def machine_factory() -> Callable[..., Machine]:
 
 @pytest.fixture
 def run_guest(tmp_path: Path) -> Callable[..., tuple[RunResult, Machine]]:
+    """A function ``run(src, arch=None, argv=(), **options) -> (RunResult, Machine)``.
+
+    ``src`` is a path (a .S source or a static ELF) or assembly text, which is written to a .S
+    under ``tmp_path`` (give ``arch`` for text).  ``argv`` is the guest's ``argv[1:]``;
+    ``options`` are :class:`emukern.config.MachineConfig` fields.  Returns the run's result
+    (exit status, stdout, counts, traps) and the machine, to look inside afterwards.
+    """
     counter = [0]
 
     def run(src: str | Path, arch: str | None = None, argv: tuple[str, ...] | list[str] = (),

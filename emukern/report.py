@@ -77,15 +77,21 @@ def stderr_console() -> Console:
     return FitConsole(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
+def print_trap_trace(kernel: Any, console: Console | None = None) -> None:
+    """`--trace traps`: every trap the kernel took (the most recent ones), one line each."""
+    con = console or stderr_console()
+    for rec in kernel.trap_log:
+        con.print(f"[dim]#{rec.seq:<6}[/] cpu{rec.cpu} tid{rec.tid} t={rec.time:<10} {rec.kind:<10} "
+                  f"pc={rec.pc:#x} {rec.syndrome}  [bold]{rec.handler}[/]: {rec.decision} "
+                  f"[dim]({rec.cycles} cycles)[/]", markup=True)
+    if len(kernel.trap_log) == kernel.trap_log.maxlen:
+        con.print(f"[dim](only the last {kernel.trap_log.maxlen} traps are kept)[/]")
+
+
 def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, console: Console | None = None) -> None:
     con = console or stderr_console()
     if trace == "traps" and kernel is not None:
-        for rec in kernel.trap_log:
-            con.print(f"[dim]#{rec.seq:<6}[/] cpu{rec.cpu} tid{rec.tid} t={rec.time:<10} {rec.kind:<10} "
-                      f"pc={rec.pc:#x} {rec.syndrome}  [bold]{rec.handler}[/]: {rec.decision} "
-                      f"[dim]({rec.cycles} cycles)[/]", markup=True)
-        if len(kernel.trap_log) == kernel.trap_log.maxlen:
-            con.print(f"[dim](only the last {kernel.trap_log.maxlen} traps are kept)[/]")
+        print_trap_trace(kernel, con)
     if r.fault:
         f = r.fault
         where = f" at pc {f['pc']:#x}: {f.get('disasm', '?')}" if "pc" in f else ""
@@ -155,6 +161,24 @@ def _print_accounting(r: Any, con: Console) -> None:
         con.print(t)
 
 
+def sysctl_rows() -> list[tuple[str, str, str, str]]:
+    """(key, arch, default, accepted values) of every sysctl a default machine of each arch
+    registers: read from booted kernels, so the list is what --sysctl really accepts."""
+    from emukern.config import MachineConfig
+    from emukern.kernel.kernel import Kernel
+    rows = []
+    for arch in ("riscv64", "arm64"):
+        k = Kernel(MachineConfig(arch=arch))
+        for key in sorted(k.sysctl.entries):
+            e = k.sysctl.entries[key]
+            default = str(e.value)
+            if key == "abi.riscv_v_vstate_discard":
+                default += " (CONFIG_RISCV_ISA_V_VSTATE_DISCARD=n)"
+            values = "0|1" if e.kind == "bool" else f"{e.minimum}..{e.maximum}"
+            rows.append((key, arch + (" (with V)" if arch == "riscv64" else ""), default, values))
+    return rows
+
+
 def print_info(what: str) -> None:
     con = FitConsole(highlight=False, width=None if sys.stdout.isatty() else 120)
     if what in ("policies", "all"):
@@ -190,6 +214,6 @@ def print_info(what: str) -> None:
         t = Table(title="sysctls (--sysctl KEY=VALUE, /proc/sys/...)")
         for c in ("key", "arch", "default", "values"):
             t.add_column(c)
-        t.add_row("abi.riscv_v_vstate_discard", "riscv64 (with V)", "0 (CONFIG_RISCV_ISA_V_VSTATE_DISCARD=n)", "0|1")
-        t.add_row("abi.riscv_v_default_allow", "riscv64 (with V)", "1", "0|1")
+        for key, arch, default, values in sysctl_rows():
+            t.add_row(key, arch, default, values)
         con.print(t)

@@ -29,11 +29,12 @@ from typing import Any, Iterable
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
 from emukern.kernel.policies import PATCHES
 
 TITLE = ("arm64 EL0 MRS emulation: undef_lock contention sweep — \"arm64: rework EL0 MRS emulation\" "
          "(Mark Rutland; v5.10 backport by Jinjie Ruan, 2023-10-11)")
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "arm64" / "mrs_bench.S"
+GUEST = guest_asm_dir() / "arm64" / "mrs_bench.S"
 POLICIES = ("hook-list", "direct")
 THREADS = (1, 2, 4, 8, 16, 32, 64)
 K_FULL = 10_000

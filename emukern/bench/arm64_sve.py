@@ -12,11 +12,12 @@ from typing import Any
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
 from emukern.kernel.policies import PATCHES
 
 TITLE = ("arm64 SVE: syscall overhead after SVE use and the 1 s sve_timeout — "
          "\"arm64/sve: Performance improvements with SVE state saving\" (Mark Brown, v11)")
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "arm64"
+GUEST = guest_asm_dir() / "arm64"
 POLICIES = ("legacy", "p1", "p1+p2")
 PHASES = ("No SVE", "SVE used once", "SVE used per syscall", "No SVE after SVE")
 HZ = 100

@@ -3,13 +3,14 @@ trip in simulated cycles, and the wall time of a 64-CPU run of a short loop."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
+
 TITLE = "Kernel core: context switches and SMP scaling"
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm"
+GUEST = guest_asm_dir()
 
 
 def _run(arch: str, prog: str, argv: list[str], **opts: Any) -> tuple[float, Any]:

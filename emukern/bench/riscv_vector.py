@@ -23,12 +23,13 @@ from typing import Any
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
 from emukern.kernel.policies import PATCHES
 from emukern.machine.rvv.cost import vector_cost
 
 TITLE = ("RISC-V vector state: \"riscv: Add sysctl to control discard of vstate during syscall\" (Drew Fustini, "
          "2025-07-18) and \"riscv: vector: treat VS_INITIAL as discard\" (Andy Chiu, 2026-04-01)")
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "riscv"
+GUEST = guest_asm_dir() / "riscv"
 KNOB = "abi.riscv_v_vstate_discard"
 SEED_NULL = {0: 149.89, 1: 198.73}              # ns per getppid, X280, VLEN=512
 SEED_LATCTX = {"eager": 599.8357692, "deferred": 559.1748148}   # lmbench lat_ctx 2, VLEN=512
@@ -50,13 +51,13 @@ def _machine(vlen: int, impl: str, discard: int, dlen: int | None = None) -> Any
 
 def _timed(prog: str, argv: list[str], vlen: int, impl: str, discard: int,
            dlen: int | None = None) -> tuple[float, Any]:
-    """Run a guest that writes (elapsed cycles, iterations); return (cycles per iteration, machine)."""
+    """Run a guest that writes "<elapsed cycles> <iterations>"; return (cycles per iteration, machine)."""
     m = _machine(vlen, impl, discard, dlen)
     r = m.load(GUEST / prog, argv).run()
-    if r.exit_status != 0 or len(r.stdout) < 16:
-        raise RuntimeError(f"{prog} {argv} failed: status {r.exit_status} {r.message}")
-    elapsed = int.from_bytes(r.stdout[:8], "little")
-    n = int.from_bytes(r.stdout[8:16], "little")
+    words = r.stdout.split()
+    if r.exit_status != 0 or len(words) < 2 or not all(w.isdigit() for w in words[:2]):
+        raise RuntimeError(f"{prog} {argv} failed: status {r.exit_status} {r.message} output {r.stdout[:80]!r}")
+    elapsed, n = int(words[0]), int(words[1])
     return elapsed / n, m
 
 

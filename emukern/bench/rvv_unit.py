@@ -27,8 +27,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
+
 TITLE = "RVV unit: µs per emulated vector instruction, vector memcpy vs qemu-riscv64"
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "riscv"
+GUEST = guest_asm_dir() / "riscv"
 VLEN = 256
 TARGET_US_M1 = 5.0
 MEMCPY_BYTES = 65536

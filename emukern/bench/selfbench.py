@@ -18,8 +18,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
+
 TITLE = "Emulator self-benchmark: emukern vs raw Unicorn (and qemu-user)"
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm"
+GUEST = guest_asm_dir()
 TARGET_MIPS_RATIO = 0.25        # issue 2: emukern MIPS >= 0.25 x raw Unicorn
 TARGET_SYSCALL_RATIO = 3.0      # issue 2: emukern syscall round trip <= 3 x a raw in-hook one
 QEMU = {"riscv64": ["qemu-riscv64", "-cpu", "rv64,v=true,vlen=256,vext_spec=v1.0"],

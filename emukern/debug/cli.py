@@ -26,23 +26,31 @@ example:
 
 `monitor CMD` runs any of `emukern debug`'s non-run-control commands (trap, traps, info kernel,
 break trap KIND, sysctl, policy ...); a stop at a trap breakpoint is reported as SIGTRAP.
+gdb gets the ELF itself (qXfer:exec-file; no `file` needed), arm64 SVE registers ($z0 $p0 $ffr
+$vg at --sve-vl), riscv CSRs ($vl $vtype $vstart $vlenb $cycle ...), every task as a thread
+(`info threads`, `thread N`) and watch/rwatch/awatch on guest memory.
 """
 
 
 def machine_factory(a: argparse.Namespace) -> Callable[[], Any]:
     """A function that builds and loads a fresh machine from the parsed options (for restart)."""
     from emukern.api import Machine
-    from emukern.cli import config_from_args
+    from emukern.cli import config_from_args, warn_other_arch_options
     from emukern.debug.repl import GuestEcho
 
     config_from_args(a)              # validate everything once, before any prompt appears
     out, err = GuestEcho(sys.stdout), GuestEcho(sys.stderr)
+
+    warned: list[bool] = []
 
     def make() -> Any:
         cfg = config_from_args(a)
         m = Machine(cfg, echo_stdout=out, echo_stderr=err)   # type: ignore[arg-type]
         m.explicit_arch = a.arch     # type: ignore[attr-defined]
         m.load(a.program, a.args)
+        if not warned:               # once, not again at every `restart`
+            warned.append(True)
+            warn_other_arch_options(a, m.config.arch)
         return m
     return make
 

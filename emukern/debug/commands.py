@@ -163,17 +163,23 @@ def cmd_until(s: Session, arg: str) -> list[str]:
     return s.stop(s.dbg.until(arg))
 
 
+def _kept(kept: list[str]) -> list[str]:
+    return [f"kept from the prompt: {', '.join(kept)}"] if kept else []
+
+
 @command("run", "run", "restart the program from its entry and continue", ("r",), "run control")
 def cmd_run(s: Session, arg: str) -> list[str]:
-    s.dbg.restart()
-    return ["Restarted."] + s.stop(s.dbg.cont())
+    kept = s.dbg.restart()
+    return ["Restarted."] + _kept(kept) + s.stop(s.dbg.cont())
 
 
-@command("restart", "restart", "reload the program and stop at its first instruction (breakpoints kept)",
+@command("restart", "restart", "reload the program and stop at its first instruction (breakpoints and "
+         "the prompt's sysctl/policy changes kept)",
          (), "run control")
 def cmd_restart(s: Session, arg: str) -> list[str]:
-    s.dbg.restart()
-    return ["Restarted at the entry point."] + ([V.location_line(s.dbg)] if s.dbg.task() is not None else [])
+    kept = s.dbg.restart()
+    return (["Restarted at the entry point."] + _kept(kept) +
+            ([V.location_line(s.dbg)] if s.dbg.task() is not None else []))
 
 
 # ---- breakpoints ------------------------------------------------------------------------------------------
@@ -186,7 +192,8 @@ break trap sve-access            arm64 SVE access trap (do_sve_acc)
 break trap illegal               any illegal/undefined-instruction trap
 break trap any                   every trap (not timer ticks: `break trap timer` for those)
    ... add `after` to stop after the handler instead of before it
-break when CONDITION             stop after a trap when CONDITION holds, e.g.
+break when CONDITION             stop when CONDITION holds (after a trap; before an instruction
+                                 when it reads registers/pc/vs), e.g.
    break when tif_sve-changes    break when vs=Dirty    break when jiffies>sve_timeout
    break when syscall=write and a0>0       (and/or/not, = == != < <= > >=, `X-changes`)
    variables: see `help conditions`"""
@@ -228,6 +235,33 @@ def cmd_tbreak(s: Session, arg: str) -> list[str]:
         raise DebugError("tbreak needs an address or symbol")
     bp = s.dbg.add_addr_breakpoint(arg, temporary=True)
     return [f"Temporary breakpoint {bp.num} at {esc(bp.describe())}"]
+
+
+def _watch(s: Session, arg: str, access: str) -> list[str]:
+    words = arg.split()
+    if not 1 <= len(words) <= 2:
+        raise DebugError("usage: watch ADDR|SYMBOL [LENGTH]", hint="e.g. watch counter 8 (LENGTH defaults to 8)")
+    addr = s.dbg.eval_addr(words[0])
+    length = _int(words[1], "length") if len(words) > 1 else 8
+    wp = s.dbg.add_watchpoint(addr, length, access)
+    return [f"Watchpoint {wp.num}: {esc(wp.describe())}"]
+
+
+@command("watch", "watch ADDR|SYMBOL [LEN]", "stop at a guest instruction that writes [ADDR, ADDR+LEN) "
+         "(LEN default 8)", (), "breakpoints")
+def cmd_watch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "w")
+
+
+@command("rwatch", "rwatch ADDR|SYMBOL [LEN]", "stop at a guest instruction that reads the range", (), "breakpoints")
+def cmd_rwatch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "r")
+
+
+@command("awatch", "awatch ADDR|SYMBOL [LEN]", "stop at a guest instruction that reads or writes the range",
+         (), "breakpoints")
+def cmd_awatch(s: Session, arg: str) -> list[str]:
+    return _watch(s, arg, "a")
 
 
 @command("delete", "delete [N...]", "delete breakpoints (all without an argument)", ("d",), "breakpoints")
@@ -501,6 +535,7 @@ def cmd_sysctl(s: Session, arg: str) -> list[str]:
     if len(words) > 2:
         raise DebugError("usage: sysctl KEY [VALUE]")
     k.sysctl.write(key, words[1])
+    s.dbg.remember_setting("sysctl", key, words[1])
     return [f"{key} = {k.sysctl.get(key)}"]
 
 
@@ -517,6 +552,7 @@ def cmd_policy(s: Session, arg: str) -> list[str]:
     if len(words) > 2:
         raise DebugError("usage: policy NAME VALUE")
     k.policies.set(words[0], words[1])
+    s.dbg.remember_setting("policy", words[0], words[1])
     from emukern.kernel.policies import SWITCHES
     return [f"{words[0]} = {k.policies[words[0]]}",
             f"  takes effect at the next decision point ({esc(SWITCHES[words[0]].decided)})"]
@@ -542,7 +578,12 @@ def cmd_help(s: Session, arg: str) -> list[str]:
     a = arg.strip()
     if a in ("conditions", "condition", "when"):
         from emukern.debug.conditions import VARIABLES
-        out = ["Conditions (`break when COND`) are checked after every trap the kernel handles:",
+        out = ["Conditions (`break when COND`) are checked after every trap the kernel handles, and -- when",
+               "they read state a guest instruction can change (registers, pc, vs, cycles, insns) -- also",
+               "before every guest instruction (slower: a Python check per instruction while one is set);",
+               "there they stop when the condition becomes true, before the next instruction runs.",
+               "Trap-time variables (syscall, handler, decision, trap, tif_*, sve_*, jiffies ...) only",
+               "change inside the kernel, so they are read after traps only.",
                "  NAME OP VALUE  (OP: = == != < <= > >=; VALUE a number, a word or another NAME)",
                "  NAME-changes   true when NAME differs from the previous check",
                "  and / or / not / ( )",

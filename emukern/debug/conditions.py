@@ -147,6 +147,21 @@ def lookup(name: str, ctx: EvalContext) -> Any:
         return None
 
 
+# variables the kernel changes only while it handles a trap (or a tick): checking them after each
+# trap sees every change.  Everything else a condition can read -- registers, pc, vs (the vector
+# unit sets VS=Dirty when an instruction writes a vector register), cycles, insns -- changes at
+# guest instructions, so a condition that reads one is also checked before every instruction.
+TRAP_TIME_VARIABLES = {"defer_restore", "tif_riscv_v_defer_restore", "tif_sve", "tif_foreign_fpstate",
+                       "sve_timeout", "sve_vl", "sve_el0", "jiffies", "cpu", "tid", "trap", "handler",
+                       "decision", "trap_cycles", "syscall", "traps"}
+
+
+def per_instruction_name(name: str) -> bool:
+    """True if ``name`` can change at a guest instruction, not only inside a trap handler."""
+    n = name.lower()
+    return not (n in TRAP_TIME_VARIABLES or n.startswith(("sysctl.", "policy.", "trap_count.")))
+
+
 def known_name(name: str, kernel: Any, cpu: Any) -> bool:
     n = name.lower()
     if n in VARIABLES or n.startswith(("policy.", "trap_count.")):
@@ -258,6 +273,13 @@ class Not(Node):
         return not self.item.eval(ctx, memo)
 
 
+# limits on a condition: it is parsed and evaluated recursively, and the text may come from a
+# remote gdb (`monitor break when ...`), so nesting and length are bounded with a clear error
+# instead of a RecursionError (or minutes of work) inside the server
+MAX_CONDITION_DEPTH = 32
+MAX_CONDITION_LENGTH = 4096
+
+
 class Condition:
     """A compiled ``break when`` expression with its own memory (for ``-changes``)."""
 
@@ -265,13 +287,22 @@ class Condition:
         self.text = text.strip()
         if not self.text:
             raise DebugError("empty condition", hint="e.g. break when vs=Dirty")
+        if len(self.text) > MAX_CONDITION_LENGTH:
+            raise DebugError(f"condition too long ({len(self.text)} characters, at most {MAX_CONDITION_LENGTH})")
         self._kernel, self._cpu = kernel, cpu
         self.tokens = self._tokenize(self.text)
         self.pos = 0
+        self.depth = 0
+        self.names: set[str] = set()          # the variables it reads
         self.root = self._parse_or()
         if self.pos != len(self.tokens):
             raise DebugError(f"unexpected {self.tokens[self.pos]!r} in condition {self.text!r}")
         self.memo: dict[str, Any] = {}
+
+    @property
+    def per_instruction(self) -> bool:
+        """It reads state a guest instruction can change: check it before every instruction."""
+        return any(per_instruction_name(n) for n in self.names)
 
     def prime(self, ctx: EvalContext) -> None:
         """Remember current values so that `-changes` fires on the next change, not the first look."""
@@ -319,13 +350,23 @@ class Condition:
             items.append(self._parse_not())
         return items[0] if len(items) == 1 else BoolOp("and", items)
 
+    def _nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_CONDITION_DEPTH:
+            raise DebugError(f"condition nested too deeply (more than {MAX_CONDITION_DEPTH} levels of "
+                             "parentheses / not)", hint="simplify it: and/or chains need no parentheses")
+
     def _parse_not(self) -> Node:
         if (self._peek() or "").lower() in ("not", "!"):
             self.pos += 1
-            return Not(self._parse_not())
+            self._nest()
+            node = Not(self._parse_not())
+            self.depth -= 1
+            return node
         return self._parse_atom()
 
     def _check_var(self, name: str) -> None:
+        self.names.add(name.lower())
         if not known_name(name, self._kernel, self._cpu):
             raise DebugError(f"unknown variable {name!r} in condition",
                              hint="variables: " + ", ".join(sorted(VARIABLES)) +
@@ -335,13 +376,16 @@ class Condition:
         if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", tok):
             return Operand(tok, False)
         if known_name(tok, self._kernel, self._cpu):
+            self.names.add(tok.lower())
             return Operand(tok, True)
         return Operand(tok, False)        # a word literal, e.g. Dirty
 
     def _parse_atom(self) -> Node:
         tok = self._next()
         if tok == "(":
+            self._nest()
             node = self._parse_or()
+            self.depth -= 1
             if self._peek() != ")":
                 raise DebugError(f"missing ')' in condition {self.text!r}")
             self.pos += 1

@@ -14,8 +14,20 @@ How stopping works (no threads, no blocking inside Unicorn hooks):
   the handler outside the hook.
 * **Trap exit** (after the handler decided) and ``break when`` conditions use
   ``kernel.trap_listeners``: at "exit" the listener evaluates them and calls ``cpu.stop()``.
+  A condition that reads state a guest instruction can change (registers, pc, vs -- the vector
+  unit sets VS=Dirty -- cycles, insns) is also checked before every instruction by a
+  ``UC_HOOK_CODE`` over all addresses, installed only while such a condition is enabled (it
+  costs a Python call per instruction); there it stops when the condition *becomes* true,
+  before the instruction after the one that made it true.
 * **Stepping** caps how far the scheduler runs the current CPU (``Kernel.run_cap``), so the normal
   round (ticks, timers, scheduling) still happens between instructions.
+* **Watchpoints** are Unicorn ``UC_HOOK_MEM_READ``/``UC_HOOK_MEM_WRITE`` hooks on every CPU.  A
+  stop from inside an access abandons the instruction (the PC stays on it and it executes again
+  on resume, like an Arm or RISC-V hardware watchpoint, which traps before the access retires);
+  a write has already reached memory by then.  The hook un-counts the instruction and the
+  resume skips that one re-executed hit.  They see the accesses of guest instructions that run
+  in Unicorn -- not the kernel's copies to user memory (Linux's user watchpoints exclude kernel
+  accesses too) and not RVV vector loads/stores, which emukern's vector unit performs in Python.
 """
 from __future__ import annotations
 
@@ -79,13 +91,50 @@ class TrapBreakpoint(Breakpoint):
 @dataclass
 class CondBreakpoint(Breakpoint):
     cond: Condition | None = None
+    last_true: bool = False           # its value at the last check (instruction checks fire on a rise)
 
     @property
     def kind(self) -> str:
         return "condition"
 
+    @property
+    def per_instruction(self) -> bool:
+        return self.cond is not None and self.cond.per_instruction
+
     def describe(self) -> str:
-        return f"when {self.cond.text if self.cond else '?'} (checked after each trap)"
+        where = "after each trap and before each instruction" if self.per_instruction else "after each trap"
+        return f"when {self.cond.text if self.cond else '?'} (checked {where})"
+
+
+def _in_kernel_stub(cpu: Any, address: int) -> bool:
+    """arm64 kernel stubs (FP/SVE save/restore) run on the guest's Unicorn CPU at EL1."""
+    if getattr(cpu, "arch", "") != "arm64":
+        return False
+    from emukern.machine import cpu_arm64
+    base = getattr(cpu_arm64, "STUB_BASE", None)
+    size = getattr(cpu_arm64, "STUB_SIZE", 0)
+    return base is not None and base <= address < base + max(size, 0x10000)
+
+
+WATCH_KINDS = {"w": "write", "r": "read", "a": "access"}
+
+
+@dataclass
+class Watchpoint(Breakpoint):
+    """A data watchpoint on guest memory: stops at a guest instruction that writes ("w"), reads
+    ("r") or accesses ("a") any byte of [addr, addr+length)."""
+    addr: int = 0
+    length: int = 1
+    access: str = "w"
+    hit_addr: int = 0                 # the data address of the last hit
+    hit_access: str = ""              # "w" or "r": what the last hit did
+
+    @property
+    def kind(self) -> str:
+        return "watchpoint"
+
+    def describe(self) -> str:
+        return f"{WATCH_KINDS[self.access]} {self.addr:#x}..{self.addr + self.length - 1:#x}"
 
 
 # ---- what the debugger knows about a trap -----------------------------------------------------------
@@ -101,6 +150,7 @@ class TrapInfo:
     after: dict[str, Any] | None = None
     done: bool = False
     seq: int = 0
+    mrs_result: tuple[int, int] | None = None   # an emulated EL0 MRS: (Rt, the value it received)
 
 
 @dataclass
@@ -130,6 +180,9 @@ class Debugger:
         self._next_bp = 1
         self.m: Any = None
         self.k: Any = None
+        # sysctl/policy changes made at the prompt, in order: restart re-applies them to the new
+        # machine (the factory rebuilds it from the command line, which does not have them)
+        self.prompt_settings: list[tuple[str, str, str]] = []
         self.start()
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -152,11 +205,16 @@ class Debugger:
         self._stepping_cpu: int | None = None
         self._skip: dict[int, tuple[int, int]] = {}
         self._hooks: dict[int, list[Any]] = {}
+        self._whooks: dict[int, list[tuple[Any, Any]]] = {}
+        self._cond_hooks: list[tuple[Any, Any]] = []
+        self._wskip: dict[int, tuple[int, int]] = {}
         self._handled: list[TrapInfo] = []
         self._interrupted = False
         for bp in self.breakpoints.values():
             if isinstance(bp, AddrBreakpoint):
                 self._install(bp.addr)
+            elif isinstance(bp, Watchpoint):
+                self._install_watch(bp)
             elif isinstance(bp, CondBreakpoint) and bp.cond is not None:
                 bp.cond.memo.clear()
         # boot: let the scheduler put the first task on a CPU (no user instruction runs)
@@ -173,6 +231,8 @@ class Debugger:
         for bp in self.breakpoints.values():
             if isinstance(bp, CondBreakpoint) and bp.cond is not None:
                 bp.cond.prime(self._ctx(None))
+                bp.last_true = bool(self._eval_cond(bp, self._ctx(None)))
+        self._sync_cond_hook()
 
     @property
     def arch(self) -> str:
@@ -298,12 +358,124 @@ class Debugger:
         bp = CondBreakpoint(self._new_num(), cond=cond)
         try:
             cond.prime(self._ctx(None))
+            bp.last_true = bool(cond.evaluate(self._ctx(None)))   # already true: wait for the next rise
         except DebugError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported to the user, the breakpoint is not made
             raise DebugError(f"condition {text!r} cannot be evaluated: {type(exc).__name__}: {exc}") from None
         self.breakpoints[bp.num] = bp
+        self._sync_cond_hook()
         return bp
+
+    def _eval_cond(self, bp: CondBreakpoint, ctx: EvalContext, cpu: Any = None, pc: int = 0,
+                   info: Any = None) -> bool | None:
+        """The condition's value; None when evaluating it raised.  Then, like gdb's "Error in
+        testing condition", the run stops naming the error and the breakpoint is disabled so
+        `continue` goes on (reported, never swallowed)."""
+        try:
+            return bool(bp.cond is not None and bp.cond.evaluate(ctx))
+        except Exception as exc:  # noqa: BLE001 - reported, not swallowed: stop and say why
+            bp.enabled = False
+            self._sync_cond_hook()
+            if cpu is not None:
+                self._stop = StopEvent("error", cpu.index, pc, bp=bp, info=info,
+                                       message=f"breakpoint {bp.num} ({bp.describe()}): evaluating the "
+                                               f"condition raised {type(exc).__name__}: {exc}; "
+                                               "breakpoint disabled")
+                cpu.stop()
+            return None
+
+    def _sync_cond_hook(self) -> None:
+        """Install the per-instruction condition hook while an enabled condition needs it."""
+        need = any(isinstance(b, CondBreakpoint) and b.enabled and b.per_instruction
+                   for b in self.breakpoints.values())
+        if need and not self._cond_hooks:
+            from unicorn import UC_HOOK_CODE
+            self._cond_hooks = [(cpu, cpu.uc.hook_add(UC_HOOK_CODE, self._cond_hook, cpu.index, 1, 0))
+                                for cpu in self.k.cpus]
+        elif not need and self._cond_hooks:
+            hooks, self._cond_hooks = self._cond_hooks, []
+            for cpu, h in hooks:
+                try:
+                    cpu.uc.hook_del(h)
+                except UcError as exc:      # reported: a stale hook would keep stopping the CPU
+                    raise DebugError(f"cpu {cpu.index}: could not remove the condition hook: {exc}") from None
+
+    def _cond_hook(self, uc: Any, address: int, size: int, cpu_index: int) -> None:
+        if self._stop is not None:
+            return
+        cpu = self.k.cpus[cpu_index]
+        task = self.k.percpu[cpu_index].curr
+        if task is None or _in_kernel_stub(cpu, address):
+            return                          # not a guest instruction
+        ctx = EvalContext(self.k, cpu, task, None)
+        hit: CondBreakpoint | None = None
+        for bp in self.breakpoints.values():
+            if isinstance(bp, CondBreakpoint) and bp.enabled and bp.per_instruction:
+                ok = self._eval_cond(bp, ctx, cpu, address)
+                if ok is None:
+                    cpu.counter.count -= 1      # the instruction at `address` has not executed
+                    return
+                if ok and not bp.last_true and hit is None:
+                    hit = bp
+                bp.last_true = ok
+        if hit is not None:
+            cpu.counter.count -= 1          # the instruction at `address` has not executed
+            hit.hits += 1
+            self._stop = StopEvent("condition", cpu_index, address, bp=hit)
+            cpu.stop()
+
+    def add_watchpoint(self, addr: int, length: int, access: str = "w") -> Watchpoint:
+        """Watch guest memory [addr, addr+length) for writes ("w"), reads ("r") or both ("a")."""
+        if access not in WATCH_KINDS:
+            raise DebugError(f"unknown watchpoint kind {access!r}", hint="w (write), r (read) or a (access)")
+        if not 1 <= length <= 1 << 20:
+            raise DebugError(f"watchpoint length {length} is not in 1..{1 << 20}")
+        if addr < 0 or addr + length > 1 << 64:
+            raise DebugError(f"watchpoint address {addr:#x} is out of range")
+        wp = Watchpoint(self._new_num(), addr=addr, length=length, access=access)
+        self.breakpoints[wp.num] = wp
+        self._install_watch(wp)
+        return wp
+
+    def _install_watch(self, wp: Watchpoint) -> None:
+        from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
+        kinds = {"w": UC_HOOK_MEM_WRITE, "r": UC_HOOK_MEM_READ, "a": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
+        # Unicorn filters on the access's start address: begin early enough to see a wide access
+        # (up to a 2048-bit SVE vector) that starts below the range and overlaps it
+        lo = max(0, wp.addr - 256)
+        hi = wp.addr + wp.length - 1
+        self._whooks[wp.num] = [(cpu, cpu.uc.hook_add(kinds[wp.access], self._watch_hook, (cpu.index, wp.num), lo, hi))
+                                for cpu in self.k.cpus]
+
+    def _uninstall_watch(self, num: int) -> None:
+        for cpu, h in self._whooks.pop(num, []):
+            try:
+                cpu.uc.hook_del(h)
+            except UcError as exc:          # reported: a stale hook would keep firing
+                raise DebugError(f"cpu {cpu.index}: could not remove the watchpoint hook: {exc}") from None
+
+    def _watch_hook(self, uc: Any, access: int, address: int, size: int, value: int,
+                    data: tuple[int, int]) -> None:
+        from unicorn import UC_MEM_WRITE
+        cpu_index, num = data
+        wp = self.breakpoints.get(num)
+        if not isinstance(wp, Watchpoint) or not wp.enabled or self._stop is not None:
+            return
+        if address + size <= wp.addr or address >= wp.addr + wp.length:
+            return
+        cpu = self.k.cpus[cpu_index]
+        key = (cpu.get_pc(), cpu.counter.count)
+        if self._wskip.get(cpu_index) == key:
+            del self._wskip[cpu_index]          # the re-execution of the instruction we stopped in
+            return
+        self._wskip[cpu_index] = key
+        cpu.counter.count -= 1                  # the instruction is abandoned and runs again
+        wp.hits += 1
+        wp.hit_addr = max(address, wp.addr)
+        wp.hit_access = "w" if access == UC_MEM_WRITE else "r"
+        self._stop = StopEvent("watchpoint", cpu_index, key[0], bp=wp)
+        cpu.stop()
 
     def delete_breakpoint(self, num: int | None) -> list[int]:
         nums = list(self.breakpoints) if num is None else [num]
@@ -313,6 +485,9 @@ class Debugger:
                 raise DebugError(f"no breakpoint number {n}", hint="see `info breakpoints`")
             if isinstance(bp, AddrBreakpoint):
                 self._uninstall(bp.addr)
+            elif isinstance(bp, Watchpoint):
+                self._uninstall_watch(n)
+        self._sync_cond_hook()
         return nums
 
     def _addr_bps(self, addr: int) -> list[AddrBreakpoint]:
@@ -458,6 +633,13 @@ class Debugger:
             else self.last_trap
         info.done = True
         info.after = self.snapshot(cpu, task, trap)
+        if "mrs" in info.classes and trap.insn is not None and task is not None and task.alive \
+                and cpu.get_pc() == trap.pc + 4:
+            # the handler emulated the read and stepped over it: Rt holds what the program got
+            from emukern.machine.cpu_arm64 import decode_sysreg_insn
+            d = decode_sysreg_insn(trap.insn)
+            if d is not None and d[6]:
+                info.mrs_result = (d[5], cpu.reg(d[5]) if d[5] != 31 else 0)
         if trap.kind is not TrapKind.TIMER or self._show_timers:
             self._handled.append(info)
         if self._stop is not None:
@@ -472,19 +654,14 @@ class Debugger:
         hit: CondBreakpoint | None = None
         for bp in self.breakpoints.values():
             if isinstance(bp, CondBreakpoint) and bp.cond is not None and bp.enabled:
-                try:
-                    ok = bp.cond.evaluate(ctx)
-                except Exception as exc:  # noqa: BLE001 - reported, not swallowed: stop and say why
-                    # like gdb's "Error in testing condition": stop, name the error, disable the
-                    # breakpoint so `continue` goes on
-                    bp.enabled = False
-                    self._stop = StopEvent("error", cpu.index, cpu.get_pc(), bp=bp, info=info,
-                                           message=f"breakpoint {bp.num} ({bp.describe()}): evaluating the "
-                                                   f"condition raised {type(exc).__name__}: {exc}; "
-                                                   "breakpoint disabled")
-                    cpu.stop()
-                    return
-                if ok and hit is None:
+                ok = self._eval_cond(bp, ctx, cpu, cpu.get_pc(), info)
+                if ok is None:
+                    return                  # the condition raised: stopped with the error
+                # a condition also checked at instructions stops when it becomes true (it may have
+                # been true since an instruction before this trap); a trap-time one at every trap
+                rose = ok and (not bp.per_instruction or not bp.last_true)
+                bp.last_true = ok
+                if rose and hit is None:
                     hit = bp
         if hit is not None:
             hit.hits += 1
@@ -514,6 +691,7 @@ class Debugger:
         return StopEvent("exited", self.cur, 0, message=msg)
 
     def _prepare_resume(self) -> None:
+        self._sync_cond_hook()              # `enable`/`disable` may have changed what is needed
         self._stop = None
         self._handled = []
         self._interrupted = False
@@ -701,8 +879,23 @@ class Debugger:
             ev.reason = "until"
         return ev
 
-    def restart(self) -> None:
+    def remember_setting(self, kind: str, key: str, value: str) -> None:
+        """Record a `sysctl KEY VALUE` / `policy NAME VALUE` made at the prompt (latest wins)."""
+        self.prompt_settings = [t for t in self.prompt_settings if t[:2] != (kind, key)]
+        self.prompt_settings.append((kind, key, value))
+
+    def restart(self) -> list[str]:
+        """Reload the program; re-apply the prompt's sysctl/policy changes.  Returns them as
+        ``KIND KEY=VALUE`` strings (so the caller can say what was kept)."""
         self.start()
+        kept = []
+        for kind, key, value in self.prompt_settings:
+            if kind == "sysctl":
+                self.k.sysctl.write(key, value)
+            else:
+                self.k.policies.set(key, value)
+            kept.append(f"{kind} {key}={value}")
+        return kept
 
     def detach_run(self) -> None:
         """Drop every stop (used by the gdb stub on detach): run the program to its end."""
@@ -710,6 +903,9 @@ class Debugger:
         self.breakpoints.clear()
         for addr in list(self._hooks):
             self._uninstall(addr)
+        for num in list(self._whooks):
+            self._uninstall_watch(num)
+        self._sync_cond_hook()
         if self.k.deferred_trap is not None:
             self.k.resume_trap()
         if not self.finished:

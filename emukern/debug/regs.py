@@ -1,7 +1,10 @@
 """Register access by name for the debugger and the gdb stub (both architectures).
 
-RISC-V: x0-x31, their ABI names (zero, ra, sp, ..., fp = s0), pc, f0-f31, fcsr.
-arm64: x0-x30, w0-w30, sp, pc, lr (x30), fp (x29), nzcv / cpsr, v0-v31 (128 bits), fpsr, fpcr, tpidr_el0.
+RISC-V: x0-x31, their ABI names (zero, ra, sp, ..., fp = s0), pc, f0-f31, fcsr, and with V
+v0-v31 and the vector CSRs (vl, vtype, vstart, vlenb, vxsat, vxrm, vcsr); the user counters
+cycle, time, instret read emukern's clock exactly as the guest's rdcycle/rdtime/rdinstret do.
+arm64: x0-x30, w0-w30, sp, pc, lr (x30), fp (x29), nzcv / cpsr, v0-v31 (128 bits), fpsr, fpcr,
+tpidr_el0, and with SVE z0-z31 (VL bits), p0-p15 and ffr (VL/8 bits), vg (VL in 64-bit granules).
 """
 from __future__ import annotations
 
@@ -14,6 +17,11 @@ MASK64 = (1 << 64) - 1
 RV_ABI = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
           "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
           "t3", "t4", "t5", "t6"]
+
+
+RV_VECTOR_CSRS = ("vstart", "vxsat", "vxrm", "vcsr", "vl", "vtype", "vlenb")
+RV_COUNTER_CSRS = ("cycle", "time", "instret")
+SVE_NAMES = tuple([f"z{i}" for i in range(32)] + [f"p{i}" for i in range(16)] + ["ffr", "vg"])
 
 
 def _arch(cpu: Any) -> str:
@@ -77,8 +85,12 @@ def read_register(cpu: Any, name: str) -> int:
         rvv = getattr(cpu, "rvv", None)
         if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
             return int.from_bytes(rvv.read_vreg(int(n[1:])), "little")   # the whole VLEN-bit register
-        if rvv is not None and n in ("vl", "vtype", "vstart", "vlenb"):
-            return getattr(rvv, n)
+        if rvv is not None and n in RV_VECTOR_CSRS:
+            if n == "vcsr":                  # vcsr mirrors vxrm in bits 2:1 and vxsat in bit 0
+                return (rvv.vxrm & 3) << 1 | (rvv.vxsat & 1)
+            return int(getattr(rvv, n))
+        if n in RV_COUNTER_CSRS:
+            return rv_counter(cpu, n)
         raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8, vl")
     from unicorn import arm64_const as A
     i = _arm_index(n)
@@ -94,7 +106,11 @@ def read_register(cpu: Any, name: str) -> int:
     if n in ("fpsr", "fpcr") or (n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32):
         fp = cpu.save_fp()          # through the CPU: runs any queued kernel FP/SVE stubs first
         return fp[n] if n in ("fpsr", "fpcr") else fp["v"][int(n[1:])]
-    raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0")
+    if n in SVE_NAMES and has_sve(cpu):
+        if n == "vg":
+            return cpu.vl // 64
+        return int.from_bytes(read_sve_register(cpu, n, read_sve(cpu)), "little")
+    raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0, z0, p0")
 
 
 def write_register(cpu: Any, name: str, value: int) -> None:
@@ -120,8 +136,9 @@ def write_register(cpu: Any, name: str, value: int) -> None:
         if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
             rvv.write_vreg(int(n[1:]), (value & ((1 << rvv.vlen) - 1)).to_bytes(rvv.vlenb, "little"))
             return
-        if rvv is not None and n in ("vl", "vtype", "vstart", "vlenb"):
-            raise DebugError(f"{n} is written by vset{{i}}vl{{i}} (and vstart by csrw), not directly")
+        if rvv is not None and n in RV_VECTOR_CSRS or n in RV_COUNTER_CSRS:
+            raise DebugError(f"{n} is not writable from the debugger (vl/vtype are set by vset{{i}}vl{{i}}, "
+                             "the counters by the clock)")
         raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8")
     from unicorn import arm64_const as A
     i = _arm_index(n)
@@ -142,4 +159,52 @@ def write_register(cpu: Any, name: str, value: int) -> None:
     if n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
         cpu.uc.reg_write(A.UC_ARM64_REG_Q0 + int(n[1:]), value & ((1 << 128) - 1))
         return
+    if n in SVE_NAMES and has_sve(cpu):
+        if n == "vg":
+            raise DebugError("vg is the task's vector length: change it with prctl(PR_SVE_SET_VL)")
+        st = read_sve(cpu)
+        size = len(read_sve_register(cpu, n, st))
+        write_sve_register(cpu, n, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"), st)
+        return
     raise DebugError(f"no register {name!r} on arm64", hint="e.g. x0, w1, sp, lr, pc, v0")
+
+
+# ---- RISC-V user counters -------------------------------------------------------------------------
+def rv_counter(cpu: Any, name: str) -> int:
+    """cycle / time / instret as the guest's rdcycle / rdtime / rdinstret see them: the CPU's
+    cycle clock, the timer (the clock at the timebase frequency) and retired instructions."""
+    if name == "cycle":
+        return int(cpu.now)
+    if name == "time":
+        return int(cpu.clock.timer_count(cpu.now))
+    return int(cpu.insns)
+
+
+# ---- arm64 SVE ----------------------------------------------------------------------------------------
+def has_sve(cpu: Any) -> bool:
+    return _arch(cpu) == "arm64" and bool(getattr(cpu, "has_sve", False)) and \
+        callable(getattr(cpu, "read_sve_state", None))
+
+
+def read_sve(cpu: Any) -> dict[str, Any]:
+    """Z0-Z31, P0-P15, FFR (bytes at the current VL) through the CPU's SVE save stub."""
+    return cpu.read_sve_state()
+
+
+def read_sve_register(cpu: Any, name: str, st: dict[str, Any]) -> bytes:
+    if name == "ffr":
+        return bytes(st["ffr"])
+    return bytes(st["z" if name[0] == "z" else "p"][int(name[1:])])
+
+
+def write_sve_register(cpu: Any, name: str, data: bytes, st: dict[str, Any] | None = None) -> None:
+    """Replace one Z/P/FFR register (``data`` at the current VL) and load the state back."""
+    st = dict(st if st is not None else read_sve(cpu))
+    if name == "ffr":
+        st["ffr"] = data
+    else:
+        key = "z" if name[0] == "z" else "p"
+        regs = list(st[key])
+        regs[int(name[1:])] = data
+        st[key] = regs
+    cpu.write_sve_state(st)

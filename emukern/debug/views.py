@@ -122,6 +122,20 @@ def decision_of(trap: Any) -> str:
     return describe() if describe is not None else (getattr(trap, "decision", "") or "")
 
 
+def info_decision(info: Any) -> str:
+    """decision_of() plus, for an EL0 MRS the kernel emulated, the register read and the value
+    it put in Rt (the point of the trap: what the program saw)."""
+    text = decision_of(info.trap) or "-"
+    res = getattr(info, "mrs_result", None)
+    if res is not None:
+        import re
+        rt, value = res
+        m = re.match(r"mrs\s+\w+,\s*(\S+)", info.disasm or "")
+        reg = m.group(1).upper() if m else "the system register"
+        text += f"; {reg} read as {value:#x} into x{rt}" if rt != 31 else f"; {reg} read (into xzr)"
+    return text
+
+
 def _fmt_val(v: Any) -> str:
     if isinstance(v, bool):
         return "set" if v else "clear"
@@ -146,7 +160,7 @@ def trap_lines(dbg: Any, info: Any) -> list[str]:
         out.append(f"  handler   {esc(info.predicted)}  [dim](about to run; `finish` runs it, `step` too)[/]")
     else:
         out.append(f"  handler   [bold]{esc(t.handler or info.predicted)}[/]")
-        out.append(f"  decision  {esc(decision_of(t) or '-')}")
+        out.append(f"  decision  {esc(info_decision(info))}")
         out.append(f"  cycles    {t.cycles}")
     before, after = info.before, info.after
     if before:
@@ -180,7 +194,7 @@ def _syndrome_detail(t: Any) -> str:
 def handled_line(dbg: Any, info: Any) -> str:
     t = info.trap
     return (f"  [green]handled[/] {esc(t.kind.value)} at {esc(where(dbg, t.pc))}: "
-            f"{esc(t.handler or info.predicted)} -> {esc(decision_of(t) or '-')} ({t.cycles} cycles)")
+            f"{esc(t.handler or info.predicted)} -> {esc(info_decision(info))} ({t.cycles} cycles)")
 
 
 def stop_lines(dbg: Any, ev: Any) -> list[str]:
@@ -200,6 +214,11 @@ def stop_lines(dbg: Any, ev: Any) -> list[str]:
         out.append(f"[bold red]Breakpoint {ev.bp.num}[/], {esc(where(dbg, ev.pc))}")
     elif r == "until":
         out.append(f"Reached {esc(where(dbg, ev.pc))}")
+    elif r == "watchpoint" and ev.bp is not None:
+        what = "wrote" if ev.bp.hit_access == "w" else "read"
+        out.append(f"[bold red]Watchpoint {ev.bp.num}[/] ({esc(ev.bp.describe())}): the instruction at "
+                   f"{esc(where(dbg, ev.pc))} {what} {ev.bp.hit_addr:#x} [dim](it re-executes on resume"
+                   + ("; the write has already reached memory)[/]" if what == "wrote" else ")[/]"))
     elif r == "trap-entry":
         if ev.bp is not None:
             out.append(f"[bold red]Trap breakpoint {ev.bp.num}[/] ({esc(ev.bp.describe())})")
@@ -266,19 +285,10 @@ def view_vregs(dbg: Any, args: list[str]) -> list[str]:
     if rvv is None:
         raise DebugError("this hart has no V extension (--no-v)")
     from emukern.machine.cpu_riscv import VS_NAMES
-    sew = None
-    regs = list(range(32))
-    for a in args:
-        a2 = a.lower().lstrip("e")
-        if a2 in ("8", "16", "32", "64"):
-            sew = int(a2)
-        elif a.lower().startswith("v") and a[1:].isdigit():
-            regs = [int(a[1:])] if not sew or regs == list(range(32)) else regs + [int(a[1:])]
-        else:
-            raise DebugError(f"bad argument {a!r}", hint="info vregs [8|16|32|64] [vN]")
-    vt = getattr(rvv, "_vt", None)
+    sew, named = _element_args(args, "v", 32, "info vregs [e8|e16|e32|e64] [vN ...]")
+    regs = named or list(range(32))
     if sew is None:
-        sew = getattr(vt, "sew", None) or 64
+        sew = vtype_sew(rvv)
     vs = getattr(cpu, "vs", None)
     out = [f"VLEN={rvv.vlen} vl={rvv.vl} vtype={rvv.vtype:#x}{' (vill)' if rvv.vill else ''} "
            f"vstart={rvv.vstart} VS={VS_NAMES.get(vs, vs)}  elements as e{sew}"]
@@ -294,6 +304,36 @@ def view_vregs(dbg: Any, args: list[str]) -> list[str]:
     return out
 
 
+def vtype_sew(rvv: Any) -> int:
+    """The element width vtype selects (vsew, bits 5:3); e64 when vtype is invalid (vill)."""
+    if getattr(rvv, "vill", False):
+        return 64
+    vt = getattr(rvv, "_vt", None)
+    if getattr(vt, "sew", None):
+        return int(vt.sew)
+    return 8 << ((int(rvv.vtype) >> 3) & 3)
+
+
+def _element_args(args: list[str], prefix: str, count: int, usage: str,
+                  extra: tuple[str, ...] = ()) -> tuple[int | None, list[Any]]:
+    """`[e8|e16|e32|e64|8|...] [REG ...]`: the element width (None if not given) and the
+    registers named (numbers, or the names in ``extra`` such as ffr), in the order given."""
+    sew: int | None = None
+    regs: list[Any] = []
+    for a in args:
+        low = a.lower()
+        w = low[1:] if low.startswith("e") else low
+        if w in ("8", "16", "32", "64"):
+            sew = int(w)
+        elif low.startswith(prefix) and low[len(prefix):].isdigit() and int(low[len(prefix):]) < count:
+            regs.append(int(low[len(prefix):]))
+        elif low in extra:
+            regs.append(low)
+        else:
+            raise DebugError(f"bad argument {a!r}", hint=usage)
+    return sew, regs
+
+
 def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
     cpu = dbg.cpu
     if dbg.arch != "arm64":
@@ -301,24 +341,33 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
     reader = getattr(cpu, "read_sve_state", None)
     out = [f"SVE VL={getattr(cpu, 'vl', '?')} bits, EL0 access {'enabled' if getattr(cpu, 'sve_el0', False) else 'trapped'}"]
     if callable(reader):
+        if what == "z":
+            sew, regs = _element_args(args, "z", 32, "info zregs [e8|e16|e32|e64] [zN ...]")
+        else:
+            sew, regs = _element_args(args, "p", 16, "info pregs [e8|e16|e32|e64] [pN ... ffr]", ("ffr",))
+        sew = sew or (64 if what == "z" else 8)
         try:
             st = reader()
         except Exception as exc:
             raise DebugError(f"reading SVE state failed: {exc}") from None
-        key = "z" if what == "z" else "p"
-        regs = st.get(key) if isinstance(st, dict) else getattr(st, key, None)
-        if regs is None:
-            out.append(f"(read_sve_state() returned no {key!r} registers)")
+        if what == "z":
+            out[0] += f"  elements as e{sew}, element 0 first"
+            for i in regs or range(32):
+                data = bytes(st["z"][i])
+                eb = sew // 8
+                els = [int.from_bytes(data[j:j + eb], "little") for j in range(0, len(data), eb)]
+                out.append(f"z{i:<3} " + " ".join(f"{e:0{2 * eb}x}" for e in els))
             return out
-        for i, v in enumerate(regs):
-            width = 2 * len(v) if isinstance(v, (bytes, bytearray)) else 0
-            if isinstance(v, (bytes, bytearray)):
-                v = int.from_bytes(v, "little")
-            out.append(f"{key}{i:<3} 0x{v:0{width}x}")
-        if what == "p":
-            ffr = st.get("ffr") if isinstance(st, dict) else getattr(st, "ffr", None)
-            if ffr is not None:
-                out.append(f"ffr  {int.from_bytes(ffr, 'little') if isinstance(ffr, (bytes, bytearray)) else ffr:#x}")
+        # a predicate has one bit per vector byte: element k of width e is active when bit k*e/8 is set
+        out[0] += f"  predicates as .{ {8: 'b', 16: 'h', 32: 's', 64: 'd'}[sew]} elements (1 = active), element 0 first"
+        for r in regs or [*range(16), "ffr"]:
+            data = bytes(st["ffr"] if r == "ffr" else st["p"][r])
+            bits = int.from_bytes(data, "little")
+            step = sew // 8
+            flags = "".join("1" if bits >> k & 1 else "." for k in range(0, 8 * len(data), step))
+            name = "ffr" if r == "ffr" else f"p{r}"
+            active = flags.count("1")
+            out.append(f"{name:<4} {flags}  ({active} of {len(flags)} active; raw {bits:#0{2 + 2 * len(data)}x})")
         return out
     out.append("[yellow]Z/P registers need the SVE register stubs (cpu.read_sve_state), not available yet;[/]")
     if what == "p":
@@ -538,9 +587,12 @@ def view_views(dbg: Any, args: list[str]) -> list[str]:
 
 register_view("registers", view_regs, "general registers (or the ones named: info regs a0 pc)", ("regs", "r"))
 register_view("fregs", view_fregs, "floating-point registers (RISC-V f0-f31; arm64 v0-v31)", ("float",))
-register_view("vregs", view_vregs, "RISC-V vector registers: info vregs [8|16|32|64] [vN]", ("vector",))
-register_view("zregs", lambda d, a: view_zregs(d, a, "z"), "arm64 SVE Z registers (or V0-V31 without stubs)")
-register_view("pregs", lambda d, a: view_zregs(d, a, "p"), "arm64 SVE predicate registers")
+register_view("vregs", view_vregs, "RISC-V vector registers: info vregs [e8|e16|e32|e64] [vN ...] "
+              "(default: vtype's SEW)", ("vector",))
+register_view("zregs", lambda d, a: view_zregs(d, a, "z"), "arm64 SVE Z registers: info zregs [e8|e16|e32|e64] "
+              "[zN ...] (default e64)")
+register_view("pregs", lambda d, a: view_zregs(d, a, "p"), "arm64 SVE predicates: info pregs [e8|e16|e32|e64] "
+              "[pN ... ffr] (default .b)")
 register_view("task", view_task, "the current task (or: info task TID), with its arch thread state")
 register_view("tasks", view_tasks, "every task")
 register_view("cpu", view_cpu, "per-CPU state: clock, run queue, ticks, vector unit", ("cpus",))

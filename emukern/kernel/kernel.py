@@ -133,6 +133,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._last_cpu: Cpu | None = None
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
+            rvv = getattr(cpu, "rvv", None)
+            if self.cost.rvv and rvv is not None:
+                rvv.set_costs(dict(self.cost.rvv))     # --cost rvv.KIND.PART=N
         self.arch.boot()
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)

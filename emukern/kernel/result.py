@@ -12,6 +12,15 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunResult:
+    """What one run produced (``Machine.run()``, ``run_program``, the ``run_guest`` fixture).
+
+    ``exit_status`` is what a shell shows (the exit code, 128+N when killed by signal N, 124 at
+    the ``max_insns`` budget, 125 on a deadlock); ``stdout``/``stderr`` are the guest's bytes;
+    ``user_insns``, ``kernel_cycles`` and ``cycles`` are the deterministic counts;
+    ``traps``/``syscalls`` count by kind/name; ``fault`` describes a fatal signal's cause.
+    :meth:`to_json` is the ``--json`` document.
+    """
+
     exit_status: int              # as a shell shows it: code, or 128+signal
     exit_code: int | None         # the value passed to exit(), if it exited
     signal: int | None            # the fatal signal, if killed

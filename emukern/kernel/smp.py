@@ -123,7 +123,10 @@ class RunLoopMixin:
         until = min(pc.next_tick, self._lockstep_limit(cpu))
         if self.config.max_insns is not None:
             left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
-            until = min(until, cpu.now + max(left, 0) + 1)
+            # at most `left` more user instructions (fewer if kernel work is charged): the run
+            # stops at exactly --max-insns; with nothing left the CPU does not run and
+            # _check_budget ends the run after this round
+            until = min(until, cpu.now + max(left, 0))
         if pc.timers:
             until = min(until, pc.timers[0][0])
         if self.run_cap is not None:
@@ -250,7 +253,7 @@ class RunLoopMixin:
         limit = self.config.max_insns
         if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
             cpu.stop()
-            raise StopRun("budget", f"stopped after {limit:,} user instructions (--max-insns); "
+            raise StopRun("budget", f"the --max-insns budget of {limit:,} user instructions ran out; "
                           "the guest may be stuck in a loop — raise --max-insns if it is just long")
 
     def _kill_everything(self) -> None:

@@ -157,8 +157,8 @@ _INCLUDE_RE = re.compile(r'^\s*\.(include|incbin)\s+"([^"]+)"', re.MULTILINE)
 
 def default_include_dirs() -> list[Path]:
     """The project's shared guest include directory (``guest_asm/include``), if it exists."""
-    root = Path(__file__).resolve().parents[2]
-    d = root / "guest_asm" / "include"
+    from emukern.resources import guest_asm_dir
+    d = guest_asm_dir() / "include"
     return [d] if d.is_dir() else []
 
 

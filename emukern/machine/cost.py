@@ -67,7 +67,14 @@ class CostTable:
     def __getitem__(self, key: str) -> int:
         return self.values[key]
 
+    # RVV unit constants (emukern.machine.rvv.cost.DEFAULT_COSTS) are overridden as "rvv.<kind>.<part>",
+    # e.g. rvv.load.beat=2; the kernel hands them to each CPU's vector unit
+    rvv: dict[str, int] = field(default_factory=dict)
+
     def override(self, key: str, value: str | int) -> None:
+        if key.startswith("rvv."):
+            self._override_rvv(key, value)
+            return
         if key not in self.values:
             near = ", ".join(sorted(self.values))
             raise ConfigError(f"unknown cost key {key!r}", hint=f"known keys: {near}")
@@ -79,6 +86,20 @@ class CostTable:
             raise ConfigError(f"cost {key} must be >= 0, got {v}")
         self.values[key] = v
         self.__dict__[key] = v
+
+    def _override_rvv(self, key: str, value: str | int) -> None:
+        from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV
+        name = key[len("rvv."):]
+        if name not in RVV:
+            raise ConfigError(f"unknown cost key {key!r}",
+                              hint="RVV keys: " + ", ".join(f"rvv.{k}" for k in sorted(RVV)))
+        try:
+            v = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"cost {key} must be an integer number of cycles, got {value!r}") from None
+        if v < 0:
+            raise ConfigError(f"cost {key} must be >= 0, got {v}")
+        self.rvv[name] = v
 
     def apply(self, overrides: list[str]) -> None:
         for item in overrides:
@@ -103,4 +124,14 @@ class CostTable:
             self.override(k.strip(), v.strip())
 
     def describe(self) -> list[tuple[str, int, str]]:
-        return [(k, self.values[k], DEFAULT_COSTS[k][1]) for k in sorted(self.values)]
+        """(key, value, what it models) for every constant, the RVV unit's ("rvv.*") included."""
+        from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV
+        rows = [(k, self.values[k], DEFAULT_COSTS[k][1]) for k in sorted(self.values)]
+        for k in sorted(RVV):
+            kind, part = k.split(".")
+            what = {"base": "fixed cycles", "beat": "cycles per DLEN-bit beat",
+                    "reg": "cycles per register of the group"}[part]
+            v = self.rvv.get(k, RVV[k])
+            rows.append((f"rvv.{k}", int(v) if float(v).is_integer() else v,  # type: ignore[arg-type]
+                         f"RVV {kind} instructions: {what}"))
+        return rows

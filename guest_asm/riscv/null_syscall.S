@@ -1,7 +1,7 @@
 # null_syscall: the seed 000 benchmark — vsetvli, then getppid() in a loop.
 # argv[1] = iterations (default 10000); argv[2] = 1 to execute the vsetvli in every iteration
 # (default 0: once before the loop, like `null_syscall --vsetvli`).
-# The loop is timed with rdcycle; stdout gets 16 bytes: elapsed cycles, iterations (u64 each).
+# The loop is timed with rdcycle; stdout gets one line: "<elapsed cycles> <iterations>".
 .include "syscalls.inc"
 .include "rv_util.inc"
 .globl _start
@@ -21,14 +21,8 @@ _start:
     bnez s1, 1b
     rdcycle s4
     sub s4, s4, s3
-    la a1, out
-    sd s4, 0(a1)
-    sd s0, 8(a1)
-    li a0, 1
-    li a2, 16
-    SYSCALL SYS_write
+    WRITE_UDEC2 s4, s0          # "<elapsed cycles> <iterations>\n"
     li a0, 0
     SYSCALL SYS_exit_group
 .bss
 .align 3
-out: .space 16

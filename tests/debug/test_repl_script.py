@@ -125,15 +125,19 @@ def test_stepi_count_matches_counter(debug_script):
 
 def test_condition_breakpoints_deferred(debug_script):
     rc, out = debug_script(str(DATA / "rv_dirty.S"), [
-        "break when vs-changes", "continue", "continue", "print vs", "info kernel", "delete",
-        "break when jiffies>1000", "info breakpoints", "continue"])
+        "break when vs-changes", "continue", "continue", "print vs", "continue", "print vs", "info kernel",
+        "delete", "break when jiffies>1000", "info breakpoints", "continue"])
     assert rc == 0
     first = out.split("(emukern) continue\n")[1]
-    assert "Breakpoint 1 (when vs-changes (checked after each trap)) is true" in first
+    assert "Breakpoint 1 (when vs-changes (checked after each trap and before each instruction)) is true" in first
     assert "riscv_v_first_use_handler" in first and "vs: Off -> Clean" in first
+    # the vsetvli made VS Dirty -- in the vector unit, no trap: the stop is before the next instruction
     second = out.split("(emukern) continue\n")[2]
-    assert "handler   getpid" in second and "vs: Dirty -> Initial" in second
-    assert "vs = Initial" in section(out, "print vs")
+    assert "is true" in second and "trap #" not in second and "vmv.v.i v4, 5" in second
+    assert "vs = Dirty" in out.split("(emukern) print vs\n")[1]
+    third = out.split("(emukern) continue\n")[3]
+    assert "handler   getpid" in third and "vs: Dirty -> Initial" in third
+    assert "vs = Initial" in out.split("(emukern) print vs\n")[2]
     assert "last vector decision: VS=Initial: discard" in section(out, "info kernel")
     assert "when jiffies>1000" in section(out, "info breakpoints")
     assert "program exited with status 0" in out
