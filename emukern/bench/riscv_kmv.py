@@ -17,8 +17,10 @@ from typing import Any
 
 from rich.table import Table
 
+from emukern.resources import guest_asm_dir
+
 TITLE = "RISC-V kernel-mode vector: stale vector contexts after large user copies"
-GUEST = Path(__file__).resolve().parents[2] / "guest_asm" / "riscv" / "vec_write_loop.S"
+GUEST = guest_asm_dir() / "riscv" / "vec_write_loop.S"
 VLEN = 512
 SIZE = 4096
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
+from unicorn import UcError
 from typing import Any, Callable
 
 from emukern.debug.conditions import Condition, EvalContext

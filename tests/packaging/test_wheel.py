@@ -130,7 +130,7 @@ def test_reproduce_quick_one_experiment(wheel_venv):
     r = _run(wheel_venv, "emukern", "reproduce", "--quick", "--only", "kernel_core", "--out", str(out))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "Traceback" not in r.stderr
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "quick" / "results.json").read_text())   # quick runs live in OUT/quick
     assert "kernel_core" in json.dumps(results)
 
 
