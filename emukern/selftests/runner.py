@@ -41,13 +41,17 @@ KERNELS: dict[str, dict[str, str]] = {
 }
 
 
+# switch names as the table shows them
+SHORT = {"arm64-sve": "sve", "arm64-mrs": "mrs", "riscv-discard": "discard", "riscv-vstate-sysctl": "vstate-sysctl"}
+
+
 @dataclass(frozen=True)
 class Config:
     policies: tuple[tuple[str, str], ...]   # (switch, value), sorted
     vl: int | None                          # SVE VL / RVV VLEN in bits, None = machine default
 
     def label(self, arch: str) -> str:
-        parts = [f"{n}={v}" for n, v in self.policies]
+        parts = [f"{SHORT.get(n, n)}={v}" for n, v in self.policies]
         if self.vl is not None:
             parts.append(("vl=" if arch == "arm64" else "vlen=") + str(self.vl))
         return " ".join(parts) or "default"

@@ -92,9 +92,11 @@ def fetch_debian(cache: Path | None = None, progress=None) -> LinuxSource:  # ty
     cache = cache or source_cache()
     stamp = sorted(cache.glob("*/.emukern-unpacked"))
     if stamp:
-        tree = Path(stamp[-1].read_text().strip())
+        lines = stamp[-1].read_text().splitlines()
+        tree = Path(lines[0].strip())
         if tree.is_dir():
-            return LinuxSource(tree, tree_version(tree), stamp[-1].parent.name)
+            origin = lines[1] if len(lines) > 1 else stamp[-1].parent.name
+            return LinuxSource(tree, tree_version(tree), origin)
     if progress:
         progress(f"fetching {PACKAGE} from Debian {DEBIAN_RELEASE}")
     deb = AptFetcher(DEBIAN_RELEASE, "all").download(PACKAGE)
@@ -120,8 +122,9 @@ def fetch_debian(cache: Path | None = None, progress=None) -> LinuxSource:  # ty
     if not (tree / "tools" / "testing" / "selftests").is_dir():
         raise SourceError(f"unpacking {tarball.name} failed: {p.stderr.strip()[-300:]}")
     shutil.rmtree(tmp, ignore_errors=True)
-    (work / ".emukern-unpacked").write_text(str(tree) + "\n")
-    return LinuxSource(tree, tree_version(tree), f"Debian {PACKAGE} {debver}")
+    origin = f"Debian {DEBIAN_RELEASE} {PACKAGE} {debver}"
+    (work / ".emukern-unpacked").write_text(f"{tree}\n{origin}\n")
+    return LinuxSource(tree, tree_version(tree), origin)
 
 
 def get_source(linux_src: str | Path | None = None, progress=None) -> LinuxSource:  # type: ignore[no-untyped-def]

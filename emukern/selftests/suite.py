@@ -54,28 +54,62 @@ def run_suite(src: LinuxSource, tests: list[SelfTest], opts: RunOptions, pinned:
 STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "timeout": "magenta", "not built": "red"}
 
 
-def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None) -> None:
+def _groups(outcomes: list[Outcome]) -> list[tuple[Outcome, list[Outcome]]]:
+    """Consecutive runs of one test with the same verdict, counts, cause and expectation."""
+    out: list[tuple[Outcome, list[Outcome]]] = []
+    for o in outcomes:
+        key = (o.test, o.verdict, o.counts, o.cause, o.detail, o.expected, o.expect_reason, o.unexpected)
+        if out and out[-1][0].test == o.test and (out[-1][0].test, out[-1][0].verdict, out[-1][0].counts,
+                                                  out[-1][0].cause, out[-1][0].detail, out[-1][0].expected,
+                                                  out[-1][0].expect_reason, out[-1][0].unexpected) == key:
+            out[-1][1].append(o)
+        else:
+            out.append((o, [o]))
+    return out
+
+
+def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, collapse: bool = True) -> None:
     from rich.console import Console
     from rich.table import Table
-    console = Console(file=file or sys.stdout, width=200)
-    table = Table(title=f"Linux {src.version} selftests under emukern ({src.origin})", show_lines=False)
+    console = Console(file=file or sys.stdout, width=220)
+    table = Table(title=f"Linux {src.version} selftests under emukern ({src.origin})", show_lines=True)
     for col in ("test", "configuration", "verdict", "p/f/s", "first cause emukern names", "expected"):
         table.add_column(col, overflow="fold")
+    per_test: dict[str, int] = {}
     for o in outcomes:
+        per_test[o.test] = per_test.get(o.test, 0) + 1
+    for o, grp in (_groups(outcomes) if collapse else [(o, [o]) for o in outcomes]):
+        if len(grp) == 1:
+            conf = o.config
+        elif len(grp) == per_test[o.test]:
+            conf = f"all {len(grp)}: " + _span([g.config for g in grp])
+        else:
+            conf = "\n".join(g.config for g in grp)
         v = f"[{STYLE.get(o.verdict, 'white')}]{o.verdict}[/]"
         if o.unexpected:
             v += " [bold red](UNEXPECTED)[/]"
         cause = o.cause + (f" — test says: {o.detail}" if o.detail and o.detail != o.cause else "")
-        exp = o.expected + (f": {o.expect_reason}" if o.expect_reason and o.expected != "pass" else "")
-        table.add_row(o.test, o.config, v, o.counts, cause, exp)
+        exp = o.expected + (f": {o.expect_reason}" if o.expect_reason else "")
+        table.add_row(o.test.split("/", 1)[1] if "/" in o.test else o.test, conf, v, o.counts, cause, exp)
     console.print(table)
-    n = len(outcomes)
     by: dict[str, int] = {}
     for o in outcomes:
         by[o.verdict] = by.get(o.verdict, 0) + 1
     bad = sum(o.unexpected for o in outcomes)
-    console.print(f"{n} runs: " + ", ".join(f"{v} {c}" for v, c in sorted(by.items()))
-                  + f"; {bad} unexpected")
+    console.print(f"{len(outcomes)} runs of {len(per_test)} tests: "
+                  + ", ".join(f"{v} {c}" for v, c in sorted(by.items())) + f"; {bad} unexpected")
+
+
+def _span(labels: list[str]) -> str:
+    """'a=x vl=128', 'a=y vl=256', ... -> 'a={x,y} x vl={128,256}'."""
+    axes: dict[str, list[str]] = {}
+    for lab in labels:
+        for part in lab.split():
+            k, _, v = part.partition("=")
+            vals = axes.setdefault(k, [])
+            if v not in vals:
+                vals.append(v)
+    return " x ".join(f"{k}={{{','.join(v)}}}" if len(v) > 1 else f"{k}={v[0]}" for k, v in axes.items())
 
 
 def main(a: Any) -> int:
