@@ -174,8 +174,8 @@ def add_selftests_command(sub: Any) -> None:
     s.add_argument("--vl", action="append", type=_int, default=[], metavar="BITS",
                    help="run vector tests only at this SVE VL / RVV VLEN (repeatable; default every one)")
     s.add_argument("--time-limit", type=float, default=120.0, metavar="S", help="host seconds per run (default 120)")
-    s.add_argument("--stress-seconds", type=float, default=0.02, metavar="S",
-                   help="simulated seconds a stress test runs before its SIGTERM (default 0.02)")
+    s.add_argument("--stress-seconds", type=float, default=0.001, metavar="S",
+                   help="simulated seconds a stress test runs before its SIGTERM (default 0.001)")
     s.add_argument("--linux-src", metavar="DIR", help="use this kernel tree instead of Debian's linux-source")
     s.add_argument("--expected", metavar="FILE", help="expected-results table (default: the built-in expected.toml)")
     s.add_argument("--json", metavar="FILE", help="also write every outcome as JSON")

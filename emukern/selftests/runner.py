@@ -176,7 +176,7 @@ def _handler_installed(task: Any, sig: int) -> bool:
 @dataclass
 class RunOptions:
     time_limit: float = 120.0            # host seconds per run
-    stress_seconds: float = 0.02         # simulated seconds before the stop signal
+    stress_seconds: float = 0.001        # simulated seconds before the stop signal
     base: MachineConfig | None = None    # run options from the command line
 
 
