@@ -144,7 +144,7 @@ def cmd_info(a: argparse.Namespace) -> int:
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from emukern.bench.reproduce import reproduce
-    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only)
+    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only, full=getattr(a, "full", False))
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
@@ -213,6 +213,8 @@ def make_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default="reproduce-out", help="directory for plots and results (default reproduce-out)")
     rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests)")
     rp.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this experiment (repeatable)")
+    rp.add_argument("--full", action="store_true",
+                    help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop (slow)")
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="emulator self-benchmark: speed vs raw Unicorn (and qemu-user)")

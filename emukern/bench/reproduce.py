@@ -25,6 +25,7 @@ EXPERIMENTS = [
     "riscv_vector",         # issue 5: seeds 000 (null_syscall) and 003 (lat_ctx)
     "arm64_mrs",            # issue 6: seed 001 contention sweep
     "arm64_sve",            # issue 7: seed 004 fp-pidbench and blocking scenario
+    "arm64_sve_upstream",   # issue 14: the upstream fp-pidbench selftest built from linux-source
 ]
 
 
@@ -33,6 +34,7 @@ class ReproduceContext:
     out_dir: Path
     quick: bool
     console: Console
+    full: bool = False          # real iteration counts (the upstream fp-pidbench's 2.56 M per loop)
     results: dict[str, Any] = field(default_factory=dict)
 
     def progress(self) -> Progress:
@@ -41,11 +43,11 @@ class ReproduceContext:
                         MofNCompleteColumn(), TimeElapsedColumn(), console=self.console, transient=False)
 
 
-def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> int:
+def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None, full: bool = False) -> int:
     # tables are wide: when writing to a file or CI log use 120 columns instead of rich's 80
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ctx = ReproduceContext(out_dir, quick, console)
+    ctx = ReproduceContext(out_dir, quick, console, full=full)
     failed: list[str] = []
     names = [n for n in EXPERIMENTS if not only or n in only]
     unknown = [n for n in (only or []) if n not in EXPERIMENTS]
