@@ -244,13 +244,28 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
             o.verdict = "fail"
         if o.verdict == "fail" and not tp.seen and code == 0:
             o.verdict = "pass"
+    elif t.kind == "exit" and t.exit_ok != (0,):
+        o.verdict = "pass" if r.exit_code in t.exit_ok and not out.strip() else "fail"
     elif t.kind == "bench":
         o.verdict = "pass" if r.exit_code == 0 and "SVE used per syscall" in out else "fail"
         o.figures = parse_pidbench(out)
     else:
         o.verdict = "pass" if r.exit_code == 0 else "fail"
+    # fatal signals in other processes of the test (kselftest_harness runs each case in a child)
+    for tid in sorted(k.tasks):
+        task = k.tasks[tid]
+        rep = getattr(task, "fault_report", None)
+        if task is init or task.tgid != task.tid or not rep:
+            continue
+        sig = rep.get("signal")
+        handled = _handler_installed(task, sig) if sig else False
+        why = rep.get("why", "")
+        c = (f"fatal {SIGNAMES.get(sig, sig)} in pid {task.tgid}" + (" (its handler was not run)" if handled else "")
+             + (f": {why}" if why and not why.startswith("killed by signal") else ""))
+        if c not in causes:
+            causes.append(c)
     if o.verdict not in ("pass", "skip"):
-        o.cause = causes[0] if causes else _last_words(out + err, tp)
+        o.cause = "; then ".join(causes[:3]) if causes else _last_words(out + err, tp)
         o.detail = tp.first_failure or tp.bail_out or _last_words(out + err, tp)
     elif causes and o.verdict == "skip":
         o.cause = causes[0]

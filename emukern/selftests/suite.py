@@ -73,7 +73,7 @@ def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, col
     from rich.table import Table
     console = Console(file=file or sys.stdout, width=220)
     table = Table(title=f"Linux {src.version} selftests under emukern ({src.origin})", show_lines=True)
-    for col in ("test", "configuration", "verdict", "p/f/s", "first cause emukern names", "expected"):
+    for col in ("test", "configuration", "verdict", "p/f/s", "causes emukern names (first first)", "expected"):
         table.add_column(col, overflow="fold")
     per_test: dict[str, int] = {}
     for o in outcomes:
@@ -133,6 +133,8 @@ def main(a: Any) -> int:
         pinned.update(KERNELS[a.kernel])
     from emukern.kernel.policies import parse_assignments
     pinned.update(parse_assignments(a.policy, "policy"))
+    from emukern.kernel.policies import Policies
+    Policies(pinned)                  # unknown names/values: a clear error before anything runs
     vls = tuple(a.vl) if a.vl else None
     a.policy = []
     a.arch = None
