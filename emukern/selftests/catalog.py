@@ -29,6 +29,7 @@ class SelfTest:
     stop_signal: int = 0           # stress tests: the signal their harness ends them with
     helpers: tuple[str, ...] = ()  # other programs of the same dir it needs beside it (exec)
     make_target: str = ""          # when not $(OUTPUT)/<name>
+    freq_hz: int | None = None     # a lower CPU frequency for tests that run for simulated seconds
     exit_ok: tuple[int, ...] = (0,)  # kind "exit": the exit codes that mean it worked (and silent)
     note: str = ""
 
@@ -58,9 +59,10 @@ TESTS: list[SelfTest] = [
              note="vlset --inherit 256 ./rdvl-sve: set the VL, exec the program"),
     SelfTest(_A, "fp", "sve-test", kind="stress", switches=SVE, vector=True, stop_signal=SIGTERM),
     SelfTest(_A, "fp", "fpsimd-test", kind="stress", switches=SVE, stop_signal=SIGTERM),
-    SelfTest(_A, "fp", "fp-stress", args=("-t", "1"), switches=SVE, vector=True,
+    SelfTest(_A, "fp", "fp-stress", args=("-t", "1"), switches=SVE, vector=True, freq_hz=1_000_000,
              helpers=("fpsimd-test", "sve-test", "ssve-test", "za-test", "zt-test"),
-             note="-t 1: the harness runs its children one (simulated) second, then SIGTERMs them"),
+             note="-t 1: the harness runs its children one simulated second, then SIGTERMs them; "
+                  "the CPU runs at 1 MHz so that second is 1 M cycles"),
     SelfTest(_A, "fp", "fp-pidbench", kind="bench", switches=SVE, vector=True,
              note="built with the iteration count substituted (see build.PIDBENCH_ITERS)"),
     SelfTest(_A, "fp", "kernel-test", kind="exit", note="drives the kernel's FP use through AF_ALG"),

@@ -191,6 +191,9 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     mc = MachineConfig(**{k: getattr(base, k) for k in base.__dataclass_fields__})
     mc.arch = t.arch
     mc.policies = {**mc.policies, **cfg.policy_dict()}
+    if t.freq_hz:
+        mc.freq_hz = t.freq_hz
+        mc.timer_freq = min(mc.timer_freq, t.freq_hz)
     if cfg.vl is not None:
         if t.arch == "arm64":
             mc.sve_vl = cfg.vl
@@ -265,7 +268,7 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         if c not in causes:
             causes.append(c)
     if o.verdict not in ("pass", "skip"):
-        o.cause = "; then ".join(causes[:3]) if causes else _last_words(out + err, tp)
+        o.cause = "; then ".join(causes[:4]) if causes else _last_words(out + err, tp)
         o.detail = tp.first_failure or tp.bail_out or _last_words(out + err, tp)
     elif causes and o.verdict == "skip":
         o.cause = causes[0]
