@@ -275,22 +275,37 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     return o
 
 
+SLICE_CYCLES = 1_000_000      # how far a CPU runs between checks of the host time limit
+
+
 def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool]:
-    """Run ``k`` in slices; stop a stress test with its harness's signal; honour the time limit."""
+    """Run ``k`` in short slices (the kernel's ``run_cap``, as the debugger's stepping uses it):
+    stop a stress test with its harness's signal at the bound, honour the host time limit."""
     stop_at = int(opts.stress_seconds * k.config.freq_hz) if t.kind == "stress" else None
-    stopped = False
-    while True:
-        if not k.step_loop(200):
-            return stopped, False
-        if time.perf_counter() - t0 > opts.time_limit:
-            k._kill_everything()
-            return stopped, True
-        if stop_at is not None and not stopped and k.elapsed >= stop_at:
-            init = k.init_task
-            if init is not None and init.alive:
-                # what fp-stress does to its children: kill(pid, SIGTERM), from outside the task
-                k.sys_kill(k.cpus[init.cpu or 0], init, init.tgid, t.stop_signal)
-            stopped = True
+    state = {"stopped": False}
+
+    def cap(cpu: Any) -> int:
+        lim = cpu.now + SLICE_CYCLES
+        if stop_at is not None and not state["stopped"]:
+            lim = min(lim, max(stop_at, cpu.now + 1))
+        return lim
+
+    k.run_cap = cap
+    try:
+        while True:
+            if not k.step_loop(4):
+                return state["stopped"], False
+            if time.perf_counter() - t0 > opts.time_limit:
+                k._kill_everything()
+                return state["stopped"], True
+            if stop_at is not None and not state["stopped"] and k.elapsed >= stop_at:
+                init = k.init_task
+                if init is not None and init.alive:
+                    # what fp-stress does to its children: kill(pid, SIGTERM), from outside the task
+                    k.sys_kill(k.cpus[init.cpu], init, init.tgid, t.stop_signal)
+                state["stopped"] = True
+    finally:
+        k.run_cap = None
 
 
 def _stress_verdict(t: SelfTest, r: Any, out: str, stopped: bool, causes: list[str], init: Any) -> str:

@@ -72,7 +72,7 @@ def test_pidbench_substituted_count(builder):
     f = parse_pidbench(r.stdout.decode())
     assert r.exit_status == 0 and f["Iterations per test"] == PIDBENCH_ITERS << 8
     assert r.syscalls["getpid"] == 3 * (PIDBENCH_ITERS << 8)
-    assert f["SVE VL"] == 16                                   # rdvl x0, #8 at VL 128: bytes*8/8
+    assert f["SVE VL"] == 128                                  # rdvl x0, #8: VL in bytes x 8 = bits
 
 
 def test_cli_one_test_with_json(src, tmp_path, capsys):
