@@ -48,6 +48,9 @@ def run_suite(src: LinuxSource, tests: list[SelfTest], opts: RunOptions, pinned:
             o = run_one(t, built, cfg, opts)
             judge(o, expected.lookup(t.id, cfg.policy_dict(), cfg.vl))
             outcomes.append(o)
+            if progress:
+                progress(f"  -> {o.verdict}{' (UNEXPECTED)' if o.unexpected else ''}"
+                         f"{': ' + o.cause[:100] if o.cause else ''}")
     return outcomes
 
 
