@@ -65,7 +65,8 @@ TESTS: list[SelfTest] = [
                   "the CPU runs at 1 MHz so that second is 1 M cycles"),
     SelfTest(_A, "fp", "fp-pidbench", kind="bench", switches=SVE, vector=True,
              note="built with the iteration count substituted (see build.PIDBENCH_ITERS)"),
-    SelfTest(_A, "fp", "kernel-test", kind="exit", note="drives the kernel's FP use through AF_ALG"),
+    SelfTest(_A, "fp", "kernel-test", kind="stress", stop_signal=SIGTERM,
+             note="fp-stress's KERNEL child: hashes through AF_ALG sockets until SIGTERM"),
     # ---- arm64 abi/ -----------------------------------------------------------------------------
     SelfTest(_A, "abi", "syscall-abi", switches=SVE, vector=True),
     SelfTest(_A, "abi", "hwcap", switches=("arm64-mrs",)),
