@@ -268,12 +268,45 @@ def print_examples() -> int:
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from emukern.bench.reproduce import reproduce
-    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only)
+    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only, full=getattr(a, "full", False))
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
     from emukern.bench.selfbench import main as bench_main
     return bench_main(quick=a.quick)
+
+
+def cmd_selftests(a: argparse.Namespace) -> int:
+    from emukern.selftests.suite import main as selftests_main
+    return selftests_main(a)
+
+
+def add_selftests_command(sub: Any) -> None:
+    """`emukern selftests`: Linux's own arm64/riscv selftests, built from a real release, run under
+    every relevant policy x vector length; kept in one function (emukern/selftests/ owns the rest)."""
+    s = sub.add_parser("selftests", help="build and run Linux's own arm64/riscv selftests under every policy x VL",
+                       description="Fetches linux-source-6.12 from Debian (cached under ~/.cache/emukern), "
+                       "builds tools/testing/selftests/{arm64,riscv} with their Makefiles (static, Debian "
+                       "cross compilers, the release's UAPI headers) and runs each test under every value of "
+                       "the switches it exercises and every VL/VLEN, printing test x configuration -> the "
+                       "test's own verdict, and for a failure the first cause emukern names. Exit status 1 "
+                       "when any outcome differs from emukern/selftests/expected.toml.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--only", action="append", default=[], metavar="NAMES",
+                   help="run only these tests (comma-separated, repeatable): sve-test, fp/sve-test, arm64/fp/sve-test")
+    s.add_argument("--kernel", metavar="NAME", help="pin every switch to one kernel profile: before | after its patch")
+    s.add_argument("--vl", action="append", type=_int, default=[], metavar="BITS",
+                   help="run vector tests only at this SVE VL / RVV VLEN (repeatable; default every one)")
+    s.add_argument("--time-limit", type=float, default=120.0, metavar="S", help="host seconds per run (default 120)")
+    s.add_argument("--stress-seconds", type=float, default=0.001, metavar="S",
+                   help="simulated seconds a stress test runs before its SIGTERM (default 0.001)")
+    s.add_argument("--linux-src", metavar="DIR", help="use this kernel tree instead of Debian's linux-source")
+    s.add_argument("--expected", metavar="FILE", help="expected-results table (default: the built-in expected.toml)")
+    s.add_argument("--json", metavar="FILE", help="also write every outcome as JSON")
+    s.add_argument("--list", action="store_true", help="list the tests and their switches, run nothing")
+    s.add_argument("-v", "--verbose", action="store_true", help="print each build and run as it starts")
+    machine_options(s)
+    s.set_defaults(func=cmd_selftests)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -310,6 +343,8 @@ def make_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default="reproduce-out", help="directory for plots and results (default reproduce-out)")
     rp.add_argument("--quick", action="store_true", help="smaller iteration counts (for smoke tests), written to OUT/quick")
     rp.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this experiment (repeatable)")
+    rp.add_argument("--full", action="store_true",
+                    help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop (slow)")
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="emulator self-benchmark: speed vs raw Unicorn (and qemu-user)")
@@ -318,6 +353,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     from emukern.sweep.cli import add_sweep_command
     add_sweep_command(sub)
+    add_selftests_command(sub)
 
     try:
         from emukern.debug.cli import add_debug_commands

@@ -52,6 +52,8 @@ SYSCALL_NAMES = {
     23: "dup", 24: "dup3", 25: "fcntl", 29: "ioctl", 62: "lseek", 65: "readv", 66: "writev",
     78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
     261: "prlimit64", 293: "rseq",
+    # epoll and eventfd (emukern/kernel/epoll.py)
+    19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
 }
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
@@ -65,10 +67,11 @@ def prot_str(prot: int) -> str:
     return ("r" if prot & PROT_READ else "-") + ("w" if prot & PROT_WRITE else "-") + ("x" if prot & PROT_EXEC else "-")
 
 
+from emukern.kernel.epoll import EpollMixin, EventFdFile  # noqa: E402
 from emukern.kernel.syscalls_fs import FileSyscallsMixin  # noqa: E402
 
 
-class SyscallsMixin(FileSyscallsMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)
@@ -188,6 +191,8 @@ class SyscallsMixin(FileSyscallsMixin):
         f = task.files.get(s64(fd))
         if f is None or not f.writable:
             return -E.EBADF
+        if isinstance(f, EventFdFile):
+            return self.eventfd_write(cpu, task, f, buf, count & U64)
         count &= U64
         if count > 1 << 31:
             count = 1 << 31
@@ -215,6 +220,8 @@ class SyscallsMixin(FileSyscallsMixin):
         f = task.files.get(s64(fd))
         if f is None or not f.readable:
             return -E.EBADF
+        if isinstance(f, EventFdFile):
+            return self.eventfd_read(cpu, task, f, buf, count & U64)
         count &= U64
         if count and task.mm.find(buf) is None:
             return -E.EFAULT

@@ -1,0 +1,162 @@
+"""Build the selftests as their own Makefiles do, static, with the Debian cross compilers.
+
+Each program is one ``make`` of its Makefile's own target (so its rule, flags and nolibc use are
+the Makefile's), with what the parent ``selftests/<arch>/Makefile`` would export: ``CFLAGS``
+(``-Wall -O2 -g``, the selftests include dir, the release's UAPI headers as ``KHDR_INCLUDES``, and
+for arm64 tools/include) and ``top_srcdir``.  Two things are ours, both on the command line:
+``OUTPUT`` (a cache directory, so the tree is left alone) and ``CC="<triple>-gcc -static"``: the
+selftests link dynamically by default and several custom rules (``$(CC) -nostdlib $^ -o $@``) never
+see ``LDFLAGS``, so ``-static`` has to ride on ``CC`` for every program to come out static.
+
+A program that does not build is reported with the compiler's first error line as its reason.
+
+fp-pidbench is also built with a smaller iteration count: the one documented substitution is its
+``mov x20, #10000`` (then ``lsl x20, x20, #8``: 2,560,000 getpid calls per loop) becoming
+``mov x20, #PIDBENCH_ITERS``, compiled with the very command its Makefile rule uses.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from emukern.selftests.catalog import SelfTest
+from emukern.selftests.source import LinuxSource
+
+TRIPLES = {"arm64": "aarch64-linux-gnu", "riscv64": "riscv64-linux-gnu"}
+PIDBENCH_ITERS = 100                   # -> 100 << 8 = 25,600 getpid calls per loop
+PIDBENCH_REAL = 10000                  # upstream: 10000 << 8 = 2,560,000 per loop
+_PIDBENCH_LINE = re.compile(r"^(\s*mov\s+x20,\s*#)10000(\s*)$", re.M)
+
+
+@dataclass
+class Built:
+    test: SelfTest
+    path: Path | None                  # the static ELF, or None
+    reason: str = ""                   # why it did not build
+    log: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.path is not None
+
+
+def build_root(src: LinuxSource) -> Path:
+    from emukern.debian import cache_root
+    key = hashlib.sha256(str(src.tree).encode()).hexdigest()[:10]
+    return cache_root() / "selftests" / f"{src.version}-{key}"
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "error:" in line or "Error" in line or "No rule" in line or "undefined reference" in line:
+            return line.strip()[:200]
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else "make failed without a message"
+
+
+class Builder:
+    def __init__(self, src: LinuxSource, root: Path | None = None) -> None:
+        self.src = src
+        self.root = root or build_root(src)
+        self._headers: dict[str, Path] = {}
+
+    def compiler(self, arch: str) -> str | None:
+        return shutil.which(f"{TRIPLES[arch]}-gcc")
+
+    def headers(self, arch: str) -> Path:
+        if arch not in self._headers:
+            self._headers[arch] = self.src.headers(arch, self.root)
+        return self._headers[arch]
+
+    def outdir(self, t: SelfTest) -> Path:
+        return self.root / t.arch / t.dir
+
+    def _env(self, t: SelfTest) -> dict[str, str]:
+        st = self.src.selftests
+        hdr = self.headers(t.arch)
+        cflags = f"-Wall -O2 -g -I{st}/ -isystem {hdr}"
+        if t.karch == "arm64":
+            cflags += f" -I{self.src.tree}/tools/include"      # arm64/Makefile adds it, riscv's not
+        env = dict(os.environ)
+        env.update(CFLAGS=cflags, top_srcdir=str(self.src.tree), LC_ALL="C")
+        env.pop("MAKEFLAGS", None)
+        env.pop("MFLAGS", None)
+        return env
+
+    def _make(self, t: SelfTest, target: str) -> subprocess.CompletedProcess[str]:
+        triple = TRIPLES[t.arch]
+        out = self.outdir(t)
+        out.mkdir(parents=True, exist_ok=True)
+        cmd = ["make", "-C", str(self.src.selftests / t.karch / t.dir), f"ARCH={t.karch}",
+               f"CROSS_COMPILE={triple}-", f"CC={triple}-gcc -static", f"OUTPUT={out}",
+               f"KHDR_INCLUDES=-isystem {self.headers(t.arch)}", target]
+        return subprocess.run(cmd, env=self._env(t), capture_output=True, text=True, timeout=600)
+
+    def build(self, t: SelfTest) -> Built:
+        """Build ``t`` (answered from the cache when its program is there)."""
+        d = self.src.selftests / t.karch / t.dir
+        if not (d / "Makefile").exists():
+            return Built(t, None, f"not in this tree: no {t.karch}/{t.dir}/Makefile in Linux {self.src.version}")
+        out = self.outdir(t) / t.name
+        if out.exists():
+            return Built(t, out)
+        if self.compiler(t.arch) is None:
+            return Built(t, None, f"no {TRIPLES[t.arch]}-gcc (install gcc-{TRIPLES[t.arch].replace('_', '-')})")
+        if t.make_target:
+            p = self._make(t, t.make_target)
+            made = d / t.make_target
+            if p.returncode == 0 and made.exists():
+                shutil.copy2(made, out)             # the signal Makefile's own `cp $(PROGS) $(OUTPUT)/`
+        else:
+            p = self._make(t, str(out))
+        log = p.stdout + p.stderr
+        if p.returncode != 0 or not out.exists():
+            if "No rule to make target" in log and t.name in log:
+                return Built(t, None, f"not in this tree: its Makefile has no {t.name} "
+                                      f"(Linux {self.src.version})", log)
+            return Built(t, None, _first_error(log), log)
+        return Built(t, out, "", log)
+
+    def build_all(self, tests: list[SelfTest]) -> dict[str, Built]:
+        done: dict[str, Built] = {}
+        for t in tests:
+            done[t.id] = self.build(t)
+        return done
+
+    def pidbench(self, iters: int = PIDBENCH_ITERS) -> Built:
+        """fp-pidbench with ``mov x20, #<iters>`` (``iters`` == 10000 is the unmodified source)."""
+        from emukern.selftests.catalog import BY_ID
+        t = BY_ID["arm64/fp/fp-pidbench"]
+        if iters == PIDBENCH_REAL:
+            return self.build(t)
+        out = self.outdir(t) / f"fp-pidbench-{iters}"
+        if out.exists():
+            return Built(t, out)
+        fpdir = self.src.selftests / "arm64" / "fp"
+        try:
+            text = (fpdir / "fp-pidbench.S").read_text()
+        except OSError as exc:
+            return Built(t, None, f"not in this tree: {exc.strerror}")
+        new, n = _PIDBENCH_LINE.subn(rf"\g<1>{iters}\g<2>", text)
+        if n != 1:
+            return Built(t, None, "fp-pidbench.S has no single 'mov x20, #10000' to substitute")
+        # asm-utils.o comes from the Makefile's own rule
+        asm = self.outdir(t) / "asm-utils.o"
+        if not asm.exists():
+            p = self._make(t, str(asm))
+            if p.returncode != 0:
+                return Built(t, None, _first_error(p.stdout + p.stderr))
+        srcf = self.outdir(t) / f"fp-pidbench-{iters}.S"
+        srcf.write_text(new)
+        triple = TRIPLES["arm64"]
+        # the Makefile rule: $(CC) -nostdlib $^ -o $@ (-I: the copy is not beside assembler.h)
+        p = subprocess.run([f"{triple}-gcc", "-static", "-nostdlib", f"-I{fpdir}", str(srcf), str(asm),
+                            "-o", str(out)], capture_output=True, text=True)
+        if p.returncode != 0:
+            return Built(t, None, _first_error(p.stderr))
+        return Built(t, out)
