@@ -685,6 +685,7 @@ class Debugger:
             if r.stop_reason not in ("exited",):
                 msg += f" ({r.stop_reason}: {r.message})" if r.message else f" ({r.stop_reason})"
             self.exit_status = r.exit_status
+            self.exit_signal = r.signal or 0
         except Exception as exc:      # defensive: a half-dead machine
             msg = f"program finished ({exc})"
             self.exit_status = -1

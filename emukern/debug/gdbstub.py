@@ -389,6 +389,9 @@ class GdbStub:
 
     def stop_reply(self, ev: StopEvent | None = None) -> str:
         if self.dbg.finished:
+            sig = getattr(self.dbg, "exit_signal", 0)
+            if sig:
+                return f"X{sig:02x}"                # killed by a signal (gdb: "terminated with signal")
             status = getattr(self.dbg, "exit_status", 0) & 0xFF
             return f"W{status:02x}"
         ev = ev if ev is not None else self.last_stop
@@ -424,7 +427,8 @@ class GdbStub:
             prog = getattr(dbg.m, "program", None)
             if prog is None:
                 return "E01"
-            return _xfer_chunk(str(prog).encode(), rng)  # type: ignore[return-value]
+            from pathlib import Path
+            return _xfer_chunk(str(Path(prog).resolve()).encode(), rng)  # type: ignore[return-value]
         if pkt == "qAttached" or pkt.startswith("qAttached:"):
             return "1"
         if pkt == "qC":
@@ -684,6 +688,9 @@ def serve(dbg: Debugger, host: str = "127.0.0.1", port: int = 1234, verbose: boo
     srv.listen(1)
     real_port = srv.getsockname()[1]
     elf = getattr(dbg.m, "program", None)
+    if elf is not None:
+        from pathlib import Path
+        elf = Path(elf).resolve()
     print(f"emukern gdbserver: listening on {host}:{real_port} ({dbg.arch}, "
           f"{getattr(dbg.m, 'argv', ['?'])[0]}, ELF {elf}); connect with: target remote {host}:{real_port}",
           file=sys.stderr, flush=True)

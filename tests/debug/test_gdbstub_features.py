@@ -344,3 +344,33 @@ def test_deep_condition_is_a_clear_error():
     assert c.cmd("qC") == "QC1"                                 # still serving
     c.s.sendall(b"$k#6b")
     assert srv.finish()[0] == 0
+
+
+def test_killed_guest_is_an_X_stop_reply(tmp_path):
+    src = tmp_path / "segv.S"
+    src.write_text("# arch: arm64\n.globl _start\n_start:\n    mov x1, #8\n    ldr x0, [x1]\n")
+    srv = Server(str(src))
+    c = Rsp(srv.port)
+    assert c.cmd("c") == "X0b"                                   # SIGSEGV
+    c.s.sendall(b"$k#6b")
+    assert srv.finish()[0] == 0
+
+
+def test_exec_file_of_a_relative_elf_is_absolute(tmp_path):
+    from emukern.loader.asm import assemble
+    elf = assemble(Path(RV_WATCH), "riscv64")
+    local = tmp_path / "prog.elf"
+    local.write_bytes(elf.read_bytes())
+    import os
+    import sys
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "emukern.cli", "gdbserver", "prog.elf", "--port", "0"],
+                         cwd=str(tmp_path), env=env, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    port = int(re.search(r"listening on [\d.]+:(\d+)", line).group(1))
+    c = Rsp(port)
+    assert c.cmd("qXfer:exec-file:read:1:0,fff") == "l" + str(local)
+    assert f"ELF {local})" in line
+    c.s.sendall(b"$k#6b")
+    p.communicate(timeout=30)
+    assert p.returncode == 0
