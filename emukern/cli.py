@@ -186,6 +186,8 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true")
     b.set_defaults(func=cmd_bench)
 
+    from emukern.oracle.cli import add_oracle_commands
+    add_oracle_commands(sub)
     try:
         from emukern.debug.cli import add_debug_commands
         add_debug_commands(sub, machine_options)
