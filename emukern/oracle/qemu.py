@@ -80,6 +80,7 @@ def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 2
          sysctls: dict[str, str] | None = None) -> BootResult:
     """Boot ``img`` once and run ``programs`` in order under it; the console, parsed."""
     arch = img.profile.arch
+    cpu_option(arch, vlen, sve_vl)          # bad CPU options fail before anything is built
     setup: dict[str, str] = {}
     if arch == "arm64":
         # Linux's default SVE VL is 64 bytes (or the largest below); emukern's --sve-vl sets the
