@@ -12,7 +12,7 @@
 
 struct ctx { uint32_t magic, size; };
 static char lines[4096];
-static size_t used;
+static volatile size_t used;   /* the handler adds to it: volatile, or -O2 caches it across raise() */
 
 static void handler(int sig, siginfo_t *si, void *uc_)
 {
