@@ -50,7 +50,23 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+class _Intermixed(argparse.ArgumentParser):
+    _inside = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        if self._inside:                       # parse_known_intermixed_args calls us back
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return super().parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
 def _common(p: argparse.ArgumentParser) -> None:
+    # options may come before or after PROG, and `-- ARGS` after them: parse intermixed, or
+    # argparse would have bound the empty ARGS before it reached the `--`
+    p.__class__ = _Intermixed
     p.add_argument("program", help="a .S file (assembled with LLVM) or a static ELF64 for aarch64/riscv64")
     p.add_argument("args", nargs="*", help="arguments for the program (after --)")
     p.add_argument("--arch", choices=["riscv64", "arm64"], help="architecture (default: from the program)")

@@ -212,3 +212,14 @@ def test_cli_without_the_archive_says_so(capsys: pytest.CaptureFixture[str], mon
     rc = main(["linux", str(guest_asm / "riscv" / "hello.S")])
     err = capsys.readouterr().err
     assert rc == 2 and "cannot fetch the debian-13-riscv64 kernel" in err and "reachable" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["linux", "p.S", "--timeout", "2", "--", "1", "-x"],
+    ["linux", "--timeout", "2", "p.S", "--", "1", "-x"],
+    ["compare", "p.S", "1", "-x", "--timeout", "2"][:3] + ["--timeout", "2", "--", "-x"],
+])
+def test_cli_options_around_prog_and_args_after_dashdash(argv: list[str]) -> None:
+    from emukern.cli import make_parser
+    a = make_parser().parse_args(argv)
+    assert a.program == "p.S" and a.timeout == 2 and a.args[-1] == "-x"
