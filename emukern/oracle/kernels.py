@@ -160,3 +160,25 @@ def kernel_config(img: KernelImage) -> dict[str, str]:
             k, v = line.split("=", 1)
             out[k] = v
     return out
+
+
+# What the runner needs built into the kernel (a module cannot help: there is no root fs to load
+# it from): the initramfs itself, devtmpfs for /dev, pid namespaces (each program is the pid 1
+# of its own), and the board UART as console.  Debian builds all of these in; checked from the
+# image's config-* so a custom image fails with a clear message instead of a silent console.
+REQUIRED_CONFIG = {
+    "arm64": ("CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PID_NS", "CONFIG_SERIAL_AMBA_PL011_CONSOLE"),
+    "riscv64": ("CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PID_NS", "CONFIG_SERIAL_8250_CONSOLE",
+                "CONFIG_RISCV_ISA_V"),
+}
+
+
+def check_bootable(img: KernelImage) -> None:
+    """Raise OracleError if the image's configuration lacks something the runner depends on."""
+    cfg = kernel_config(img)
+    if not cfg:
+        return                       # no config-* in the package: nothing to check against
+    missing = [c for c in REQUIRED_CONFIG[img.profile.arch] if cfg.get(c) != "y"]
+    if missing:
+        raise OracleError(f"{img.package} lacks {', '.join(missing)} (built in, =y)",
+                          hint="emukern's runner needs them; use a Debian kernel (--kernel)")

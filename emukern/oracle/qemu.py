@@ -20,7 +20,7 @@ from pathlib import Path
 from emukern.oracle import OracleError
 from emukern.oracle.console import ConsoleLog, parse_console
 from emukern.oracle.initramfs import Program, build_initramfs
-from emukern.oracle.kernels import KernelImage
+from emukern.oracle.kernels import KernelImage, check_bootable
 
 QEMU_PKG = {"qemu-system-aarch64": "qemu-system-arm", "qemu-system-riscv64": "qemu-system-misc"}
 RISCV_VLENS = (128, 256, 512, 1024)          # what QEMU 7.2's RVV implementation accepts
@@ -81,6 +81,7 @@ def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 2
     """Boot ``img`` once and run ``programs`` in order under it; the console, parsed."""
     arch = img.profile.arch
     cpu_option(arch, vlen, sve_vl)          # bad CPU options fail before anything is built
+    check_bootable(img)
     setup: dict[str, str] = {}
     if arch == "arm64":
         # Linux's default SVE VL is 64 bytes (or the largest below); emukern's --sve-vl sets the

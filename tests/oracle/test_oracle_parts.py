@@ -223,3 +223,15 @@ def test_cli_options_around_prog_and_args_after_dashdash(argv: list[str]) -> Non
     from emukern.cli import make_parser
     a = make_parser().parse_args(argv)
     assert a.program == "p.S" and a.timeout == 2 and a.args[-1] == "-x"
+
+
+def test_kernel_config_check(tmp_path: Path) -> None:
+    from emukern.oracle.kernels import KernelImage, check_bootable
+    cfg = tmp_path / "config-x"
+    cfg.write_text("CONFIG_BLK_DEV_INITRD=y\nCONFIG_DEVTMPFS=y\nCONFIG_PID_NS=y\n"
+                   "CONFIG_SERIAL_8250_CONSOLE=y\n# CONFIG_RISCV_ISA_V is not set\n")
+    img = KernelImage(PROFILES["debian-13-riscv64"], "linux-image-x", "1", tmp_path / "vmlinux", cfg)
+    with pytest.raises(OracleError, match="lacks CONFIG_RISCV_ISA_V"):
+        check_bootable(img)
+    cfg.write_text(cfg.read_text() + "CONFIG_RISCV_ISA_V=y\n")
+    check_bootable(img)
