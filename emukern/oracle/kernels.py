@@ -22,6 +22,7 @@ emukern.debian's private apt configuration and unpacked into ~/.cache/emukern/ke
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,8 @@ PROFILES: dict[str, KernelProfile] = {p.name: p for p in [
                   {"riscv-vstate-sysctl": "absent", "riscv-discard": "eager"},
                   "Debian 13 (trixie): Linux 6.12, eager vstate discard at every syscall, no sysctl"),
 ]}
+
+MAX_AGE = 7 * 24 * 3600       # seconds after which fetch_kernel looks for a newer build
 
 DEFAULT_FOR_ARCH = {"arm64": "debian-13-arm64", "riscv64": "debian-13-riscv64"}
 
@@ -115,9 +118,15 @@ def fetch_kernel(p: KernelProfile, refresh: bool = False, fetcher: AptFetcher | 
     """The kernel image for profile ``p``: from the cache, else resolved and downloaded from Debian.
 
     ``refresh`` re-reads the archive's index (a newer build may have replaced the cached one)."""
-    if not refresh:
-        hit = _cached(p)
-        if hit is not None:
+    hit = _cached(p)
+    if hit is not None and not refresh:
+        age = time.time() - (kernels_dir() / f"{p.name}.json").stat().st_mtime
+        if age < MAX_AGE:
+            return hit
+        # versions move: once a week look for a newer build, but an offline machine keeps working
+        try:
+            return fetch_kernel(p, refresh=True, fetcher=fetcher)
+        except OracleError:
             return hit
     f = fetcher or AptFetcher(p.release, p.debian_arch)
     try:

@@ -112,6 +112,10 @@ def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 2
                               f"({_progress(log, programs)}); console tail:\n{_tail(log, out)}",
                               hint="a guest that never exits is killed after its own time limit "
                                    "(--timeout); is the kernel hanging at boot?") from None
+        finally:
+            if proc.poll() is None:      # interrupted (Ctrl-C): never leave a qemu behind
+                proc.kill()
+                proc.wait()
         seconds = time.monotonic() - t0
     log = parse_console(out)
     if log.release is None:

@@ -235,3 +235,29 @@ def test_kernel_config_check(tmp_path: Path) -> None:
         check_bootable(img)
     cfg.write_text(cfg.read_text() + "CONFIG_RISCV_ISA_V=y\n")
     check_bootable(img)
+
+
+def test_fetch_kernel_uses_the_cache_and_falls_back_when_offline(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import json, os
+    import emukern.oracle.kernels as k
+    from emukern.debian import AptFetcher, FetchError
+    monkeypatch.setenv("EMUKERN_CACHE", str(tmp_path))
+    img = tmp_path / "kernels" / "x" / "vmlinux"
+    img.parent.mkdir(parents=True)
+    img.write_bytes(b"MZ")
+    rec = tmp_path / "kernels" / "debian-13-riscv64.json"
+    rec.write_text(json.dumps({"package": "linux-image-x", "version": "1", "image": str(img), "config": None}))
+    calls = []
+
+    def offline(self, *a):  # type: ignore[no-untyped-def]
+        calls.append(a)
+        raise FetchError("no network")
+    monkeypatch.setattr(AptFetcher, "update", offline)
+    p = PROFILES["debian-13-riscv64"]
+    assert k.fetch_kernel(p).image == img and calls == []           # fresh: no archive access
+    old = rec.stat().st_mtime - k.MAX_AGE - 10
+    os.utime(rec, (old, old))
+    assert k.fetch_kernel(p).image == img and len(calls) == 1        # stale: tried, fell back
+    with pytest.raises(OracleError, match="cannot fetch"):
+        k.fetch_kernel(p, refresh=True)                              # explicit refresh: an error
