@@ -131,8 +131,9 @@ def cmd_linux(a: argparse.Namespace) -> int:
     run = res.log.runs.get(0)
     if run is None or run.errors:
         from emukern.oracle import OracleError
-        raise OracleError(f"the runner could not start {a.program}: "
-                          + ("; ".join(run.errors) if run else "no report"))
+        from emukern.oracle.compare import START_HINT, explain_errors
+        raise OracleError(f"the runner could not start {a.program} under the real kernel: "
+                          + (explain_errors(run.errors) if run else "no report"), hint=START_HINT)
     sys.stdout.buffer.write(run.stdout)
     sys.stdout.flush()
     sys.stderr.buffer.write(run.stderr)

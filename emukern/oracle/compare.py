@@ -97,6 +97,24 @@ def render(b: bytes, as_text: bool) -> list[str]:
     return rows
 
 
+START_HINT = ("the program must be a static ELF for the kernel's architecture; a dynamic one needs "
+              "its interpreter and libraries in --root")
+
+
+def explain_errors(errors: list[str]) -> str:
+    import errno as _errno
+    import os as _os
+    out = []
+    for e in errors:
+        parts = e.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            code = int(parts[1])
+            out.append(f"{parts[0]}: {_errno.errorcode.get(code, code)} ({_os.strerror(code)})")
+        else:
+            out.append(e)
+    return "; ".join(out)
+
+
 @dataclass
 class StreamDiff:
     name: str
@@ -161,7 +179,7 @@ def compare_runs(p: KernelProfile, release: str, program: str, emu_stdout: bytes
                  emu_status: int, real: ProgramRun) -> Comparison:
     if real.errors:
         raise OracleError(f"the runner could not start {program} under the real kernel: "
-                          + "; ".join(real.errors))
+                          + explain_errors(real.errors), hint=START_HINT)
     return Comparison(p, release, program, emu_status, real.exit_status,
                       [diff_stream("stdout", emu_stdout, real.stdout),
                        diff_stream("stderr", emu_stderr, real.stderr)], real.timed_out)

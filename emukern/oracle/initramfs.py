@@ -7,6 +7,7 @@ compiler as a static binary and cached by the hash of its source.  Each program 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -47,7 +48,8 @@ def build_runner(arch: str) -> Path:
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
+    # a private temporary name: parallel pytest workers may build the same runner at once
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     p = subprocess.run([gcc, "-static", "-O2", "-Wall", "-o", str(tmp), str(RUNNER_SRC)],
                        capture_output=True, text=True)
     if p.returncode != 0:

@@ -130,7 +130,7 @@ static void setup_files(void)
 
 struct child_args {
 	char **argv;
-	int out[2], err[2];
+	int out[2], err[2], status[2];	/* status: close-on-exec; carries execve's errno if it fails */
 };
 
 static char child_stack[256 * 1024] __attribute__((aligned(16)));
@@ -152,9 +152,13 @@ static int child_main(void *arg)
 	dup2(a->err[1], 2);
 	close(a->out[0]); close(a->out[1]);
 	close(a->err[0]); close(a->err[1]);
+	close(a->status[0]);
 	if (console > 2)
 		close(console);
 	execve(a->argv[0], a->argv, envp);
+	int e = errno;
+	if (write(a->status[1], &e, sizeof(e)) < 0)
+		_exit(126);
 	_exit(127);
 }
 
@@ -184,7 +188,7 @@ static void run_one(int n)
 	snprintf(head, sizeof(head), "BEGIN %d", n);
 	emit_payload(head, NULL, 0);
 	struct child_args a = { .argv = argv };
-	if (pipe2(a.out, O_CLOEXEC) || pipe2(a.err, O_CLOEXEC)) {
+	if (pipe2(a.out, O_CLOEXEC) || pipe2(a.err, O_CLOEXEC) || pipe2(a.status, O_CLOEXEC)) {
 		snprintf(head, sizeof(head), "ERROR %d pipe %d", n, errno);
 		emit_payload(head, NULL, 0);
 		return;
@@ -198,6 +202,13 @@ static void run_one(int n)
 	}
 	close(a.out[1]);
 	close(a.err[1]);
+	close(a.status[1]);
+	int exec_errno = 0;
+	if (read(a.status[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
+		snprintf(head, sizeof(head), "ERROR %d execve %d", n, exec_errno);
+		emit_payload(head, NULL, 0);
+	}
+	close(a.status[0]);
 	struct pollfd pf[2] = { { a.out[0], POLLIN, 0 }, { a.err[0], POLLIN, 0 } };
 	int open_fds = 2, timed_out = 0;
 	struct timespec t0, t1;

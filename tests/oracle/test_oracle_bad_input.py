@@ -101,3 +101,17 @@ def test_kernel_that_hangs_hits_the_timeout(tmp_path: Path, guest_asm: Path) -> 
     with pytest.raises(OracleError) as e:
         boot(dataclasses.replace(img, image=bogus), [Program(hello)], timeout=8)
     assert "did not finish within 8 s" in e.value.message and "console tail" in e.value.message
+
+
+@pytest.mark.linux
+def test_program_the_kernel_cannot_exec_is_reported(monkeypatch: pytest.MonkeyPatch, guest_asm: Path) -> None:
+    """execve fails inside the booted machine (here: argv[0] names no file): the runner says so."""
+    from emukern.api import resolve_program
+    from emukern.oracle.compare import explain_errors
+    from emukern.oracle.qemu import boot
+    hello, _ = resolve_program(guest_asm / "riscv" / "hello.S", "riscv64")
+    monkeypatch.setattr(Program, "argv0", lambda self, n: f"/emukern/{n}/missing")
+    res = boot(_image(), [Program(hello)])
+    r = res.log.runs[0]
+    assert r.errors == ["execve 2"] and r.exit_status == 127
+    assert explain_errors(r.errors) == "execve: ENOENT (No such file or directory)"
