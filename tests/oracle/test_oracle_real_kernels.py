@@ -20,7 +20,8 @@ import pytest
 
 from conftest import build_c_guest
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 ASM = ROOT / "guest_asm"
 
 NO_SIGNALS = "emukern does not deliver signals with handlers yet (issue 12)"
@@ -28,6 +29,9 @@ NO_HWPROBE = "emukern has no riscv_hwprobe yet (issue 13)"
 HWCAPS = "emukern's AT_HWCAP lists fewer features than the real kernel derives for QEMU's CPU (issue 13)"
 ID_REGS = ("emukern's ID registers describe another CPU than QEMU's 'max' (other feature fields), "
            "so the sanitised values differ")
+
+NO_USER_CYCLE = ("Linux 6.12 keeps user rdcycle/rdinstret off by default (kernel.perf_user_access=1: "
+                 "SIGILL); emukern lets user mode read them")
 
 # (id, source, args, xfail reason or None)
 ARM64 = [
@@ -44,6 +48,8 @@ RISCV = [
     ("hwcap", "c:hwcap", [], None),
     ("hwprobe", "c:hwprobe", [], NO_HWPROBE),
     ("sigframe", "c:sigframe_riscv", [], NO_SIGNALS),
+    ("rdtime", HERE / "guests/rdcounter.S", ["0"], None),
+    ("rdcycle", HERE / "guests/rdcounter.S", ["1"], NO_USER_CYCLE),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -76,6 +82,9 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
     prog, args, _ = by_id[case]
     ans = real_kernel.run_many(progs, kernel=kernel)
     r = ans.runs[progs.index((prog, args))]
+    if case == "rdcycle":
+        assert (r.exit_status, r.stdout) == (128 + 4, b"go\n")     # SIGILL after the write
+        return
     assert r.exit_status == 0 and not r.timed_out, (r.exit_status, r.stdout[-300:], r.stderr[-300:])
     out = r.stdout.decode(errors="replace")
     if case == "sve_firstuse":
@@ -102,6 +111,8 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         assert out.startswith("riscv_hwprobe = 0")
         ima = int(lines["key  4"].split("value ")[1], 16)
         assert ima & (1 << 0) and ima & (1 << 2)          # RISCV_HWPROBE_IMA_FD, RISCV_HWPROBE_IMA_V
+    elif case == "rdtime":
+        assert out == "go\n"
     elif case == "hwcap" and arch == "riscv64":
         # COMPAT_HWCAP_ISA_V (bit 21): the 'v' in the ISA string
         assert int(out.split()[1], 16) & (1 << 21)
