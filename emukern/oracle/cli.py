@@ -88,6 +88,8 @@ def add_oracle_commands(sub: Any) -> None:
                         description=LINUX_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(lx)
     lx.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
+    lx.add_argument("--console", action="store_true",
+                    help="also print the kernel's own console lines (boot log, panics) on stderr")
     lx.set_defaults(func=cmd_linux)
 
     cp = sub.add_parser("compare", help="emukern vs the real kernel on one program (values, not timing)",
@@ -129,6 +131,9 @@ def cmd_linux(a: argparse.Namespace) -> int:
     prof, prog, _ = _prepare(a)
     img, res = _real(a, prof, prog)
     run = res.log.runs.get(0)
+    if a.console:
+        for line in res.log.kernel_lines:
+            print("console| " + "".join(ch if ch.isprintable() else "?" for ch in line), file=sys.stderr)
     if run is None or run.errors:
         from emukern.oracle import OracleError
         from emukern.oracle.compare import START_HINT, explain_errors
@@ -154,6 +159,12 @@ def cmd_compare(a: argparse.Namespace) -> int:
     sysctls = parse_assignments(a.sysctl, "sysctl")
     cfg = emukern_config(prof, cpus=a.cpus, vlen=a.vlen, sve_vl=a.sve_vl, sysctls=sysctls,
                          max_insns=a.max_insns or None)
+    if a.root:
+        if not hasattr(cfg, "root"):
+            from emukern.errors import ConfigError
+            raise ConfigError("--root: emukern cannot give the guest a file tree yet, so the two "
+                              "runs would not see the same files", hint="use `emukern linux --root` alone")
+        cfg.root = a.root
     out, err, status = run_emukern(cfg, prog, list(a.args))
     img, res = _real(a, prof, prog, sysctls=sysctls)
     c = compare_runs(prof, res.log.release or "?", a.program, out, err, status, res.log.runs[0])

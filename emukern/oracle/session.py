@@ -77,7 +77,7 @@ class RealKernel:
         try:
             return fetch_kernel(p)
         except OracleError as exc:
-            if "cannot fetch" in exc.message:
+            if exc.message.startswith(("cannot fetch", "cannot unpack")):   # no archive, no dpkg-deb
                 raise Unavailable(exc.message, hint=exc.hint) from None
             raise
 

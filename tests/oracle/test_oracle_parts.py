@@ -261,3 +261,13 @@ def test_fetch_kernel_uses_the_cache_and_falls_back_when_offline(tmp_path: Path,
     assert k.fetch_kernel(p).image == img and len(calls) == 1        # stale: tried, fell back
     with pytest.raises(OracleError, match="cannot fetch"):
         k.fetch_kernel(p, refresh=True)                              # explicit refresh: an error
+
+
+def test_compare_refuses_root_emukern_cannot_mirror(capsys: pytest.CaptureFixture[str], guest_asm: Path,
+                                                    tmp_path: Path) -> None:
+    from emukern.config import MachineConfig
+    if hasattr(MachineConfig(), "root"):
+        pytest.skip("emukern has a guest root now: compare passes --root to both sides")
+    rc = main(["compare", str(guest_asm / "riscv" / "hello.S"), "--root", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--root: emukern cannot give the guest a file tree yet" in err
