@@ -16,6 +16,6 @@ asm_packages = ["emukern._guest_asm"] + sorted(
 setup(
     packages=find_namespace_packages(include=["emukern*"], exclude=["*.__pycache__"]) + asm_packages,
     package_dir={"emukern._guest_asm": "guest_asm"},
-    package_data={"emukern": ["machine/native/*.c", "selftests/*.toml"],
+    package_data={"emukern": ["machine/native/*.c", "selftests/*.toml", "oracle/*.c"],
                   **{p: ["*.S", "*.s", "*.inc", "*.c", "*.h", "*.txt"] for p in asm_packages}},
 )

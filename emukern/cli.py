@@ -354,6 +354,8 @@ def make_parser() -> argparse.ArgumentParser:
     from emukern.sweep.cli import add_sweep_command
     add_sweep_command(sub)
     add_selftests_command(sub)
+    from emukern.oracle.cli import add_oracle_commands
+    add_oracle_commands(sub)
 
     try:
         from emukern.debug.cli import add_debug_commands

@@ -17,6 +17,10 @@ Fixtures (``pytest --fixtures`` shows them too):
 * ``run_guest(src, arch=None, argv=(), **options) -> (RunResult, Machine)``: ``src`` is a path
   (.S or ELF) or assembly text (written to a temporary .S)
 * ``guest_asm``: the example guests' directory (Path; the packaged copy outside a checkout)
+* ``real_kernel`` (session): runs guests under a real Debian kernel in qemu-system and compares
+  them with emukern: ``real_kernel.compare(prog, kernel="debian-13-riscv64").agree``; skips the
+  test when qemu-system, the cross compiler or the kernel package cannot be had.  Mark such tests
+  ``@pytest.mark.linux`` (emukern.oracle.session has the details).
 """
 from __future__ import annotations
 
@@ -85,3 +89,21 @@ def run_guest(tmp_path: Path) -> Callable[..., tuple[RunResult, Machine]]:
         m.load(path, list(argv))
         return m.run(), m
     return run
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", "linux: compares emukern with a real Linux kernel booted under "
+                            "qemu-system (the real_kernel fixture; skips without qemu-system)")
+
+
+@pytest.fixture(scope="session")
+def real_kernel() -> Any:
+    from emukern.oracle.session import RealKernel, Unavailable
+
+    class _Skipping(RealKernel):
+        def run_many(self, *a: Any, **kw: Any) -> Any:
+            try:
+                return super().run_many(*a, **kw)
+            except Unavailable as exc:
+                pytest.skip(f"real kernel unavailable: {exc.message}")
+    return _Skipping()

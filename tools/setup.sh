@@ -10,6 +10,10 @@ command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || nee
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# optional: qemu-system (Debian's real kernels for `emukern linux` / `emukern compare` and the
+# real-kernel CI step; qemu-system-misc brings riscv64, qemu-system-data the OpenSBI firmware)
+command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)
+command -v qemu-system-riscv64 >/dev/null 2>&1 || need+=(qemu-system-misc)
 # optional: GCC cross compilers + glibc, to test static C programs built by another toolchain
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
@@ -18,7 +22,7 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}" >&2
   if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"; } >/tmp/emukern-apt.log 2>&1; then
     echo "setup: apt-get failed (see /tmp/emukern-apt.log); emukern needs llvm and lld to assemble guests." >&2
-    echo "       qemu-user, gdb-multiarch and the cross compilers are optional: their tests skip without them." >&2
+    echo "       qemu-user, qemu-system, gdb-multiarch and the cross compilers are optional: their tests skip without them." >&2
   fi
 fi
 PY="${PYTHON:-python3}"
