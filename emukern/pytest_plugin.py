@@ -98,6 +98,13 @@ def pytest_configure(config: Any) -> None:
 
 @pytest.fixture(scope="session")
 def real_kernel() -> Any:
+    """A real Debian kernel booted under qemu-system, to check emukern against (session scope).
+
+    ``real_kernel.compare(prog, kernel="debian-13-riscv64")`` runs ``prog`` under emukern with
+    that kernel's policies and under the real kernel, and tells whether they agree
+    (``.agree``, with a per-line diff); ``.run``/``.run_many`` give the real kernel's answers.
+    Skips the test when qemu-system, the cross compiler or the kernel package cannot be had.
+    Mark such tests ``@pytest.mark.linux``."""
     from emukern.oracle.session import RealKernel, Unavailable
 
     class _Skipping(RealKernel):

@@ -22,7 +22,7 @@ GRID = {"sweep": {"programs": [VABI], "args": ["40"]},
 
 def serial_run(point, tmp_path: Path) -> dict:
     out = tmp_path / "serial.json"
-    status = cli_main(["run", *point.argv(), "--json", str(out), "-q", "--", point.program, *point.args])
+    status = cli_main(["run", *point.argv(), "--json", str(out), "-q", point.program, "--", *point.args])
     d = json.loads(out.read_text())
     assert d["exit_status"] == status
     return d
