@@ -36,7 +36,7 @@ def resolve_program(path: str | Path, arch: str | None = None) -> tuple[Path, st
 
 def elf_arch(path: Path) -> str | None:
     from emukern.loader.elf import load_elf
-    return load_elf(path).arch
+    return load_elf(path, allow_interp=True).arch
 
 
 class Machine:

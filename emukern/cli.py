@@ -70,6 +70,12 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quantum", type=_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
     g.add_argument("--stdin", metavar="FILE", help="file the guest reads as standard input")
+    g.add_argument("--root", metavar="DIR",
+                   help="the guest's root directory (like qemu-user -L): paths, execve and dynamic "
+                        "programs' interpreter and libraries resolve inside it, e.g. --root /usr/aarch64-linux-gnu "
+                        "(default: an empty root with only /proc and /dev)")
+    g.add_argument("--root-rw", action="store_true",
+                   help="let the guest write to --root (default read-only: EROFS)")
 
 
 def config_from_args(a: argparse.Namespace) -> Any:
@@ -85,6 +91,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
         max_insns=a.max_insns or None, quantum=a.quantum,
+        root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
     )
     for k, v in parse_assignments(a.cost, "cost").items():
         try:

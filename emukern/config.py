@@ -39,6 +39,10 @@ class MachineConfig:
     timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
     stdin: bytes = b""
     trace_traps: bool = False
+    # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
+    # root_rw; None = an empty root with only the synthetic /proc and /dev (hermetic)
+    root: str | None = None
+    root_rw: bool = False
 
     def validate(self) -> None:
         if self.arch not in ARCHES:
