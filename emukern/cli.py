@@ -48,9 +48,12 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dlen", type=_int, default=None, metavar="BITS",
                    help="RISC-V vector datapath width for the cost model (default VLEN)")
     g.add_argument("--no-v", action="store_true", help="RISC-V without the V extension")
-    g.add_argument("--sve-vl", type=_int, default=256, metavar="BITS", help="arm64 default SVE vector length (default 256)")
+    g.add_argument("--sve-vl", type=_int, default=None, metavar="BITS",
+                   help="arm64 default SVE vector length (default: as Linux boots, the largest of --sve-vls "
+                        "up to 512; /proc/sys/abi/sve_default_vector_length)")
     g.add_argument("--sve-vls", default="128,256,512", metavar="LIST",
-                   help="SVE vector lengths the machine supports (default 128,256,512)")
+                   help="SVE vector lengths the machine supports, the set a guest enumerates with "
+                        "PR_SVE_SET_VL (default 128,256,512)")
     g.add_argument("--idst", action="store_true",
                    help="arm64 FEAT_IDST: EL0 ID-register reads trap as EC 0x18 (do_el0_sys)")
     g.add_argument("--cpu-id", action="append", default=[], metavar="CPU:REG[.FIELD]=VALUE",

@@ -33,6 +33,8 @@ class Arm64Arch(ArchBase):
     def boot(self) -> None:
         traps.setup(self.k)
         fpsimd.setup(self.k)
+        from emukern.kernel.arm64.vec_sysctl import sve_sysctl_init
+        sve_sysctl_init(self.k)
 
     def hwcap(self) -> int:
         return self.elf_hwcaps()[0]
