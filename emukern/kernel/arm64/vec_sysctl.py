@@ -3,7 +3,7 @@
 The file holds the vector length, in bytes, that new processes start with (their VL after
 execve unless PR_SVE_SET_VL_ONEXEC said otherwise).  A read prints it; a write is parsed as one
 integer (proc_dointvec), ``-1`` means the largest supported length, any other value must be a
-valid SVE VL (a multiple of 16 bytes from 16 to 256, else -EINVAL) and is rounded *down* to a
+valid SVE VL (a multiple of 16 bytes from 16 to SVE_VL_MAX, 8192; else -EINVAL) and is rounded *down* to a
 length the machine supports (find_supported_vector_length), as Linux does.  It exists only when
 the machine has SVE (sve_sysctl_init is called when system_supports_sve()).
 """
