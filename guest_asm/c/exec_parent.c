@@ -34,6 +34,11 @@ int main(int argc, char **argv) {
     try_exec("not an ELF", "/data/script-noexec", args);
     try_exec("host path", "/usr/bin/env", args);
     try_exec("bad argv", "/bin/exec_child", (char **)8);
+    try_exec("dev zero", "/dev/zero", args);
+    try_exec("fifo", "/data/fifo", args);
+    try_exec("dev stdin", "/dev/stdin", args);
+    try_exec("proc file", "/proc/self/maps", args);
+    try_exec("reserved range", "/bin/high-elf", args);
     char *big = malloc(200000);
     memset(big, 'a', 199999);
     big[199999] = 0;

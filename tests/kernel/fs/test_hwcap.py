@@ -111,3 +111,12 @@ def test_boot_default_vl(vls, default):
     c = MachineConfig(arch="arm64", sve_vls=vls)
     c.validate()
     assert c.sve_vl == default
+
+
+# (sets an SVE implementation may have: every power of two up to its maximum, others optional)
+@pytest.mark.parametrize("vls", [(128, 256, 512), (128, 256, 512, 1024), (128,), (128, 256, 384, 512, 1024, 2048)])
+def test_sve_vls_is_what_a_guest_enumerates(cbuild, vls):
+    r = Machine(sve_vls=vls).load(cbuild("sve_probe_vls", "arm64", static=True)).run()
+    assert r.exit_status == 0
+    got = [int(ln.split()[1]) * 8 for ln in r.stdout.decode().splitlines()]
+    assert got == sorted(vls, reverse=True)
