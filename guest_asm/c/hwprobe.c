@@ -30,6 +30,10 @@ int main(void) {
     printf("offline set: %ld\n", hwprobe(&one, 1, sizeof set, &set, 0));
     printf("bad flags: %ld\n", hwprobe(&one, 1, 0, NULL, 2));
     printf("bad pointer: %ld\n", hwprobe((struct pair *)8, 1, 0, NULL, 0));
+    set = -1UL;     /* the kselftest's "fake CPU_SET": every bit */
+    printf("set size 0 with a set: %ld\n", hwprobe(&one, 1, 0, &set, 0));
+    printf("NULL set with size 1: %ld\n", hwprobe(&one, 1, 1, NULL, 0));
+    printf("one-byte set: %ld\n", hwprobe(&one, 1, 1, &set, 0));
     /* WHICH_CPUS: which CPUs have IMA_EXT_0 bits FD|C ? all of them */
     struct pair q = {4, 3};
     set = 0;

@@ -53,6 +53,9 @@ def test_hwprobe_semantics(cbuild, cpus, has_v):
     assert rest["offline set"] == "-22"                # no online CPU in the set
     assert rest["bad flags"] == "-22"
     assert rest["bad pointer"] == "-14"
+    assert rest["set size 0 with a set"] == "-22"      # the kselftest's "Bad CPU set"
+    assert rest["NULL set with size 1"] == "-14"       # copy_from_user(NULL)
+    assert rest["one-byte set"] == "0"
     assert rest["which fd|c"] == f"0 set=0x{(1 << cpus) - 1:x}"   # empty set = all online CPUs
     assert rest["which zba"] == "0 set=0x0"
     assert rest["which unknown"] == "0 set=0x0 key=-1"
