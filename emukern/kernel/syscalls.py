@@ -506,6 +506,7 @@ class SyscallsMixin(FileSyscallsMixin):
         ctx = self.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
         child.ctx = ctx
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
+        self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:

@@ -14,7 +14,7 @@ from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, PATH_MAX
 from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat_fields,
                                     statx_bytes)
 from emukern.kernel.fs.procfs import ProcFs
-from emukern.kernel.fs.vfs import S_IFDIR, S_IFLNK, S_IFREG, Node, Vfs, cwd_of
+from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.syscalls_proc import ProcSyscallsMixin
 
 U64 = (1 << 64) - 1
@@ -58,6 +58,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         Vfs.check_root(root)
         self.procfs = ProcFs(self)        # type: ignore[arg-type]
         self.vfs = Vfs(root, bool(getattr(cfg, "root_rw", False)), self.procfs.mounts())
+
+    def fs_fork(self, parent, child, flags: int) -> None:
+        """copy_process's file-system part: cwd and umask (CLONE_FS = 0x200 shares them)."""
+        copy_fs(parent, child, bool(flags & 0x200))
 
     # ---- path arguments --------------------------------------------------------------------------
     def _user_path(self, task, ptr: int) -> str | int:
@@ -187,7 +191,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if parent.host is None or not self.vfs.writable:
             return -EROFS if parent.children is None or not self.vfs.writable else -E.EACCES
         host = os.path.join(parent.host, name)
-        umask = getattr(task, "umask", 0o022)
+        umask = fs_of(task).umask
         try:
             os.close(os.open(host, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, mode & 0o7777 & ~umask))
         except OSError as e:
@@ -214,7 +218,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if parent.host is None or not self.vfs.writable:
             return -EROFS
         try:
-            os.mkdir(os.path.join(parent.host, name), mode & 0o7777 & ~getattr(task, "umask", 0o022))
+            os.mkdir(os.path.join(parent.host, name), mode & 0o7777 & ~fs_of(task).umask)
         except OSError as e:
             return -(e.errno or E.EACCES)
         return 0
@@ -300,7 +304,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return node
         if not node.is_dir:
             return -E.ENOTDIR
-        task.fs_cwd = node        # type: ignore[attr-defined]   (task->fs->pwd)
+        fs_of(task).cwd = node            # task->fs->pwd (shared by CLONE_FS threads)
         return 0
 
     def sys_chdir(self, cpu, task, path_ptr, *a):

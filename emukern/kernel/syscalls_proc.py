@@ -93,9 +93,9 @@ class ProcSyscallsMixin:
         return me.tgid
 
     def sys_umask(self, cpu, task, mask, *a):
-        me = self._leader(task)
-        old = _inherited(me, "umask", 0o022)
-        me.umask = mask & 0o777
+        from emukern.kernel.fs.vfs import fs_of
+        fs = fs_of(task)
+        old, fs.umask = fs.umask, mask & 0o777
         return old
 
     # ---- usage and time --------------------------------------------------------------------------

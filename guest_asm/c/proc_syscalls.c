@@ -1,6 +1,7 @@
 /* proc_syscalls: process groups and sessions, umask, rusage/times/sysinfo, clock_getres and
  * prctl names — what real programs and the kernel selftests call besides files. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -11,6 +12,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static void *thread_chdir(void *arg) { chdir((const char *)arg); return NULL; }
 
 #define R(x) ({ long r_ = (long)(x); r_ < 0 ? -errno : r_; })
 
@@ -52,6 +55,25 @@ int main(void) {
     printf("second child status %d, its sid now: %ld\n", WEXITSTATUS(st), R(getsid(kid)));
     mode_t old = umask(027);
     printf("umask old=%o new=%o\n", old, umask(old));
+    /* fs_struct: fork copies cwd and umask, threads share them */
+    char cwd[64];
+    chdir("/proc");
+    umask(077);
+    kid = fork();
+    if (kid == 0) {
+        usleep(1000);           /* the parent changes its own cwd meanwhile */
+        mode_t m = umask(0);
+        printf("forked child cwd=%s umask=%o\n", getcwd(cwd, sizeof cwd), m);
+        fflush(stdout);
+        _exit(0);
+    }
+    chdir("/dev");
+    waitpid(kid, &st, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, thread_chdir, "/proc/self");
+    pthread_join(th, NULL);
+    printf("after a thread's chdir: %s\n", getcwd(cwd, sizeof cwd));
+    umask(022);
     struct rusage ru;
     printf("getrusage self: %ld utime>0: %d\n", R(getrusage(RUSAGE_SELF, &ru)),
            ru.ru_utime.tv_sec > 0 || ru.ru_utime.tv_usec > 0);

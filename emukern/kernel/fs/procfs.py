@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
-from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node)
+from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
 
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
@@ -82,7 +82,7 @@ class ProcFs:
         def children() -> dict[str, Node]:
             return {
                 "exe": _link(base + "/exe", lambda: exe_path(t)),
-                "cwd": _link(base + "/cwd", lambda: getattr(getattr(t, "fs_cwd", None), "path", "/")),
+                "cwd": _link(base + "/cwd", lambda: getattr(fs_of(t).cwd, "path", "/")),
                 "root": _link(base + "/root", lambda: "/"),
                 "maps": _file(base + "/maps", lambda: proc_maps(t)),
                 "auxv": _file(base + "/auxv", lambda: proc_auxv(t), mode=0o400),

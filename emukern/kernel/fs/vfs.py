@@ -255,7 +255,29 @@ class Vfs:
         return None
 
 
+@dataclass
+class FsStruct:
+    """struct fs_struct: the working directory and umask, shared by the tasks a clone with
+    CLONE_FS made (threads), copied by fork (copy_fs)."""
+
+    cwd: Node | None = None
+    umask: int = 0o022
+
+
+def fs_of(task: "Task") -> FsStruct:
+    fs = task.__dict__.get("fs")
+    if fs is None:
+        fs = task.fs = FsStruct()        # type: ignore[attr-defined]   (the first task)
+    return fs
+
+
+def copy_fs(parent: "Task", child: "Task", share: bool) -> None:
+    """copy_process -> copy_fs: CLONE_FS shares the parent's fs_struct, otherwise a copy."""
+    pfs = fs_of(parent)
+    child.fs = pfs if share else FsStruct(pfs.cwd, pfs.umask)   # type: ignore[attr-defined]
+
+
 def cwd_of(task: "Task", vfs: Vfs) -> Node:
-    """task->fs->pwd (emukern keeps it per task; clone copies it)."""
-    node = getattr(task, "fs_cwd", None)
+    """task->fs->pwd."""
+    node = fs_of(task).cwd
     return node if node is not None else vfs.root_node()

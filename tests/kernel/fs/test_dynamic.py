@@ -237,3 +237,17 @@ def test_file_syscalls_match_qemu(cbuild, tmp_path, arch, prog):
     q = subprocess.run([QEMU[arch], "-L", str(root), str(exe), host_arg], capture_output=True, timeout=60)
     assert q.returncode == r.exit_status
     assert q.stdout.decode() == r.stdout.decode()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_execve_from_a_non_leader_thread(cbuild, tmp_path, arch):
+    root = make_root(tmp_path / "root", arch)
+    install(root, cbuild("exec_thread", arch, libs=("-lpthread",)), "exec_thread")
+    install(root, cbuild("exec_child", arch), "exec_child")
+    r, m = run(root / "bin" / "exec_thread", root)
+    out = r.stdout.decode()
+    assert "leader pid=1" in out
+    assert "child exe: /bin/exec_child" in out and "child env GREETING=thread" in out
+    assert "pid=1" in out.split("child AT_EXECFN=")[1]     # the leader's pid, taken over
+    assert r.exit_status == 7, (r.message, out)
+    assert sum(1 for t in m.kernel.tasks.values() if t.alive) == 0

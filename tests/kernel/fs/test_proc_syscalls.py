@@ -9,7 +9,7 @@ from emukern.api import Machine
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_proc_syscalls(cbuild, arch):
-    r = Machine().load(cbuild("proc_syscalls", arch, static=True)).run()
+    r = Machine().load(cbuild("proc_syscalls", arch, static=True, libs=("-lpthread",))).run()
     assert r.exit_status == 0
     out = r.stdout.decode().splitlines()
     assert out == [
@@ -24,6 +24,8 @@ def test_proc_syscalls(cbuild, arch):
         "second child: setsid=own sid=own pgid=own setpgid-after=-1",   # a session leader: EPERM
         "second child status 6, its sid now: -3",     # reaped: ESRCH
         "umask old=22 new=27",
+        "forked child cwd=/proc umask=77",            # copied at fork, not the parent's later /dev
+        "after a thread's chdir: /proc/1",            # shared with the thread (CLONE_FS)
         "getrusage self: 0 utime>0: 1",
         "getrusage bad who: -22",
         "times >= 0: 1",
