@@ -534,7 +534,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if isinstance(f, DevZero):
             return b"", "[anon]"                         # mmap of /dev/zero is anonymous memory
         if not isinstance(f, HostFile):
-            return -E.ENODEV if not isinstance(f, VfsFile) or not isinstance(f, DirFile) else -E.ENODEV
+            return -E.ENODEV                             # pipes, directories, /proc files
         if not f.readable:
             return -E.EACCES                             # every mapping needs read access
         shared = bool(flags & 1) and not flags & 2

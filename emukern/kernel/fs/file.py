@@ -113,11 +113,21 @@ class HostFile(VfsFile):
             return -(e.errno or E.EIO)
 
     def on_close(self) -> list[Any]:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        self._release()
         return []
+
+    def _release(self) -> None:
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
+
+    def __del__(self) -> None:
+        # a run that ends with the file still open (the machine stopped its tasks) must not leak
+        # the host descriptor
+        self._release()
 
 
 class MemFile(VfsFile):
