@@ -360,6 +360,19 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
+        f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
+        if isinstance(f, VfsFile) and f.readable:
+            total = 0                          # a file fills the buffers in order (do_iter_readv)
+            for base, length in vec:
+                if not length:
+                    continue
+                r = self.sys_read(cpu, task, fd, base, length)      # type: ignore[attr-defined]
+                if not isinstance(r, int) or r < 0:
+                    return r if total == 0 else total
+                total += r
+                if r < length:
+                    break
+            return total
         for base, length in vec:              # like a pipe read: fill the first non-empty buffer
             if length:
                 return self.sys_read(cpu, task, fd, base, length)  # type: ignore[attr-defined]

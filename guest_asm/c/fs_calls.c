@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static const char *D;
@@ -49,6 +50,11 @@ int main(int argc, char **argv) {
     n = read(fd, buf, sizeof buf);
     printf("read tail: %ld\n", n);
     printf("write to O_RDONLY: %s\n", err(write(fd, "x", 1)));
+    char a[4] = {0}, b[8] = {0};
+    struct iovec iov[2] = {{a, 3}, {b, 7}};
+    lseek(fd, 0, SEEK_SET);
+    n = readv(fd, iov, 2);
+    printf("readv: %ld '%.3s' '%.7s'\n", n, a, b);
     printf("fcntl getfd: %d\n", fcntl(fd, F_GETFD));
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     printf("fcntl getfd after set: %d getfl accmode: %d\n", fcntl(fd, F_GETFD), fcntl(fd, F_GETFL) & O_ACCMODE);

@@ -1,4 +1,4 @@
-"""The synthetic /proc and /dev trees mounted over the guest root.
+"""The synthetic /proc, /dev and /sys trees mounted over the guest root.
 
 /proc (fs/proc/): ``self`` (a link to the caller's pid, proc_self_get_link), ``<pid>/`` for every
 live process with ``exe`` (a link to the guest path of the running image; execve updates it),
@@ -6,7 +6,8 @@ live process with ``exe`` (a link to the guest path of the running image; execve
 started with), ``cmdline``, ``comm``, ``cwd``, ``root`` (a link to ``/``: following it stays in
 the guest root) and ``fd/``; ``cpuinfo`` (the architecture's c_show), and ``sys/`` (the sysctl
 table, emukern.kernel.sysctl).  /dev: null, zero, full, random and urandom (drivers/char/mem.c),
-the last two deterministic.
+the last two deterministic.  /sys: devices/system/cpu/{online,possible,present,cpuN} (what C
+libraries read to count CPUs).
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK,
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
     from emukern.kernel.task import Task
+
+
+SYS_DEV = 0x15
 
 
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
@@ -41,7 +45,23 @@ class ProcFs:
         self.random = RandomStream()
 
     def mounts(self) -> dict[str, Callable[[], Node]]:
-        return {"/proc": self.proc_root, "/dev": self.dev_root}
+        return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root}
+
+    # ---- /sys (only what C libraries read to count CPUs) ----------------------------------------
+    def sys_root(self) -> Node:
+        n = len(self.k.cpus)
+        span = f"0-{n - 1}\n" if n > 1 else "0\n"
+
+        def cpu_dir() -> dict[str, Node]:
+            out = {name: _file(f"/sys/devices/system/cpu/{name}", lambda: span.encode())
+                   for name in ("online", "possible", "present")}
+            for i in range(n):
+                out[f"cpu{i}"] = _dir(f"/sys/devices/system/cpu/cpu{i}", lambda: {}, dev=SYS_DEV)
+            return out
+        system = _dir("/sys/devices/system", lambda: {"cpu": _dir("/sys/devices/system/cpu", cpu_dir, dev=SYS_DEV)},
+                      dev=SYS_DEV)
+        devices = _dir("/sys/devices", lambda: {"system": system}, dev=SYS_DEV)
+        return _dir("/sys", lambda: {"devices": devices}, dev=SYS_DEV)
 
     # ---- /dev ----------------------------------------------------------------------------------
     def dev_root(self) -> Node:

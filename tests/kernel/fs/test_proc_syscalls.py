@@ -36,3 +36,10 @@ def test_proc_syscalls(cbuild, arch):
         "prctl name: renamed-task",
     ]
     assert r.unknown_syscalls == {}                    # every call above is implemented
+
+
+@pytest.mark.parametrize("cpus", [1, 3])
+def test_glibc_counts_the_machines_cpus(cbuild, cpus):
+    r = Machine(cpus=cpus).load(cbuild("nproc", "arm64", static=True)).run()
+    assert r.stdout.decode() == f"onln={cpus} conf={cpus} get_nprocs={cpus} conf={cpus}\n"
+    assert r.syscalls["openat"] >= 1                   # /sys/devices/system/cpu/online
