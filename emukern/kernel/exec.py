@@ -4,7 +4,8 @@
 path means nothing to the guest), the argument and environment strings are copied with Linux's
 limits (``copy_strings``: MAX_ARG_STRLEN per string, a quarter of the stack rlimit in total,
 E2BIG past either), the file must be a regular file with an execute bit (EACCES) holding an ELF
-for this machine (ENOEXEC otherwise, also when the image cannot be placed), a PT_INTERP
+for this machine (ENOEXEC otherwise, also when the image cannot be placed) or a ``#!`` script
+whose interpreter is in the root (binfmt_script), a PT_INTERP
 interpreter must exist in the root (ENOENT) and be an ELF (ELIBBAD).  Only then is the old image
 replaced (``begin_new_exec``: de_thread kills the other threads, close-on-exec descriptors are
 closed, comm and /proc/self/exe follow the new program) — a failed execve returns to the caller
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import ElfError, MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.fs import E2BIG, ENOEXEC
+from emukern.kernel.fs import E2BIG, ELOOP, ENOEXEC
 from emukern.kernel.fs.vfs import S_IFREG, Node
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ MAX_ARG_STRINGS = 0x7FFFFFFF
 ARG_MAX = 32 * 4096                 # the floor of the total (bprm_stack_limits)
 ELIBBAD = 80
 MAX_IMAGE = 1 << 30                 # bytes of one program or interpreter file emukern reads
+BINPRM_BUF_SIZE = 256               # how much of a "#!" line binfmt_script looks at
+BINPRM_MAX_RECURSION = 4            # script -> interpreter script -> ... before ELOOP
 
 
 class ExecError(Exception):
@@ -97,6 +100,20 @@ def open_exec(k: "Kernel", task: "Task", path: str) -> tuple[Node, bytes]:
     if isinstance(node, int):
         raise ExecError(-node, f"{path}: lookup failed")
     return node, read_exec_file(node, path)
+
+
+def load_script(blob: bytes, path: str) -> tuple[str, bytes]:
+    """fs/binfmt_script.c: ``#!interpreter [one optional argument]`` in the first line (at most
+    BINPRM_BUF_SIZE bytes; whitespace around both is dropped).  No interpreter: ENOEXEC."""
+    head = blob[2:BINPRM_BUF_SIZE]
+    nl = head.find(b"\n")
+    if nl < 0 and len(blob) > BINPRM_BUF_SIZE:
+        raise ExecError(ENOEXEC, f"{path}: '#!' line longer than {BINPRM_BUF_SIZE} bytes")
+    line = (head if nl < 0 else head[:nl]).strip(b" \t")
+    name, _, arg = line.replace(b"\t", b" ").partition(b" ")
+    if not name:
+        raise ExecError(ENOEXEC, f"{path}: '#!' names no interpreter")
+    return name.decode("utf-8", "surrogateescape"), arg.strip(b" \t")
 
 
 def read_exec_file(node: Node, path: str) -> bytes:
@@ -171,6 +188,16 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         envp = copy_strings(task, envp_ptr)
         bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
         node, blob = open_exec(k, task, path)
+        depth = 0
+        while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
+            depth += 1
+            if depth > BINPRM_MAX_RECURSION:
+                raise ExecError(ELOOP, f"{path}: too many levels of script interpreters")
+            interp, arg = load_script(blob, path)
+            argv = [interp.encode("utf-8", "surrogateescape")] + ([arg] if arg else []) + \
+                [path.encode("utf-8", "surrogateescape")] + argv[1:]
+            bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
+            node, blob = open_exec(k, task, interp)
         try:
             image = load_elf(blob, allow_interp=True, name=path)
         except ElfError as exc:

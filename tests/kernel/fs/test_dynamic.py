@@ -92,7 +92,7 @@ def test_execve_of_a_second_dynamic_program(cbuild, tmp_path, arch):
     root = make_root(tmp_path / "root", arch)
     parent = install(root, cbuild("exec_parent", arch, libs=("-lpthread",)), "exec_parent")
     install(root, cbuild("exec_child", arch), "exec_child")
-    (root / "data" / "script-noexec").write_text("#!/bin/sh\necho hi\n")
+    (root / "data" / "script-noexec").write_text("plain text, neither an ELF nor a script\n")
     os.chmod(root / "data" / "script-noexec", 0o755)
     os.mkfifo(root / "data" / "fifo")
     # loads as an ELF but its segment lies where emukern keeps mmap/stack/machine pages: the
@@ -251,3 +251,23 @@ def test_execve_from_a_non_leader_thread(cbuild, tmp_path, arch):
     assert "pid=1" in out.split("child AT_EXECFN=")[1]     # the leader's pid, taken over
     assert r.exit_status == 7, (r.message, out)
     assert sum(1 for t in m.kernel.tasks.values() if t.alive) == 0
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("script,expect", [
+    ("#!/bin/exec_child argA\n", "child argc=4 argv0=/bin/exec_child len(argv2)=11 last=x"),
+    ("#! /bin/exec_child\t \n", "child argc=3 argv0=/bin/exec_child len(argv2)=1 last=x"),
+    # nested: [/bin/exec_child, /bin/script2, /bin/script, x]
+    ("#!/bin/script2\n", "child argc=4 argv0=/bin/exec_child len(argv2)=11 last=x"),
+    ("#!/bin/sh\necho hi\n", "execve /bin/script: No such file or directory"),           # no /bin/sh
+    ("#!\n", "execve /bin/script: Exec format error"),
+    ("#!/bin/script\n", "execve /bin/script: Too many levels of symbolic links"),        # ELOOP
+])
+def test_execve_of_a_script(cbuild, tmp_path, arch, script, expect):
+    root = make_root(tmp_path / "root", arch)
+    install(root, cbuild("exec_child", arch), "exec_child")
+    for name, text in (("script", script), ("script2", "#!/bin/exec_child\n")):
+        (root / "bin" / name).write_text(text)
+        os.chmod(root / "bin" / name, 0o755)
+    r, m = run(cbuild("exec_path", arch), root, ["/bin/script", "x"])
+    assert expect in r.stdout.decode(), r.stdout.decode()
