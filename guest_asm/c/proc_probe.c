@@ -63,6 +63,16 @@ int main(int argc, char **argv) {
     ssize_t l = readlink("/proc/self/exe", buf, 256);
     buf[l > 0 ? l : 0] = 0;
     printf("exe: %s\n", buf);
+    n = slurp("/proc/self/cmdline", buf, sizeof buf);
+    for (int i = 0; i < n; i++) if (!buf[i]) buf[i] = '|';
+    printf("cmdline: %s\n", buf);
+    int fd = open("/proc/cpuinfo", O_RDONLY);
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    l = readlink(link, buf, 256);
+    buf[l > 0 ? l : 0] = 0;
+    printf("fd link: %s\n", buf);
+    close(fd);
 #ifdef __aarch64__
     slurp(VL, buf, 32);
     printf("default VL: %s", buf);

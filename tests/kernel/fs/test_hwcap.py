@@ -75,13 +75,15 @@ def test_no_sve_machine_has_no_sve_hwcap(hwcap_exe):
 def test_proc_files(cbuild, tmp_path, arch):
     root = make_root(tmp_path / "root", arch)
     exe = install(root, cbuild("proc_probe", arch), "proc_probe")
-    m = Machine(root=str(root), cpus=2).load(root / exe.lstrip("/"))
+    m = Machine(root=str(root), cpus=2).load(root / exe.lstrip("/"), ["a b", "c"])
     r = m.run()
     out = r.stdout.decode()
     assert r.exit_status == 0, (r.message, out)
     assert "auxv: " in out and "agrees with getauxval, AT_BASE set" in out
     assert "maps: libc mapped, stack mapped, heap-or-anon yes" in out
     assert "exe: /bin/proc_probe" in out
+    assert f"cmdline: {root}/bin/proc_probe|a b|c|" in out    # argv as given (argv[0]: the CLI path)
+    assert "fd link: /proc/cpuinfo" in out
     assert out.count("cpuinfo processor") == 2
     if arch == "arm64":
         feats = " ".join(hwcap_names(*m.kernel.arch.elf_hwcaps()))
