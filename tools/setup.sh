@@ -10,7 +10,8 @@ command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || nee
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
-# optional: GCC cross compilers + glibc, to test static C programs built by another toolchain
+# optional: GCC cross compilers + glibc, to test static and dynamic C programs built by another
+# toolchain (their sysroots /usr/<triple> are the guest roots of tests/kernel/fs)
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 if [ ${#need[@]} -gt 0 ]; then

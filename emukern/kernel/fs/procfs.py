@@ -156,17 +156,17 @@ def fd_target(f: Any) -> str:
 
 
 def proc_maps(t: "Task") -> bytes:
-    """show_map_vma: ``start-end perms offset dev inode  name`` (private mappings show 'p')."""
+    """show_map_vma: ``start-end perms offset dev inode``, the name padded to column 73 (private
+    mappings show 'p').  emukern does not keep file offsets or inodes per mapping: both read 0."""
     lines = []
     for m in t.mm.mappings:
         perms = m.perms + ("s" if m.name.startswith("shared:") else "p")
         name = m.name.split(":", 1)[1] if m.name.startswith(("file:", "shared:")) else (
-            m.name if m.name.startswith("[") else "")
+            m.name if m.name.startswith("[") and m.name != "[anon]" else "")
         if m.name == "elf":
             name = exe_path(t)
-        off = getattr(m, "file_offset", 0)
-        lines.append(f"{m.start:08x}-{m.end:08x} {perms} {off:08x} 00:00 0"
-                     + (" " * 19 + name if name else ""))
+        head = f"{m.start:08x}-{m.end:08x} {perms} 00000000 00:00 0 "
+        lines.append((head.ljust(73) + name) if name else head.rstrip())
     return ("\n".join(lines) + "\n").encode() if lines else b""
 
 
