@@ -67,7 +67,9 @@ def test_cpu_id_overrides_change_hwcaps_consistently(hwcap_exe, overrides, cpus,
 
 def test_no_sve_machine_has_no_sve_hwcap(hwcap_exe):
     m = Machine(has_sve=False).load(hwcap_exe)
-    m.run()
+    r = m.run()
+    got = lines(r)
+    assert got["all"] == "agree" and got["sve"] == "hwcap=0 field=0 agree"   # MRS says no SVE too
     assert not m.kernel.arch.elf_hwcaps()[0] >> HWCAP_NAMES.index("sve") & 1
 
 
