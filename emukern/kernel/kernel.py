@@ -187,6 +187,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
                     or "/" + Path(path).name)
         self.tasks[task.tid] = task
         self.init_task = task
+        self.fs_init_task(task)     # its cwd in the guest root (kernel/syscalls_fs.py)
         from emukern.kernel.exec import ExecError
         try:
             self.exec_image(task, image, argv or [str(path)], envp or [], execfn=str(path))

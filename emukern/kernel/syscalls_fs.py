@@ -59,6 +59,15 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         self.procfs = ProcFs(self)        # type: ignore[arg-type]
         self.vfs = Vfs(root, bool(getattr(cfg, "root_rw", False)), self.procfs.mounts())
 
+    def fs_init_task(self, task) -> None:
+        """The first process starts in the guest directory the user is in when the host's working
+        directory lies inside --root (as a shell in the root would start it); otherwise at /."""
+        guest = self.vfs.guest_path_of_host(os.getcwd()) if self.vfs.root else None
+        if guest is not None:
+            node = self.path_lookup(task, AT_FDCWD, guest)
+            if isinstance(node, Node) and node.is_dir:
+                fs_of(task).cwd = node
+
     def fs_fork(self, parent, child, flags: int) -> None:
         """copy_process's file-system part: cwd and umask (CLONE_FS = 0x200 shares them)."""
         copy_fs(parent, child, bool(flags & 0x200))

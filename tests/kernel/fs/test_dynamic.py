@@ -271,3 +271,16 @@ def test_execve_of_a_script(cbuild, tmp_path, arch, script, expect):
         os.chmod(root / "bin" / name, 0o755)
     r, m = run(cbuild("exec_path", arch), root, ["/bin/script", "x"])
     assert expect in r.stdout.decode(), r.stdout.decode()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_initial_cwd_follows_the_host_cwd_inside_the_root(cbuild, tmp_path, arch, monkeypatch):
+    root = make_root(tmp_path / "root", arch)
+    install(root, cbuild("exec_child", arch), "exec_child")
+    exe = cbuild("exec_path", arch)
+    monkeypatch.chdir(root / "bin")
+    r, _ = run(exe, root, ["./exec_child", "1,2"])          # relative to the guest cwd /bin
+    assert "child exe: /bin/exec_child" in r.stdout.decode()
+    monkeypatch.chdir(tmp_path)                              # outside the root: the guest starts at /
+    r, _ = run(exe, root, ["./exec_child", "1,2"])
+    assert "execve ./exec_child: No such file or directory" in r.stdout.decode()
