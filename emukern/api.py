@@ -67,7 +67,7 @@ def resolve_program(path: str | Path, arch: str | None = None, *,
 def elf_arch(path: Path) -> str | None:
     """The architecture ("riscv64" or "arm64") an ELF file is built for, from its header."""
     from emukern.loader.elf import load_elf
-    return load_elf(path).arch
+    return load_elf(path, allow_interp=True).arch
 
 
 class Machine:

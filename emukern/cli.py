@@ -96,9 +96,12 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dlen", type=_int, default=None, metavar="BITS",
                    help="RISC-V vector datapath width for the cost model (default VLEN)")
     g.add_argument("--no-v", action="store_true", help="RISC-V without the V extension")
-    g.add_argument("--sve-vl", type=_int, default=256, metavar="BITS", help="arm64 default SVE vector length (default 256)")
+    g.add_argument("--sve-vl", type=_int, default=None, metavar="BITS",
+                   help="arm64 default SVE vector length (default: as Linux boots, the largest of --sve-vls "
+                        "up to 512; /proc/sys/abi/sve_default_vector_length)")
     g.add_argument("--sve-vls", default="128,256,512", metavar="LIST",
-                   help="SVE vector lengths the machine supports (default 128,256,512)")
+                   help="SVE vector lengths the machine supports, the set a guest enumerates with "
+                        "PR_SVE_SET_VL (default 128,256,512)")
     g.add_argument("--idst", action="store_true",
                    help="arm64 FEAT_IDST: EL0 ID-register reads trap as EC 0x18 (do_el0_sys)")
     g.add_argument("--cpu-id", action="append", default=[], metavar="CPU:REG[.FIELD]=VALUE",
@@ -124,6 +127,12 @@ def machine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quantum", type=_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
     g.add_argument("--stdin", metavar="FILE", help="file the guest reads as standard input")
+    g.add_argument("--root", metavar="DIR",
+                   help="the guest's root directory (like qemu-user -L): paths, execve and dynamic "
+                        "programs' interpreter and libraries resolve inside it, e.g. --root /usr/aarch64-linux-gnu "
+                        "(default: an empty root with only /proc and /dev)")
+    g.add_argument("--root-rw", action="store_true",
+                   help="let the guest write to --root (default read-only: EROFS)")
 
 
 def config_from_args(a: argparse.Namespace) -> Any:
@@ -139,6 +148,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
         max_insns=a.max_insns or None, quantum=a.quantum,
+        root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
     )
     for k, v in parse_assignments(a.cost, "cost").items():
         try:

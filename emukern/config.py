@@ -39,7 +39,9 @@ class MachineConfig:
     riscv_v_default_allow: bool = True        # CONFIG_RISCV_ISA_V_DEFAULT_ENABLE
     riscv_v_ucopy_threshold: int = 768        # CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD (0: no vector usercopy)
     # arm64
-    sve_vl: int = 256                         # default vector length for new tasks (bits)
+    # default vector length of new tasks (bits); None = Linux's boot choice (sve_setup): the
+    # largest supported VL up to 64 bytes (512 bits), /proc/sys/abi/sve_default_vector_length
+    sve_vl: int | None = None
     sve_vls: tuple[int, ...] = (128, 256, 512)  # vector lengths the machine supports
     has_sve: bool = True
     idst: bool = False                        # FEAT_IDST: ID-register reads trap as EC 0x18
@@ -56,6 +58,10 @@ class MachineConfig:
     timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
     stdin: bytes = b""
     trace_traps: bool = False
+    # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
+    # root_rw; None = an empty root with only the synthetic /proc and /dev (hermetic)
+    root: str | None = None
+    root_rw: bool = False
 
     def validate(self) -> None:
         """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``."""
@@ -68,6 +74,12 @@ class MachineConfig:
                               hint="VLEN must be a power of two: " + ", ".join(map(str, RVV_VLENS)))
         if self.dlen is not None and (self.dlen <= 0 or self.dlen & (self.dlen - 1) or self.dlen > self.vlen):
             raise ConfigError(f"--dlen {self.dlen} must be a power of two no larger than VLEN")
+        if not self.sve_vls:
+            raise ConfigError("--sve-vls is empty", hint="list at least one vector length, e.g. --sve-vls 128,256")
+        if self.sve_vl is None:
+            ok = [v for v in self.sve_vls if v % 128 == 0 and 128 <= v <= 2048]
+            fit = [v for v in ok if v <= 512]
+            self.sve_vl = max(fit) if fit else (min(ok) if ok else 128)
         for vl in (self.sve_vl, *self.sve_vls):
             if vl % 128 or not 128 <= vl <= 2048:
                 raise ConfigError(f"SVE vector length {vl} is invalid",
@@ -91,6 +103,8 @@ class MachineConfig:
             d.update(vlen=self.vlen, dlen=self.dlen or self.vlen, has_v=self.has_v)
         else:
             d.update(sve_vl=self.sve_vl, sve_vls=list(self.sve_vls), idst=self.idst)
+        if self.root:
+            d.update(root=self.root, root_rw=self.root_rw)
         return d
 
 

@@ -14,7 +14,8 @@ command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
 # real-kernel CI step; qemu-system-misc brings riscv64, qemu-system-data the OpenSBI firmware)
 command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)
 command -v qemu-system-riscv64 >/dev/null 2>&1 || need+=(qemu-system-misc)
-# optional: GCC cross compilers + glibc, to test static C programs built by another toolchain
+# optional: GCC cross compilers + glibc, to test static and dynamic C programs built by another
+# toolchain (their sysroots /usr/<triple> are the guest roots of tests/kernel/fs)
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 if [ ${#need[@]} -gt 0 ]; then

@@ -34,6 +34,14 @@ class ArchBase:
     def hwcap(self) -> int:
         return 0
 
+    def hwcap2(self) -> int | None:
+        """AT_HWCAP2, or None on an architecture without ELF_HWCAP2 (no auxv entry)."""
+        return None
+
+    def cpuinfo(self) -> str:
+        """/proc/cpuinfo (the arch's c_show)."""
+        return ""
+
     # syscall ABI
     def syscall_nr(self, cpu: "Cpu") -> int:
         raise NotImplementedError

@@ -114,8 +114,9 @@ class FdTable:
 
     def __init__(self) -> None:
         self.fds: dict[int, File] = {}
+        self.cloexec: set[int] = set()      # close_on_exec bits (FD_CLOEXEC)
 
-    def install(self, f: File, lowest: int = 0) -> int:
+    def install(self, f: File, lowest: int = 0, cloexec: bool = False) -> int:
         fd = lowest
         while fd in self.fds:
             fd += 1
@@ -123,6 +124,8 @@ class FdTable:
             return -E.EMFILE
         self.fds[fd] = f
         f.refs += 1
+        if cloexec:
+            self.cloexec.add(fd)
         return fd
 
     def get(self, fd: int) -> File | None:
@@ -132,6 +135,7 @@ class FdTable:
         f = self.fds.pop(fd, None)
         if f is None:
             return -E.EBADF, []
+        self.cloexec.discard(fd)
         f.refs -= 1
         return 0, (f.on_close() if f.refs == 0 else [])
 
@@ -141,9 +145,17 @@ class FdTable:
             wq += self.close(fd)[1]
         return wq
 
+    def do_close_on_exec(self) -> list[WaitQueue]:
+        """execve closes every descriptor marked FD_CLOEXEC (fs/file.c do_close_on_exec)."""
+        wq: list[WaitQueue] = []
+        for fd in sorted(self.cloexec):
+            wq += self.close(fd)[1]
+        return wq
+
     def dup_table(self) -> "FdTable":
         t = FdTable()
         for fd, f in self.fds.items():
             t.fds[fd] = f
             f.refs += 1      # pipe reader/writer counts are per File, dropped at the last close
+        t.cloexec = set(self.cloexec)
         return t

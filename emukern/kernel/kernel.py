@@ -136,6 +136,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             rvv = getattr(cpu, "rvv", None)
             if self.cost.rvv and rvv is not None:
                 rvv.set_costs(dict(self.cost.rvv))     # --cost rvv.KIND.PART=N
+        self.fs_init()              # the guest root with /proc and /dev (kernel/fs)
         self.arch.boot()
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
@@ -192,7 +193,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
     def load(self, path: str, argv: list[str] | None = None, envp: list[str] | None = None) -> Task:
         """Create the first process from a static ELF (pid 1, like the init a kernel execs)."""
         from emukern.loader.elf import load_elf
-        image = load_elf(path)
+        image = load_elf(path, allow_interp=True)
         if image.arch != self.config.arch:
             raise ConfigError(f"{path} is a {image.arch} program but the machine is {self.config.arch}",
                               hint=f"drop --arch or use --arch {image.arch}")
@@ -203,17 +204,33 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
-        task.exe = str(Path(path).resolve())  # type: ignore[attr-defined]  (readlinkat /proc/self/exe)
+        # /proc/self/exe is a guest path: the program's place in the root, or its name at the
+        # top of it when it comes from outside the root (a host path means nothing in the guest)
+        task.exe = (self.vfs.guest_path_of_host(str(path))  # type: ignore[attr-defined]
+                    or "/" + Path(path).name)
         self.tasks[task.tid] = task
         self.init_task = task
-        self.exec_image(task, image, argv or [str(path)], envp or [])
+        self.fs_init_task(task)     # its cwd in the guest root (kernel/syscalls_fs.py)
+        from emukern.kernel.exec import ExecError
+        try:
+            self.exec_image(task, image, argv or [str(path)], envp or [], execfn=str(path))
+        except ExecError as exc:
+            from emukern.errors import ElfError
+            raise ElfError(f"{path}: {exc.why}",
+                           hint="dynamically linked programs load their interpreter and libraries from "
+                                "the guest root: --root SYSROOT, e.g. --root /usr/"
+                                + ("aarch64" if image.arch == "arm64" else "riscv64") + "-linux-gnu") from None
         self.enqueue(task, 0, now=0)
         self.symbols = dict(image.symbols)
         self.image = image
         return task
 
-    def exec_image(self, task: Task, image: Any, argv: list[str], envp: list[str]) -> None:
-        from emukern.loader.stack import build_initial_stack, standard_auxv
+    def exec_image(self, task: Task, image: Any, argv: list[str], envp: list[str],
+                   execfn: str | None = None, commit: bool = True) -> None:
+        """Build the new image's mm and initial registers; ``commit`` installs them in ``task``
+        (execve builds first and commits after its point of no return, see kernel/exec.py)."""
+        from emukern.kernel.exec import load_elf_interp
+        from emukern.loader.stack import layout_initial_stack, standard_auxv
         mm = AddressSpace()
         stack_top = self.arch.STACK_TOP
         mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
@@ -235,12 +252,24 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         mm.map(stack_top - self.arch.STACK_INIT, self.arch.STACK_INIT, "rw-", "[stack]")
         mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
         mm.mmap_base = mmap_base
+        interp = load_elf_interp(self, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
-        auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz)
-        sp = build_initial_stack(lambda a, d: mm.write(a, d), stack_top, argv=argv, envp=envp,
-                                 auxv=auxv, random16=rnd, platform=None)
+        auxv = standard_auxv(image, hwcap=self.arch.hwcap(), hwcap2=self.arch.hwcap2(),
+                             clktck=self.config.hz, base=interp[1] if interp else 0)
+        lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
+                                   platform=None, execfn=execfn)
+        mm.write(lay.sp, lay.blob)
+        mm.saved_auxv = lay.auxv          # type: ignore[attr-defined]   (/proc/self/auxv)
+        task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)  # type: ignore[attr-defined]
+        if commit:
+            self.exec_commit(task)
+
+    def exec_commit(self, task: Task) -> None:
+        mm, entry, sp, argv = task.exec_pending      # type: ignore[attr-defined]
+        del task.exec_pending                        # type: ignore[attr-defined]
         task.mm = mm
-        task.ctx = self.arch.initial_context(image.entry, sp)
+        task.argv = argv                             # type: ignore[attr-defined]   (/proc/self/cmdline)
+        task.ctx = self.arch.initial_context(entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
 
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:

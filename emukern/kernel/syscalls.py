@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
+from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
@@ -55,6 +56,8 @@ SYSCALL_NAMES = {
     # epoll and eventfd (emukern/kernel/epoll.py)
     19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
 }
+from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
+SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -206,6 +209,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return len(data)
         if isinstance(f, PipeEnd):
             return self._pipe_write(cpu, task, f.pipe, data)
+        if isinstance(f, VfsFile):
+            return f.write(data)
         if isinstance(f, SysctlFile):
             if not data:
                 return 0            # proc_sys_call_handler: an empty write changes nothing
@@ -241,6 +246,11 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             data = bytes(p.buf[:count])
             del p.buf[:count]
             self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
+        elif isinstance(f, VfsFile):
+            got = f.read(count)
+            if isinstance(got, int):
+                return got
+            data = got
         elif isinstance(f, SysctlFile):
             text = f.entry.render()
             data = text[f.pos: f.pos + count]
@@ -268,17 +278,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return len(chunk)
 
     def sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode, *a):
-        path = task.mm.read_cstr(path_ptr).decode("utf-8", "replace")
-        cpu.charge(self.cost.syscall_body * 5)
-        entry = self.sysctl.lookup_path(path)
-        if entry is None:
-            return -E.ENOENT          # only /proc/sys entries exist (no file system otherwise)
-        acc = flags & O_ACCMODE
-        want_w = acc in (O_WRONLY, O_RDWR)
-        want_r = acc != O_WRONLY
-        if want_w and not entry.mode & 0o200:
-            return -E.EACCES
-        return task.files.install(SysctlFile(entry, want_r, want_w))
+        return self.do_sys_openat(cpu, task, dirfd, path_ptr, flags, mode)   # kernel/syscalls_fs.py
 
     def sys_close(self, cpu, task, fd, *a):
         ret, wqs = task.files.close(s64(fd))
@@ -321,10 +321,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         cpu.charge(self.cost.mmap_op)
         if length == 0 or length > 1 << 40:
             return -E.EINVAL if length == 0 else -E.ENOMEM
-        if not flags & MAP_ANONYMOUS:
-            return -E.ENODEV        # file-backed mappings are not modelled
+        data, name = b"", "[anon]"
         if not flags & (MAP_PRIVATE | MAP_SHARED):
             return -E.EINVAL
+        if not flags & MAP_ANONYMOUS:
+            got = self.mmap_file(task, fd, length, prot, flags, off)     # kernel/syscalls_fs.py
+            if isinstance(got, int):
+                return got
+            data, name = got
         size = page_up(length)
         if flags & MAP_FIXED:
             if addr % PAGE:
@@ -337,7 +341,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             start = task.mm.find_free(size)
             if start < PAGE:
                 return -E.ENOMEM
-        task.mm.map(start, size, prot_str(prot), "[anon]")
+        task.mm.map(start, size, prot_str(prot), name, data)
         return start
 
     def sys_munmap(self, cpu, task, addr, length, *a):
@@ -350,6 +354,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_mprotect(self, cpu, task, addr, length, prot, *a):
         if addr % PAGE:
             return -E.EINVAL
+        if prot & PROT_WRITE and self.shared_readonly_in(task, addr, length):   # kernel/syscalls_fs.py
+            return -E.EACCES
         task.mm.protect(addr, length, prot_str(prot))
         cpu.charge(self.cost.mmap_op)
         return 0
@@ -508,6 +514,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         ctx = self.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
         child.ctx = ctx
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
+        self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:
@@ -524,39 +531,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return tid
 
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
-        from emukern.errors import ElfError
-        from emukern.loader.elf import load_elf
-        path = task.mm.read_cstr(path_ptr).decode("utf-8", "replace")
-
-        def strings(ptr: int) -> list[str]:
-            out = []
-            while ptr and len(out) < 4096:
-                p = task.mm.read_u64(ptr)
-                if not p:
-                    break
-                out.append(task.mm.read_cstr(p).decode("utf-8", "replace"))
-                ptr += 8
-            return out
-        argv, envp = strings(argv_ptr), strings(envp_ptr)
-        try:
-            image = load_elf(path)
-        except ElfError:
-            return -E.ENOENT
-        except OSError:
-            return -E.ENOENT
-        if image.arch != self.config.arch:
-            return -8                 # ENOEXEC
-        if len([t for t in self.tasks.values() if t.tgid == task.tgid and t.alive]) > 1:
-            return -E.EINVAL          # exec from a multi-threaded process is not modelled
-        cpu.charge(self.cost.exec)
-        old_mm = task.mm
-        self.exec_image(task, image, argv, envp)  # type: ignore[attr-defined]
-        old_mm.users -= 1
-        task.comm = path.rsplit("/", 1)[-1][:15]
-        cpu.attach_mm(task.mm)
-        cpu.load_context(task.ctx)
-        self.arch.exec_reset(cpu, task)
-        return task.ctx["x"][10] if self.config.arch == "riscv64" else task.ctx["x"][0]
+        from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)
+        return do_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr)
 
     def sys_exit(self, cpu, task, code, *a):
         self.do_exit(cpu, task, (code & 0xFF) << 8)

@@ -11,7 +11,10 @@ What is accepted:
   No relocations are applied -- static-PIE C runtimes relocate themselves and position
   independent assembly needs none.  ``ElfImage.load_bias`` says how far it was moved.
 
-Anything with ``PT_INTERP`` (dynamically linked) is rejected.  Section headers are not needed;
+Anything with ``PT_INTERP`` (dynamically linked) is rejected unless the caller asks for it
+(``allow_interp=True``, what the kernel's execve does: ``ElfImage.interp`` then names the program
+interpreter, which the kernel loads from the guest root).  ``load_base`` moves an ET_DYN image
+elsewhere (the kernel places an interpreter in the mmap area).  Section headers are not needed;
 a broken section/symbol table only loses the symbols (see ``ElfImage.warnings``), as on Linux,
 which ignores sections when it runs a program.
 """
@@ -125,6 +128,7 @@ class ElfImage:
     elf_type: str = "ET_EXEC"
     load_bias: int = 0
     warnings: list[str] = field(default_factory=list)
+    interp: str | None = None          # PT_INTERP path (only with allow_interp=True)
 
     def mappings(self, page_size: int = PAGE_SIZE) -> list[Mapping]:
         """Page-aligned regions covering every segment (bss included).
@@ -175,8 +179,12 @@ def _fail(msg: str, hint: str | None = None, path: str | None = None) -> ElfErro
     return ElfError(where + msg, hint=hint)
 
 
-def load_elf(path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryview) -> ElfImage:
-    """Parse and validate a static ELF64 executable; raise :class:`ElfError` if it can't run."""
+def load_elf(path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryview, *,
+             allow_interp: bool = False, load_base: int | None = None,
+             name: str | None = None) -> ElfImage:
+    """Parse and validate an ELF64 executable; raise :class:`ElfError` if it can't run.
+
+    ``name`` labels messages when the image comes as bytes (e.g. a guest path)."""
     path: str | None
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         blob = bytes(path_or_bytes)
@@ -192,7 +200,10 @@ def load_elf(path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryv
         except OSError as e:
             raise _fail(f"cannot read: {e.strerror or e}", path=path) from None
     try:
-        return _load(blob, path)
+        img = _load(blob, path or name, allow_interp, load_base)
+        if path is None:
+            img.path = None
+        return img
     except ElfError:
         raise
     except Exception as e:  # defensive: nothing but ElfError may escape
@@ -201,7 +212,8 @@ def load_elf(path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryv
         raise err from None
 
 
-def _load(blob: bytes, path: str | None) -> ElfImage:
+def _load(blob: bytes, path: str | None, allow_interp: bool = False,
+          load_base: int | None = None) -> ElfImage:
     n = len(blob)
     if n < 4 or blob[:4] != b"\x7fELF":
         what = "an empty file" if n == 0 else "not an ELF file (bad magic number)"
@@ -265,6 +277,7 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
     phdrs = [_PHDR.unpack_from(blob, e_phoff + i * e_phentsize) for i in range(e_phnum)]
     loads = []
     has_phdr_seg = None
+    interp_path: str | None = None
     for i, (p_type, p_flags, p_offset, p_vaddr, _p_paddr, p_filesz, p_memsz, p_align) in \
             enumerate(phdrs):
         if p_type == PT_INTERP:
@@ -272,9 +285,16 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
             if p_offset < n:
                 interp = blob[p_offset:min(n, p_offset + p_filesz)].split(b"\0")[0].decode(
                     "utf-8", "replace")
+            if allow_interp:
+                if not interp or p_offset + p_filesz > n or p_filesz > 4096:
+                    raise _fail(f"PT_INTERP #{i} does not name an interpreter inside the file",
+                                hint="the file is corrupt", path=path)
+                interp_path = interp
+                continue
             extra = f" (interpreter {interp})" if interp else ""
-            raise _fail(f"dynamically linked{extra}; emukern runs static programs only",
-                        hint="link with -static; " + _HINT_STATIC, path=path)
+            raise _fail(f"dynamically linked{extra}; its interpreter and libraries come from a "
+                        "guest root", hint="run it with --root SYSROOT (e.g. --root /usr/aarch64-linux-gnu), "
+                        "or link with -static; " + _HINT_STATIC, path=path)
         if p_type == PT_PHDR:
             has_phdr_seg = p_vaddr
         if p_type == PT_LOAD:
@@ -288,7 +308,7 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
     if e_type == ET_DYN:
         elf_type = "ET_DYN"
         lowest = min(v for (_i, _f, _o, v, _fs, _ms, _a) in loads)
-        bias = DYN_LOAD_BASE - (lowest & ~(PAGE_SIZE - 1))
+        bias = (DYN_LOAD_BASE if load_base is None else load_base) - (lowest & ~(PAGE_SIZE - 1))
 
     segs: list[Segment] = []
     for (i, p_flags, p_offset, p_vaddr, p_filesz, p_memsz, p_align) in loads:
@@ -348,7 +368,7 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
     brk_start = (max(s.end for s in segs) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1)
     img = ElfImage(arch=arch, entry=entry, segments=segs, brk_start=brk_start,
                    phdr_addr=phdr_addr, phent=e_phentsize, phnum=e_phnum, path=path,
-                   elf_type=elf_type, load_bias=bias)
+                   elf_type=elf_type, load_bias=bias, interp=interp_path)
     img.symbols = _read_symbols(blob, bias, img.warnings)
     return img
 

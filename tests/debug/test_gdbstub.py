@@ -185,7 +185,7 @@ def test_gdb_trap_stop_and_registers_arm64():
     assert "Program received signal SIGTRAP" in out
     assert "rdvl" in out
     assert "do_sve_acc" in out and "stopped before the handler" in out
-    assert re.search(r"x0\s+0x20\s+32", out)                  # rdvl re-executed with VL=256
+    assert re.search(r"x0\s+0x40\s+64", out)                  # rdvl re-executed: boot default VL 512
 
 
 @needs_gdb

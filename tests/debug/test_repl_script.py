@@ -72,9 +72,10 @@ def test_arm64_sve_access_trap(debug_script):
     assert "handler   do_sve_acc" in fin
     assert "decision  TIF_SVE set" in fin
     assert "tif_sve: clear -> set" in fin
-    # the rdvl re-executes with SVE enabled: VL 256 bits = 32 bytes
-    assert "0x0000000000000020" in section(out, "info regs x0")
-    assert "SVE VL=256" in section(out, "info zregs")
+    # the rdvl re-executes with SVE enabled: Linux's boot default VL, the largest supported up
+    # to 64 bytes: 512 bits = 64 bytes with the default --sve-vls 128,256,512
+    assert "0x0000000000000040" in section(out, "info regs x0")
+    assert "SVE VL=512" in section(out, "info zregs")
     assert "program exited with status 0" in out
 
 

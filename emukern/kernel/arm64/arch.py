@@ -33,13 +33,27 @@ class Arm64Arch(ArchBase):
     def boot(self) -> None:
         traps.setup(self.k)
         fpsimd.setup(self.k)
+        from emukern.kernel.arm64.vec_sysctl import sve_sysctl_init
+        sve_sysctl_init(self.k)
 
     def hwcap(self) -> int:
-        from emukern.loader.stack import HWCAP_ASIMD, HWCAP_FP, HWCAP_SVE
-        h = HWCAP_FP | HWCAP_ASIMD
-        if self.k.config.has_sve:
-            h |= HWCAP_SVE
-        return h
+        return self.elf_hwcaps()[0]
+
+    def hwcap2(self) -> int | None:
+        return self.elf_hwcaps()[1]
+
+    def elf_hwcaps(self) -> tuple[int, int]:
+        """setup_elf_hwcaps() over the sanitised ID registers (kernel/arm64/hwcap.py), once."""
+        caps = getattr(self, "_elf_hwcaps", None)
+        if caps is None:
+            from emukern.kernel.arm64.hwcap import setup_elf_hwcaps
+            caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs,  # type: ignore[attr-defined]
+                                                       sve=self.k.config.has_sve)
+        return caps
+
+    def cpuinfo(self) -> str:
+        from emukern.kernel.arm64.hwcap import arm64_cpuinfo
+        return arm64_cpuinfo(self.k, *self.elf_hwcaps())
 
     def syscall_nr(self, cpu: "Cpu") -> int:
         return cpu.reg(8)

@@ -124,6 +124,10 @@ class UndefState:
             raise ConfigError(f"cpu_id_overrides: {exc}",
                               hint="use {cpu: {'REG.FIELD': value}} / --cpu-id CPU:REG[.FIELD]=VALUE, "
                                    "e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
+        if not k.config.has_sve:
+            # a machine without SVE (like Linux's arm64.nosve override): the ID registers say so
+            # too, so the emulated MRS and the HWCAPs (kernel/arm64/hwcap.py) agree
+            cpus = [c.with_overrides("ID_AA64PFR0_EL1", "SVE", 0).with_raw("ID_AA64ZFR0_EL1", 0) for c in cpus]
         self.id_regs = SystemIdRegs(cpus)
         self.k = k
         self.hooks: list[UndefHook] = []          # head first, as list_for_each_entry walks it

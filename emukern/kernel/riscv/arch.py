@@ -49,8 +49,14 @@ class RiscvArch(ArchBase):
         vector.riscv_v_setup(self.k)
 
     def hwcap(self) -> int:
+        """riscv_fill_hwcap: one bit per single-letter extension of the harts' ISA string."""
+        from emukern.kernel.riscv.hwprobe import machine_isa
         from emukern.loader.stack import riscv_isa_hwcap
-        return riscv_isa_hwcap("rv64imafdc" + ("v" if self.k.config.has_v else ""))
+        return riscv_isa_hwcap("rv64" + machine_isa(self.k)[0])
+
+    def cpuinfo(self) -> str:
+        from emukern.kernel.riscv.hwprobe import riscv_cpuinfo
+        return riscv_cpuinfo(self.k)
 
     def syscall_nr(self, cpu: "Cpu") -> int:
         return cpu.reg(A7)

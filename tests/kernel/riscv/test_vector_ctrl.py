@@ -18,8 +18,21 @@ def elf() -> str:
     return str(assemble(GUEST / "vabi_ctrl.S", "riscv64"))
 
 
-def test_set_get_errors_fork_and_exec_without_inherit(elf):
-    r, m = run_prog(elf, ["1", elf], 256)
+@pytest.fixture(scope="module")
+def root(elf, tmp_path_factory) -> str:
+    """A guest root holding the program as /bin/vabi_ctrl: execve resolves only inside it."""
+    import shutil
+    r = tmp_path_factory.mktemp("root")
+    (r / "bin").mkdir()
+    shutil.copy(elf, r / "bin" / "vabi_ctrl")
+    return str(r)
+
+
+EXE = "/bin/vabi_ctrl"
+
+
+def test_set_get_errors_fork_and_exec_without_inherit(elf, root):
+    r, m = run_prog(elf, ["1", EXE], 256, root=root)
     res = words(r.stdout)
     assert res[0] == ON                     # riscv_v_default_allow=1 at exec
     assert res[1] == -E.EINVAL              # bits outside PR_RISCV_V_VSTATE_CTRL_MASK
@@ -37,8 +50,8 @@ def test_set_get_errors_fork_and_exec_without_inherit(elf):
     assert r.fault["signame"] == "SIGILL"
 
 
-def test_inherit_survives_exec(elf):
-    r, m = run_prog(elf, ["3", elf], 128)
+def test_inherit_survives_exec(elf, root):
+    r, m = run_prog(elf, ["3", EXE], 128, root=root)
     assert r.exit_status == 0, r.message
     res = words(r.stdout)
     assert res[:2] == [0, ON | OFF << 2 | INHERIT]
@@ -49,8 +62,8 @@ def test_inherit_survives_exec(elf):
     assert res[5] == 128 // 8
 
 
-def test_default_deny_fork_child_sigill_then_enable(elf):
-    r, m = run_prog(elf, ["5", elf], 512, riscv_v_default_allow=False)
+def test_default_deny_fork_child_sigill_then_enable(elf, root):
+    r, m = run_prog(elf, ["5", EXE], 512, root=root, riscv_v_default_allow=False)
     assert r.exit_status == 0, r.message
     res = words(r.stdout)
     assert res[0] == OFF
@@ -60,16 +73,16 @@ def test_default_deny_fork_child_sigill_then_enable(elf):
     assert res[4] == 512 // 8
 
 
-def test_default_deny_sigill(elf):
-    r, m = run_prog(elf, ["2", elf], 256, riscv_v_default_allow=False)
+def test_default_deny_sigill(elf, root):
+    r, m = run_prog(elf, ["2", EXE], 256, root=root, riscv_v_default_allow=False)
     assert words(r.stdout) == [OFF]
     assert r.exit_status == 132
     log = [t for t in m.trap_log if t.kind == "illegal"]
     assert log and log[-1].handler == "riscv_v_first_use_handler"
 
 
-def test_allowed_first_use(elf):
-    r, m = run_prog(elf, ["2", elf], 256)
+def test_allowed_first_use(elf, root):
+    r, m = run_prog(elf, ["2", EXE], 256, root=root)
     assert r.exit_status == 0 and words(r.stdout) == [ON]
     assert m.kernel.init_task.thread.v.stats["first_use"] == 1
 

@@ -1,0 +1,49 @@
+"""/proc/sys/abi/sve_default_vector_length (arch/arm64/kernel/fpsimd.c, vec_proc_do_default_vl).
+
+The file holds the vector length, in bytes, that new processes start with (their VL after
+execve unless PR_SVE_SET_VL_ONEXEC said otherwise).  A read prints it; a write is parsed as one
+integer (proc_dointvec), ``-1`` means the largest supported length, any other value must be a
+valid SVE VL (a multiple of 16 bytes from 16 to SVE_VL_MAX, 8192; else -EINVAL) and is rounded *down* to a
+length the machine supports (find_supported_vector_length), as Linux does.  It exists only when
+the machine has SVE (sve_sysctl_init is called when system_supports_sve()).
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from emukern.kernel.sysctl import SysctlEntry
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+
+
+class SveDefaultVl(SysctlEntry):
+    def __init__(self, k: "Kernel") -> None:
+        super().__init__("abi.sve_default_vector_length", (k.config.sve_vl or 128) // 8, mode=0o644,
+                         minimum=-1, maximum=1 << 31, kind="sve_vl")
+        self.k = k
+
+    def parse(self, data: bytes) -> int | None:
+        from emukern.kernel.arm64.fpsimd import find_supported_vector_length, sve_vl_valid
+        text = data.decode("ascii", "replace")
+        m = re.fullmatch(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*(?:\x00.*)?", text, re.S)
+        if m is None:
+            return None
+        v = int(m.group(1))
+        if not -(2**31) <= v < 2**31:
+            return None
+        if v == -1:
+            v = max(self.k.config.sve_vls) // 8        # "set to max"
+        if not sve_vl_valid(v):
+            return None
+        return find_supported_vector_length(self.k, v)
+
+    def set(self, v: int) -> None:
+        self.value = v
+        self.k.config.sve_vl = v * 8                  # set_default_vl: what the next exec gets
+
+
+def sve_sysctl_init(k: "Kernel") -> None:
+    if k.config.has_sve:
+        k.sysctl.register(SveDefaultVl(k))

@@ -1,0 +1,256 @@
+"""execve and the ELF binary loader's dynamic half (fs/exec.c, fs/binfmt_elf.c).
+
+``do_execve``: the path is resolved in the guest root only (``open_exec`` -> the VFS walk; a host
+path means nothing to the guest), the argument and environment strings are copied with Linux's
+limits (``copy_strings``: MAX_ARG_STRLEN per string, a quarter of the stack rlimit in total,
+E2BIG past either), the file must be a regular file with an execute bit (EACCES) holding an ELF
+for this machine (ENOEXEC otherwise, also when the image cannot be placed) or a ``#!`` script
+whose interpreter is in the root (binfmt_script), a PT_INTERP
+interpreter must exist in the root (ENOENT) and be an ELF (ELIBBAD).  Only then is the old image
+replaced (``begin_new_exec``: de_thread kills the other threads, close-on-exec descriptors are
+closed, comm and /proc/self/exe follow the new program) — a failed execve returns to the caller
+with its image intact.
+
+``load_elf_interp``: the interpreter is an ET_DYN image placed in the mmap area (Linux maps it
+with a NULL hint, so it lands below mmap_base), and the auxiliary vector carries AT_BASE (its load
+address), AT_PHDR/AT_PHNUM/AT_ENTRY of the *program*, and AT_EXECFN (the execve filename).
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from emukern.errors import ElfError, MemoryFault
+from emukern.kernel import errno as E
+from emukern.kernel.fs import E2BIG, ELOOP, ENOEXEC
+from emukern.kernel.fs.vfs import S_IFREG, Node
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.task import Task
+
+MAX_ARG_STRLEN = 32 * 4096          # include/uapi/linux/binfmts.h: one string, NUL included
+MAX_ARG_STRINGS = 0x7FFFFFFF
+ARG_MAX = 32 * 4096                 # the floor of the total (bprm_stack_limits)
+ELIBBAD = 80
+MAX_IMAGE = 1 << 30                 # bytes of one program or interpreter file emukern reads
+BINPRM_BUF_SIZE = 256               # how much of a "#!" line binfmt_script looks at
+BINPRM_MAX_RECURSION = 4            # script -> interpreter script -> ... before ELOOP
+
+
+class ExecError(Exception):
+    """An execve that fails before the point of no return: ``errno`` goes back to the caller."""
+
+    def __init__(self, errno: int, why: str) -> None:
+        super().__init__(why)
+        self.errno = errno
+        self.why = why
+
+
+def copy_strings(task: "Task", ptr: int) -> list[bytes]:
+    """count() + copy_strings(): the NULL-terminated array of string pointers at ``ptr``.  A
+    string longer than MAX_ARG_STRLEN is E2BIG; a bad pointer EFAULT."""
+    out: list[bytes] = []
+    if not ptr:
+        return out
+    mm = task.mm
+    while True:
+        try:
+            p = mm.read_u64(ptr + 8 * len(out))
+        except MemoryFault:
+            raise ExecError(E.EFAULT, "argv/envp array unreadable") from None
+        if not p:
+            return out
+        if len(out) >= MAX_ARG_STRINGS:
+            raise ExecError(E2BIG, "too many strings")
+        out.append(_user_string(mm, p))
+
+
+def _user_string(mm: Any, addr: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < MAX_ARG_STRLEN:
+        m = mm.find(addr + len(buf))
+        if m is None or "r" not in m.perms:
+            raise ExecError(E.EFAULT, f"argument string at {addr:#x} unreadable")
+        n = min(MAX_ARG_STRLEN - len(buf), m.end - (addr + len(buf)))
+        chunk = mm.read(addr + len(buf), n)
+        z = chunk.find(b"\0")
+        if z >= 0:
+            return bytes(buf + chunk[:z])
+        buf += chunk
+    raise ExecError(E2BIG, f"a string longer than MAX_ARG_STRLEN ({MAX_ARG_STRLEN} bytes)")
+
+
+def bprm_stack_limits(argv: list[bytes], envp: list[bytes], stack_rlimit: int) -> None:
+    """The strings and their pointers may use a quarter of the stack rlimit (at most 3/4 of
+    _STK_LIM, at least ARG_MAX): E2BIG past it (fs/exec.c bprm_stack_limits)."""
+    limit = max(min(stack_rlimit // 4, (8 << 20) // 4 * 3), ARG_MAX)
+    ptr_size = (len(argv) + len(envp)) * 8
+    if limit <= ptr_size:
+        raise ExecError(E2BIG, "too many argument and environment pointers")
+    total = sum(len(s) + 1 for s in argv) + sum(len(s) + 1 for s in envp)
+    if total > limit - ptr_size:
+        raise ExecError(E2BIG, f"arguments and environment take {total + ptr_size} bytes, over {limit}")
+
+
+def open_exec(k: "Kernel", task: "Task", path: str) -> tuple[Node, bytes]:
+    """do_open_execat: the node in the guest root and its bytes (only a regular file with an
+    execute bit; never a host path, device, FIFO or /proc file)."""
+    node = k.path_lookup(task, -100, path)
+    if isinstance(node, int):
+        raise ExecError(-node, f"{path}: lookup failed")
+    return node, read_exec_file(node, path)
+
+
+def load_script(blob: bytes, path: str) -> tuple[str, bytes]:
+    """fs/binfmt_script.c: ``#!interpreter [one optional argument]`` in the first line (at most
+    BINPRM_BUF_SIZE bytes; whitespace around both is dropped).  No interpreter: ENOEXEC."""
+    head = blob[2:BINPRM_BUF_SIZE]
+    nl = head.find(b"\n")
+    if nl < 0 and len(blob) > BINPRM_BUF_SIZE:
+        raise ExecError(ENOEXEC, f"{path}: '#!' line longer than {BINPRM_BUF_SIZE} bytes")
+    line = (head if nl < 0 else head[:nl]).strip(b" \t")
+    name, _, arg = line.replace(b"\t", b" ").partition(b" ")
+    if not name:
+        raise ExecError(ENOEXEC, f"{path}: '#!' names no interpreter")
+    return name.decode("utf-8", "surrogateescape"), arg.strip(b" \t")
+
+
+def read_exec_file(node: Node, path: str) -> bytes:
+    if node.kind != S_IFREG or node.host is None or node.extra.get("special"):
+        raise ExecError(E.EACCES, f"{path}: not a regular file of the root")
+    if not node.mode & 0o111:
+        raise ExecError(E.EACCES, f"{path}: no execute permission")
+    try:
+        fd = os.open(node.host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise ExecError(e.errno or E.EACCES, f"{path}: {e.strerror}") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_IMAGE:
+            raise ExecError(E.ENOMEM, f"{path}: {size} bytes is larger than emukern loads")
+        chunks = []
+        left = size
+        while left > 0:
+            c = os.read(fd, min(left, 1 << 24))
+            if not c:
+                break
+            chunks.append(c)
+            left -= len(c)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def load_elf_interp(k: "Kernel", task: "Task", mm: Any, image: Any) -> tuple[int, int] | None:
+    """Map the program interpreter (PT_INTERP) into ``mm``: (its entry, its load base), or None
+    for a static program.  Missing -> ENOENT, not an ELF for this machine -> ELIBBAD."""
+    if not image.interp:
+        return None
+    from emukern.loader.elf import load_elf
+    from emukern.machine.memory import PAGE, page_up
+    node = k.path_lookup(task, -100, image.interp)
+    if isinstance(node, int):
+        raise ExecError(-node, f"interpreter {image.interp} not found in the guest root"
+                        + ("" if k.vfs.root else " (no --root was given)"))
+    blob = read_exec_file(node, image.interp) if node.mode & 0o111 else _read_any(node, image.interp)
+    try:
+        probe = load_elf(blob, name=image.interp)
+    except ElfError as exc:
+        raise ExecError(ELIBBAD, f"interpreter {image.interp}: {exc.message}") from None
+    if probe.arch != image.arch or probe.interp or probe.elf_type != "ET_DYN":
+        raise ExecError(ELIBBAD, f"interpreter {image.interp} is not a {image.arch} ET_DYN image")
+    lo = min(s.vaddr for s in probe.segments) & ~(PAGE - 1)
+    span = page_up(max(s.end for s in probe.segments)) - lo
+    base = mm.find_free(span)
+    interp = load_elf(blob, load_base=base, name=image.interp)
+    for mp in interp.mappings():
+        mm.map(mp.start, mp.size, mp.perms, "file:" + node.path)
+    for seg in interp.segments:
+        mm.write(seg.vaddr, seg.data, need="")
+    return interp.entry, base
+
+
+def _read_any(node: Node, path: str) -> bytes:
+    if node.kind != S_IFREG or node.host is None or node.extra.get("special"):
+        raise ExecError(E.EACCES, f"{path}: not a regular file of the root")
+    node = Node(node.path, node.mode | 0o100, host=node.host)
+    return read_exec_file(node, path)
+
+
+def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int) -> int:
+    from emukern.loader.elf import load_elf
+    path = k._user_path(task, path_ptr)
+    if isinstance(path, int):
+        return path
+    try:
+        argv = copy_strings(task, argv_ptr)
+        envp = copy_strings(task, envp_ptr)
+        bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
+        node, blob = open_exec(k, task, path)
+        depth = 0
+        while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
+            depth += 1
+            if depth > BINPRM_MAX_RECURSION:
+                raise ExecError(ELOOP, f"{path}: too many levels of script interpreters")
+            interp, arg = load_script(blob, path)
+            argv = [interp.encode("utf-8", "surrogateescape")] + ([arg] if arg else []) + \
+                [path.encode("utf-8", "surrogateescape")] + argv[1:]
+            bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
+            node, blob = open_exec(k, task, interp)
+        try:
+            image = load_elf(blob, allow_interp=True, name=path)
+        except ElfError as exc:
+            raise ExecError(ENOEXEC, exc.message) from None
+        if image.arch != k.config.arch:
+            raise ExecError(ENOEXEC, f"{path} is a {image.arch} program")
+        cpu.charge(k.cost.exec)
+        old_mm = task.mm
+        try:
+            k.exec_image(task, image, [a.decode("utf-8", "surrogateescape") for a in argv],
+                         [e.decode("utf-8", "surrogateescape") for e in envp], execfn=path, commit=False)
+        except ElfError as exc:
+            raise ExecError(ENOEXEC, exc.message) from None
+    except ExecError as exc:
+        task.exec_error = exc.why         # type: ignore[attr-defined]   (for the trap log)
+        return -exc.errno
+    # ---- the point of no return (begin_new_exec) ----
+    de_thread(k, cpu, task)
+    k.exec_commit(task)
+    old_mm.users -= 1
+    task.exe = node.path                  # type: ignore[attr-defined]   (/proc/self/exe)
+    task.comm = path.rsplit("/", 1)[-1][:15]
+    for wq in task.files.do_close_on_exec():
+        k.wake_queue(wq, cpu.now)
+    cpu.attach_mm(task.mm)
+    cpu.load_context(task.ctx)
+    k.arch.exec_reset(cpu, task)
+    return task.ctx["x"][10] if k.config.arch == "riscv64" else task.ctx["x"][0]
+
+
+def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
+    """Every other thread of the group exits; a non-leader exec'ing thread takes the leader's
+    place and pid (fs/exec.c de_thread), so the parent still waits for the same pid."""
+    others = [t for t in k.tasks.values() if t.tgid == task.tgid and t is not task and t.alive]
+    for t in others:
+        k._remove_from_queues(t)
+        k.do_exit(cpu, t, 0, current=False)
+    if task.is_thread_leader:
+        return
+    from emukern.kernel.task import TaskState
+    leader = k.tasks.get(task.tgid)
+    old_tid = task.tid
+    if leader is not None:
+        leader.state = TaskState.DEAD
+        task.parent = leader.parent
+        task.children = leader.children
+        if leader.parent is not None:
+            sib = k.tasks.get(leader.parent.tgid, leader.parent).children
+            for i, c in enumerate(sib):
+                if c is leader:
+                    sib[i] = task
+        k.tasks.pop(old_tid, None)
+        leader.tid = old_tid              # the old leader's slot keeps the exec'ing thread's tid
+        k.tasks[old_tid] = leader
+    task.tid = task.tgid
+    k.tasks[task.tgid] = task

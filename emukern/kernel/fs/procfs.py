@@ -1,0 +1,178 @@
+"""The synthetic /proc, /dev and /sys trees mounted over the guest root.
+
+/proc (fs/proc/): ``self`` (a link to the caller's pid, proc_self_get_link), ``<pid>/`` for every
+live process with ``exe`` (a link to the guest path of the running image; execve updates it),
+``maps`` (show_map_vma: one line per mapping), ``auxv`` (the auxiliary vector the process was
+started with), ``cmdline``, ``comm``, ``cwd``, ``root`` (a link to ``/``: following it stays in
+the guest root) and ``fd/``; ``cpuinfo`` (the architecture's c_show), and ``sys/`` (the sysctl
+table, emukern.kernel.sysctl).  /dev: null, zero, full, random and urandom (drivers/char/mem.c),
+the last two deterministic.  /sys: devices/system/cpu/{online,possible,present,cpuN} (what C
+libraries read to count CPUs).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
+from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.task import Task
+
+
+SYS_DEV = 0x15
+
+
+def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
+    return Node(path, S_IFDIR | mode, dev=dev, children=children)
+
+
+def _link(path: str, target: Callable[[], str]) -> Node:
+    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target)
+
+
+def _file(path: str, content: Callable[[], bytes], mode: int = 0o444) -> Node:
+    return Node(path, S_IFREG | mode, dev=PROC_DEV, content=content)
+
+
+class ProcFs:
+    """Builds /proc and /dev nodes on demand from the kernel's live state."""
+
+    def __init__(self, k: "Kernel") -> None:
+        self.k = k
+        self.current: "Task | None" = None       # the task doing the lookup (for /proc/self)
+        self.random = RandomStream()
+
+    def mounts(self) -> dict[str, Callable[[], Node]]:
+        return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root}
+
+    # ---- /sys (only what C libraries read to count CPUs) ----------------------------------------
+    def sys_root(self) -> Node:
+        n = len(self.k.cpus)
+        span = f"0-{n - 1}\n" if n > 1 else "0\n"
+
+        def cpu_dir() -> dict[str, Node]:
+            out = {name: _file(f"/sys/devices/system/cpu/{name}", lambda: span.encode())
+                   for name in ("online", "possible", "present")}
+            for i in range(n):
+                out[f"cpu{i}"] = _dir(f"/sys/devices/system/cpu/cpu{i}", lambda: {}, dev=SYS_DEV)
+            return out
+        system = _dir("/sys/devices/system", lambda: {"cpu": _dir("/sys/devices/system/cpu", cpu_dir, dev=SYS_DEV)},
+                      dev=SYS_DEV)
+        devices = _dir("/sys/devices", lambda: {"system": system}, dev=SYS_DEV)
+        return _dir("/sys", lambda: {"devices": devices}, dev=SYS_DEV)
+
+    # ---- /dev ----------------------------------------------------------------------------------
+    def dev_root(self) -> Node:
+        def chr_node(name: str, major: int, minor: int, opener: Callable[[Node, int], Any]) -> Node:
+            n = Node("/dev/" + name, S_IFCHR | 0o666, dev=DEV_DEV, rdev=(major << 8) | minor)
+            n.opener = lambda flags, n=n: opener(n, flags)
+            return n
+        return _dir("/dev", lambda: {
+            "null": chr_node("null", 1, 3, DevNull),
+            "zero": chr_node("zero", 1, 5, DevZero),
+            "random": chr_node("random", 1, 8, lambda n, f: DevRandom(n, f, self.random)),
+            "urandom": chr_node("urandom", 1, 9, lambda n, f: DevRandom(n, f, self.random)),
+        }, dev=DEV_DEV, mode=0o755)
+
+    # ---- /proc ---------------------------------------------------------------------------------
+    def proc_root(self) -> Node:
+        def children() -> dict[str, Node]:
+            out: dict[str, Node] = {}
+            cur = self.current
+            if cur is not None:
+                out["self"] = _link("/proc/self", lambda: str(cur.tgid))
+                out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
+            out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
+            out["sys"] = self.sys_dir("/proc/sys", "")
+            for t in self.k.tasks.values():
+                if t.alive and t.is_thread_leader:
+                    out[str(t.tgid)] = self.pid_dir(t)
+            return out
+        return _dir("/proc", children)
+
+    def cpuinfo(self) -> bytes:
+        fn = getattr(self.k.arch, "cpuinfo", None)
+        return fn().encode() if fn is not None else b""
+
+    def pid_dir(self, t: "Task") -> Node:
+        base = f"/proc/{t.tgid}"
+
+        def children() -> dict[str, Node]:
+            return {
+                "exe": _link(base + "/exe", lambda: exe_path(t)),
+                "cwd": _link(base + "/cwd", lambda: getattr(fs_of(t).cwd, "path", "/")),
+                "root": _link(base + "/root", lambda: "/"),
+                "maps": _file(base + "/maps", lambda: proc_maps(t)),
+                "auxv": _file(base + "/auxv", lambda: proc_auxv(t), mode=0o400),
+                "cmdline": _file(base + "/cmdline", lambda: b"".join(
+                    a.encode("utf-8", "surrogateescape") + b"\0" for a in getattr(t, "argv", []))),
+                "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode(), mode=0o644),
+                "fd": _dir(base + "/fd", lambda: {
+                    str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+            }
+        return _dir(base, children)
+
+    def sys_dir(self, path: str, prefix: str) -> Node:
+        """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
+        def children() -> dict[str, Node]:
+            out: dict[str, Node] = {}
+            for key, entry in sorted(self.k.sysctl.entries.items()):
+                if prefix and not key.startswith(prefix + "."):
+                    continue
+                rest = key[len(prefix) + 1:] if prefix else key
+                head, dot, _ = rest.partition(".")
+                sub = f"{path}/{head}"
+                if dot:
+                    out[head] = self.sys_dir(sub, (prefix + "." if prefix else "") + head)
+                else:
+                    n = Node(sub, S_IFREG | entry.mode, dev=PROC_DEV)
+                    n.extra["sysctl"] = entry
+                    out[head] = n
+            return out
+        return _dir(path, children)
+
+    def open_synthetic(self, node: Node, flags: int) -> Any:
+        if node.opener is not None:
+            return node.opener(flags)
+        assert node.content is not None
+        return MemFile(node, flags, node.content())
+
+
+def exe_path(t: "Task") -> str:
+    return getattr(t, "exe", None) or "/" + t.comm
+
+
+def fd_target(f: Any) -> str:
+    node = getattr(f, "node", None)
+    if node is not None:
+        return node.path
+    kind = getattr(f, "kind", "file")
+    if kind.startswith("pipe"):
+        return f"pipe:[{getattr(f, 'ino', 0)}]"
+    return "/dev/pts/0" if kind in ("stdin", "stdout", "stderr") else f"anon_inode:[{kind}]"
+
+
+def proc_maps(t: "Task") -> bytes:
+    """show_map_vma: ``start-end perms offset dev inode``, the name padded to column 73 (private
+    mappings show 'p').  emukern does not keep file offsets or inodes per mapping: both read 0."""
+    lines = []
+    for m in t.mm.mappings:
+        perms = m.perms + ("s" if m.name.startswith("shared:") else "p")
+        name = m.name.split(":", 1)[1] if m.name.startswith(("file:", "shared:")) else (
+            m.name if m.name.startswith("[") and m.name != "[anon]" else "")
+        if m.name == "elf":
+            name = exe_path(t)
+        head = f"{m.start:08x}-{m.end:08x} {perms} 00000000 00:00 0 "
+        lines.append((head.ljust(73) + name) if name else head.rstrip())
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def proc_auxv(t: "Task") -> bytes:
+    """The auxv pairs as the process got them (mm->saved_auxv), AT_NULL included."""
+    out = bytearray()
+    for a, v in getattr(t.mm, "saved_auxv", []):
+        out += (a & (2**64 - 1)).to_bytes(8, "little") + (v & (2**64 - 1)).to_bytes(8, "little")
+    return bytes(out)

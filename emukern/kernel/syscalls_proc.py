@@ -1,0 +1,176 @@
+"""Process-query syscalls real programs and the kernel selftests call: process groups and
+sessions (kernel/sys.c setpgid/getpgid/setsid/getsid), resource usage (getrusage, times),
+sysinfo, clock_getres, umask, and the RISC-V riscv_hwprobe entry.  Every value comes from the
+model: task times are its accounted cycles converted on the machine's clock."""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from emukern.kernel import errno as E
+
+USER_HZ = 100                    # clock_t unit of times() and /proc (ABI constant)
+RUSAGE_SELF, RUSAGE_CHILDREN, RUSAGE_THREAD = 0, -1, 1
+
+
+def _s32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _inherited(task: Any, attr: str, default: Any) -> Any:
+    """A per-process value that children inherit at fork: the nearest ancestor that set it."""
+    t = task
+    while t is not None:
+        v = t.__dict__.get(attr)
+        if v is not None:
+            return v
+        t = t.parent
+    return default
+
+
+class ProcSyscallsMixin:
+    cost: Any
+    tasks: dict
+    clock: Any
+    config: Any
+
+    def _leader(self, task: Any) -> Any:
+        return self.tasks.get(task.tgid, task)
+
+    def _pid_target(self, task: Any, pid: int) -> Any:
+        pid = _s32(pid)
+        if pid < 0:
+            return None
+        t = self._leader(task) if pid == 0 else self.tasks.get(pid)
+        return t if t is not None and t.alive and t.is_thread_leader else None
+
+    def pgid_of(self, t: Any) -> int:
+        return _inherited(self._leader(t), "pgid", 1)
+
+    def sid_of(self, t: Any) -> int:
+        return _inherited(self._leader(t), "sid", 1)
+
+    # ---- process groups and sessions -------------------------------------------------------------
+    def sys_getpgid(self, cpu, task, pid, *a):
+        t = self._pid_target(task, pid)
+        if t is None:
+            return -E.ESRCH
+        return self.pgid_of(t)
+
+    def sys_getsid(self, cpu, task, pid, *a):
+        t = self._pid_target(task, pid)
+        if t is None:
+            return -E.ESRCH
+        return self.sid_of(t)
+
+    def sys_setpgid(self, cpu, task, pid, pgid, *a):
+        """setpgid: the caller or one of its children, not a session leader, into a group of
+        the same session (or a new group named by its own pid)."""
+        pgid = _s32(pgid)
+        if pgid < 0:
+            return -E.EINVAL
+        me = self._leader(task)
+        t = self._pid_target(task, pid)
+        if t is None or (t is not me and t.parent is not me):
+            return -E.ESRCH
+        if self.sid_of(t) != self.sid_of(me):
+            return -E.EPERM
+        if self.sid_of(t) == t.tgid:
+            return -E.EPERM                      # a session leader keeps its group
+        pgid = pgid or t.tgid
+        if pgid != t.tgid and not any(x.alive and self.pgid_of(x) == pgid and self.sid_of(x) == self.sid_of(me)
+                                      for x in self.tasks.values() if x.is_thread_leader):
+            return -E.EPERM
+        t.pgid = pgid
+        return 0
+
+    def sys_setsid(self, cpu, task, *a):
+        me = self._leader(task)
+        if self.pgid_of(me) == me.tgid:
+            return -E.EPERM                      # a process-group leader cannot start a session
+        me.sid = me.pgid = me.tgid
+        return me.tgid
+
+    def sys_umask(self, cpu, task, mask, *a):
+        from emukern.kernel.fs.vfs import fs_of
+        fs = fs_of(task)
+        old, fs.umask = fs.umask, mask & 0o777
+        return old
+
+    # ---- usage and time --------------------------------------------------------------------------
+    def _timeval(self, cycles: int) -> bytes:
+        us = int(self.clock.ns(cycles)) // 1000
+        return struct.pack("<qq", us // 10**6, us % 10**6)
+
+    def _group(self, task: Any) -> list[Any]:
+        return [t for t in self.tasks.values() if t.tgid == task.tgid]
+
+    def _reaped_children(self, task: Any) -> list[Any]:
+        from emukern.kernel.task import TaskState
+        kids = [c for c in self._leader(task).children if c.state is TaskState.DEAD]
+        return [t for c in kids for t in self.tasks.values() if t.tgid == c.tgid]
+
+    def sys_getrusage(self, cpu, task, who, usage, *a):
+        who = _s32(who)
+        if who == RUSAGE_SELF:
+            ts = self._group(task)
+        elif who == RUSAGE_THREAD:
+            ts = [task]
+        elif who == RUSAGE_CHILDREN:
+            ts = self._reaped_children(task)
+        else:
+            return -E.EINVAL
+        ut = sum(t.utime for t in ts)
+        st = sum(t.stime for t in ts)
+        nv = sum(t.nvcsw for t in ts)
+        niv = sum(t.nivcsw for t in ts)
+        maxrss = max([sum(m.size for m in t.mm.mappings) // 1024 for t in ts] or [0])
+        longs = [maxrss, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nv, niv]
+        task.mm.write(usage, self._timeval(ut) + self._timeval(st) + struct.pack("<14q", *longs))
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def _clock_t(self, cycles: int) -> int:
+        return int(self.clock.ns(cycles)) * USER_HZ // 10**9
+
+    def sys_times(self, cpu, task, buf, *a):
+        if buf:
+            g, c = self._group(task), self._reaped_children(task)
+            task.mm.write(buf, struct.pack("<4q", self._clock_t(sum(t.utime for t in g)),
+                                           self._clock_t(sum(t.stime for t in g)),
+                                           self._clock_t(sum(t.utime for t in c)),
+                                           self._clock_t(sum(t.stime for t in c))))
+        cpu.charge(self.cost.syscall_body)
+        return self._clock_t(cpu.now)
+
+    def sys_sysinfo(self, cpu, task, info, *a):
+        """struct sysinfo (112 bytes on 64-bit): uptime from the machine clock, the memory the
+        address-space limit allows, live process count; no swap, loads 0."""
+        from emukern.machine.memory import AS_LIMIT
+        used = sum(sum(m.size for m in t.mm.mappings) for t in self.tasks.values()
+                   if t.alive and t.is_thread_leader)
+        total = AS_LIMIT
+        procs = sum(1 for t in self.tasks.values() if t.alive)
+        raw = struct.pack("<q3Q6QHH4x2QI4x", int(self.clock.ns(cpu.now)) // 10**9, 0, 0, 0,
+                          total, max(0, total - used), 0, 0, 0, 0, min(procs, 0xFFFF), 0, 0, 0, 1)
+        task.mm.write(info, raw)
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def sys_clock_getres(self, cpu, task, clk, res, *a):
+        """posix_get_hrtimer_res: 1 ns for the high-resolution clocks; the *_COARSE clocks tick
+        once a jiffy (CLOCK_REALTIME_COARSE = 5, CLOCK_MONOTONIC_COARSE = 6)."""
+        clk = _s32(clk)
+        if not 0 <= clk <= 11 or clk in (10,):      # 10 is unused in include/uapi/linux/time.h
+            return -E.EINVAL
+        ns = 10**9 // self.config.hz if clk in (5, 6) else 1
+        if res:
+            task.mm.write(res, struct.pack("<qq", ns // 10**9, ns % 10**9))
+        return 0
+
+    def sys_riscv_hwprobe(self, cpu, task, pairs, count, cpusetsize, cpus, flags, *a):
+        if self.config.arch != "riscv64":
+            return -E.ENOSYS            # 258 is an arch-specific slot that only RISC-V fills
+        from emukern.kernel.riscv.hwprobe import do_riscv_hwprobe
+        return do_riscv_hwprobe(self, cpu, task, pairs, count, cpusetsize, cpus, flags)
