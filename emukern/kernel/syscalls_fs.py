@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, PATH_MAX
@@ -271,8 +272,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         data = f.pread(count & U64, off)
         if isinstance(data, int):
             return data
-        task.mm.write(buf, data)
-        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        copy_to_user(self, cpu, task, buf, data)              # charges the copy itself
+        cpu.charge(self.cost.syscall_body)
         return len(data)
 
     def sys_pwrite64(self, cpu, task, fd, buf, count, off, *a):
@@ -283,8 +284,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return -E.ESPIPE
         if off >> 63:
             return -E.EINVAL
-        data = task.mm.read(buf, min(count & U64, 1 << 24))
-        cpu.charge(self.cost.syscall_body + self.cost.syscall_per_byte * len(data))
+        data = copy_from_user(self, cpu, task, buf, min(count & U64, 1 << 24))   # charges the copy
+        cpu.charge(self.cost.syscall_body)
         return f.pwrite(data, off)
 
     def sys_getdents64(self, cpu, task, fd, dirp, count, *a):
