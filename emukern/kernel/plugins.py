@@ -16,7 +16,20 @@ original so a replacement can delegate.  Machines snapshot the registry when the
 registering or removing a plug-in never changes a running machine.  Selected variants and active
 overrides appear in the run summary, in ``--json`` (``plugins``) and in ``emukern reproduce``.
 
-Worked example: :mod:`emukern.kernel.plugin_examples.sve_drop_after_n`.
+From pytest (the registration is undone when the block ends)::
+
+    from emukern.kernel import plugins
+
+    def restore(k, cpu, task):
+        ...                                   # your riscv_v_vstate_restore
+        return plugins.builtin("riscv_v_vstate_restore")(k, cpu, task)
+
+    def test_my_restore(run_guest, guest_asm):
+        with plugins.registered(plugins.override("riscv_v_vstate_restore", restore)):
+            r, m = run_guest(guest_asm / "riscv" / "lat_ctx_vec.S", argv=["10"])
+
+Worked example: :mod:`emukern.kernel.plugin_examples.sve_drop_after_n` (tests:
+tests/kernel/test_plugins.py).
 """
 from __future__ import annotations
 
