@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from typing import Any
 
 from rich.console import Console
@@ -14,33 +15,45 @@ from emukern.kernel import errno as E
 _NUMERIC = re.compile(r"[-+~x×]?[0-9][0-9,._]*(?:[eE][-+]?[0-9]+)?(?: ?(?:%|×|x|µs|us|ns|s|cycles))?(?: MISSED)?")
 
 
-LABEL_MIN = 8      # a label column may fold down to this many characters
+LABEL_MIN = 16     # a label column may fold down to this many characters
 
 
-def _prepare(table: Table) -> list[int]:
-    """Numbers never wrap (min_width = the longest); labels fold.  Returns each column's minimum."""
+def _prepare(table: Table, wrap_headers: bool) -> list[int]:
+    """Numbers never wrap and keep their width (no_wrap, min_width = the longest); labels fold.
+    With ``wrap_headers`` the headers of number columns are wrapped to the numbers' width.
+    Returns each column's minimum width."""
     mins = []
     for col in table.columns:
         cells = [c for c in col._cells if isinstance(c, str) and c]
+        header = str(col.header).replace("\n", " ")
+        words = max((len(w) for w in header.split()), default=1)
         col.overflow = "fold"
         if cells and all(_NUMERIC.fullmatch(c.strip()) for c in cells):
-            # a no-wrap column does not wrap its header either
+            numbers = max(len(c) for c in cells)
+            width = max(numbers, words) if wrap_headers else max(numbers, len(header))
+            if isinstance(col.header, str):
+                col.header = "\n".join(textwrap.wrap(header, width)) if wrap_headers else header
             col.no_wrap = True
-            col.min_width = max(len(c) for c in cells + [str(col.header)])
+            col.min_width = width
         else:
-            longest = max([len(c) for c in cells] + [len(str(col.header))], default=1)
+            longest = max([len(w) for c in cells for w in c.split()] + [words], default=1)
             col.min_width = min(LABEL_MIN, longest)
         mins.append(col.min_width)
     return mins
 
 
 def fit(table: Table, width: int) -> list[Table]:
-    """Never cut a number: a table that cannot fit ``width`` even with its labels folded is
-    printed as several tables, each repeating the first column."""
-    mins = _prepare(table)
+    """Never cut a number: headers of number columns wrap if the table is too wide; a table that
+    still cannot fit ``width`` is printed as several tables, each repeating the first column."""
     per_col = 2 * (table.padding[1] if len(table.padding) > 1 else 1) + (1 if table.box else 0)
-    total = sum(m + per_col for m in mins) + (1 if table.box else 0)
-    if total <= width or len(table.columns) <= 2:
+
+    def total(mins: list[int]) -> int:
+        return sum(m + per_col for m in mins) + (1 if table.box else 0)
+    mins = _prepare(table, wrap_headers=False)
+    if total(mins) <= width:
+        return [table]
+    mins = _prepare(table, wrap_headers=True)
+    if total(mins) <= width or len(table.columns) <= 2:
         return [table]
     import copy
     first = mins[0] + per_col + (1 if table.box else 0)

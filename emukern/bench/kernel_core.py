@@ -41,7 +41,9 @@ def run(ctx: Any) -> dict[str, Any]:
                      "smp64_wall_s": wall64, "smp64_sim_us": r64.sim_seconds * 1e6,
                      "smp64_status": r64.exit_status, "smp64_user_insns": r64.user_insns}
         t.add_row(arch, str(iters), str(switches), f"{switches / wall:,.0f}", f"{r.cycles / max(switches, 1):,.0f}",
-                  f"{wall64:.2f}", f"{r64.sim_seconds * 1e6:,.1f}", f"{r.exit_status}/{r64.exit_status}")
+                  f"{wall64:.2f}", f"{r64.sim_seconds * 1e6:,.1f}",
+                  f"{r.exit_status}/{r64.exit_status}" + ("" if r.exit_status == r64.exit_status == 0 else " FAILED"))
+        out[arch]["ok"] = r.exit_status == r64.exit_status == 0
     ctx.console.print(t)
     ctx.console.print("cycles/switch is one half round trip: two syscalls (write+read) and one switch, "
                       "from the cost model (`emukern info costs`: schedule, switch_mm, switch_to, fp_save, "

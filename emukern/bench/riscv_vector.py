@@ -24,6 +24,7 @@ from typing import Any
 from rich.table import Table
 
 from emukern.resources import guest_asm_dir
+from emukern.config import MachineConfig
 from emukern.kernel.policies import PATCHES
 from emukern.machine.rvv.cost import vector_cost
 
@@ -206,7 +207,7 @@ def run(ctx: Any) -> dict[str, Any]:
     # ---- null_syscall table ----------------------------------------------------------------
     ns = out["null_syscall"]
     t = Table(title=f"null_syscall (vsetvli once, then getppid x {n_null}): cycles per iteration "
-              "(1 cycle = 1 ns at the default 1 GHz)")
+              f"(1 cycle = {1e9 / MachineConfig().freq_hz:g} ns at the default {MachineConfig().freq_hz / 1e9:g} GHz)")
     for c in ("impl", "VLEN", "d=0", "d=1", "ratio", "clobbers/it", "published X280 ns", "published ratio"):
         t.add_column(c, justify="right", overflow="fold")
     for impl in ("deferred", "eager"):
@@ -300,7 +301,8 @@ def run(ctx: Any) -> dict[str, Any]:
         f"The published {SEED_LATCTX['eager']:.2f} vs {SEED_LATCTX['deferred']:.2f} "
         "are lmbench's absolute times on an FPGA whose clock we do not know, so only the relative change is "
         "comparable.  Where it differs: the emulator counts one cycle per kernel instruction and has no "
-        "caches, so the 2 KiB context save/restore costs only its beats, while on hardware it also misses "
+        f"caches, so the {32 * 512 // 8 // 1024} KiB context (32 registers x VLEN 512) save/restore costs only "
+        "its beats, while on hardware it also misses "
         "in the cache; the lmbench-style column (overhead subtracted) shows the switch-only effect.")
     lines.append(vlen_claim(ns, lat, seq_by_vlen))
     for ln in lines:

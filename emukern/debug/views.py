@@ -111,7 +111,9 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
     if dbg.arch == "riscv64" and trap.kind is TrapKind.ILLEGAL and "first-use" in dbg.classify(cpu, trap):
         h = "do_trap_insn_illegal -> riscv_v_first_use_handler"
     if dbg.arch == "arm64" and trap.kind is TrapKind.ILLEGAL and "mrs" in dbg.classify(cpu, trap):
-        h = "do_el0_undef -> try_emulate_mrs"
+        # the arm64-mrs switch decides the path (read now: it may have been switched at run time)
+        h = ("do_el0_undef -> try_emulate_mrs" if dbg.k.policy("arm64-mrs") == "direct"
+             else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
     return h or "?"
 
 

@@ -16,7 +16,20 @@ original so a replacement can delegate.  Machines snapshot the registry when the
 registering or removing a plug-in never changes a running machine.  Selected variants and active
 overrides appear in the run summary, in ``--json`` (``plugins``) and in ``emukern reproduce``.
 
-Worked example: :mod:`emukern.kernel.plugin_examples.sve_drop_after_n`.
+From pytest (the registration is undone when the block ends)::
+
+    from emukern.kernel import plugins
+
+    def restore(k, cpu, task):
+        ...                                   # your riscv_v_vstate_restore
+        return plugins.builtin("riscv_v_vstate_restore")(k, cpu, task)
+
+    def test_my_restore(run_guest, guest_asm):
+        with plugins.registered(plugins.override("riscv_v_vstate_restore", restore)):
+            r, m = run_guest(guest_asm / "riscv" / "lat_ctx_vec.S", argv=["10"])
+
+Worked example: :mod:`emukern.kernel.plugin_examples.sve_drop_after_n` (tests:
+tests/kernel/test_plugins.py).
 """
 from __future__ import annotations
 
@@ -34,7 +47,8 @@ from typing import Any, TypeVar
 from emukern.errors import ConfigError
 
 # name -> (module that defines it, what it decides).  Only these can be replaced: each is decorated
-# with @kernel_function at its definition, so a replacement is looked up at every call.
+# with @kernel_function at its definition and every caller calls it through its module's global
+# name, so once a plug-in is registered a replacement is looked up at every call.
 KERNEL_FUNCTIONS: dict[str, tuple[str, str]] = {
     "fpsimd_syscall_enter": ("emukern.kernel.arm64.fpsimd",
                              "arm64 syscall entry with TIF_SVE: flush, or drop TIF_SVE (arm64-sve)"),
@@ -50,16 +64,26 @@ KERNEL_FUNCTIONS: dict[str, tuple[str, str]] = {
 }
 
 _BUILTINS: dict[str, Callable[..., Any]] = {}
+_ARMED = False        # a plug-in was registered in this process: kernel functions dispatch
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def kernel_function(fn: F) -> F:
-    """Make a kernel function replaceable by plug-ins: at each call, a replacement selected for the
-    calling kernel (``k.policies.overrides``) runs instead.  The first argument must be the Kernel."""
+    """Make a kernel function replaceable by plug-ins.  The first argument must be the Kernel.
+
+    Until a plug-in is registered in this process the function is left as it is (no cost on the
+    hot path); the first registration replaces each module's function with a dispatcher that
+    runs the calling kernel's replacement (``k.policies.overrides``) or the built-in."""
     name = fn.__name__
     if name not in KERNEL_FUNCTIONS:
         raise RuntimeError(f"{name} is not listed in plugins.KERNEL_FUNCTIONS")
     _BUILTINS[name] = fn
+    fn.builtin = fn  # type: ignore[attr-defined]
+    return _dispatcher(fn) if _ARMED else fn  # type: ignore[return-value]
+
+
+def _dispatcher(fn: Callable[..., Any]) -> Callable[..., Any]:
+    name = fn.__name__
 
     @functools.wraps(fn)
     def call(k: Any, *args: Any) -> Any:
@@ -68,7 +92,18 @@ def kernel_function(fn: F) -> F:
             return fn(k, *args)
         return impl(k, *args)
     call.builtin = fn  # type: ignore[attr-defined]
-    return call  # type: ignore[return-value]
+    return call
+
+
+def _arm() -> None:
+    """Install the dispatchers (once per process, at the first plug-in registration)."""
+    global _ARMED
+    if _ARMED:
+        return
+    _ARMED = True
+    for name, (modname, _what) in KERNEL_FUNCTIONS.items():
+        mod = importlib.import_module(modname)
+        setattr(mod, name, _dispatcher(_BUILTINS[name]))
 
 
 def builtin(name: str) -> Callable[..., Any]:
@@ -141,6 +176,7 @@ def register_variant(switch: str, value: str, *, base: str, what: str,
         _check_name(name)
         _check_callable(name, fn)
     v = Variant(switch, value, base, what, MappingProxyType(ov), origin or _caller_origin(), runtime)
+    _arm()
     _VARIANTS[(switch, value)] = v
     return v
 
@@ -150,6 +186,7 @@ def override(name: str, fn: Callable[..., Any], *, what: str = "", origin: str |
     _check_name(name)
     _check_callable(name, fn)
     o = Override(name, fn, what or (fn.__doc__ or "").strip().split("\n")[0], origin or _caller_origin())
+    _arm()
     _OVERRIDES[name] = o
     return o
 

@@ -24,6 +24,9 @@ def test_disagreement_lines_use_the_measured_numbers():
     assert "within 0.31 % of the never-used-SVE cost (VL 128: -0.05 %, 256: +0.31 %)" in text
     for frozen in ("~170", "~11 %", "~30 %", "~1 %", "exactly"):
         assert frozen not in text
+    summ[128]["p2_back_to_never"] = summ[256]["p2_back_to_never"] = 0.0
+    zero = B.disagreement(_pid(100.0, 133.3, 140.0, 142.5), summ, tif_check=7, freq=123_456)[-1]
+    assert "costs what never using SVE costs (VL 128: +0.00 %, 256: +0.00 %)" in zero and "timer ticks" not in zero
 
 
 def _blk(a_pct: float, c_pct: float) -> dict:

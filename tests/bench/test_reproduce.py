@@ -108,3 +108,46 @@ def test_summary_uses_the_modules_constants_and_marks_misses(monkeypatch):
     assert before[2] == "x12.0 MISSED"
     assert rows[f"real time 1 -> {top} threads, try_emulate_mrs (after)"][2] == "x1.10"
     assert not any("seed" in c.lower() for row in rows.values() for c in row)
+
+
+@pytest.fixture
+def real_sigint():
+    """A real SIGINT raises KeyboardInterrupt in the main thread (as Ctrl-C does), whatever the
+    test runner set up."""
+    import signal
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_real_sigint_during_an_experiment(tmp_path, fakes, monkeypatch, real_sigint):
+    import os
+    import signal
+    import time
+
+    def slow(ctx):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)                      # interrupted long before this ends
+        return {"value": "never"}
+    monkeypatch.setattr(sys.modules["emukern.bench.fb"], "run", slow)
+    t = time.perf_counter()
+    assert R.reproduce(tmp_path) == 130
+    assert time.perf_counter() - t < 20
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "ok" and r["runs"]["fb"]["status"] == "interrupted" and "fc" not in r["runs"]
+
+
+def test_sigint_stops_the_mrs_worker_pool_at_once(real_sigint):
+    import os
+    import signal
+    import threading
+    import time
+    from emukern.bench import arm64_mrs
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        arm64_mrs.sweep((64, 32, 16, 8), 20_000, workers=2)      # minutes of work if not stopped
+    took = time.perf_counter() - t
+    timer.cancel()
+    assert took < 20, took

@@ -151,3 +151,21 @@ def test_every_replaceable_function_is_decorated():
     for name, (mod, _what) in plugins.KERNEL_FUNCTIONS.items():
         fn = getattr(importlib.import_module(mod), name)
         assert fn.builtin is plugins.builtin(name), name
+
+
+def test_no_dispatch_cost_until_a_plugin_is_registered():
+    """A fresh process runs the built-in functions directly; the first registration installs the
+    dispatchers (so the common case, no plug-ins, pays nothing on the hot path)."""
+    import subprocess
+    import sys
+    code = ("from emukern.kernel.riscv import vector as V\n"
+            "from emukern.kernel.arm64 import fpsimd as F\n"
+            "from emukern.kernel import plugins\n"
+            "assert V.riscv_v_vstate_restore is V.riscv_v_vstate_restore.builtin\n"
+            "assert F.fpsimd_syscall_enter is F.fpsimd_syscall_enter.builtin\n"
+            "import emukern.kernel.plugin_examples.sve_drop_after_n\n"
+            "assert V.riscv_v_vstate_restore is not V.riscv_v_vstate_restore.builtin\n"
+            "assert F.fpsimd_syscall_enter.builtin is plugins.builtin('fpsimd_syscall_enter')\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

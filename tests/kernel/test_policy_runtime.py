@@ -72,6 +72,9 @@ def test_arm64_mrs_switches_at_the_next_undef_trap(script, first, second):
     want = {"direct": "emulated MRS (try_emulate_mrs)", "hook-list": "emulated MRS (undef_hook)"}
     assert want[first] in _after(out, "finish", 1)
     assert want[second] in _after(out, "finish", 2)
+    # the debugger's "about to run" line names the path of the policy in force at the stop
+    about = {"direct": "do_el0_undef -> try_emulate_mrs", "hook-list": "do_el0_undef -> call_undef_hook"}
+    assert about[first] in _after(out, "continue", 1) and about[second] not in _after(out, "continue", 1)
     # the hook list has the MRS hook only before the rework: one undef_lock acquisition in total
     kern = _after(out, "info kernel")
     assert "acquisitions=1" in kern
