@@ -10,6 +10,9 @@ command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || nee
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# `emukern selftests`: make (the selftests' Makefiles, the tree's `make headers`), xz (the tarball)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 # optional: GCC cross compilers + glibc, to test static C programs built by another toolchain
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
