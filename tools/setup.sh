@@ -10,6 +10,9 @@ command -v ld.lld >/dev/null 2>&1 || command -v ld.lld-14 >/dev/null 2>&1 || nee
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# `emukern selftests`: make (the selftests' Makefiles, the tree's `make headers`), xz (the tarball)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 # optional: qemu-system (Debian's real kernels for `emukern linux` / `emukern compare` and the
 # real-kernel CI step; qemu-system-misc brings riscv64, qemu-system-data the OpenSBI firmware)
 command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)

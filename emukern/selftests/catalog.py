@@ -101,6 +101,19 @@ TESTS: list[SelfTest] = [
 
 BY_ID = {t.id: t for t in TESTS}
 
+# selftest directories of the tree that are not in the matrix, and why (printed under the table)
+NOT_RUN = {
+    "arm64/bti": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
+    "arm64/mte": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
+    "arm64/pauth": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
+    "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
+    "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
+                                    "the machine has no SME",
+    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: ptrace and "
+                                          "SME; ssve-test, za-test, zt-test, rdvl-sme: SME (built as "
+                                          "fp-stress's children only)",
+}
+
 
 def select(arch: str | None = None, only: list[str] | None = None) -> list[SelfTest]:
     """Tests of ``arch`` (both by default) whose id ends with, or program equals, one of ``only``."""

@@ -99,6 +99,11 @@ def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, col
     for o in outcomes:
         by[o.verdict] = by.get(o.verdict, 0) + 1
     bad = sum(o.unexpected for o in outcomes)
+    from emukern.selftests.catalog import NOT_RUN
+    arches = {o.test.split("/", 1)[0] for o in outcomes}
+    for d, why in NOT_RUN.items():
+        if d.split("/", 1)[0] in arches:
+            console.print(f"[dim]not in the matrix: {d} — {why}[/]")
     console.print(f"{len(outcomes)} runs of {len(per_test)} tests: "
                   + ", ".join(f"{v} {c}" for v, c in sorted(by.items())) + f"; {bad} unexpected")
 

@@ -165,3 +165,16 @@ def test_expected_lookup_and_judge():
 def test_expected_bad_verdict_is_a_clear_error():
     with pytest.raises(ConfigError, match="verdict"):
         ExpectedTable({"a": {"verdict": "green"}})
+
+
+def test_internal_error_is_the_runs_cause(ksft_like, monkeypatch):
+    arch = next(iter(ksft_like), None)
+    if arch is None:
+        pytest.skip("no cross compiler")
+    from emukern.api import Machine
+
+    def boom(self, *a, **k):
+        raise RuntimeError("simulated emukern bug")
+    monkeypatch.setattr(Machine, "load", boom)
+    o = _run(ksft_like, arch, "pass")
+    assert o.verdict == "fail" and o.cause == "emukern internal error: RuntimeError: simulated emukern bug"
