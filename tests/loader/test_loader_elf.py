@@ -329,7 +329,7 @@ def test_wrapped_loader_crash_is_marked(monkeypatch: pytest.MonkeyPatch, rv_byte
     """The property above can fail: a crash inside the loader comes out as an ElfError marked internal."""
     from emukern.loader import elf as elf_mod
 
-    def crash(blob: bytes, path: str | None) -> None:
+    def crash(blob: bytes, path: str | None, *args: object, **kwargs: object) -> None:
         raise IndexError("index out of range")
     monkeypatch.setattr(elf_mod, "_load", crash)
     with pytest.raises(ElfError) as ei:
