@@ -153,6 +153,8 @@ class RunLoopMixin:
             self._timer_tick(cpu)
         if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
             self.schedule(cpu)
+        if self._dead_mms or self._to_release:
+            self._reap()
         self._check_budget(cpu)
 
     def resume_trap(self) -> bool:

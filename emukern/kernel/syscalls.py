@@ -201,13 +201,8 @@ class SyscallsMixin(FileSyscallsMixin):
         if isinstance(f, PipeEnd):
             return self._pipe_write(cpu, task, f.pipe, data)
         if isinstance(f, SysctlFile):
-            if not data:
-                return 0            # proc_sys_call_handler: an empty write changes nothing
-            v = f.entry.parse(data)
-            if v is None:
-                return -E.EINVAL
-            f.entry.set(v)
-            return len(data)
+            from emukern.kernel.sysctl import proc_sys_write
+            return proc_sys_write(f, data)
         return -E.EBADF
 
     def sys_read(self, cpu, task, fd, buf, count, *a):
@@ -542,8 +537,12 @@ class SyscallsMixin(FileSyscallsMixin):
             return -E.EINVAL          # exec from a multi-threaded process is not modelled
         cpu.charge(self.cost.exec)
         old_mm = task.mm
-        self.exec_image(task, image, argv, envp)  # type: ignore[attr-defined]
-        old_mm.users -= 1
+        from emukern.kernel.kernel import ArgListTooLong
+        try:
+            self.exec_image(task, image, argv, envp)  # type: ignore[attr-defined]
+        except ArgListTooLong:
+            return -E.E2BIG
+        self.mmput(old_mm)  # type: ignore[attr-defined]
         task.comm = path.rsplit("/", 1)[-1][:15]
         cpu.attach_mm(task.mm)
         cpu.load_context(task.ctx)
@@ -593,7 +592,7 @@ class SyscallsMixin(FileSyscallsMixin):
                     self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
             except MemoryFault:
                 pass
-        task.mm.users -= 1
+        self.mmput(task.mm)  # type: ignore[attr-defined]   (exit_mm: the last user frees it)
         if task.files is not None:
             others = [t for t in self.tasks.values() if t is not task and t.alive and t.files is task.files]
             if not others:
@@ -609,6 +608,7 @@ class SyscallsMixin(FileSyscallsMixin):
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         else:
             task.state = TaskState.DEAD
+            self._to_release.append(task)  # type: ignore[attr-defined]
         if current and self.percpu[cpu.index].curr is task:
             self.account(cpu, task)  # type: ignore[attr-defined]
             self.percpu[cpu.index].need_resched = True
@@ -624,6 +624,7 @@ class SyscallsMixin(FileSyscallsMixin):
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
                 c.state = TaskState.DEAD
+                self._to_release.append(c)  # type: ignore[attr-defined]   (release_task)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid

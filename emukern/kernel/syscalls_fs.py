@@ -94,10 +94,16 @@ class FileSyscallsMixin:
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if f is None:
             return -E.EBADF
-        if isinstance(f, SysctlFile) and whence == 0 and offset < 1 << 62:
-            f.pos = offset
-            return offset
-        return -E.ESPIPE
+        whence &= 0xFFFFFFFF            # an unsigned int in Linux
+        if whence > 4:
+            return -E.EINVAL            # ksys_lseek: whence past SEEK_MAX, whatever the file
+        if isinstance(f, SysctlFile):
+            from emukern.kernel.sysctl import default_llseek
+            pos = default_llseek(f.pos, 0, offset - (1 << 64) if offset >> 63 else offset, whence)
+            if pos >= 0:
+                f.pos = pos
+            return pos
+        return -E.ESPIPE                # pipes and terminals: no_llseek
 
     def _dup(self, task, oldfd: int, newfd: int | None, lowest: int = 0) -> int:
         f = task.files.get(oldfd if oldfd < 1 << 63 else oldfd - (1 << 64))
