@@ -33,10 +33,11 @@ from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
-# Reaped tasks keep one summary row each in the run result, up to this many; the rest are folded
-# into one aggregate (release_task frees everything else), so a fork/exit loop stays in bounded
-# host memory however long it runs.
+# The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
+# state kept for the result and post-mortem inspection); later ones leave it and are summed into
+# RunResult.extra["reaped_not_listed"], so a fork/exit loop runs in bounded host memory.
 REAPED_ROWS = 512
+FLUSH_EVERY_FREED_MMS = 16     # drop Unicorn's translations after this many freed address spaces
 MAX_ARG_STRLEN = 32 * 4096      # one argument or environment string, NUL included (Linux's limit)
 
 
@@ -133,7 +134,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._no_mm = AddressSpace()         # what an idle CPU maps once its last mm went away
         self._dead_mms: list[AddressSpace] = []   # mmput dropped the last user: freed by _reap
         self._to_release: list[Task] = []          # DEAD tasks to release once off every CPU
-        self.reaped_rows: list[dict[str, Any]] = []
+        self._freed_mms = 0
+        self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
+        self.reaped_kept = 0
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
         self._seq = 0
@@ -290,25 +293,22 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             self._dead_mms.append(mm)
 
     def release_task(self, t: Task) -> None:
-        """release_task: a DEAD task leaves the task table; a summary row (its accounting) stays
-        for the run result, then only an aggregate once REAPED_ROWS rows exist."""
-        from emukern.kernel.result import task_row
-        self.tasks.pop(t.tid, None)
+        """release_task: a DEAD task is unlinked from its parent's children (its memory went at
+        exit).  The first REAPED_ROWS stay in the task table for the result; later ones leave it,
+        their accounting summed into ``reaped_rest``."""
         leader = self.tasks.get(t.parent.tgid, t.parent) if t.parent is not None else None
         if leader is not None and t in leader.children:
             leader.children.remove(t)
         if t.is_thread_leader:
             self.child_wait.pop(t.tgid, None)
-        row = task_row(t)
-        if len(self.reaped_rows) < REAPED_ROWS:
-            self.reaped_rows.append(row)
-        else:
-            self.reaped_rest["tasks"] += 1
-            for key in ("utime", "stime", "nvcsw", "nivcsw", "syscalls"):
-                self.reaped_rest[key] += row[key]
         t.children = []
-        t.ctx = {}
-        t.files = None           # type: ignore[assignment]   (closed at exit)
+        if self.reaped_kept < REAPED_ROWS:
+            self.reaped_kept += 1
+            return
+        self.tasks.pop(t.tid, None)
+        self.reaped_rest["tasks"] += 1
+        for key in ("utime", "stime", "nvcsw", "nivcsw", "syscalls"):
+            self.reaped_rest[key] += getattr(t, key)
 
     def _reap(self) -> None:
         """Between rounds (no CPU inside Unicorn): release dead tasks that are off every CPU and
@@ -338,6 +338,12 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
                 for fk in [fk for fk in self.futex_queues if fk[0] == key]:
                     del self.futex_queues[fk]
                 mm.release()
+                self._freed_mms += 1
+                if self._freed_mms % FLUSH_EVERY_FREED_MMS == 0:
+                    # Unicorn keeps translated code of freed memory in its code buffer (~50 KB a
+                    # child for a glibc fork/exit): drop it so a fork/exit loop stays bounded
+                    for c in self.cpus:
+                        c.flush_translations()
             self._dead_mms = keep_mm
 
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:

@@ -59,9 +59,9 @@ class RunResult:
         msg = k.stop_message
         if reason == "killed":
             msg = f"killed by {E.SIGNAL_NAMES.get(sig, sig)}"
-        # reaped tasks left the task table (release_task) but keep their row; past the kernel's
-        # REAPED_ROWS they are summed into extra["reaped_not_listed"]
-        tasks = sorted([*k.reaped_rows, *(task_row(t) for t in k.tasks.values())], key=lambda x: x["tid"])
+        # past the kernel's REAPED_ROWS, reaped tasks left the task table: they are summed into
+        # extra["reaped_not_listed"]
+        tasks = [task_row(t) for t in k.tasks.values()]
         extra: dict[str, Any] = {}
         if k.reaped_rest:
             extra["reaped_not_listed"] = dict(k.reaped_rest)

@@ -461,7 +461,11 @@ class SyscallsMixin(FileSyscallsMixin):
             task.waitqueues = [wq]  # type: ignore[attr-defined]
             if timeout:
                 ts = task.mm.read(timeout, 16)
-                ns = int.from_bytes(ts[:8], "little") * 10**9 + int.from_bytes(ts[8:], "little")
+                sec, nsec = int.from_bytes(ts[:8], "little", signed=True), int.from_bytes(ts[8:], "little", signed=True)
+                if sec < 0 or not 0 <= nsec < 10**9:
+                    wq.remove(task)
+                    return -E.EINVAL          # timespec64_valid
+                ns = sec * 10**9 + nsec       # (add_timer saturates: 2^40 s sleeps forever)
                 wake = self.clock.cycles_for_ns(ns) + (0 if absolute else cpu.now)
                 if wake <= cpu.now:
                     wq.remove(task)
