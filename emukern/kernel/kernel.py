@@ -37,6 +37,7 @@ TRAP_LOG_LIMIT = 20000
 # state kept for the result and post-mortem inspection); later ones leave it and are summed into
 # RunResult.extra["reaped_not_listed"], so a fork/exit loop runs in bounded host memory.
 REAPED_ROWS = 512
+LAST_INO_BATCH = 1024
 FLUSH_EVERY_FREED_MMS = 16     # drop Unicorn's translations after this many freed address spaces
 MAX_ARG_STRLEN = 32 * 4096      # one argument or environment string, NUL included (Linux's limit)
 
@@ -135,6 +136,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._dead_mms: list[AddressSpace] = []   # mmput dropped the last user: freed by _reap
         self._to_release: list[Task] = []          # DEAD tasks to release once off every CPU
         self._freed_mms = 0
+        self._shared_last_ino = 0
         self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
         self.reaped_kept = 0
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
@@ -280,6 +282,21 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         task.mm = mm
         task.ctx = self.arch.initial_context(image.entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
+
+    def get_next_ino(self, cpu: Cpu) -> int:
+        """fs/inode.c get_next_ino: inode numbers of pseudo files (pipes) come from a per-CPU
+        batch of LAST_INO_BATCH taken from one shared counter, never 0 — a value of the model,
+        the same every run (not a host address)."""
+        pcpu = self.percpu[cpu.index]
+        res = pcpu.last_ino
+        if res % LAST_INO_BATCH == 0:
+            self._shared_last_ino += LAST_INO_BATCH
+            res = self._shared_last_ino - LAST_INO_BATCH
+        res = (res + 1) & 0xFFFFFFFF
+        if res == 0:
+            res = 1
+        pcpu.last_ino = res
+        return res
 
     # ---- freeing what dead processes held (mmput / release_task) ---------------------------------
     def mmput(self, mm: AddressSpace) -> None:

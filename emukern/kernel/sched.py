@@ -42,6 +42,7 @@ class PerCpu:
     user_mark: int = 0          # user-cycle mark (Cpu.user_cycles) for the current task
     parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
+    last_ino: int = 0           # get_next_ino's per-CPU batch position
 
 
 class SchedulerMixin:

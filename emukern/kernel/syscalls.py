@@ -278,7 +278,7 @@ class SyscallsMixin(FileSyscallsMixin):
             return -E.EINVAL
         if task.mm.find(fds_ptr) is None:
             return -E.EFAULT
-        p = Pipe()
+        p = Pipe(ino=self.get_next_ino(cpu))  # type: ignore[attr-defined]
         rfd = task.files.install(PipeEnd(p, write=False))
         wfd = task.files.install(PipeEnd(p, write=True))
         task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))

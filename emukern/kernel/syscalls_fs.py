@@ -61,7 +61,7 @@ class FileSyscallsMixin:
         if isinstance(f, (OutputFile, StdinFile)):
             return _stat_bytes(S_IFCHR | 0o620, rdev=(136 << 8))   # a pts-like character device
         if isinstance(f, PipeEnd):
-            return _stat_bytes(S_IFIFO | 0o600, ino=id(f.pipe) & 0xFFFFFF)
+            return _stat_bytes(S_IFIFO | 0o600, ino=f.pipe.ino)
         if isinstance(f, SysctlFile):
             return _stat_bytes(S_IFREG | f.entry.mode)
         return _stat_bytes(S_IFREG | 0o644)

@@ -39,6 +39,7 @@ PAGE_SIZE = 4096
 DYN_LOAD_BASE = 0x4000_0000
 #: User addresses must lie below this (48-bit user VA on AArch64; Sv48 on RISC-V).
 USER_ADDR_LIMIT = 1 << 47
+PHDR_TABLE_MAX = PAGE_SIZE     # ELF_MIN_ALIGN: the largest program header table Linux reads
 MAX_SEGMENT = 1 << 30          # 1 GiB: beyond this a bss is almost surely a corrupt header
 
 ET_EXEC, ET_DYN = 2, 3
@@ -255,6 +256,14 @@ def _load(blob: bytes, path: str | None) -> ElfImage:
     if e_phentsize != _PHDR.size:
         raise _fail(f"program header entry size is {e_phentsize}, expected {_PHDR.size} "
                     "for ELF64", hint="the file is corrupt", path=path)
+    if e_phnum * e_phentsize > PHDR_TABLE_MAX:
+        # load_elf_phdrs refuses a table larger than ELF_MIN_ALIGN (a page): ENOEXEC.  This also
+        # bounds the loader's work, whatever the file claims.
+        raise _fail(f"has {e_phnum} program headers ({e_phnum * e_phentsize} bytes); Linux refuses "
+                    f"a program header table over {PHDR_TABLE_MAX} bytes (one page: at most "
+                    f"{PHDR_TABLE_MAX // _PHDR.size} entries), so it cannot run (ENOEXEC)",
+                    hint="the file is corrupt, or merge its segments (a linker makes a handful)",
+                    path=path)
     if e_phoff > n or e_phoff + e_phnum * e_phentsize > n:
         raise _fail(f"truncated: program headers at offset {e_phoff:#x} ({e_phnum} entries) "
                     f"run past the end of the {n}-byte file",
