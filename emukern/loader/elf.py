@@ -133,24 +133,24 @@ class ElfImage:
         A page touched by two segments gets the union of their permissions, as Linux's
         overlapping ``mmap``\\ s effectively do for the bytes each segment owns.
         """
-        pages: dict[int, set[str]] = {}
-        for s in self.segments:
-            if s.memsz == 0:
-                continue
-            first = s.vaddr // page_size
-            last = (s.end - 1) // page_size
-            for pg in range(first, last + 1):
-                pages.setdefault(pg, set()).update(c for c in s.perms if c != "-")
+        # Work on page ranges, not pages: a 1 GiB bss is one range, not 262,144 dict entries.
+        # Between two consecutive range boundaries the covering segments do not change, so each
+        # piece gets the union of their permissions (segments share at most their end pages).
+        ivs = [(s.vaddr // page_size, (s.end - 1) // page_size + 1, s.perms)
+               for s in self.segments if s.memsz]
+        points = sorted({a for a, _, _ in ivs} | {b for _, b, _ in ivs})
         out: list[Mapping] = []
-        for pg in sorted(pages):
-            p = pages[pg]
+        for lo, hi in zip(points, points[1:]):
+            p = {c for a, b, perms in ivs if a <= lo and hi <= b for c in perms if c != "-"}
+            if not p:
+                continue
             perms = ("r" if "r" in p else "-") + ("w" if "w" in p else "-") + \
                 ("x" if "x" in p else "-")
-            start = pg * page_size
+            start, size = lo * page_size, (hi - lo) * page_size
             if out and out[-1].end == start and out[-1].perms == perms:
-                out[-1] = Mapping(out[-1].start, out[-1].size + page_size, perms)
+                out[-1] = Mapping(out[-1].start, out[-1].size + size, perms)
             else:
-                out.append(Mapping(start, page_size, perms))
+                out.append(Mapping(start, size, perms))
         return out
 
     def segment_at(self, addr: int) -> Segment | None:

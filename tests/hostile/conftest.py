@@ -35,3 +35,20 @@ def cprog(tmp_path_factory) -> Callable[[str, str], Path]:
             built[key] = exe
         return built[key]
     return build
+
+
+@pytest.fixture
+def watchdog():
+    """watchdog(seconds): a hang (the old 100 % CPU spin) fails the test instead of blocking CI."""
+    import signal
+
+    def expired(signum, frame):
+        raise TimeoutError("the run did not finish: emukern hung")
+
+    old = signal.signal(signal.SIGALRM, expired)
+
+    def arm(seconds: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    yield arm
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
