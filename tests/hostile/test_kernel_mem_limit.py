@@ -10,7 +10,7 @@ import pytest
 
 from emukern.api import Machine
 from emukern.cli import main
-from emukern.config import MachineConfig, default_mem_limit, parse_size
+from emukern.config import MachineConfig
 
 ARCHES = ("riscv64", "arm64")
 
@@ -83,6 +83,7 @@ def test_fork_when_the_host_refuses_memory_is_enomem(cprog, arch, monkeypatch):
 def test_default_limit_is_half_the_host_ram():
     with open("/proc/meminfo") as f:
         total_kb = int(f.readline().split()[1])
+    from emukern.config import default_mem_limit
     lim = MachineConfig().resolved_mem_limit()
     assert lim == default_mem_limit()
     assert abs(lim - total_kb * 1024 // 2) < 1 << 20
@@ -92,6 +93,7 @@ def test_default_limit_is_half_the_host_ram():
 @pytest.mark.parametrize("text,size", [("512M", 512 << 20), ("4G", 4 << 30), ("1.5GiB", 3 << 29),
                                        ("4096", 4096), ("0", 0), ("64k", 64 << 10)])
 def test_parse_size(text, size):
+    from emukern.config import parse_size
     assert parse_size(text) == size
 
 
