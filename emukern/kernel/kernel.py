@@ -466,7 +466,10 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         start = page_down(addr)
         if mm.overlaps(start, stack.start - start):
             return False
-        mm.map(start, stack.start - start, "rw-", "[stack]")
+        try:
+            mm.map(start, stack.start - start, "rw-", "[stack]")
+        except OutOfMemory:
+            return False        # no memory to grow into: the fault stands (SIGSEGV), as in Linux
         return True
 
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
