@@ -124,6 +124,15 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                    help="model CONFIG_RISCV_ISA_V_VSTATE_DISCARD=y (sysctl boots at 1)")
     g.add_argument("--max-insns", type=_int, default=2_000_000_000, metavar="N",
                    help="stop a runaway guest after N user instructions (default 2e9; 0 = no limit)")
+    g.add_argument("--max-cycles", type=_int, default=None, metavar="N",
+                   help="stop after N cycles of simulated time, kernel work included (default: no limit)")
+    g.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop after this much simulated time, kernel work included (default: no limit)")
+    g.add_argument("--host-timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop after this many host (wall-clock) seconds; where it stops depends on the host")
+    g.add_argument("--mem-limit", default=None, metavar="SIZE",
+                   help="guest memory for the whole machine, e.g. 2G (past it: ENOMEM to the guest; "
+                        "default half the host's RAM; 0 = no limit)")
     g.add_argument("--quantum", type=_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
     g.add_argument("--stdin", metavar="FILE", help="file the guest reads as standard input")
@@ -149,7 +158,12 @@ def config_from_args(a: argparse.Namespace) -> Any:
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
         max_insns=a.max_insns or None, quantum=a.quantum,
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
+        max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
+        host_timeout=getattr(a, "host_timeout", None),
     )
+    if getattr(a, "mem_limit", None) is not None:
+        from emukern.config import parse_size
+        cfg.mem_limit = parse_size(a.mem_limit)
     for k, v in parse_assignments(a.cost, "cost").items():
         try:
             cfg.costs[k] = int(v, 0)

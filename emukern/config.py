@@ -53,6 +53,10 @@ class MachineConfig:
     costs: dict[str, int] = field(default_factory=dict)
     cost_file: str | None = None
     max_insns: int | None = None              # stop a runaway guest after this many user insns
+    max_cycles: int | None = None             # ... after this much simulated time, kernel work included
+    timeout: float | None = None              # ... after this many simulated seconds (kernel work included)
+    host_timeout: float | None = None         # ... after this many host (wall-clock) seconds
+    mem_limit: int | None = None              # guest memory machine-wide, bytes (None: a share of host RAM; 0: none)
     max_tasks: int = 1024
     quantum: int = 2000                       # SMP lockstep: max cycles a CPU runs ahead of others
     timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
@@ -93,9 +97,21 @@ class MachineConfig:
             raise ConfigError("--max-insns must be positive")
         if self.riscv_v_ucopy_threshold < 0:
             raise ConfigError("RISCV_ISA_V_UCOPY_THRESHOLD must be >= 0 (0 turns vectorised user copies off)")
+        for name in ("max_cycles", "timeout", "host_timeout"):
+            v = getattr(self, name)
+            if v is not None and not v > 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {v}")
+        if self.mem_limit is not None and self.mem_limit < 0:
+            raise ConfigError(f"--mem-limit must be a size in bytes (0 = no limit), got {self.mem_limit}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
         self.sysctls = normalize_sysctls(self.sysctls)
+
+    def resolved_mem_limit(self) -> int | None:
+        """The machine-wide guest memory limit in bytes (None = unlimited)."""
+        if self.mem_limit is None:
+            return default_mem_limit()
+        return self.mem_limit or None
 
     def summary(self) -> dict[str, object]:
         d: dict[str, object] = {"arch": self.arch, "cpus": self.cpus, "freq_hz": self.freq_hz, "hz": self.hz}
@@ -131,3 +147,26 @@ def normalize_sysctls(sysctls: object) -> dict[str, str]:
             raise ConfigError(f"sysctl {key}: value {value!r} ({type(value).__name__}) is not an int, bool or string",
                               hint=f'e.g. sysctls={{"{key}": 1}}')
     return out
+MEM_LIMIT_FRACTION = 0.5     # default --mem-limit: half of the host's RAM
+
+
+def default_mem_limit() -> int | None:
+    """Half the host's physical memory: enough for real programs, and a few guest processes of
+    4 GiB each can no longer push the host into swapping or its OOM killer.  (It depends on the
+    host; pass --mem-limit for the same ENOMEM point everywhere.)"""
+    import os
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return int(total * MEM_LIMIT_FRACTION) & ~0xFFF if total > 0 else None
+
+
+def parse_size(text: str) -> int:
+    """'512M', '4G', '1.5GiB', '0' or a plain byte count -> bytes (ConfigError when malformed)."""
+    import re
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if m is None:
+        raise ConfigError(f"expected a size such as 512M or 4G, got {text!r}")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale) if "." in m.group(1) else int(m.group(1)) * scale

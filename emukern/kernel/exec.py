@@ -217,7 +217,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
     k.exec_commit(task)
-    old_mm.users -= 1
+    k.mmput(old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # type: ignore[attr-defined]   (/proc/self/exe)
     task.comm = path.rsplit("/", 1)[-1][:15]
     for wq in task.files.do_close_on_exec():

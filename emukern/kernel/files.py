@@ -68,6 +68,7 @@ class OutputFile(File):
 
 @dataclass(eq=False)
 class Pipe:
+    ino: int = 0            # its pipefs inode number (get_next_ino), what fstat reports
     buf: bytearray = field(default_factory=bytearray)
     readers: int = 0
     writers: int = 0

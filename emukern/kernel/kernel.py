@@ -29,10 +29,44 @@ from emukern.kernel.task import Task, TaskState
 from emukern.machine.clock import Clock
 from emukern.machine.cost import CostTable
 from emukern.machine.cpu_base import Cpu
-from emukern.machine.memory import AddressSpace
+from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 TRAP_LOG_LIMIT = 20000
+# The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
+# state kept for the result and post-mortem inspection); later ones leave it and are summed into
+# RunResult.extra["reaped_not_listed"], so a fork/exit loop runs in bounded host memory.
+REAPED_ROWS = 512
+LAST_INO_BATCH = 1024
+FLUSH_EVERY_FREED_MMS = 16     # drop Unicorn's translations after this many freed address spaces
+MAX_ARG_STRLEN = 32 * 4096      # one argument or environment string, NUL included (Linux's limit)
+
+
+class ArgListTooLong(ConfigError):
+    """The arguments and environment do not fit Linux's limits: E2BIG (execve) or a clear error."""
+
+
+def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimit: int) -> None:
+    """fs/exec.c: bprm_stack_limits + copy_strings.  Linux lets the strings and their pointers
+    use a quarter of the stack rlimit (2 MiB for the default 8 MiB), never less than ARG_MAX
+    (32 pages), and refuses any single string longer than MAX_ARG_STRLEN: E2BIG."""
+    from emukern.loader.stack import encode_str
+    limit = max(min(stack_rlimit // 4, (8 << 20) // 4 * 3), 32 * 4096)
+    ptr_size = (len(argv) + len(envp)) * 8
+    total = 8
+    for what, strings in (("program path", [execfn]), ("argument", argv), ("environment string", envp)):
+        for x in strings:
+            n = len(encode_str(x)) + 1
+            if n > MAX_ARG_STRLEN:
+                raise ArgListTooLong(f"argument list too long (E2BIG): one {what} is {n:,} bytes; Linux "
+                                     f"takes at most {MAX_ARG_STRLEN:,} (MAX_ARG_STRLEN) per string",
+                                     hint="pass large data through a file or standard input (--stdin)")
+            total += n
+    if total + ptr_size > limit:
+        raise ArgListTooLong(f"argument list too long (E2BIG): the arguments and environment take "
+                             f"{total + ptr_size:,} bytes; Linux takes at most {limit:,} (a quarter of "
+                             f"the {stack_rlimit >> 20} MiB stack limit)",
+                             hint="pass large data through a file or standard input (--stdin)")
 
 
 class TrapRecord:
@@ -102,6 +136,16 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self._echo_out = echo_stdout
         self._echo_err = echo_stderr
         self.tasks: dict[int, Task] = {}
+        # the machine's guest memory (--mem-limit): every address space charges its mappings here
+        self.mem = MemoryPool(config.resolved_mem_limit())
+        self._no_mm = AddressSpace()         # what an idle CPU maps once its last mm went away
+        self._dead_mms: list[AddressSpace] = []   # mmput dropped the last user: freed by _reap
+        self._to_release: list[Task] = []          # DEAD tasks to release once off every CPU
+        self._freed_mms = 0
+        self._shared_last_ino = 0
+        self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
+        self.reaped_kept = 0
+        self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
         self._seq = 0
         self.trap_counts: Counter[str] = Counter()
@@ -201,7 +245,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         files.install(StdinFile(self.config.stdin))
         files.install(OutputFile("stdout", self.stdout, self._echo_out))
         files.install(OutputFile("stderr", self.stderr, self._echo_err))
-        task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(), files=files,
+        task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(pool=self.mem), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
         # /proc/self/exe is a guest path: the program's place in the root, or its name at the
@@ -212,14 +256,22 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.init_task = task
         self.fs_init_task(task)     # its cwd in the guest root (kernel/syscalls_fs.py)
         from emukern.kernel.exec import ExecError
+        argv = argv or [str(path)]
+        envp = envp or []
+        bprm_stack_limits(argv, envp, argv[0] if argv else "", self.arch.STACK_SIZE)
         try:
-            self.exec_image(task, image, argv or [str(path)], envp or [], execfn=str(path))
+            self.exec_image(task, image, argv, envp, execfn=str(path))
         except ExecError as exc:
             from emukern.errors import ElfError
             raise ElfError(f"{path}: {exc.why}",
                            hint="dynamically linked programs load their interpreter and libraries from "
                                 "the guest root: --root SYSROOT, e.g. --root /usr/"
                                 + ("aarch64" if image.arch == "arm64" else "riscv64") + "-linux-gnu") from None
+        except OutOfMemory as exc:
+            from emukern.errors import ElfError
+            raise ElfError(f"{path}: cannot load the program: {exc}",
+                           hint="its segments need more memory than the machine gives a process "
+                                "(4 GiB per address space; --mem-limit machine-wide)") from None
         self.enqueue(task, 0, now=0)
         self.symbols = dict(image.symbols)
         self.image = image
@@ -228,10 +280,21 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
     def exec_image(self, task: Task, image: Any, argv: list[str], envp: list[str],
                    execfn: str | None = None, commit: bool = True) -> None:
         """Build the new image's mm and initial registers; ``commit`` installs them in ``task``
-        (execve builds first and commits after its point of no return, see kernel/exec.py)."""
+        (execve builds first and commits after its point of no return, see kernel/exec.py).
+        A failed build leaves the old image alone and frees the new mm."""
+        mm = AddressSpace(pool=self.mem)
+        try:
+            self._exec_mmap(task, mm, image, argv, envp, execfn)
+        except BaseException:
+            mm.release()
+            raise
+        if commit:
+            self.exec_commit(task)
+
+    def _exec_mmap(self, task: Task, mm: AddressSpace, image: Any, argv: list[str], envp: list[str],
+                   execfn: str | None) -> None:
         from emukern.kernel.exec import load_elf_interp
         from emukern.loader.stack import layout_initial_stack, standard_auxv
-        mm = AddressSpace()
         stack_top = self.arch.STACK_TOP
         mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
         # the page layout (segments sharing a page get the union of permissions, like Linux's
@@ -247,10 +310,6 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         for seg in image.segments:
             mm.write(seg.vaddr, seg.data, need="")
         mm.brk_start = mm.brk = image.brk_start
-        # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit:
-        # a smaller mapping also makes switch_mm (Unicorn unmap/map) much cheaper.
-        mm.map(stack_top - self.arch.STACK_INIT, self.arch.STACK_INIT, "rw-", "[stack]")
-        mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
         mm.mmap_base = mmap_base
         interp = load_elf_interp(self, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
@@ -258,11 +317,16 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
                              clktck=self.config.hz, base=interp[1] if interp else 0)
         lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
                                    platform=None, execfn=execfn)
+        # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
+        # smaller mapping also makes switch_mm cheaper); the first mapping is STACK_INIT, or more
+        # when the arguments need it (setup_arg_pages likewise extends the stack VMA past them)
+        from emukern.machine.memory import page_up
+        init = max(self.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
+        mm.map(stack_top - init, init, "rw-", "[stack]")
+        mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
         mm.write(lay.sp, lay.blob)
         mm.saved_auxv = lay.auxv          # type: ignore[attr-defined]   (/proc/self/auxv)
         task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)  # type: ignore[attr-defined]
-        if commit:
-            self.exec_commit(task)
 
     def exec_commit(self, task: Task) -> None:
         mm, entry, sp, argv = task.exec_pending      # type: ignore[attr-defined]
@@ -271,6 +335,86 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         task.argv = argv                             # type: ignore[attr-defined]   (/proc/self/cmdline)
         task.ctx = self.arch.initial_context(entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
+
+    def get_next_ino(self, cpu: Cpu) -> int:
+        """fs/inode.c get_next_ino: inode numbers of pseudo files (pipes) come from a per-CPU
+        batch of LAST_INO_BATCH taken from one shared counter, never 0 — a value of the model,
+        the same every run (not a host address)."""
+        pcpu = self.percpu[cpu.index]
+        res = pcpu.last_ino
+        if res % LAST_INO_BATCH == 0:
+            self._shared_last_ino += LAST_INO_BATCH
+            res = self._shared_last_ino - LAST_INO_BATCH
+        res = (res + 1) & 0xFFFFFFFF
+        if res == 0:
+            res = 1
+        pcpu.last_ino = res
+        return res
+
+    # ---- freeing what dead processes held (mmput / release_task) ---------------------------------
+    def mmput(self, mm: AddressSpace) -> None:
+        """Drop one user of ``mm``; the last one frees it (exit_mmap), as Linux does at exit and
+        exec — not when the parent reaps the zombie.  The buffers go once no CPU maps them."""
+        mm.users -= 1
+        init = self.init_task
+        if init is not None and mm is init.mm:
+            return      # the first process's memory stays readable after the run (Machine.read)
+        if mm.users <= 0 and mm is not self._no_mm:
+            self._dead_mms.append(mm)
+
+    def release_task(self, t: Task) -> None:
+        """release_task: a DEAD task is unlinked from its parent's children (its memory went at
+        exit).  The first REAPED_ROWS stay in the task table for the result; later ones leave it,
+        their accounting summed into ``reaped_rest``."""
+        leader = self.tasks.get(t.parent.tgid, t.parent) if t.parent is not None else None
+        if leader is not None and t in leader.children:
+            leader.children.remove(t)
+        if t.is_thread_leader:
+            self.child_wait.pop(t.tgid, None)
+        t.children = []
+        if self.reaped_kept < REAPED_ROWS:
+            self.reaped_kept += 1
+            return
+        self.tasks.pop(t.tid, None)
+        self.reaped_rest["tasks"] += 1
+        for key in ("utime", "stime", "nvcsw", "nivcsw", "syscalls"):
+            self.reaped_rest[key] += getattr(t, key)
+
+    def _reap(self) -> None:
+        """Between rounds (no CPU inside Unicorn): release dead tasks that are off every CPU and
+        free the address spaces whose last user went, unmapping them from idle CPUs first."""
+        if self._to_release:
+            busy = {id(pc.curr) for pc in self.percpu if pc.curr is not None}
+            keep = [t for t in self._to_release if id(t) in busy]
+            for t in self._to_release:
+                if id(t) not in busy:
+                    self.release_task(t)
+            self._to_release = keep
+        if self._dead_mms:
+            keep_mm: list[AddressSpace] = []
+            for mm in self._dead_mms:
+                busy_mm = False
+                for cpu, pc in zip(self.cpus, self.percpu):
+                    if cpu.mm is not mm:
+                        continue
+                    if cpu.running or (pc.curr is not None and pc.curr.mm is mm):
+                        busy_mm = True
+                    else:
+                        cpu.attach_mm(self._no_mm)
+                if busy_mm:
+                    keep_mm.append(mm)
+                    continue
+                key = id(mm)
+                for fk in [fk for fk in self.futex_queues if fk[0] == key]:
+                    del self.futex_queues[fk]
+                mm.release()
+                self._freed_mms += 1
+                if self._freed_mms % FLUSH_EVERY_FREED_MMS == 0:
+                    # Unicorn keeps translated code of freed memory in its code buffer (~50 KB a
+                    # child for a glibc fork/exit): drop it so a fork/exit loop stays bounded
+                    for c in self.cpus:
+                        c.flush_translations()
+            self._dead_mms = keep_mm
 
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
@@ -379,7 +523,10 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         start = page_down(addr)
         if mm.overlaps(start, stack.start - start):
             return False
-        mm.map(start, stack.start - start, "rw-", "[stack]")
+        try:
+            mm.map(start, stack.start - start, "rw-", "[stack]")
+        except OutOfMemory:
+            return False        # no memory to grow into: the fault stands (SIGSEGV), as in Linux
         return True
 
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:

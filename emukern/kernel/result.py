@@ -10,6 +10,13 @@ if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
 
 
+def task_row(t: Any) -> dict[str, Any]:
+    """One task's line of the result (also kept for tasks already reaped)."""
+    return {"tid": t.tid, "pid": t.tgid, "comm": t.comm, "state": t.state.value, "cpu": t.cpu,
+            "utime": t.utime, "stime": t.stime, "nvcsw": t.nvcsw, "nivcsw": t.nivcsw,
+            "syscalls": t.syscalls, "exit": t.exit_code}
+
+
 @dataclass
 class RunResult:
     """What one run produced (``Machine.run()``, ``run_program``, the ``run_guest`` fixture).
@@ -63,9 +70,12 @@ class RunResult:
         msg = k.stop_message
         if reason == "killed":
             msg = f"killed by {E.SIGNAL_NAMES.get(sig, sig)}"
-        tasks = [{"tid": t.tid, "pid": t.tgid, "comm": t.comm, "state": t.state.value, "cpu": t.cpu,
-                  "utime": t.utime, "stime": t.stime, "nvcsw": t.nvcsw, "nivcsw": t.nivcsw,
-                  "syscalls": t.syscalls, "exit": t.exit_code} for t in k.tasks.values()]
+        # past the kernel's REAPED_ROWS, reaped tasks left the task table: they are summed into
+        # extra["reaped_not_listed"]
+        tasks = [task_row(t) for t in k.tasks.values()]
+        extra: dict[str, Any] = {}
+        if k.reaped_rest:
+            extra["reaped_not_listed"] = dict(k.reaped_rest)
         cpus = [{"cpu": c.index, "cycles": c.now, "insns": c.insns, "user_insns": c.user_insns,
                  "sys_cycles": c.sys_cycles + c.stub_insns, "idle_cycles": c.idle_cycles,
                  "switches": p.nr_switches, "ticks": p.ticks} for c, p in zip(k.cpus, k.percpu)]
@@ -82,6 +92,7 @@ class RunResult:
             sysctls={n: e.value for n, e in k.sysctl.entries.items()}, wall_seconds=k.wall_seconds,
             warnings=dict(sorted(k.warnings.items())),
             plugins=k.policies.plugins_in_use(k.config.arch),
+            extra=extra,
         )
 
     def to_json(self) -> dict[str, Any]:

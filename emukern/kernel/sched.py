@@ -21,6 +21,12 @@ from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
 
 
+# The end of the simulated clock, in cycles (Linux's KTIME_MAX for this model): 2^62 cycles are
+# 146 years at 1 GHz.  Time arithmetic saturates here: a timeout at or past it never fires (an
+# hrtimer at KTIME_MAX), so the sleeper waits forever and is reported as such.
+TIME_MAX = 1 << 62
+
+
 @dataclass
 class PerCpu:
     """Per-CPU scheduler state (Linux ``struct rq`` plus a few per-CPU variables)."""
@@ -36,6 +42,7 @@ class PerCpu:
     user_mark: int = 0          # user-cycle mark (Cpu.user_cycles) for the current task
     parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
+    last_ino: int = 0           # get_next_ino's per-CPU batch position
 
 
 class SchedulerMixin:
@@ -81,6 +88,7 @@ class SchedulerMixin:
             return
         task.woken_value = value
         task.wake_at = None
+        task.sleeps_forever = False
         self.enqueue(task, self.select_cpu(task), now)
 
     def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
@@ -92,10 +100,18 @@ class SchedulerMixin:
                 n += 1
         return n
 
-    def add_timer(self, task: Task, wake_at: int) -> None:
+    def add_timer(self, task: Task, wake_at: int) -> bool:
+        """hrtimer_start for a sleeper; False (and no timer) when ``wake_at`` saturated at the end
+        of the clock: like a timer at KTIME_MAX it never fires, the task sleeps forever."""
+        if wake_at >= TIME_MAX:
+            task.wake_at = None
+            task.sleeps_forever = True
+            return False
+        task.sleeps_forever = False
         task.wake_at = wake_at
         self._seq += 1
         heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self._seq, task))
+        return True
 
     def _run_timers(self, cpu: Cpu) -> None:
         pc = self.percpu[cpu.index]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import EmukernError
 from emukern.kernel import errno as E
+from emukern.kernel.sched import TIME_MAX
 from emukern.kernel.task import TaskState
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap, TrapKind
@@ -40,12 +41,15 @@ class RunLoopMixin:
     config: Any
     clock: Any
     cost: Any
+    _climit: int | None = None          # _cycle_limit(), computed once by Kernel.__init__
+    _host_deadline: float | None = None
 
     def run(self) -> "RunResult":
         from emukern.kernel.result import RunResult
         if self.init_task is None:
             raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
         t_wall = time.perf_counter()
+        self._arm_host_deadline()
         try:
             self._loop()
         except StopRun as stop:
@@ -56,6 +60,7 @@ class RunLoopMixin:
     def step_loop(self, max_rounds: int) -> bool:
         """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
         self._refresh_clocks()
+        self._arm_host_deadline()
         try:
             for _ in range(max_rounds):
                 if not self._round():
@@ -98,9 +103,19 @@ class RunLoopMixin:
             self._clocks[last.index] = last.now
         cpu = self._last_cpu = self._pick_cpu()
         if cpu is None:
-            blocked = [f"{t.tid}:{t.wait_reason}" for t in self.live_tasks()]
+            live = self.live_tasks()
+            blocked = [f"{t.tid}:{t.wait_reason}" + (" forever" if t.sleeps_forever else "") for t in live]
+            if live and all(t.sleeps_forever for t in live):
+                raise StopRun("deadlock", "the guest sleeps forever: every task waits on a timeout "
+                              "past the end of the simulated clock (2^62 cycles), which never fires "
+                              f"({', '.join(blocked)})")
             raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
                           f"({', '.join(blocked)})")
+        if cpu.now >= TIME_MAX:
+            cpu.stop()
+            raise StopRun("budget", f"the simulated clock reached its end ({TIME_MAX:,} cycles, "
+                          f"{self.clock.seconds(TIME_MAX) / 31_557_600:,.0f} years)")
+        limit = self._climit
         pc = self.percpu[cpu.index]
         if pc.curr is None:
             pc.parked_trap = None
@@ -108,10 +123,13 @@ class RunLoopMixin:
                 self.schedule(cpu)
                 return True
             target = self._idle_target(cpu)
-            cpu.idle_until(target)
+            if limit is not None:
+                target = min(target, max(limit, cpu.now + 1))   # idle up to the budget, not past
+            cpu.idle_until(min(target, TIME_MAX))
             pc.last_mark = cpu.now
             pc.next_tick = self.clock.next_tick(cpu.now)
             self._run_timers(cpu)
+            self._check_budget(cpu)
             return True
         parked = pc.parked_trap
         if parked is not None:
@@ -127,6 +145,8 @@ class RunLoopMixin:
             # stops at exactly --max-insns; with nothing left the CPU does not run and
             # _check_budget ends the run after this round
             until = min(until, cpu.now + max(left, 0))
+        if limit is not None:
+            until = min(until, max(limit, cpu.now + 1))
         if pc.timers:
             until = min(until, pc.timers[0][0])
         if self.run_cap is not None:
@@ -156,6 +176,8 @@ class RunLoopMixin:
             self._timer_tick(cpu)
         if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
             self.schedule(cpu)
+        if self._dead_mms or self._to_release:
+            self._reap()
         self._check_budget(cpu)
 
     def resume_trap(self) -> bool:
@@ -207,8 +229,8 @@ class RunLoopMixin:
         me = self.percpu[cpu.index]
         others = [t for t, p in zip(self._clocks, self.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
-            self.sync_floor = 1 << 62
-            return 1 << 62
+            self.sync_floor = TIME_MAX
+            return TIME_MAX
         self.sync_floor = floor = min(others)
         if me.sync_hint:
             # it keeps taking a shared lock: run only up to where the others are, so its next
@@ -249,12 +271,39 @@ class RunLoopMixin:
             cb("exit", cpu, task, trap)
         self.account(cpu, task)
 
+    def _cycle_limit(self) -> int | None:
+        """The simulated-time budget in cycles (--max-cycles, --timeout), kernel work included."""
+        cfg = self.config
+        lims = []
+        if cfg.max_cycles is not None:
+            lims.append(cfg.max_cycles)
+        if cfg.timeout is not None:
+            lims.append(max(1, round(cfg.timeout * cfg.freq_hz)))
+        return min(lims) if lims else None
+
+    def _arm_host_deadline(self) -> None:
+        if self.config.host_timeout is not None and self._host_deadline is None:
+            self._host_deadline = time.perf_counter() + self.config.host_timeout
+
     def _check_budget(self, cpu: Cpu) -> None:
         limit = self.config.max_insns
         if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
             cpu.stop()
             raise StopRun("budget", f"the --max-insns budget of {limit:,} user instructions ran out; "
                           "the guest may be stuck in a loop — raise --max-insns if it is just long")
+        climit = self._climit
+        if climit is not None and cpu.now >= climit:
+            cpu.stop()
+            cfg = self.config
+            what = (f"--timeout {cfg.timeout:g} s" if cfg.timeout is not None and
+                    round(cfg.timeout * cfg.freq_hz) == climit else "--max-cycles")
+            raise StopRun("budget", f"stopped at {cpu.now:,} cycles ({self.clock.seconds(cpu.now):.6g} s) of "
+                          f"simulated time, kernel work included ({what}); raise it if the guest is just long")
+        deadline = self._host_deadline
+        if deadline is not None and time.perf_counter() >= deadline:
+            cpu.stop()
+            raise StopRun("budget", f"stopped after {self.config.host_timeout:g} host seconds "
+                          f"(--host-timeout) at {self.elapsed:,} simulated cycles")
 
     def _kill_everything(self) -> None:
         for t in list(self.tasks.values()):

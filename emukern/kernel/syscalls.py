@@ -212,13 +212,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if isinstance(f, VfsFile):
             return f.write(data)
         if isinstance(f, SysctlFile):
-            if not data:
-                return 0            # proc_sys_call_handler: an empty write changes nothing
-            v = f.entry.parse(data)
-            if v is None:
-                return -E.EINVAL
-            f.entry.set(v)
-            return len(data)
+            from emukern.kernel.sysctl import proc_sys_write
+            return proc_sys_write(f, data)
         return -E.EBADF
 
     def sys_read(self, cpu, task, fd, buf, count, *a):
@@ -291,7 +286,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.EINVAL
         if task.mm.find(fds_ptr) is None:
             return -E.EFAULT
-        p = Pipe()
+        p = Pipe(ino=self.get_next_ino(cpu))  # type: ignore[attr-defined]
         rfd = task.files.install(PipeEnd(p, write=False))
         wfd = task.files.install(PipeEnd(p, write=True))
         task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
@@ -480,7 +475,11 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             task.waitqueues = [wq]  # type: ignore[attr-defined]
             if timeout:
                 ts = task.mm.read(timeout, 16)
-                ns = int.from_bytes(ts[:8], "little") * 10**9 + int.from_bytes(ts[8:], "little")
+                sec, nsec = int.from_bytes(ts[:8], "little", signed=True), int.from_bytes(ts[8:], "little", signed=True)
+                if sec < 0 or not 0 <= nsec < 10**9:
+                    wq.remove(task)
+                    return -E.EINVAL          # timespec64_valid
+                ns = sec * 10**9 + nsec       # (add_timer saturates: 2^40 s sleeps forever)
                 wake = self.clock.cycles_for_ns(ns) + (0 if absolute else cpu.now)
                 if wake <= cpu.now:
                     wq.remove(task)
@@ -577,7 +576,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                     self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
             except MemoryFault:
                 pass
-        task.mm.users -= 1
+        self.mmput(task.mm)  # type: ignore[attr-defined]   (exit_mm: the last user frees it)
         if task.files is not None:
             others = [t for t in self.tasks.values() if t is not task and t.alive and t.files is task.files]
             if not others:
@@ -593,6 +592,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         else:
             task.state = TaskState.DEAD
+            self._to_release.append(task)  # type: ignore[attr-defined]
         if current and self.percpu[cpu.index].curr is task:
             self.account(cpu, task)  # type: ignore[attr-defined]
             self.percpu[cpu.index].need_resched = True
@@ -608,6 +608,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
                 c.state = TaskState.DEAD
+                self._to_release.append(c)  # type: ignore[attr-defined]   (release_task)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid

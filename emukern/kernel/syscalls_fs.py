@@ -394,7 +394,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if isinstance(f, (OutputFile, StdinFile)):
             return _stat_bytes(S_IFCHR | 0o620, rdev=(136 << 8))   # a pts-like character device
         if isinstance(f, PipeEnd):
-            return _stat_bytes(S_IFIFO | 0o600, ino=id(f.pipe) & 0xFFFFFF)
+            return _stat_bytes(S_IFIFO | 0o600, ino=f.pipe.ino)
         if isinstance(f, SysctlFile):
             return _stat_bytes(S_IFREG | f.entry.mode)
         return _stat_bytes(S_IFREG | 0o644)
@@ -463,12 +463,18 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if f is None:
             return -E.EBADF
+        whence &= 0xFFFFFFFF            # an unsigned int in Linux
+        if whence > 4:
+            return -E.EINVAL            # ksys_lseek: whence past SEEK_MAX, whatever the file
         if isinstance(f, VfsFile):
             return f.llseek(offset - (1 << 64) if offset >> 63 else offset, whence)
-        if isinstance(f, SysctlFile) and whence == 0 and offset < 1 << 62:
-            f.pos = offset
-            return offset
-        return -E.ESPIPE
+        if isinstance(f, SysctlFile):
+            from emukern.kernel.sysctl import default_llseek
+            pos = default_llseek(f.pos, 0, offset - (1 << 64) if offset >> 63 else offset, whence)
+            if pos >= 0:
+                f.pos = pos
+            return pos
+        return -E.ESPIPE                # pipes and terminals: no_llseek
 
     def _dup(self, task, oldfd: int, newfd: int | None, lowest: int = 0) -> int:
         f = task.files.get(oldfd if oldfd < 1 << 63 else oldfd - (1 << 64))

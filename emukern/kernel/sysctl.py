@@ -8,11 +8,92 @@ unknown names -> -ENOENT.  The CLI's
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from emukern.errors import ConfigError
+
+
+TMPBUFLEN = 22                  # proc_get_long's buffer: at most 21 characters of one number
+INT_MAX = 2**31 - 1
+_WSPACE = b" \t\n"               # proc_wspace_sep: what may follow a number
+
+
+def _strtoul(text: bytes) -> tuple[int, int] | None:
+    """strtoul_lenient(base 0): (value, characters used), or None on overflow past 64 bits."""
+    base, j = 10, 0
+    if text[:1] == b"0":
+        if text[1:2] in (b"x", b"X") and len(text) > 2 and chr(text[2]) in "0123456789abcdefABCDEF":
+            base, j = 16, 2
+        else:
+            base = 8
+    v = 0
+    while j < len(text):
+        c = chr(text[j]).lower()
+        d = "0123456789abcdef".find(c) if c else -1
+        if d < 0 or d >= base:
+            break
+        v = v * base + d
+        if v >= 1 << 64:
+            return None                 # -ERANGE
+        j += 1
+    return v, j
+
+
+def proc_get_int(data: bytes) -> tuple[int, int] | None:
+    """One int as proc_dointvec parses a write (kernel/sysctl.c): (value, bytes consumed) or
+    None for -EINVAL.  Leading spaces are skipped; the number is at most 21 characters (a longer
+    one is refused outright: the kernel cannot see where it ends); '0_1', '+1', '1a' and values
+    outside an int are -EINVAL; trailing spaces are consumed, anything after them is left."""
+    data = data[:4096 - 1]              # the kernel copies at most a page less one byte
+    n = len(data)
+    p = 0
+    while p < n and data[p:p + 1] in (b" ", b"\t", b"\n", b"\v", b"\f", b"\r"):
+        p += 1                          # proc_skip_spaces (isspace)
+    if p == n:
+        return None                     # nothing but spaces: "first" still set -> -EINVAL
+    tmp = data[p:p + TMPBUFLEN - 1]
+    neg = tmp[:1] == b"-" and n - p > 1
+    q = 1 if neg else 0
+    if not tmp[q:q + 1].isdigit():
+        return None
+    got = _strtoul(tmp[q:])
+    if got is None:
+        return None
+    val, used = got
+    length = q + used
+    if length == TMPBUFLEN - 1:
+        return None                     # too long: might be "1234...a" or two numbers run together
+    end = p + length
+    if end < n and data[end:end + 1] not in (b" ", b"\t", b"\n"):
+        return None                     # the next character must be a separator
+    if val > (INT_MAX + 1 if neg else INT_MAX):
+        return None                     # do_proc_dointvec_conv: must fit an int
+    while end < n and data[end:end + 1] in (b" ", b"\t", b"\n", b"\v", b"\f", b"\r"):
+        end += 1                        # the trailing proc_skip_spaces
+    return (-val if neg else val), end
+
+
+def default_llseek(pos: int, size: int, offset: int, whence: int) -> int:
+    """fs/read_write.c default_llseek, which /proc/sys files use: the new position, or -errno.
+    A negative result is -EINVAL (never ESPIPE: the file is seekable); SEEK_DATA/SEEK_HOLE at or
+    past the end are -ENXIO; an unknown whence is -EINVAL."""
+    from emukern.kernel import errno as E
+    if whence == 1:                     # SEEK_CUR
+        offset += pos
+    elif whence == 2:                   # SEEK_END
+        offset += size
+    elif whence in (3, 4):              # SEEK_DATA, SEEK_HOLE
+        if offset >= size:
+            return -E.ENXIO
+        if whence == 4:
+            offset = size
+    elif whence != 0:
+        return -E.EINVAL
+    if offset < 0 or offset > (1 << 63) - 1:
+        return -E.EINVAL
+    return offset
 
 
 @dataclass
@@ -30,31 +111,48 @@ class SysctlEntry:
 
     def parse(self, data: bytes) -> int | None:
         """The value a write of ``data`` stores, or None for -EINVAL."""
-        text = data.decode("ascii", "replace").strip(" \t\n")
-        if not text:
+        r = self.parse_write(data)
+        return None if r is None else r[0]
+
+    def parse_write(self, data: bytes) -> tuple[int, int] | None:
+        """(value, bytes consumed) of a write, or None for -EINVAL: __do_proc_dointvec for one int.
+
+        Both kinds parse like Linux's proc_get_long (base 0: 0x.. hex, 0.. octal, an optional
+        '-', then only a space, tab or newline); a bool (proc_dobool) then stores any non-zero
+        value as 1, an int (proc_dointvec_minmax) must lie in [minimum, maximum]."""
+        got = proc_get_int(data)
+        if got is None:
             return None
+        v, used = got
         if self.kind == "bool":
-            # proc_dobool (kernel/sysctl.c) parses one int with proc_dointvec (base 0, optional
-            # '-', only whitespace after it, must fit an int) and stores it into a C bool: any
-            # non-zero value becomes 1 (writing "2" reads back "1"); non-numbers are -EINVAL.
-            m = re.fullmatch(r"(-?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(?:[ \t\n].*)?", text, re.S)
-            if m is None:
-                return None
-            digits = m.group(2)
-            mag = int(digits, 8) if digits.startswith("0") and digits[1:2] not in ("x", "X") else int(digits, 0)
-            if mag > (2**31 if m.group(1) else 2**31 - 1):
-                return None
-            return int(mag != 0)
-        try:
-            v = int(text, 10)
-        except ValueError:
-            return None
-        return v if self.minimum <= v <= self.maximum else None
+            return int(v != 0), used
+        return (v, used) if self.minimum <= v <= self.maximum else None
 
     def set(self, v: int) -> None:
         self.value = v
         if self.on_change:
             self.on_change(v)
+
+
+def proc_sys_write(f: Any, data: bytes) -> int:
+    """A guest write(2) to an open /proc/sys file: bytes consumed, or -errno.
+
+    Linux's default kernel.sysctl_writes_strict=1 (proc_first_pos_non_zero_ignore): a write at a
+    non-zero file position changes nothing and returns 0 — so after one successful write, which
+    moves the position past what it consumed, a second write on the same descriptor is ignored
+    (seek back to 0 to write again)."""
+    from emukern.kernel import errno as E
+    if not data:
+        return 0                        # proc_sys_call_handler: an empty write changes nothing
+    if f.pos != 0:
+        return 0
+    got = f.entry.parse_write(data)
+    if got is None:
+        return -E.EINVAL
+    value, used = got
+    f.entry.set(value)
+    f.pos += used
+    return used
 
 
 class SysctlTable:

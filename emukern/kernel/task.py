@@ -36,6 +36,7 @@ class Task:
     pending: tuple[int, tuple[int, ...]] | None = None
     wait_reason: str = ""
     wake_at: int | None = None      # timer wake-up (cycles)
+    sleeps_forever: bool = False    # its timeout saturated past the end of the clock (no timer)
     ready_at: int = 0               # cycles when it became runnable (for cross-CPU wakeups)
     woken_value: int | None = None  # a value the waker leaves (e.g. futex result)
     # accounting

@@ -42,6 +42,7 @@ PAGE_SIZE = 4096
 DYN_LOAD_BASE = 0x4000_0000
 #: User addresses must lie below this (48-bit user VA on AArch64; Sv48 on RISC-V).
 USER_ADDR_LIMIT = 1 << 47
+PHDR_TABLE_MAX = PAGE_SIZE     # ELF_MIN_ALIGN: the largest program header table Linux reads
 MAX_SEGMENT = 1 << 30          # 1 GiB: beyond this a bss is almost surely a corrupt header
 
 ET_EXEC, ET_DYN = 2, 3
@@ -136,24 +137,24 @@ class ElfImage:
         A page touched by two segments gets the union of their permissions, as Linux's
         overlapping ``mmap``\\ s effectively do for the bytes each segment owns.
         """
-        pages: dict[int, set[str]] = {}
-        for s in self.segments:
-            if s.memsz == 0:
-                continue
-            first = s.vaddr // page_size
-            last = (s.end - 1) // page_size
-            for pg in range(first, last + 1):
-                pages.setdefault(pg, set()).update(c for c in s.perms if c != "-")
+        # Work on page ranges, not pages: a 1 GiB bss is one range, not 262,144 dict entries.
+        # Between two consecutive range boundaries the covering segments do not change, so each
+        # piece gets the union of their permissions (segments share at most their end pages).
+        ivs = [(s.vaddr // page_size, (s.end - 1) // page_size + 1, s.perms)
+               for s in self.segments if s.memsz]
+        points = sorted({a for a, _, _ in ivs} | {b for _, b, _ in ivs})
         out: list[Mapping] = []
-        for pg in sorted(pages):
-            p = pages[pg]
+        for lo, hi in zip(points, points[1:]):
+            p = {c for a, b, perms in ivs if a <= lo and hi <= b for c in perms if c != "-"}
+            if not p:
+                continue
             perms = ("r" if "r" in p else "-") + ("w" if "w" in p else "-") + \
                 ("x" if "x" in p else "-")
-            start = pg * page_size
+            start, size = lo * page_size, (hi - lo) * page_size
             if out and out[-1].end == start and out[-1].perms == perms:
-                out[-1] = Mapping(out[-1].start, out[-1].size + page_size, perms)
+                out[-1] = Mapping(out[-1].start, out[-1].size + size, perms)
             else:
-                out.append(Mapping(start, page_size, perms))
+                out.append(Mapping(start, size, perms))
         return out
 
     def segment_at(self, addr: int) -> Segment | None:
@@ -269,6 +270,14 @@ def _load(blob: bytes, path: str | None, allow_interp: bool = False,
     if e_phentsize != _PHDR.size:
         raise _fail(f"program header entry size is {e_phentsize}, expected {_PHDR.size} "
                     "for ELF64", hint="the file is corrupt", path=path)
+    if e_phnum * e_phentsize > PHDR_TABLE_MAX:
+        # load_elf_phdrs refuses a table larger than ELF_MIN_ALIGN (a page): ENOEXEC.  This also
+        # bounds the loader's work, whatever the file claims.
+        raise _fail(f"has {e_phnum} program headers ({e_phnum * e_phentsize} bytes); Linux refuses "
+                    f"a program header table over {PHDR_TABLE_MAX} bytes (one page: at most "
+                    f"{PHDR_TABLE_MAX // _PHDR.size} entries), so it cannot run (ENOEXEC)",
+                    hint="the file is corrupt, or merge its segments (a linker makes a handful)",
+                    path=path)
     if e_phoff > n or e_phoff + e_phnum * e_phentsize > n:
         raise _fail(f"truncated: program headers at offset {e_phoff:#x} ({e_phnum} entries) "
                     f"run past the end of the {n}-byte file",

@@ -149,6 +149,12 @@ class Cpu:
         self.mm = mm
         self._mapped_version = mm.version
 
+    def flush_translations(self) -> None:
+        """Drop every translated block (call only while the CPU is stopped).  Unicorn keeps the
+        blocks of host memory that was unmapped and freed until its code buffer fills, so a
+        kernel that frees address spaces calls this now and then to keep host memory bounded."""
+        self.uc.ctl_flush_tb()
+
     def sync_mm(self) -> None:
         if self.mm is not None and self.mm.version != self._mapped_version:
             self.attach_mm(self.mm)

@@ -30,6 +30,49 @@ class OutOfMemory(Exception):
     """The mapping cannot be created (too large, or the host refused): -ENOMEM for the guest."""
 
 
+class MemoryPool:
+    """The machine's guest RAM: every mapped byte of every address space is charged here.
+
+    Like Linux's strict overcommit accounting (``vm_committed_as``), a mapping is charged by its
+    size when it is created (map, fork) and uncharged when it goes (munmap, exit), so the total
+    is what the guests could touch.  Past ``limit`` the allocation fails with
+    :class:`OutOfMemory`, which the kernel turns into -ENOMEM; ``limit=None`` means no limit."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.used = 0
+        self.peak = 0
+
+    def charge(self, size: int, what: str) -> None:
+        if self.limit is not None and self.used + size > self.limit:
+            raise OutOfMemory(f"{what}: {size:#x} more bytes would pass the machine's guest memory "
+                              f"limit of {self.limit:#x} bytes (--mem-limit)")
+        self.used += size
+        if self.used > self.peak:
+            self.peak = self.used
+
+    def uncharge(self, size: int) -> None:
+        self.used -= size
+
+
+def _host_buffer(size: int, what: str) -> mmap.mmap:
+    """An anonymous host mapping for guest memory; a host refusal is OutOfMemory, never OSError."""
+    try:
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, OverflowError, MemoryError) as exc:
+        raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
+    """MADV_DONTNEED a page-aligned part of a host buffer: its RSS goes, it reads back as zero."""
+    if size > 0 and not buf.closed and hasattr(buf, "madvise"):
+        try:
+            buf.madvise(mmap.MADV_DONTNEED, offset, size)
+        except (OSError, ValueError):
+            pass
+
+
 def page_down(x: int) -> int:
     return x & ~(PAGE - 1)
 
@@ -76,6 +119,8 @@ class AddressSpace:
     brk: int = 0
     mmap_base: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
+    pool: MemoryPool | None = None   # the machine's guest memory budget (charged per mapped byte)
+    mapped: int = 0             # bytes mapped (sum of the mappings' sizes), kept up to date
 
     # ----- layout -----------------------------------------------------------------------------
     def _starts(self) -> list[int]:
@@ -98,16 +143,21 @@ class AddressSpace:
         size = page_up(size)
         if self.overlaps(start, size):
             raise ValueError(f"mapping {name} at {start:#x}+{size:#x} overlaps an existing one")
-        if sum(m.size for m in self.mappings) + size > AS_LIMIT:
+        if self.mapped + size > AS_LIMIT:
             raise OutOfMemory(f"{name}: {size:#x} bytes would pass the {AS_LIMIT >> 30} GiB address-space limit")
+        if self.pool is not None:
+            self.pool.charge(size, name)
         try:
-            buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        except OSError as exc:
-            raise OutOfMemory(f"{name}: the host refused {size:#x} bytes ({exc.strerror})") from None
+            buf = _host_buffer(size, name)
+        except OutOfMemory:
+            if self.pool is not None:
+                self.pool.uncharge(size)
+            raise
         if data:
             buf[: len(data)] = data
         m = Mapping(start, size, perms, name, buf)
         bisect.insort(self.mappings, m, key=lambda x: x.start)
+        self.mapped += size
         self.version += 1
         return m
 
@@ -115,16 +165,40 @@ class AddressSpace:
         """Remove [start, start+size), splitting mappings at page granularity (munmap)."""
         end = start + page_up(size)
         keep: list[Mapping] = []
+        removed = 0
         for m in self.mappings:
             if m.end <= start or m.start >= end:
                 keep.append(m)
                 continue
+            lo, hi = max(m.start, start), min(m.end, end)
+            removed += hi - lo
+            # give the host pages back now (a split mapping keeps its buffer alive)
+            _discard(m.buf, m.offset + lo - m.start, hi - lo)
             if m.start < start:
                 keep.append(Mapping(m.start, start - m.start, m.perms, m.name, m.buf, m.offset))
             if m.end > end:
                 keep.append(Mapping(end, m.end - end, m.perms, m.name, m.buf, m.offset + (end - m.start)))
         self.mappings = sorted(keep, key=lambda x: x.start)
+        self.mapped -= removed
+        if self.pool is not None:
+            self.pool.uncharge(removed)
         self.version += 1
+
+    def release(self) -> None:
+        """exit_mmap: the last user went away; every mapping goes and the host memory with it.
+
+        The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
+        bufs = {id(m.buf): m.buf for m in self.mappings}
+        self.mappings = []
+        if self.pool is not None:
+            self.pool.uncharge(self.mapped)
+        self.mapped = 0
+        self.version += 1
+        for buf in bufs.values():
+            try:
+                buf.close()
+            except BufferError:          # still exported somewhere: freed when that goes
+                pass
 
     def protect(self, start: int, size: int, perms: str) -> None:
         end = start + page_up(size)
@@ -155,11 +229,23 @@ class AddressSpace:
 
     def fork(self) -> "AddressSpace":
         """A copy of every mapping (fork without copy-on-write: same result, simpler)."""
-        child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base)
+        child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base,
+                             pool=self.pool)
+        if self.pool is not None:
+            self.pool.charge(self.mapped, "fork")
+        child.mapped = self.mapped
+        try:
+            self._copy_into(child)
+        except OutOfMemory:
+            child.release()              # gives back the charge and what was copied so far
+            raise
+        return child
+
+    def _copy_into(self, child: "AddressSpace") -> None:
         bufs: dict[int, mmap.mmap] = {}
         for m in self.mappings:
             if id(m.buf) not in bufs:
-                nb = mmap.mmap(-1, len(m.buf), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+                nb = _host_buffer(len(m.buf), "fork")
                 # copy in chunks, skipping all-zero ones: the new mapping is already zero and
                 # never-touched anonymous memory should stay unmaterialised on the host
                 for off in range(0, len(m.buf), _CHUNK):
@@ -168,7 +254,6 @@ class AddressSpace:
                         nb[off: off + len(chunk)] = chunk
                 bufs[id(m.buf)] = nb
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
-        return child
 
     # ----- kernel access (copy_from_user / copy_to_user) ---------------------------------------
     def _span(self, addr: int, size: int, need: str) -> list[tuple[Mapping, int, int]]:

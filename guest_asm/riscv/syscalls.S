@@ -105,11 +105,19 @@ _start:
     CHECK_EQ 15, 2                  # "0\n"
     lbu a0, rbuf
     CHECK_EQ 16, 0x30
+    mv a0, s4                       # back to 0: Linux ignores writes at a non-zero position
+    li a1, 0                        # (kernel.sysctl_writes_strict=1, the default)
+    li a2, 0
+    SYSCALL 62                      # lseek(fd, 0, SEEK_SET)
     mv a0, s4
     la a1, one
     li a2, 1
     SYSCALL SYS_write
     CHECK_EQ 17, 1
+    mv a0, s4
+    li a1, 0
+    li a2, 0
+    SYSCALL 62                      # lseek(fd, 0, SEEK_SET): else the next write is ignored
     mv a0, s4
     la a1, seven
     li a2, 1

@@ -14,6 +14,7 @@
 .equ O_RDONLY, 0
 .equ O_WRONLY, 1
 .equ O_RDWR, 2
+.equ SYS_lseek, 62
 .macro OPEN path, flags
     li a0, AT_FDCWD
     la a1, \path
@@ -26,6 +27,14 @@
     la a1, \str
     li a2, \len
     SYSCALL SYS_write
+.endm
+# Linux's default sysctl_writes_strict ignores a write at a non-zero file position, so each
+# further write on the same descriptor first seeks back to 0 (as sysctl(8)-like tools reopen).
+.macro REWIND fdreg
+    mv a0, \fdreg
+    li a1, 0
+    li a2, 0
+    SYSCALL SYS_lseek
 .endm
 .globl _start
 _start:
@@ -69,6 +78,7 @@ _start:
     PATTERN s2
     SYSCALL SYS_getppid
     SNAP s1                     # S2
+    REWIND s3
     PATTERN s2
     WRITE_STR s3, s_0, 1
     mv s4, a0
@@ -77,6 +87,7 @@ _start:
     PATTERN s2
     SYSCALL SYS_getppid
     SNAP s1                     # S4
+    REWIND s3
     WRITE_STR s3, s_2, 1
     sd a0, 88(s0)
     mv a0, s3
