@@ -9,7 +9,6 @@ the machine has SVE (sve_sysctl_init is called when system_supports_sve()).
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from emukern.kernel.sysctl import SysctlEntry
@@ -24,20 +23,23 @@ class SveDefaultVl(SysctlEntry):
                          minimum=-1, maximum=1 << 31, kind="sve_vl")
         self.k = k
 
-    def parse(self, data: bytes) -> int | None:
+    def parse_write(self, data: bytes) -> tuple[int, int] | None:
+        """(VL in bytes, bytes consumed), or None for -EINVAL: one int as proc_dointvec parses
+        it, then vec_proc_do_default_vl's rules (-1 = the maximum; else a valid VL, rounded down
+        to a supported one)."""
         from emukern.kernel.arm64.fpsimd import find_supported_vector_length, sve_vl_valid
-        text = data.decode("ascii", "replace")
-        m = re.fullmatch(r"[ \t\n]*([-+]?[0-9]+)[ \t\n]*(?:\x00.*)?", text, re.S)
-        if m is None:
+        from emukern.kernel.sysctl import proc_get_int
+        got = proc_get_int(data)
+        if got is None:
             return None
-        v = int(m.group(1))
+        v, used = got
         if not -(2**31) <= v < 2**31:
             return None
         if v == -1:
             v = max(self.k.config.sve_vls) // 8        # "set to max"
         if not sve_vl_valid(v):
             return None
-        return find_supported_vector_length(self.k, v)
+        return find_supported_vector_length(self.k, v), used
 
     def set(self, v: int) -> None:
         self.value = v
