@@ -66,6 +66,14 @@ int main(int argc, char **argv) {
     n = slurp("/proc/self/cmdline", buf, sizeof buf);
     for (int i = 0; i < n; i++) if (!buf[i]) buf[i] = '|';
     printf("cmdline: %s\n", buf);
+    slurp("/proc/self/status", buf, sizeof buf);
+    char *th = strstr(buf, "Threads:");
+    printf("status: %.*s\n", th ? (int)strcspn(th, "\n") : 0, th ? th : "");
+    slurp("/proc/self/stat", buf, sizeof buf);
+    int spid = 0;
+    char scomm[32] = "", sstate = '?';
+    sscanf(buf, "%d %31s %c", &spid, scomm, &sstate);
+    printf("stat: pid=%d comm=%s state=%c pid-matches=%d\n", spid, scomm, sstate, spid == getpid());
     int fd = open("/proc/cpuinfo", O_RDONLY);
     char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class SveDefaultVl(SysctlEntry):
     def __init__(self, k: "Kernel") -> None:
         super().__init__("abi.sve_default_vector_length", (k.config.sve_vl or 128) // 8, mode=0o644,
-                         minimum=-1, maximum=1 << 31, kind="sve_vl")
+                         minimum=-1, maximum=8192, kind="sve_vl")   # SVE_VL_MAX bytes
         self.k = k
 
     def parse_write(self, data: bytes) -> tuple[int, int] | None:

@@ -2,7 +2,8 @@
 
 /proc (fs/proc/): ``self`` (a link to the caller's pid, proc_self_get_link), ``<pid>/`` for every
 live process with ``exe`` (a link to the guest path of the running image; execve updates it),
-``maps`` (show_map_vma: one line per mapping), ``auxv`` (the auxiliary vector the process was
+``maps`` (show_map_vma: one line per mapping), ``status`` and ``stat`` (the fields programs
+parse, from the model), ``auxv`` (the auxiliary vector the process was
 started with), ``cmdline``, ``comm``, ``cwd``, ``root`` (a link to ``/``: following it stays in
 the guest root) and ``fd/``; ``cpuinfo`` (the architecture's c_show), and ``sys/`` (the sysctl
 table, emukern.kernel.sysctl).  /dev: null, zero, full, random and urandom (drivers/char/mem.c),
@@ -109,11 +110,44 @@ class ProcFs:
                 "cmdline": _file(base + "/cmdline", lambda: b"".join(
                     a.encode("utf-8", "surrogateescape") + b"\0" for a in getattr(t, "argv", []))),
                 "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode(), mode=0o644),
+                "status": _file(base + "/status", lambda: self.proc_status(t)),
+                "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
                     str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
             }
         return _dir(base, children)
+
+    def _threads(self, t: "Task") -> list["Task"]:
+        return [x for x in self.k.tasks.values() if x.tgid == t.tgid and x.alive]
+
+    def proc_status(self, t: "Task") -> bytes:
+        """proc_pid_status: the fields programs parse, from the model (uid/gid 0: emukern's
+        processes run as root)."""
+        ppid = t.parent.tgid if t.parent is not None else 0
+        cpus = sorted(t.affinity) if t.affinity else list(range(len(self.k.cpus)))
+        vm = sum(m.size for m in t.mm.mappings) // 1024
+        state = "R (running)" if t.state.value == "runnable" else "S (sleeping)" if t.alive else "Z (zombie)"
+        return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
+                f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nVmSize:\t{vm:8d} kB\n"
+                f"Threads:\t{len(self._threads(t))}\n"
+                f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode()
+
+    def proc_stat(self, t: "Task") -> bytes:
+        """proc_pid_stat's first fields (pid, comm, state, ppid, pgrp, session, ..., utime, stime
+        in clock ticks, num_threads, starttime, vsize); the rest read 0."""
+        hz = 100
+        tick = lambda c: int(self.k.clock.ns(c)) * hz // 10**9     # noqa: E731
+        th = self._threads(t)
+        ppid = t.parent.tgid if t.parent is not None else 0
+        state = "R" if t.state.value == "runnable" else "S" if t.alive else "Z"
+        vm = sum(m.size for m in t.mm.mappings)
+        f = [t.tgid, f"({t.comm})", state, ppid, self.k.pgid_of(t), self.k.sid_of(t), 0, -1, 0,
+             0, 0, 0, 0, tick(sum(x.utime for x in th)), tick(sum(x.stime for x in th)), 0, 0, 20, 0,
+             len(th), 0, tick(t.start_time), vm, vm // 4096]
+        f += [0] * (52 - len(f))
+        return (" ".join(map(str, f)) + "\n").encode()
 
     def sys_dir(self, path: str, prefix: str) -> Node:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""

@@ -86,6 +86,8 @@ def test_proc_files(cbuild, tmp_path, arch):
     assert "exe: /bin/proc_probe" in out
     assert f"cmdline: {root}/bin/proc_probe|a b|c|" in out    # argv as given (argv[0]: the CLI path)
     assert "fd link: /proc/cpuinfo" in out
+    assert "status: Threads:\t1" in out
+    assert "stat: pid=1 comm=(proc_probe) state=R pid-matches=1" in out
     assert out.count("cpuinfo processor") == 2
     if arch == "arm64":
         feats = " ".join(hwcap_names(*m.kernel.arch.elf_hwcaps()))
