@@ -22,6 +22,7 @@ from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.spinlock import SpinLock
 from emukern.kernel.sched import PerCpu, SchedulerMixin
+from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
 from emukern.kernel.smp import RunLoopMixin
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
@@ -59,7 +60,7 @@ class TrapRecord:
                 f"{self.handler}: {self.decision})")
 
 
-class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
+class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -180,6 +181,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
+        init_task_signals(task)
         task.exe = str(Path(path).resolve())  # type: ignore[attr-defined]  (readlinkat /proc/self/exe)
         self.tasks[task.tid] = task
         self.init_task = task
@@ -213,7 +215,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
         mm.mmap_base = mmap_base
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
-        auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz)
+        auxv = standard_auxv(image, hwcap=self.arch.hwcap(), clktck=self.config.hz,
+                             minsigstksz=self.signal_minsigstksz())
+        self.map_sigtramp(mm)
         sp = build_initial_stack(lambda a, d: mm.write(a, d), stack_top, argv=argv, envp=envp,
                                  auxv=auxv, random16=rnd, platform=None)
         task.mm = mm
@@ -259,7 +263,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
             if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-            note = self.arch.exit_to_user(cpu, task)
+            if task.sigpending:         # exit_to_user_mode_loop: TIF_SIGPENDING -> do_signal
+                self.do_signal(cpu, task, trap)
+            note = self.arch.exit_to_user(cpu, task) if task.alive else None
             if note:
                 if trap.notes is None:
                     trap.notes = [note]
@@ -283,7 +289,13 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap))
 
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
-        """exit_to_user_mode_loop: the arch's return-to-user work (deferred restores, lazy FP)."""
+        """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
+        (deferred restores, lazy FP)."""
+        if task.sigpending:
+            self.do_signal(cpu, task)
+            if not task.alive:
+                self.schedule(cpu)      # a fatal signal: this CPU picks something else
+                return
         self.arch.exit_to_user(cpu, task)
 
     def do_syscall(self, cpu: Cpu, task: Task, trap: Trap) -> None:
@@ -307,6 +319,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             trap.decision = f"blocked ({task.wait_reason})"
             return
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
+            if -517 < ret < -511:       # ERESTART*: do_signal restarts the call or makes it -EINTR
+                self.note_restart(task, nr, args, ret)
             self.arch.set_syscall_return(cpu, ret)
             trap.ret = ret
         elif not task.alive:
@@ -327,27 +341,42 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         return True
 
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
-        """Deliver a fatal signal (emukern runs no user signal handlers): the thread group dies."""
-        cpu.charge(self.cost.signal_deliver)
-        report: dict[str, Any] = {"signal": sig, "signame": E.SIGNAL_NAMES.get(sig, str(sig)), "tid": task.tid,
+        """A signal the kernel raises for ``task`` (a fault, SIGPIPE).  A trap's signal is forced
+        (force_sig_fault: it cannot be blocked or ignored) and goes to the handler if one is
+        installed; otherwise it takes its default action on the way back to user mode.  The
+        report below is what the run summary shows if the signal kills the task."""
+        from emukern.kernel import signal as S
+        report: dict[str, Any] = {"signal": sig, "signame": S.signal_name(sig), "tid": task.tid,
                                   "why": why}
-        if trap is not None:
-            from emukern.disasm import disasm_one
-            report["pc"] = trap.pc
-            report["insn"] = trap.insn
-            report["syndrome"] = trap.syndrome()
-            try:
-                code = task.mm.read(trap.pc, 4, "x")
-                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
-            except Exception:
-                report["disasm"] = "<unreadable>"
-            if trap.addr is not None:
-                report["addr"] = trap.addr
-            if trap.detail:
-                report["detail"] = trap.detail
-        task.fault_report = report
-        if self.fault_report is None:
-            self.fault_report = report
-        if trap is not None:
-            trap.decision = f"{report['signame']}: {why}"
-        self.do_group_exit(cpu, task, sig, signaled=True)
+        if trap is None:
+            # send_sig(SIGPIPE, current): an ordinary thread-directed signal
+            self.send_signal(cpu, task, S.KSigInfo(sig, S.SI_KERNEL, report=report), False)
+            return
+        from emukern.disasm import disasm_one
+        report["pc"] = trap.pc
+        report["insn"] = trap.insn
+        report["syndrome"] = trap.syndrome()
+        try:
+            code = task.mm.read(trap.pc, 4, "x")
+            report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
+        except Exception:
+            report["disasm"] = "<unreadable>"
+        if trap.addr is not None:
+            report["addr"] = trap.addr
+        if trap.detail:
+            report["detail"] = trap.detail
+        if sig == S.SIGSEGV:
+            mapped = trap.addr is not None and task.mm.find(trap.addr) is not None
+            si_code, addr = (S.SEGV_ACCERR if mapped else S.SEGV_MAPERR), trap.addr
+        elif sig == S.SIGBUS:
+            si_code, addr = S.BUS_ADRALN, trap.addr
+        elif sig == S.SIGTRAP:
+            si_code, addr = S.TRAP_BRKPT, trap.pc
+        else:
+            si_code, addr = S.ILL_ILLOPC, trap.pc
+        ka = task.sighand.action[sig] if task.sighand is not None else None
+        caught = ka is not None and ka.handler not in (S.SIG_DFL, S.SIG_IGN) \
+            and not task.sigstate.blocked & S.sigmask(sig)
+        trap.decision = (f"{report['signame']} ({why}) to the handler at {ka.handler:#x}" if caught and ka
+                         else f"{report['signame']}: {why}")
+        self.force_sig_fault(cpu, task, sig, si_code, addr, trap, report)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
+from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
@@ -51,6 +52,10 @@ SYSCALL_NAMES = {
     23: "dup", 24: "dup3", 25: "fcntl", 29: "ioctl", 62: "lseek", 65: "readv", 66: "writev",
     78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
     261: "prlimit64", 293: "rseq",
+    # signals (emukern/kernel/signal.py)
+    102: "getitimer", 103: "setitimer", 130: "tkill", 133: "rt_sigsuspend", 136: "rt_sigpending",
+    137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
+    155: "getpgid", 156: "getsid", 157: "setsid",
 }
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
@@ -142,29 +147,6 @@ class SyscallsMixin(FileSyscallsMixin):
     def sys_set_robust_list(self, cpu, task, *a):
         return 0
 
-    def sys_rt_sigprocmask(self, cpu, task, *a):
-        return 0
-
-    def sys_rt_sigaction(self, cpu, task, sig, act, oldact, *a):
-        """Actions are recorded and reported back, but emukern never runs a user handler:
-        signals emukern raises (SIGSEGV, SIGILL, ...) always take their default, fatal action.
-        Start-up code that installs handlers "just in case" (glibc's SIGCANCEL) keeps working."""
-        if not 1 <= sig <= 64 or sig in (E.SIGKILL, 19):
-            return -E.EINVAL
-        actions = getattr(task, "sigactions", None)
-        if actions is None:
-            actions = task.sigactions = {}  # type: ignore[attr-defined]
-        if oldact:
-            task.mm.write(oldact, actions.get(sig, bytes(32)))
-        if act:
-            actions[sig] = task.mm.read(act, 32)
-        return 0
-
-    def sys_sigaltstack(self, cpu, task, ss, old_ss, *a):
-        if old_ss:
-            task.mm.write(old_ss, (0).to_bytes(8, "little") + (2).to_bytes(8, "little") + bytes(8))  # SS_DISABLE
-        return 0
-
     def sys_madvise(self, cpu, task, addr, length, advice, *a):
         return 0 if addr % PAGE == 0 else -E.EINVAL
 
@@ -246,6 +228,7 @@ class SyscallsMixin(FileSyscallsMixin):
     def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
         if p.readers == 0:
             self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+            # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
             return -E.EPIPE
         room = 65536 - len(p.buf)
         if room <= 0:
@@ -368,6 +351,7 @@ class SyscallsMixin(FileSyscallsMixin):
         if target <= cpu.now:
             return 0
         task.waitqueues = []
+        task.sigstate.sleep_target = target       # for the remaining time if a signal interrupts
         self.add_timer(task, target)  # type: ignore[attr-defined]
         self.block_current(cpu, task, "nanosleep")  # type: ignore[attr-defined]
         return BLOCK
@@ -500,6 +484,7 @@ class SyscallsMixin(FileSyscallsMixin):
         ctx = self.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
         child.ctx = ctx
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
+        copy_signals(child, task, flags)
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:
@@ -548,6 +533,7 @@ class SyscallsMixin(FileSyscallsMixin):
         cpu.attach_mm(task.mm)
         cpu.load_context(task.ctx)
         self.arch.exec_reset(cpu, task)
+        flush_signal_handlers(task)
         return task.ctx["x"][10] if self.config.arch == "riscv64" else task.ctx["x"][0]
 
     def sys_exit(self, cpu, task, code, *a):
@@ -601,8 +587,9 @@ class SyscallsMixin(FileSyscallsMixin):
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         self.arch.exit_thread(cpu, task)
         # children of an exiting process are reparented to init (or reaped if init is gone)
+        reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
         if task.is_thread_leader:
-            task.state = TaskState.ZOMBIE if task.parent is not None else TaskState.DEAD
+            task.state = TaskState.ZOMBIE if task.parent is not None and not reap else TaskState.DEAD
             if task.parent is not None:
                 wq = self.child_wait.get(task.parent.tgid)  # type: ignore[attr-defined]
                 if wq:
@@ -634,20 +621,3 @@ class SyscallsMixin(FileSyscallsMixin):
         task.waitqueues = [wq]  # type: ignore[attr-defined]
         self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
         return BLOCK
-
-    def sys_kill(self, cpu, task, pid, sig, *a):
-        pid = s64(pid)
-        target = self.tasks.get(pid if pid > 0 else task.tgid)
-        if target is None or not target.alive:
-            return -E.ESRCH
-        if sig == 0:
-            return 0
-        if not 1 <= sig <= 64:
-            return -E.EINVAL
-        if sig == E.SIGCHLD:
-            return 0            # default action: ignore
-        self.force_sig(cpu, target, sig, None, f"killed by signal {sig} from pid {task.tgid}")  # type: ignore[attr-defined]
-        return 0
-
-    def sys_tgkill(self, cpu, task, tgid, tid, sig, *a):
-        return self.sys_kill(cpu, task, tgid, sig)
