@@ -65,6 +65,12 @@ def _mask(*sigs: int) -> int:
     return m
 
 
+def s32(v: int) -> int:
+    """An ``int`` syscall argument: the low 32 bits, sign-extended (arm64 passes w-registers)."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
 def sigmask(sig: int) -> int:
     return 1 << (sig - 1)
 
@@ -80,13 +86,7 @@ SIG_KERNEL_STOP = _mask(SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU)
 SYNCHRONOUS_MASK = _mask(SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGSYS)
 ALL_SIGS = (1 << NSIG) - 1
 
-SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-                7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2",
-                13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT", 17: "SIGCHLD",
-                18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU",
-                23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ", 26: "SIGVTALRM", 27: "SIGPROF",
-                28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS"}
-SIGNAL_NAMES.update({n: f"SIGRTMIN+{n - 32}" if n > 32 else "SIGRTMIN" for n in range(32, 65)})
+SIGNAL_NAMES = E.SIGNAL_NAMES
 SIGNAL_NUMBERS = {v: k for k, v in SIGNAL_NAMES.items()}
 
 
@@ -610,6 +610,9 @@ class SignalMixin:
         name = self.syscall_name(nr)                    # type: ignore[attr-defined]
         if name in ("rt_sigsuspend", "rt_sigtimedwait"):
             return None                                 # they look at the pending set themselves
+        if name == "ppoll":
+            task.sigstate.in_wait = ""
+            return -ERESTARTNOHAND
         if name in ("nanosleep", "clock_nanosleep"):
             st = task.sigstate
             target = st.sleep_target
@@ -638,6 +641,7 @@ class SignalMixin:
         return task.sigstate
 
     def sys_rt_sigaction(self, cpu, task, sig, act, oldact, sigsetsize, *a):
+        sig = s32(sig)
         """do_sigaction: SIGKILL/SIGSTOP cannot be caught or ignored; setting SIG_IGN (or SIG_DFL
         of an ignored signal) discards it from every pending set of the process."""
         self._sig_init(task)
@@ -680,6 +684,7 @@ class SignalMixin:
     def sys_rt_sigprocmask(self, cpu, task, how, nset, oset, sigsetsize, *a):
         st = self._sig_init(task)
         cpu.charge(self.cost.syscall_body)
+        how = s32(how)
         if sigsetsize != 8:
             return -E.EINVAL
         old = st.blocked
@@ -782,6 +787,48 @@ class SignalMixin:
             task.mm.write(uinfo, info.to_bytes())
         return info.signo
 
+    def sys_ppoll(self, cpu, task, ufds, nfds, tmo, sigmask_ptr, sigsetsize, *a):
+        """ppoll with no descriptors — glibc's pause() and a signal-aware sleep: wait (with the
+        temporary mask) for a signal or the timeout.  Polling descriptors is not modelled
+        (-ENOSYS, as before)."""
+        from emukern.kernel.syscalls import BLOCK
+        st = self._sig_init(task)
+        if st.in_wait == "ppoll":
+            st.in_wait = ""
+            if task.woken_value == -E.ETIMEDOUT:
+                task.woken_value = None
+                if st.saved_sigmask is not None:
+                    st.blocked, st.saved_sigmask = st.saved_sigmask, None
+                    self.recalc_sigpending(task)
+                return 0
+        if nfds:
+            return -E.ENOSYS
+        target = None
+        if tmo:
+            raw = task.mm.read(tmo, 16)
+            sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
+            if sec < 0 or not 0 <= nsec < 10**9:
+                return -E.EINVAL
+            target = cpu.now + self.clock.cycles_for_ns(sec * 10**9 + nsec)
+        if sigmask_ptr:
+            if sigsetsize != 8:
+                return -E.EINVAL
+            st.saved_sigmask = st.blocked
+            self.set_current_blocked(task, task.mm.read_u64(sigmask_ptr))
+        if task.sigpending:
+            return -ERESTARTNOHAND
+        if target is not None and target <= cpu.now:
+            if st.saved_sigmask is not None:
+                st.blocked, st.saved_sigmask = st.saved_sigmask, None
+                self.recalc_sigpending(task)
+            return 0
+        st.in_wait = "ppoll"
+        task.waitqueues = []                                   # type: ignore[attr-defined]
+        if target is not None:
+            self.add_timer(task, target)                        # type: ignore[attr-defined]
+        self.block_current(cpu, task, "ppoll")                  # type: ignore[attr-defined]
+        return BLOCK
+
     def sys_sigaltstack(self, cpu, task, uss, uoss, *a):
         return self.do_sigaltstack(cpu, task, uss, uoss, self._user_sp(cpu))
 
@@ -846,9 +893,8 @@ class SignalMixin:
     def sys_kill(self, cpu, task, pid, sig, *a):
         """kill_something_info: pid > 0 a process (any of its thread ids names it), 0 the caller's
         process group, -1 every process but init and the caller, < -1 the process group -pid."""
-        from emukern.kernel.syscalls import s64
         self._sig_init(task)
-        pid, sig = s64(pid), s64(sig)
+        pid, sig = s32(pid), s32(sig)
         cpu.charge(self.cost.syscall_body)
         if not 0 <= sig <= NSIG:
             return -E.EINVAL
@@ -882,26 +928,24 @@ class SignalMixin:
         return self.send_signal(cpu, t, self._kill_info(task, sig, SI_TKILL), False) if sig else 0
 
     def sys_tgkill(self, cpu, task, tgid, tid, sig, *a):
-        from emukern.kernel.syscalls import s64
-        if s64(tgid) <= 0:
+        if s32(tgid) <= 0:
             return -E.EINVAL
-        return self._tkill(cpu, task, s64(tgid), s64(tid), s64(sig))
+        return self._tkill(cpu, task, s32(tgid), s32(tid), s32(sig))
 
     def sys_tkill(self, cpu, task, tid, sig, *a):
-        from emukern.kernel.syscalls import s64
-        return self._tkill(cpu, task, 0, s64(tid), s64(sig))
+        return self._tkill(cpu, task, 0, s32(tid), s32(sig))
 
     def sys_rt_sigqueueinfo(self, cpu, task, pid, sig, uinfo, *a):
-        from emukern.kernel.syscalls import s64
         self._sig_init(task)
         raw = task.mm.read(uinfo, 128)
         code = int.from_bytes(raw[8:12], "little", signed=True)
         if code >= 0 or code == SI_TKILL:
             return -E.EPERM          # only the kernel may claim to be the kernel (or tkill)
-        t = self.tasks.get(s64(pid))
+        t = self.tasks.get(s32(pid))
         tgt = self._group_target(t) if t is not None else None
         if tgt is None:
             return -E.ESRCH
+        sig = s32(sig)
         if not 1 <= sig <= NSIG:
             return -E.EINVAL
         info = KSigInfo(sig, code, pid=task.tgid, value=int.from_bytes(raw[24:32], "little"))
@@ -909,9 +953,8 @@ class SignalMixin:
 
     # ---- process groups (kill(-pgid), killpg) ---------------------------------------------------
     def sys_setpgid(self, cpu, task, pid, pgid, *a):
-        from emukern.kernel.syscalls import s64
         self._sig_init(task)
-        pid, pgid = s64(pid), s64(pgid)
+        pid, pgid = s32(pid), s32(pgid)
         if pgid < 0:
             return -E.EINVAL
         t = task if pid == 0 else self.tasks.get(pid)
@@ -923,18 +966,16 @@ class SignalMixin:
         return 0
 
     def sys_getpgid(self, cpu, task, pid, *a):
-        from emukern.kernel.syscalls import s64
         self._sig_init(task)
-        t = task if s64(pid) == 0 else self.tasks.get(s64(pid))
+        t = task if s32(pid) == 0 else self.tasks.get(s32(pid))
         if t is None or not t.alive:
             return -E.ESRCH
         self._sig_init(t)
         return t.signal.pgid
 
     def sys_getsid(self, cpu, task, pid, *a):
-        from emukern.kernel.syscalls import s64
         self._sig_init(task)
-        t = task if s64(pid) == 0 else self.tasks.get(s64(pid))
+        t = task if s32(pid) == 0 else self.tasks.get(s32(pid))
         if t is None or not t.alive:
             return -E.ESRCH
         self._sig_init(t)
@@ -1007,6 +1048,7 @@ class SignalMixin:
 
     def sys_getitimer(self, cpu, task, which, value, *a):
         self._sig_init(task)
+        which = s32(which)
         if which not in (0, 1, 2):
             return -E.EINVAL
         self.account(cpu, task)                                  # type: ignore[attr-defined]
@@ -1020,6 +1062,7 @@ class SignalMixin:
         ITIMER_VIRTUAL (SIGVTALRM) and ITIMER_PROF (SIGPROF) count the process's user, and user +
         system, cycles and are checked at each tick, as Linux's tick-based accounting does."""
         self._sig_init(task)
+        which = s32(which)
         if which not in (0, 1, 2):
             return -E.EINVAL
         cpu.charge(self.cost.syscall_body)

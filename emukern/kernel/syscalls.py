@@ -55,7 +55,7 @@ SYSCALL_NAMES = {
     # signals (emukern/kernel/signal.py)
     102: "getitimer", 103: "setitimer", 130: "tkill", 133: "rt_sigsuspend", 136: "rt_sigpending",
     137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
-    155: "getpgid", 156: "getsid", 157: "setsid",
+    155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll",
 }
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
