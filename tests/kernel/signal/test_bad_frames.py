@@ -69,7 +69,7 @@ def test_riscv_bad_frames_give_sigsegv(run_guest, case, kw):
 
 
 def test_riscv_unmapped_frame(run_guest):
-    src = riscv_guest(b"\0" * 16, {}, sp_load="li sp, 0x10000")
+    src = riscv_guest(b"\0" * 16, {}, sp_load="li sp, 0x7000000000")
     r, m = run_guest(src, arch="riscv64")
     assert r.exit_status == 128 + 11 and "not readable" in r.fault["why"]
 
