@@ -22,8 +22,11 @@ without as FPSIMD-only state with TIF_SVE cleared — so the next SVE instructio
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from unicorn import arm64_const as UA
 
 from emukern.errors import MemoryFault
 from emukern.kernel import signal as S
@@ -55,6 +58,21 @@ TERMINATOR_SIZE = 16
 FRAME_RECORD = 16
 SIGFRAME_MAXSZ = 256 << 10
 SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn); svc #0
+
+
+# x0-x30, sp (SP_EL0: the CPU is at EL0 whenever a trap is handled), pc, nzcv in one libunicorn
+# call; rt_sigreturn writes back only what the frame changes.
+_FRAME_REGS = ([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
+               + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
+_PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
+
+
+def user_regs(k: "Kernel", cpu: Any) -> list[int]:
+    readers = k.__dict__.setdefault("_a64_sig_batch", {})
+    rd = readers.get(cpu.index)
+    if rd is None:
+        rd = readers[cpu.index] = cpu.make_batch(_FRAME_REGS)
+    return rd()
 
 
 def sve_sig_regs_size(vq: int) -> int:
@@ -156,8 +174,8 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
                    oldset: int) -> str | None:
     st = task.sigstate
     th = task.thread
-    regs = cpu.save_context()
-    sp = regs["sp"]
+    regs = user_regs(k, cpu)
+    sp = regs[31]
     fpsimd_signal_preserve_current_state(k, cpu, task)
     lay, vq = setup_sigframe_layout(k, th, fault=bool(st.fault_code), add_all=False)
     # get_sigframe: the frame record first, then the frame below it
@@ -171,11 +189,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
     buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
     buf[SC_FAULT:SC_FAULT + 8] = _u64(st.fault_address)
-    for i in range(31):
-        buf[SC_REGS + 8 * i:SC_REGS + 8 * i + 8] = _u64(regs["x"][i])
-    buf[SC_SP:SC_SP + 8] = _u64(sp)
-    buf[SC_PC:SC_PC + 8] = _u64(regs["pc"])
-    buf[SC_PSTATE:SC_PSTATE + 8] = _u64(regs["nzcv"] & 0xF000_0000)      # EL0t, NZCV
+    _PACK_REGS.pack_into(buf, SC_REGS, *regs[0:33], regs[33] & 0xF000_0000)    # pstate: EL0t, NZCV
     a = k.sve_area                                                       # type: ignore[attr-defined]
     # fpsimd_context
     o = lay.fpsimd_offset
@@ -212,7 +226,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
         note += f"; extra_context: {extra_size} bytes at {datap:#x}"
     buf[lay.end_offset:lay.end_offset + 16] = bytes(16)
     from emukern.kernel.riscv.signal import _write_user
-    record = _u64(regs["x"][29]) + _u64(regs["x"][30])
+    record = _u64(regs[29]) + _u64(regs[30])
     if not _write_user(k, cpu, task, frame, bytes(buf)) or not _write_user(k, cpu, task, rec, record):
         return None
     # setup_return
@@ -310,12 +324,12 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     except MemoryFault:
         return False, "frame not readable"
     k.set_current_blocked(task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
-    x = [int.from_bytes(raw[SC_REGS + 8 * i:SC_REGS + 8 * i + 8], "little") for i in range(31)]
-    pstate = int.from_bytes(raw[SC_PSTATE:SC_PSTATE + 8], "little")
-    ctx = cpu.save_context()
-    ctx.update(x=x, sp=int.from_bytes(raw[SC_SP:SC_SP + 8], "little"),
-               pc=int.from_bytes(raw[SC_PC:SC_PC + 8], "little"), nzcv=pstate & 0xF000_0000)
-    cpu.load_context(ctx)
+    new = list(_PACK_REGS.unpack_from(raw, SC_REGS))
+    pstate = new[33]
+    new[33] = pstate & 0xF000_0000
+    for i, (a, b) in enumerate(zip(new, user_regs(k, cpu))):
+        if a != b:
+            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
     if pstate & 0x1F:                       # valid_user_regs: AArch64 EL0t only
         return False, f"pstate {pstate:#x} is not EL0t"
     try:

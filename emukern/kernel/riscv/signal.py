@@ -23,7 +23,10 @@ registers are what the program runs with after rt_sigreturn.
 """
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING, Any
+
+from unicorn import riscv_const as UR
 
 from emukern.errors import MemoryFault
 from emukern.kernel import signal as S
@@ -51,6 +54,23 @@ SIZEOF_SIGCONTEXT = 256 + 528
 SIZEOF_FRAME = MCONTEXT + SIZEOF_SIGCONTEXT      # sizeof(struct rt_sigframe) = 1088
 
 SIGTRAMP_WORDS = (0x08B00893, 0x00000073)        # li a7, 139 (__NR_rt_sigreturn); ecall
+
+
+# One libunicorn call reads everything a frame holds of the scalar and FP state (pc, x1-x31,
+# f0-f31, fcsr); rt_sigreturn writes back only the registers whose value the frame changes.
+_FRAME_REGS = ([UR.UC_RISCV_REG_PC] + [UR.UC_RISCV_REG_X0 + i for i in range(1, 32)]
+               + [UR.UC_RISCV_REG_F0 + i for i in range(32)] + [UR.UC_RISCV_REG_FCSR])
+_PACK_REGS = struct.Struct("<32Q")
+_PACK_FP = struct.Struct("<32QI")
+
+
+def user_regs(k: "Kernel", cpu: Any) -> list[int]:
+    """[pc, x1..x31, f0..f31, fcsr] of the CPU (a cached batch reader per CPU)."""
+    readers = k.__dict__.setdefault("_rv_sig_batch", {})
+    rd = readers.get(cpu.index)
+    if rd is None:
+        rd = readers[cpu.index] = cpu.make_batch(_FRAME_REGS)
+    return rd()
 
 
 def riscv_v_sc_size(vlenb: int) -> int:
@@ -97,8 +117,8 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     """get_sigframe + setup_rt_frame + setup_sigcontext; returns the trap-log note, None when
     the frame cannot be written (the caller forces SIGSEGV)."""
     st = task.sigstate
-    regs = cpu.save_context()
-    sp = regs["x"][2]
+    regs = user_regs(k, cpu)
+    sp = regs[2]
     v_on = k.config.has_v and _v_on(cpu)
     size = get_rt_frame_size(k, cpu, False)
     if S.on_sig_stack(st, sp) and not S.on_sig_stack(st, sp - size):
@@ -108,13 +128,9 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     buf[0:128] = info.to_bytes()
     buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
     buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
-    buf[MCONTEXT:MCONTEXT + 8] = _u64(regs["pc"])
-    for i in range(1, 32):
-        buf[MCONTEXT + 8 * i:MCONTEXT + 8 * i + 8] = _u64(regs["x"][i])
-    fp = cpu.save_fp()              # fstate_save: the live F/D registers
-    for i, f in enumerate(fp["f"]):
-        buf[SC_FPREGS + 8 * i:SC_FPREGS + 8 * i + 8] = _u64(f)
-    buf[SC_FPREGS + 256:SC_FPREGS + 260] = (fp["fcsr"] & 0xFFFFFFFF).to_bytes(4, "little")
+    _PACK_REGS.pack_into(buf, MCONTEXT, *regs[0:32])          # sc_regs: pc, x1..x31
+    # fstate_save: the live F/D registers and fcsr
+    _PACK_FP.pack_into(buf, SC_FPREGS, *regs[32:64], regs[64] & 0xFFFFFFFF)
     ext = SC_EXT_HDR
     note = "no V record (VS=Off)"
     if v_on:
@@ -184,13 +200,13 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     except MemoryFault:
         return False, "frame not readable"
     k.set_current_blocked(task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
-    # restore_sigcontext: sc_regs is laid out as the start of pt_regs
-    ctx = {"pc": int.from_bytes(raw[MCONTEXT:MCONTEXT + 8], "little"),
-           "x": [0] + [int.from_bytes(raw[MCONTEXT + 8 * i:MCONTEXT + 8 * i + 8], "little") for i in range(1, 32)]}
-    cpu.load_context(ctx)
-    fp = {"f": [int.from_bytes(raw[SC_FPREGS + 8 * i:SC_FPREGS + 8 * i + 8], "little") for i in range(32)],
-          "fcsr": int.from_bytes(raw[SC_FPREGS + 256:SC_FPREGS + 260], "little") & 0xFF}
-    cpu.load_fp(fp)                 # fstate_restore
+    # restore_sigcontext: sc_regs is laid out as the start of pt_regs; then fstate_restore
+    new = list(_PACK_REGS.unpack_from(raw, MCONTEXT)) + list(_PACK_FP.unpack_from(raw, SC_FPREGS))
+    new[64] &= 0xFF                 # fcsr: frm + fflags
+    cur = user_regs(k, cpu)
+    for i, (a, b) in enumerate(zip(new, cur)):
+        if a != b:
+            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
     if int.from_bytes(raw[SC_RESERVED:SC_RESERVED + 4], "little"):
         return False, "sc_extdesc.reserved is not zero"
     ptr = frame + SC_EXT_HDR
