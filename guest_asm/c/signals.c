@@ -4,6 +4,9 @@
  * Usage: signals [part]   (no argument: every part in turn; "die" ends with an uncaught SIGUSR1) */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/syscall.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,9 +39,12 @@ static void h_nested(int sig) {
     depth--;
 }
 
+static volatile int alt_eperm;
 static void h_alt(int sig) {
     char here;
     (void)sig;
+    stack_t again = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    alt_eperm = sigaltstack(&again, NULL) == -1 && errno == EPERM;
     on_alt = (&here >= altstack && &here < altstack + sizeof altstack);
     stack_t ss;
     sigaltstack(NULL, &ss);
@@ -180,7 +186,7 @@ static void part_altstack(void) {
     hits = on_alt = 0;
     on(SIGUSR1, h_alt, SA_ONSTACK);
     raise(SIGUSR1);
-    printf("handler on altstack=%d hits=%d\n", on_alt, hits);
+    printf("handler on altstack=%d hits=%d changing it there: EPERM=%d\n", on_alt, hits, alt_eperm);
     on(SIGUSR1, h_alt, 0);
     raise(SIGUSR1);
     printf("without SA_ONSTACK on altstack=%d\n", on_alt);
@@ -262,6 +268,22 @@ static void part_eintr(void) {
     memset(&it, 0, sizeof it);
     setitimer(ITIMER_REAL, &it, NULL);
     close(pfd[0]); close(pfd[1]);
+    /* a futex wait (sem_wait) and wait4 are interrupted too */
+    sem_t sem;
+    sem_init(&sem, 0, 0);
+    on(SIGALRM, h_count, 0);
+    arm_timer(3000);
+    r = sem_wait(&sem);
+    printf("sem_wait=%d errno=%s\n", r, strerror(errno));
+    pid_t p = fork();
+    if (p == 0) { for (;;) pause(); }
+    arm_timer(3000);
+    int st;
+    r = waitpid(p, &st, 0);
+    printf("waitpid=%d errno=%s\n", r, strerror(errno));
+    kill(p, SIGKILL);
+    r = waitpid(p, &st, 0);
+    printf("after SIGKILL: reaped=%d killed by SIGKILL=%d\n", r == p, WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
 static void h_chld(int sig, siginfo_t *si, void *uc) {
@@ -296,6 +318,44 @@ static void part_children(void) {
     signal(SIGCHLD, SIG_DFL);
 }
 
+static volatile pid_t handler_tid;
+static void h_tid(int sig) { (void)sig; handler_tid = (pid_t)syscall(SYS_gettid); hits++; }
+static volatile pid_t worker_tid;
+static volatile int worker_go, worker_stop;
+
+static void *worker(void *arg) {
+    (void)arg;
+    worker_tid = (pid_t)syscall(SYS_gettid);
+    worker_go = 1;
+    while (!worker_stop) sched_yield();
+    return NULL;
+}
+
+static void part_threads(void) {
+    pthread_t t;
+    sigset_t set;
+    hits = 0;
+    on(SIGUSR1, h_tid, 0);
+    pthread_create(&t, NULL, worker, NULL);
+    while (!worker_go) sched_yield();
+    /* pthread_kill (tgkill): the signal runs on that thread */
+    pthread_kill(t, SIGUSR1);
+    while (hits < 1) sched_yield();
+    printf("pthread_kill ran on the target thread: %d\n", handler_tid == worker_tid);
+    /* a process-directed signal goes to a thread that does not block it */
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    kill(getpid(), SIGUSR1);
+    while (hits < 2) sched_yield();
+    printf("kill() with main blocking it ran on the worker: %d\n", handler_tid == worker_tid);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    printf("tgkill(wrong tgid)=%ld errno=%s\n", syscall(SYS_tgkill, getpid() + 1000, worker_tid, SIGUSR1),
+           strerror(errno));
+    worker_stop = 1;
+    pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *part = argc > 1 ? argv[1] : "all";
@@ -307,6 +367,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(part, "sync")) part_sync();
     if (all || !strcmp(part, "eintr")) part_eintr();
     if (all || !strcmp(part, "children")) part_children();
+    if (all || !strcmp(part, "threads")) part_threads();
     if (!strcmp(part, "die")) {
         printf("raising an uncaught SIGUSR1\n");
         signal(SIGUSR1, SIG_DFL);

@@ -1,7 +1,8 @@
 """A static glibc program that uses signals the way real programs do (guest_asm/c/signals.c):
 dispositions, masks, queued real-time signals, sigtimedwait, nested handlers, sigaltstack,
 siglongjmp out of SIGSEGV, SIGILL/SIGTRAP with siginfo, EINTR and SA_RESTART on a pipe read,
-nanosleep's remaining time, sigsuspend, interval timers, SIGCHLD, kill(-pgid).  qemu-user is
+nanosleep's remaining time, sigsuspend, interval timers, futex (sem_wait) and wait4 EINTR, SIGCHLD,
+kill(-pgid), pthread_kill and thread selection for process signals.  qemu-user is
 the oracle for all of it, with one documented exception: qemu-aarch64 7.2 reports an undefined
 instruction as ILL_ILLOPN, where Linux's do_el0_undef sends ILL_ILLOPC."""
 from __future__ import annotations
@@ -17,7 +18,7 @@ from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
-PARTS = ["dispositions", "masks", "nested", "altstack", "sync", "eintr", "children"]
+PARTS = ["dispositions", "masks", "nested", "altstack", "sync", "eintr", "children", "threads"]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def built(tmp_path_factory):
         if shutil.which(cc) is None:
             continue
         exe = d / f"signals-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "signals.c")],
+        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "signals.c"), "-lpthread"],
                              capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
         out[arch] = exe
