@@ -88,6 +88,20 @@ class CondBreakpoint(Breakpoint):
         return f"when {self.cond.text if self.cond else '?'} (checked after each trap)"
 
 
+@dataclass
+class SignalBreakpoint(Breakpoint):
+    sig: int | None = None            # None: any signal delivered to a handler
+
+    @property
+    def kind(self) -> str:
+        return "signal"
+
+    def describe(self) -> str:
+        from emukern.kernel.signal import signal_name
+        return (signal_name(self.sig) if self.sig else "any signal") + \
+            " (at delivery: stops on the handler's first instruction)"
+
+
 # ---- what the debugger knows about a trap -----------------------------------------------------------
 @dataclass
 class TrapInfo:
@@ -293,6 +307,32 @@ class Debugger:
         self.breakpoints[bp.num] = bp
         return bp
 
+    def add_signal_breakpoint(self, name: str | None) -> SignalBreakpoint:
+        from emukern.kernel.signal import parse_signal
+        sig = None
+        if name:
+            try:
+                sig = parse_signal(name)
+            except ValueError:
+                raise DebugError(f"unknown signal {name!r}", hint="a name (SIGUSR1, usr1) or a number 1-64") from None
+        bp = SignalBreakpoint(self._new_num(), sig=sig)
+        self.breakpoints[bp.num] = bp
+        return bp
+
+    def _on_signal(self, cpu: Any, task: Any, info: Any) -> None:
+        """The kernel set up a handler's frame (do_signal): stop at the handler if asked to."""
+        if self._stop is not None:
+            return
+        from emukern.kernel.signal import signal_name
+        for bp in self.breakpoints.values():
+            if isinstance(bp, SignalBreakpoint) and bp.enabled and bp.sig in (None, info.signo):
+                bp.hits += 1
+                self._stop = StopEvent("signal", cpu.index, cpu.get_pc(), bp=bp,
+                                       message=f"{signal_name(info.signo)} (si_code {info.code}) delivered to "
+                                               f"tid {task.tid}: handler at {cpu.get_pc():#x}")
+                cpu.stop()
+                return
+
     def add_cond_breakpoint(self, text: str) -> CondBreakpoint:
         cond = Condition(text, self.k, self.cpu)
         bp = CondBreakpoint(self._new_num(), cond=cond)
@@ -440,6 +480,9 @@ class Debugger:
         return False
 
     def _listener(self, phase: str, cpu: Any, task: Any, trap: Trap) -> None:
+        if phase == "signal":
+            self._on_signal(cpu, task, trap)
+            return
         if phase == "enter":
             self._make_info(cpu, task, trap)
             return
