@@ -268,6 +268,18 @@ static void part_eintr(void) {
     memset(&it, 0, sizeof it);
     setitimer(ITIMER_REAL, &it, NULL);
     close(pfd[0]); close(pfd[1]);
+    /* ITIMER_VIRTUAL / ITIMER_PROF count the process's CPU time */
+    hits = 0;
+    on(SIGVTALRM, h_count, 0);
+    on(SIGPROF, h_count, 0);
+    struct itimerval vt = {{0, 0}, {0, 3000}};
+    setitimer(ITIMER_VIRTUAL, &vt, NULL);
+    while (hits < 1) {}
+    printf("ITIMER_VIRTUAL: %s\n", last_sig == SIGVTALRM ? "SIGVTALRM" : "?");
+    hits = 0;
+    setitimer(ITIMER_PROF, &vt, NULL);
+    while (hits < 1) {}
+    printf("ITIMER_PROF: %s\n", last_sig == SIGPROF ? "SIGPROF" : "?");
     /* a futex wait (sem_wait) and wait4 are interrupted too */
     sem_t sem;
     sem_init(&sem, 0, 0);
@@ -315,6 +327,12 @@ static void part_children(void) {
     printf("kill(-pgid of nobody)=%d errno=%s\n", kill(-p, SIGUSR2), strerror(errno));
     printf("kill(0, 0)=%d\n", kill(0, 0));
     printf("kill(getpid(), 99)=%d errno=%s\n", kill(getpid(), 99), strerror(errno));
+    /* SIGCHLD ignored: children are reaped at once, wait finds none */
+    signal(SIGCHLD, SIG_IGN);
+    p = fork();
+    if (p == 0) _exit(3);
+    int r = waitpid(p, &st, 0);
+    printf("SIG_IGN SIGCHLD: waitpid=%d errno=%s\n", r, strerror(errno));
     signal(SIGCHLD, SIG_DFL);
 }
 
@@ -368,6 +386,27 @@ int main(int argc, char **argv) {
     if (all || !strcmp(part, "eintr")) part_eintr();
     if (all || !strcmp(part, "children")) part_children();
     if (all || !strcmp(part, "threads")) part_threads();
+    if (!strcmp(part, "exec")) {             /* execve keeps ignored signals and the mask only */
+        sigset_t set;
+        on(SIGUSR1, h_count, 0);
+        signal(SIGUSR2, SIG_IGN);
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        execl(argv[0], argv[0], "after-exec", (char *)NULL);
+        perror("execl");
+        return 1;
+    }
+    if (!strcmp(part, "after-exec")) {
+        struct sigaction a1, a2;
+        sigset_t cur;
+        sigaction(SIGUSR1, NULL, &a1);
+        sigaction(SIGUSR2, NULL, &a2);
+        sigprocmask(SIG_BLOCK, NULL, &cur);
+        printf("after exec: SIGUSR1 %s, SIGUSR2 %s, SIGINT blocked=%d\n",
+               a1.sa_handler == SIG_DFL ? "SIG_DFL" : "?", a2.sa_handler == SIG_IGN ? "SIG_IGN" : "?",
+               sigismember(&cur, SIGINT));
+    }
     if (!strcmp(part, "die")) {
         printf("raising an uncaught SIGUSR1\n");
         signal(SIGUSR1, SIG_DFL);

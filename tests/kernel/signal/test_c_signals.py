@@ -88,3 +88,14 @@ def test_signal_heavy_run_is_deterministic(built, arch):
     assert a["exit_status"] == 0 and a["stdout"].endswith("done\n")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     assert a["syscalls"]["rt_sigreturn"] >= 20
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_exec_resets_handlers(built, arch):
+    """flush_signal_handlers at execve: a caught signal goes back to SIG_DFL, an ignored one stays
+    ignored, the blocked mask survives.  (qemu-user cannot execve a foreign-arch binary without
+    binfmt_misc, so the expected text is Linux's rule, written out.)"""
+    exe = _elf(built, arch)
+    r = Machine().load(exe, ["exec"]).run()
+    assert r.exit_status == 0, (r.message, r.fault)
+    assert r.stdout == b"after exec: SIGUSR1 SIG_DFL, SIGUSR2 SIG_IGN, SIGINT blocked=1\ndone\n"
