@@ -1,0 +1,144 @@
+"""Edges of delivery: a frame that cannot be written, AT_MINSIGSTKSZ on riscv, the default
+actions of signals no handler catches, and a signal that arrives while its target is blocked."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from emukern.api import Machine
+from emukern.kernel import signal as S
+from emukern.kernel.riscv import signal as R
+from emukern.pytest_plugin import GUEST_ASM
+
+INSTALL_RV = """    li a7, 134
+    li a0, 10
+    la a1, act
+    li a2, 0
+    li a3, 8
+    ecall
+"""
+
+
+def test_unwritable_frame_is_sigsegv(run_guest):
+    """signal_setup_done(failed) -> force SIGSEGV: the stack pointer points nowhere."""
+    r, m = run_guest(f""".globl _start
+_start:
+{INSTALL_RV}    li sp, 0x10
+    li a0, 1
+    li a1, 10
+    li a7, 129
+    ecall
+    li a7, 94
+    ecall
+handler:
+    ret
+.data
+.balign 16
+act: .dword handler, 0, 0
+""", arch="riscv64")
+    assert r.exit_status == 128 + 11 and r.message == "killed by SIGSEGV"
+    assert "could not write the frame for SIGUSR1" in r.fault["why"]
+
+
+@pytest.mark.parametrize("vlen", [128, 256, 512, 1024])
+def test_riscv_minsigstksz_is_the_full_frame(vlen):
+    m = Machine(arch="riscv64", vlen=vlen)
+    m.load(GUEST_ASM / "riscv" / "hello.S")
+    k = m.kernel
+    want = (R.SIZEOF_FRAME + R.riscv_v_sc_size(vlen // 8) + 8 + 15) & ~15
+    assert k.signal_minsigstksz() == want
+    sp = k.init_task.ctx["x"][2]
+    mm = k.init_task.mm
+    p = sp + 8 * (mm.read_u64(sp) + 2)
+    while mm.read_u64(p):
+        p += 8
+    p += 8
+    auxv = {}
+    while mm.read_u64(p):
+        auxv[mm.read_u64(p)] = mm.read_u64(p + 8)
+        p += 16
+    assert auxv[51] == want                     # AT_MINSIGSTKSZ
+
+
+def test_minsigstksz_without_v():
+    m = Machine(arch="riscv64", has_v=False)
+    m.load(GUEST_ASM / "riscv" / "hello.S")
+    assert m.kernel.signal_minsigstksz() == R.SIZEOF_FRAME
+
+
+@pytest.mark.parametrize("sig,action", [(S.SIGCHLD, "ignore"), (S.SIGCONT, "ignore"), (S.SIGURG, "ignore"),
+                                        (S.SIGWINCH, "ignore"), (S.SIGTERM, "terminate"), (S.SIGUSR2, "terminate"),
+                                        (S.SIGSEGV, "core"), (S.SIGQUIT, "core"), (S.SIGSYS, "core"),
+                                        (S.SIGTSTP, "stop"), (S.SIGRTMIN + 3, "terminate")])
+def test_default_actions(run_guest, sig, action):
+    """kill(getpid(), sig) with no handler: Linux's default action for that signal."""
+    r, m = run_guest(f""".globl _start
+_start:
+    li a0, 1
+    li a1, {sig}
+    li a7, 129
+    ecall
+    li a0, 7
+    li a7, 94
+    ecall
+""", arch="riscv64")
+    assert S.default_action(sig) == action
+    if action in ("ignore", "stop"):
+        assert r.exit_status == 7
+    else:
+        assert r.exit_status == 128 + sig and r.message == f"killed by {S.signal_name(sig)}"
+
+
+def test_sigkill_and_sigstop_cannot_be_caught_or_blocked(run_guest):
+    r, m = run_guest(""".globl _start
+_start:
+    li a7, 134
+    li a0, 9
+    la a1, act
+    li a2, 0
+    li a3, 8
+    ecall
+    mv s0, a0
+    li a7, 135            # rt_sigprocmask(SIG_BLOCK, {SIGKILL}, &old, 8)
+    li a0, 0
+    la a1, set
+    la a2, old
+    li a3, 8
+    ecall
+    li a7, 135            # read it back
+    li a0, 0
+    li a1, 0
+    la a2, old
+    li a3, 8
+    ecall
+    la t0, old
+    ld t1, 0(t0)
+    la t0, res
+    sd s0, 0(t0)
+    sd t1, 8(t0)
+    li a0, 1
+    li a1, 9
+    li a7, 129
+    ecall
+    li a7, 94
+    ecall
+handler:
+    ret
+.data
+.balign 16
+act: .dword handler, 0, 0
+set: .dword 0x100
+old: .dword 0
+res: .dword 0, 0
+""", arch="riscv64")
+    ret, mask = struct.unpack("<qQ", m.read(m.symbol("res"), 16))
+    assert ret == -22 and mask == 0             # EINVAL; SIGKILL never enters the mask
+    assert r.exit_status == 128 + 9 and r.message == "killed by SIGKILL"
+
+
+def test_info_view_and_names():
+    assert S.parse_signal("usr1") == 10 and S.parse_signal("SIGRTMIN+2") == 34 and S.parse_signal("9") == 9
+    with pytest.raises(ValueError):
+        S.parse_signal("SIGNOPE")
+    assert S.signal_name(64) == "SIGRTMIN+32"
