@@ -142,3 +142,83 @@ def test_info_view_and_names():
     with pytest.raises(ValueError):
         S.parse_signal("SIGNOPE")
     assert S.signal_name(64) == "SIGRTMIN+32"
+
+
+def test_riscv_fp_state_through_a_signal(run_guest):
+    """save_fp_state / restore_fp_state: f1 and fcsr are in sc_fpregs and come back."""
+    r, m = run_guest(f""".globl _start
+_start:
+{INSTALL_RV}    li t0, 0x4009
+    slli t0, t0, 48
+    fmv.d.x f1, t0            # f1 = 3.125
+    li t0, 0x3
+    fsflags t0                # fflags NX|UF
+    li a0, 1
+    li a1, 10
+    li a7, 129
+    ecall
+    la t2, res
+    fmv.x.d t1, f1
+    sd t1, 16(t2)
+    frflags t1
+    sd t1, 24(t2)
+    li a7, 94
+    ecall
+handler:
+    la t2, res
+    ld t1, {176 + 256 + 8}(a2)     # uc_mcontext.sc_fpregs.d.f[1]
+    sd t1, 0(t2)
+    lwu t1, {176 + 256 + 256}(a2)  # .fcsr
+    sd t1, 8(t2)
+    fmv.d.x f1, zero
+    fsflags zero
+    ret
+.data
+.balign 16
+act: .dword handler, 4, 0
+res: .dword 0, 0, 0, 0
+""", arch="riscv64")
+    assert r.exit_status == 0, (r.message, r.fault)
+    frame_f1, frame_fcsr, after_f1, after_flags = struct.unpack("<4Q", m.read(m.symbol("res"), 32))
+    assert frame_f1 == after_f1 == 0x4009 << 48
+    assert frame_fcsr & 0x1F == 0x3 and after_flags == 0x3
+
+
+def test_arm64_fpsimd_state_through_a_signal(run_guest):
+    """fpsimd_context: V1 is in the record, the handler's change is undone by rt_sigreturn."""
+    r, m = run_guest(""".globl _start
+_start:
+    mov x0, #10
+    adr x1, act
+    mov x2, #0
+    mov x3, #8
+    mov x8, #134
+    svc #0
+    movz x9, #0x1234
+    fmov d1, x9
+    mov x0, #1
+    mov x1, #10
+    mov x8, #129
+    svc #0
+    adr x3, res
+    fmov x9, d1
+    str x9, [x3, #8]
+    mov x0, #0
+    mov x8, #94
+    svc #0
+handler:
+    adr x3, res
+    ldr w4, [x2, #464]          // first record: fpsimd_context
+    str x4, [x3, #16]
+    ldr x4, [x2, #464 + 16 + 16]  // vregs[1] (low half)
+    str x4, [x3]
+    fmov d1, xzr
+    ret
+.data
+.balign 16
+act: .dword handler, 4, 0, 0
+res: .dword 0, 0, 0
+""", arch="arm64")
+    assert r.exit_status == 0, (r.message, r.fault)
+    frame_v1, after_v1, magic = struct.unpack("<3Q", m.read(m.symbol("res"), 24))
+    assert magic == 0x46508001 and frame_v1 == after_v1 == 0x1234
