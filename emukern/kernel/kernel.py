@@ -349,8 +349,8 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         report: dict[str, Any] = {"signal": sig, "signame": S.signal_name(sig), "tid": task.tid,
                                   "why": why}
         if trap is None:
-            # send_sig(SIGPIPE, current): an ordinary thread-directed signal
-            self.send_signal(cpu, task, S.KSigInfo(sig, S.SI_KERNEL, report=report), False)
+            # send_sig(SIGPIPE, current): an ordinary thread-directed signal (si_code SI_USER)
+            self.send_signal(cpu, task, S.KSigInfo(sig, S.SI_USER, pid=task.tgid, report=report), False)
             return
         from emukern.disasm import disasm_one
         report["pc"] = trap.pc
