@@ -153,6 +153,7 @@ class Debugger:
         self.k = self.m.kernel
         self.k.trap_gate = self._gate
         self.k.trap_listeners.append(self._listener)
+        self.k.signal_listeners.append(self._on_signal)
         for cpu in self.k.cpus:
             # address breakpoints are per-instruction code hooks: execute vector instructions
             # one trap at a time so a breakpoint on any of them is seen
@@ -480,9 +481,6 @@ class Debugger:
         return False
 
     def _listener(self, phase: str, cpu: Any, task: Any, trap: Trap) -> None:
-        if phase == "signal":
-            self._on_signal(cpu, task, trap)
-            return
         if phase == "enter":
             self._make_info(cpu, task, trap)
             return

@@ -104,6 +104,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self.unknown_syscalls: Counter[int] = Counter()
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
         self.trap_listeners: list[Any] = []       # the debugger subscribes here
+        self.signal_listeners: list[Any] = []     # (cpu, task, siginfo) when a handler's frame is set up
         self.locks: dict[str, SpinLock] = {}
         self.futex_queues: dict[tuple[int, int], WaitQueue] = {}
         self.child_wait: dict[int, WaitQueue] = {}

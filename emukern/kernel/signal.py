@@ -513,8 +513,8 @@ class SignalMixin:
         self.recalc_sigpending(task)
         self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
                                     f"handler {ka.handler:#x}: {note}", trap)
-        for cb in self.trap_listeners:                  # type: ignore[attr-defined]
-            cb("signal", cpu, task, info)
+        for cb in self.signal_listeners:                # type: ignore[attr-defined]
+            cb(cpu, task, info)
 
     def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
         """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
