@@ -266,7 +266,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
             if task.sigpending:         # exit_to_user_mode_loop: TIF_SIGPENDING -> do_signal
                 self.do_signal(cpu, task, trap)
-            note = self.arch.exit_to_user(cpu, task) if task.alive else None
+            note = self.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
             if note:
                 if trap.notes is None:
                     trap.notes = [note]
@@ -292,10 +292,10 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
         """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
         (deferred restores, lazy FP)."""
-        if task.sigpending:
+        if task.sigpending or task.signal is not None and task.signal.stop_pending:
             self.do_signal(cpu, task)
-            if not task.alive:
-                self.schedule(cpu)      # a fatal signal: this CPU picks something else
+            if task.state is not TaskState.RUNNABLE:
+                self.schedule(cpu)      # a fatal signal or a group stop: pick something else
                 return
         self.arch.exit_to_user(cpu, task)
 

@@ -215,6 +215,8 @@ class SignalStruct:
     itimers: list[ITimer] = field(default_factory=lambda: [ITimer(), ITimer(), ITimer()])
     group_exit: bool = False
     notified_parent: bool = False
+    stop_pending: int = 0               # group stop in progress: the stop signal (JOBCTL_STOP_PENDING)
+    stopped: bool = False               # SIGNAL_STOP_STOPPED
 
 
 @dataclass
@@ -343,11 +345,13 @@ class SignalMixin:
         """SIGCONT discards pending stop signals and stop signals discard a pending SIGCONT
         (whatever the actions); then an ignored signal is dropped."""
         group = self._threads(t) or [t]
+        if sig == SIGCONT or sig == SIGKILL:
+            self.do_signal_continue(cpu, t)
         if sigmask(sig) & SIG_KERNEL_STOP:
             for th in group:
                 th.sigstate.pending.flush(sigmask(SIGCONT))
             t.signal.shared_pending.flush(sigmask(SIGCONT))
-        elif sig == SIGCONT:
+        if sig == SIGCONT:
             for th in group:
                 th.sigstate.pending.flush(SIG_KERNEL_STOP)
             t.signal.shared_pending.flush(SIG_KERNEL_STOP)
@@ -372,8 +376,11 @@ class SignalMixin:
         self.signal_wake_up(cpu, target)
 
     def signal_wake_up(self, cpu: "Cpu", t: Task) -> None:
-        """TIF_SIGPENDING + wake an interruptible sleeper, or kick the CPU it runs on."""
+        """TIF_SIGPENDING + wake an interruptible sleeper, or kick the CPU it runs on.  A stopped
+        task stays stopped (only SIGCONT and SIGKILL resume it, in prepare_signal)."""
         if not t.sigpending:
+            return
+        if t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped"):
             return
         if t.state is TaskState.BLOCKED:
             for wq in getattr(t, "waitqueues", []):
@@ -449,6 +456,10 @@ class SignalMixin:
             # prepare for the restart: a0/x0 back to its original value, pc back at ecall/svc
             cpu.set_reg(10 if self.config.arch == "riscv64" else 0, args[0])
             cpu.set_pc(cpu.get_pc() - 4)
+        if task.signal.stop_pending and not task.signal.group_exit:
+            # another thread started a group stop: park here (a restart is already prepared)
+            self.do_signal_stop(cpu, task, task.signal.stop_pending, trap)
+            return
         handled = False
         while task.sigpending:
             info = self.dequeue_signal(task, st.blocked)
@@ -464,10 +475,10 @@ class SignalMixin:
                 if act == "ignore":
                     continue
                 if act == "stop":
-                    if sig != SIGSTOP:
-                        continue        # job control without a controlling tty: not modelled
-                    self._log_signal(cpu, task, f"{signal_name(sig)}: stop (not modelled: ignored)", trap)
-                    continue
+                    if sig != SIGSTOP and self.is_current_pgrp_orphaned(task):
+                        continue        # Linux: no terminal stops for an orphaned process group
+                    self.do_signal_stop(cpu, task, sig, trap)
+                    return
                 self._fatal_signal(cpu, task, info, trap)
                 return
             if restart is not None:
@@ -485,6 +496,59 @@ class SignalMixin:
             st.blocked = st.saved_sigmask           # restore_saved_sigmask
             st.saved_sigmask = None
             self.recalc_sigpending(task)
+
+    # ---- job control: group stop and continue ------------------------------------------------
+    def is_current_pgrp_orphaned(self, task: Task) -> bool:
+        """A process group is orphaned when no member has a parent in another group of the same
+        session (emukern's first process has no parent: its group is orphaned)."""
+        pgid = task.signal.pgid
+        for p in self._processes():
+            if p.signal is None or p.signal.pgid != pgid:
+                continue
+            par = p.parent
+            if par is not None and par.signal is not None and par.signal.pgid != pgid \
+                    and par.signal.sid == p.signal.sid:
+                return False
+        return True
+
+    def do_signal_stop(self, cpu: "Cpu", task: Task, sig: int, trap: "Trap | None") -> None:
+        """The group stops: every thread parks (TASK_STOPPED, shown as blocked 'stopped') at its
+        next return to user mode until SIGCONT or SIGKILL.  (No CLD_STOPPED report to the
+        parent: wait4's WUNTRACED is not modelled.)"""
+        sigs = task.signal
+        if not sigs.stop_pending:
+            sigs.stop_pending = sig
+            for t in self._threads(task):
+                if t is not task:
+                    t.sigpending = True
+                    self.signal_wake_up_state(cpu, t)
+        self._log_signal(cpu, task, f"{signal_name(sig)}: group stop (the thread parks until SIGCONT)", trap)
+        sigs.stopped = True
+        task.waitqueues = []                                    # type: ignore[attr-defined]
+        self.block_current(cpu, task, f"stopped ({signal_name(sig)})")   # type: ignore[attr-defined]
+
+    def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
+        """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
+        if t.state is TaskState.BLOCKED and not t.wait_reason.startswith("stopped"):
+            for wq in getattr(t, "waitqueues", []):
+                wq.remove(t)
+            t.waitqueues = []                                   # type: ignore[attr-defined]
+            self.wake_up(t, cpu.now, SIG_WAKE)                  # type: ignore[attr-defined]
+            return
+        for pc in self.percpu:
+            if pc.curr is t and pc.index != cpu.index:
+                pc.need_resched = True
+                self.cpus[pc.index].stop()
+
+    def do_signal_continue(self, cpu: "Cpu", t: Task) -> None:
+        sigs = t.signal
+        if not sigs.stop_pending and not sigs.stopped:
+            return
+        sigs.stop_pending = 0
+        sigs.stopped = False
+        for th in self._threads(t):
+            if th.state is TaskState.BLOCKED and th.wait_reason.startswith("stopped"):
+                self.wake_up(th, cpu.now)                       # type: ignore[attr-defined]
 
     def handle_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
                       trap: "Trap | None") -> None:

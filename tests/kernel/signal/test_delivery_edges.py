@@ -222,3 +222,74 @@ res: .dword 0, 0, 0
     assert r.exit_status == 0, (r.message, r.fault)
     frame_v1, after_v1, magic = struct.unpack("<3Q", m.read(m.symbol("res"), 24))
     assert magic == 0x46508001 and frame_v1 == after_v1 == 0x1234
+
+
+STOP_CONT = """.globl _start
+_start:
+    li a7, 220                # clone(SIGCHLD) = fork
+    li a0, 17
+    li a1, 0
+    li a2, 0
+    li a3, 0
+    li a4, 0
+    ecall
+    beqz a0, child
+    mv s0, a0
+    li a7, 129                # kill(child, SIGSTOP)
+    mv a0, s0
+    li a1, 19
+    ecall
+    li a7, 101                # nanosleep(5 ms): the child must not run meanwhile
+    la a0, ts
+    li a1, 0
+    ecall
+    li a7, 129                # kill(child, SIGCONT)
+    mv a0, s0
+    li a1, {cont}
+    ecall
+    li a7, 260                # wait4(child, &status, 0, 0)
+    mv a0, s0
+    la a1, status
+    li a2, 0
+    li a3, 0
+    ecall
+    la t0, res
+    la t1, status
+    lw t1, 0(t1)
+    sd t1, 16(t0)
+    li a0, 0
+    li a7, 94
+    ecall
+child:                        # 200 getpid()s, then exit(42)
+    li s3, 0
+1:  addi s3, s3, 1
+    li a7, 172                # getpid: a syscall each round, so the stop is seen quickly
+    ecall
+    li t0, 200
+    blt s3, t0, 1b
+    li a0, 42
+    li a7, 94
+    ecall
+.data
+.balign 8
+ts: .dword 0, 5000000
+status: .dword 0
+res: .dword 0, 0, 0
+"""
+
+
+@pytest.mark.parametrize("cont,expect", [(18, 42 << 8), (9, 9)], ids=["SIGCONT", "SIGKILL"])
+def test_sigstop_parks_the_child_until_sigcont_or_sigkill(run_guest, cont, expect):
+    r, m = run_guest(STOP_CONT.format(cont=cont), arch="riscv64")
+    assert r.exit_status == 0, (r.message, r.fault)
+    _, _, status = struct.unpack("<3Q", m.read(m.symbol("res"), 24))
+    assert status == expect                 # exited 42 after SIGCONT / killed by SIGKILL
+    child = next(t for t in m.kernel.tasks.values() if t.tid != 1)
+    log = list(m.kernel.trap_log)
+    assert any(t.tid == child.tid and "group stop" in t.decision for t in log)
+    # parked while the parent slept: none of its getpid()s happened before the parent's SIGCONT
+    resume = next(t.time for t in log if t.tid == 1 and t.handler == "kill" and t is not
+                  next(x for x in log if x.tid == 1 and x.handler == "kill"))
+    child_calls = [t.time for t in log if t.tid == child.tid and t.handler == "getpid"]
+    assert len(child_calls) == (200 if cont == 18 else 0)
+    assert all(t > resume for t in child_calls)
