@@ -207,12 +207,26 @@ class ITimer:
 
 
 @dataclass
+class PosixTimer(ITimer):
+    """A timer_create timer (CLOCK_MONOTONIC/REALTIME on the simulated clock, SIGEV_SIGNAL or
+    SIGEV_THREAD_ID): the signal, its sigval and the overrun count."""
+    timerid: int = 0
+    signo: int = 14
+    value: int = 0
+    notify: int = 0
+    tid: int = 0
+    overrun: int = 0
+    queued: bool = False
+
+
+@dataclass
 class SignalStruct:
     """signal_struct: shared by a process's threads."""
     shared_pending: SigPending = field(default_factory=SigPending)
     pgid: int = 0
     sid: int = 0
     itimers: list[ITimer] = field(default_factory=lambda: [ITimer(), ITimer(), ITimer()])
+    posix_timers: dict[int, "PosixTimer"] = field(default_factory=dict)
     group_exit: bool = False
     notified_parent: bool = False
     stop_pending: int = 0               # group stop in progress: the stop signal (JOBCTL_STOP_PENDING)
@@ -1170,8 +1184,11 @@ class SignalMixin:
         pc = self.percpu[cpu.index]
         heapq.heappush(pc.timers, (it.expires, self._seq, _RealTimer(task.signal, it.seq, task.tgid)))
 
-    def it_real_fn(self, cpu: "Cpu", ev: "_RealTimer", when: int) -> None:
+    def it_real_fn(self, cpu: "Cpu", ev: Any, when: int) -> None:
         """The ITIMER_REAL hrtimer fired: SIGALRM to the process, re-armed with the interval."""
+        if isinstance(ev, _PosixTimerEvent):
+            self.posix_timer_fn(cpu, ev, when)
+            return
         sigs = ev.signal
         it = sigs.itimers[ITIMER_REAL]
         if it.seq != ev.seq or not it.expires:
@@ -1198,6 +1215,135 @@ class SignalMixin:
             if it.expires and self._itimer_now(cpu, task, which) >= it.expires:
                 it.expires = it.expires + it.interval if it.interval else 0
                 self.send_signal(cpu, task, KSigInfo(sig, SI_KERNEL), True)
+
+    # ---- POSIX timers (kernel/time/posix-timers.c) ----------------------------------------------
+    SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID = 0, 1, 4
+
+    def sys_timer_create(self, cpu, task, clockid, sevp, timerid_ptr, *a):
+        self._sig_init(task)
+        clockid = s32(clockid)
+        if clockid not in (0, 1):               # CLOCK_REALTIME, CLOCK_MONOTONIC
+            return -E.EINVAL
+        sigs = task.signal
+        tm = PosixTimer(timerid=len(sigs.posix_timers) and max(sigs.posix_timers) + 1 or 0)
+        if sevp:
+            raw = task.mm.read(sevp, 20)
+            tm.value = int.from_bytes(raw[0:8], "little")
+            tm.signo = s32(int.from_bytes(raw[8:12], "little"))
+            tm.notify = s32(int.from_bytes(raw[12:16], "little"))
+            tm.tid = s32(int.from_bytes(raw[16:20], "little"))
+            if tm.notify not in (self.SIGEV_SIGNAL, self.SIGEV_NONE, self.SIGEV_THREAD_ID):
+                return -E.EINVAL
+            if tm.notify != self.SIGEV_NONE and not 1 <= tm.signo <= NSIG:
+                return -E.EINVAL
+            if tm.notify == self.SIGEV_THREAD_ID:
+                t = self.tasks.get(tm.tid)
+                if t is None or t.tgid != task.tgid or not t.alive:
+                    return -E.EINVAL
+        else:
+            tm.value = tm.timerid
+        sigs.posix_timers[tm.timerid] = tm
+        task.mm.write_u32(timerid_ptr, tm.timerid)
+        return 0
+
+    def _timespec(self, task, ptr) -> int:
+        raw = task.mm.read(ptr, 16)
+        sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
+        if sec < 0 or not 0 <= nsec < 10**9:
+            raise ValueError
+        return sec * 10**9 + nsec
+
+    def _put_itimerspec(self, task, ptr, left: int, interval: int) -> None:
+        def ts(c: int) -> bytes:
+            ns = int(self.clock.ns(c)) if c else 0
+            return (ns // 10**9).to_bytes(8, "little") + (ns % 10**9).to_bytes(8, "little")
+        task.mm.write(ptr, ts(interval) + ts(left))
+
+    def sys_timer_settime(self, cpu, task, timerid, flags, new, old, *a):
+        self._sig_init(task)
+        tm = task.signal.posix_timers.get(s32(timerid))
+        if tm is None:
+            return -E.EINVAL
+        if old:
+            self._put_itimerspec(task, old, max(0, tm.expires - cpu.now) if tm.expires else 0, tm.interval)
+        try:
+            interval = self._timespec(task, new)
+            value = self._timespec(task, new + 16)
+        except ValueError:
+            return -E.EINVAL
+        tm.seq += 1
+        tm.overrun = 0
+        tm.interval = self.clock.cycles_for_ns(interval)
+        if value == 0:
+            tm.expires = 0
+            return 0
+        if flags & 1:                                   # TIMER_ABSTIME
+            tm.expires = max(self.clock.cycles_for_ns(value), cpu.now + 1)
+        else:
+            tm.expires = cpu.now + max(1, self.clock.cycles_for_ns(value))
+        self._arm_posix(cpu, task, tm)
+        return 0
+
+    def _arm_posix(self, cpu, task: Task, tm: PosixTimer) -> None:
+        import heapq
+        self._seq += 1                                       # type: ignore[has-type]
+        heapq.heappush(self.percpu[cpu.index].timers,
+                       (tm.expires, self._seq, _PosixTimerEvent(task.signal, tm, tm.seq)))
+
+    def sys_timer_gettime(self, cpu, task, timerid, cur, *a):
+        self._sig_init(task)
+        tm = task.signal.posix_timers.get(s32(timerid))
+        if tm is None:
+            return -E.EINVAL
+        self._put_itimerspec(task, cur, max(0, tm.expires - cpu.now) if tm.expires else 0, tm.interval)
+        return 0
+
+    def sys_timer_getoverrun(self, cpu, task, timerid, *a):
+        self._sig_init(task)
+        tm = task.signal.posix_timers.get(s32(timerid))
+        return -E.EINVAL if tm is None else tm.overrun
+
+    def sys_timer_delete(self, cpu, task, timerid, *a):
+        self._sig_init(task)
+        tm = task.signal.posix_timers.pop(s32(timerid), None)
+        if tm is None:
+            return -E.EINVAL
+        tm.seq += 1
+        tm.expires = 0
+        return 0
+
+    def posix_timer_fn(self, cpu: "Cpu", ev: "_PosixTimerEvent", when: int) -> None:
+        """The timer expired: queue its signal (one queued instance at most; further expiries
+        while it is pending count as overruns), re-arm with the interval."""
+        tm = ev.timer
+        if tm.seq != ev.seq or not tm.expires:
+            return
+        target = None
+        if tm.notify == self.SIGEV_THREAD_ID:
+            target = self.tasks.get(tm.tid)
+        if target is None or not target.alive:
+            target = next((t for t in sorted(self.tasks.values(), key=lambda x: x.tid)
+                           if t.signal is ev.signal and t.alive), None)
+        if target is None:
+            tm.expires = 0
+            return
+        if tm.interval:
+            tm.expires = max(tm.expires + tm.interval, when + 1)
+            self._arm_posix(cpu, target, tm)
+        else:
+            tm.expires = 0
+        if tm.notify == self.SIGEV_NONE:
+            return
+        pend = target.sigstate.pending if tm.notify == self.SIGEV_THREAD_ID else target.signal.shared_pending
+        if any(q.timerid == tm.timerid and q.code == SI_TIMER for q in pend.queue):
+            tm.overrun += 1
+            return
+        info = KSigInfo(tm.signo, SI_TIMER, timerid=tm.timerid, value=tm.value, overrun=tm.overrun)
+        tm.overrun = 0
+        if not self.prepare_signal(cpu, target, tm.signo):
+            return
+        pend.add(info)
+        self.complete_signal(cpu, target, tm.signo, tm.notify != self.SIGEV_THREAD_ID)
 
     # ---- the debugger's view ----------------------------------------------------------------------
     def signal_view(self, task: Task) -> dict[str, Any]:
@@ -1248,4 +1394,13 @@ class _RealTimer:
     tgid: int
 
     # the heap compares (when, seq, entry); seq is unique, so entries are never compared
+    state = None
+
+
+@dataclass
+class _PosixTimerEvent:
+    """A heap entry of the per-CPU timer list for a timer_create timer."""
+    signal: SignalStruct
+    timer: PosixTimer
+    seq: int
     state = None

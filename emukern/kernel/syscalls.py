@@ -55,7 +55,8 @@ SYSCALL_NAMES = {
     # signals (emukern/kernel/signal.py)
     102: "getitimer", 103: "setitimer", 130: "tkill", 133: "rt_sigsuspend", 136: "rt_sigpending",
     137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
-    155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll",
+    155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll", 107: "timer_create",
+    108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
 }
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 

@@ -303,6 +303,35 @@ static void h_chld(int sig, siginfo_t *si, void *uc) {
     last_sig = sig; last_code = si->si_code; hits = si->si_status;
 }
 
+static volatile int timer_value_ok, timer_code_ok;
+static void h_timer(int sig, siginfo_t *si, void *uc) {
+    (void)sig; (void)uc;
+    hits++;
+    timer_code_ok = si->si_code == SI_TIMER;
+    timer_value_ok = si->si_value.sival_int == 77;
+}
+
+static void part_posix_timer(void) {
+    timer_t t;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_SIGNAL;
+    sev.sigev_signo = SIGUSR1;
+    sev.sigev_value.sival_int = 77;
+    set_info(SIGUSR1, h_timer, 0);
+    printf("timer_create=%d\n", timer_create(CLOCK_MONOTONIC, &sev, &t));
+    struct itimerspec its = {{0, 2000000}, {0, 2000000}}, cur;
+    printf("timer_settime=%d\n", timer_settime(t, 0, &its, NULL));
+    hits = 0;
+    while (hits < 3) pause();
+    timer_gettime(t, &cur);
+    printf("posix timer: hits=%d SI_TIMER=%d value=%d interval=%ldns\n", hits, timer_code_ok, timer_value_ok,
+           (long)cur.it_interval.tv_nsec);
+    printf("timer_delete=%d\n", timer_delete(t));
+    printf("timer_delete again=%d errno=%s\n", timer_delete(t), strerror(errno));
+    signal(SIGUSR1, SIG_DFL);
+}
+
 static void part_children(void) {
     int st;
     set_info(SIGCHLD, h_chld, 0);
@@ -388,6 +417,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(part, "eintr")) part_eintr();
     if (all || !strcmp(part, "children")) part_children();
     if (all || !strcmp(part, "threads")) part_threads();
+    if (all || !strcmp(part, "posix-timer")) part_posix_timer();
     if (!strcmp(part, "exec")) {             /* execve keeps ignored signals and the mask only */
         sigset_t set;
         on(SIGUSR1, h_count, 0);

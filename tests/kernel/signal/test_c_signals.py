@@ -2,7 +2,7 @@
 dispositions, masks, queued real-time signals, sigtimedwait, nested handlers, sigaltstack,
 siglongjmp out of SIGSEGV, SIGILL/SIGTRAP with siginfo, EINTR and SA_RESTART on a pipe read,
 nanosleep's remaining time, sigsuspend, interval timers, futex (sem_wait) and wait4 EINTR, SIGCHLD,
-kill(-pgid), pthread_kill and thread selection for process signals.  qemu-user is
+kill(-pgid), pthread_kill and thread selection for process signals, timer_create (SI_TIMER).  qemu-user is
 the oracle for all of it, with one documented exception: qemu-aarch64 7.2 reports an undefined
 instruction as ILL_ILLOPN, where Linux's do_el0_undef sends ILL_ILLOPC."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
-PARTS = ["dispositions", "masks", "nested", "altstack", "sync", "eintr", "children", "threads"]
+PARTS = ["dispositions", "masks", "nested", "altstack", "sync", "eintr", "children", "threads", "posix-timer"]
 
 
 @pytest.fixture(scope="module")
