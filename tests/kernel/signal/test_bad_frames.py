@@ -147,3 +147,29 @@ def test_arm64_bad_frames_give_sigsegv(run_guest, case, records, pstate, sp_off)
     r, m = run_guest(arm64_guest(frame, fields, sp_off), arch="arm64", sve_vl=256)
     assert r.exit_status == 128 + 11 and r.message == "killed by SIGSEGV", (case, r.message)
     assert "bad signal frame" in r.fault["why"]
+
+
+@pytest.mark.parametrize("arch", ["riscv64", "arm64"])
+@pytest.mark.parametrize("seed", range(6))
+def test_random_frames_never_hurt_the_host(run_guest, arch, seed):
+    """rt_sigreturn on seeded random bytes (with valid-looking headers sprinkled in): the guest
+    may die of SIGSEGV/SIGILL or run on, but emukern never raises and never hangs."""
+    import random
+    rnd = random.Random(seed)
+    size = (R.SIZEOF_FRAME if arch == "riscv64" else A.SIZEOF_FRAME) + 256
+    b = bytearray(rnd.getrandbits(8) for _ in range(size))
+    if arch == "riscv64":
+        b[R.SC_RESERVED:R.SC_RESERVED + 4] = bytes(4) if seed % 2 else b[R.SC_RESERVED:R.SC_RESERVED + 4]
+        if seed % 3 == 0:
+            b[R.SC_EXT_HDR:R.SC_EXT_HDR + 8] = bytes(8)
+        src = riscv_guest(bytes(b), {})
+    else:
+        b[A.RESERVED:A.RESERVED + 8] = A.FPSIMD_MAGIC.to_bytes(4, "little") + (528).to_bytes(4, "little")
+        if seed % 2:
+            b[A.RESERVED + 528:A.RESERVED + 544] = bytes(16)
+        b[A.SC_PSTATE:A.SC_PSTATE + 8] = bytes(8) if seed % 3 else b[A.SC_PSTATE:A.SC_PSTATE + 8]
+        src = arm64_guest(bytes(b), {})
+    r, m = run_guest(src, arch=arch, max_insns=200_000)
+    assert r.stop_reason in ("exited", "killed", "budget")
+    if r.stop_reason == "killed":
+        assert r.message.startswith("killed by SIG")
