@@ -115,6 +115,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
     from emukern.machine.counter import native_available
     spin_n = 2_000_000 if quick else 25_000_000
     sys_n = 5_000 if quick else 100_000
+    sig_n = 1_000 if quick else 20_000
     out: dict[str, Any] = {"native_counter": native_available(), "arches": {}}
     for arch in ("riscv64", "arm64"):
         raw, insns = raw_mips(arch, spin_n)
@@ -123,6 +124,9 @@ def measure(quick: bool = False) -> dict[str, Any]:
         raw_sys = raw_syscall_us(arch, sys_n)
         wall_s, rs = emukern_run(arch, "syscall_loop", sys_n, max_insns=None)
         ek_sys = wall_s / sys_n * 1e6
+        # (d) a signal round trip: kill() -> do_signal/setup_rt_frame -> handler -> rt_sigreturn
+        wall_g, rg = emukern_run(arch, "sig_loop", sig_n, max_insns=None)
+        ek_sig = wall_g / sig_n * 1e6
         q_spin, q_spin_note = qemu_wall(arch, "spin", spin_n)
         q_sys, q_sys_note = qemu_wall(arch, "syscall_loop", sys_n)
         mips_ratio, sys_ratio = ek_mips / raw, ek_sys / raw_sys
@@ -136,6 +140,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
             "qemu_syscall_us": (q_sys / sys_n * 1e6) if q_sys else None,
             "spin_insns": insns, "emukern_user_insns": r.user_insns, "syscall_iters": sys_n,
             "emukern_cycles_per_syscall": rs.cycles / sys_n,
+            "emukern_signal_us": ek_sig, "signal_vs_null_syscall": ek_sig / ek_sys, "signal_iters": sig_n,
+            "signal_delivered": rg.syscalls.get("rt_sigreturn", 0),
         }
     return out
 
@@ -159,6 +165,13 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                   f"{d['qemu_syscall_us']:.2f}" if d["qemu_syscall_us"] else "n/a")
         notes += [f"{arch}: {d[k]}" for k in ("qemu_spin", "qemu_syscall") if d.get(k, "ok") != "ok"]
     console.print(t)
+    s = Table(title="signal round trip (kill -> handler -> rt_sigreturn) vs emukern's null syscall, same run")
+    for c in ("arch", "signal µs", "null syscall µs", "ratio (target ≤3×)", "round trips"):
+        s.add_column(c, justify="right")
+    for arch, d in res["arches"].items():
+        s.add_row(arch, f"{d['emukern_signal_us']:.2f}", f"{d['emukern_syscall_us']:.2f}",
+                  f"{d['signal_vs_null_syscall']:.1f}×", f"{d['signal_delivered']:,}")
+    console.print(s)
     console.print("raw = Unicorn with no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 "
                   "(syscall); emukern = exact per-instruction counting and the full Python kernel path.")
     console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}; "

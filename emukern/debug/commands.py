@@ -199,7 +199,7 @@ break when CONDITION             stop when CONDITION holds (after a trap; before
    variables: see `help conditions`"""
 
 
-@command("break", "break ADDR|SYMBOL | break trap KIND [ARG] [after] | break when COND",
+@command("break", "break ADDR|SYMBOL | break trap KIND [ARG] [after] | break signal [NAME] | break when COND",
          "set a breakpoint at an address/symbol, on a trap kind, or on a kernel-state condition",
          ("b", "br"), "breakpoints", BREAK_DETAIL)
 def cmd_break(s: Session, arg: str) -> list[str]:
@@ -222,6 +222,11 @@ def cmd_break(s: Session, arg: str) -> list[str]:
             raise DebugError("usage: break trap KIND [NAME|NR] [after]")
         bp = s.dbg.add_trap_breakpoint(rest[0], rest[1] if len(rest) > 1 else None, phase)
         return [f"Trap breakpoint {bp.num}: {esc(bp.describe())}"]
+    if head == "signal":
+        if len(words) > 2:
+            raise DebugError("usage: break signal [NAME|NR]")
+        bp = s.dbg.add_signal_breakpoint(words[1] if len(words) > 1 else None)
+        return [f"Signal breakpoint {bp.num}: {esc(bp.describe())}"]
     if head == "when":
         bp = s.dbg.add_cond_breakpoint(a[4:].strip())
         return [f"Breakpoint {bp.num}: {esc(bp.describe())}"]

@@ -138,6 +138,20 @@ class Watchpoint(Breakpoint):
         return f"{WATCH_KINDS[self.access]} {self.addr:#x}..{self.addr + self.length - 1:#x}"
 
 
+@dataclass
+class SignalBreakpoint(Breakpoint):
+    sig: int | None = None            # None: any signal delivered to a handler
+
+    @property
+    def kind(self) -> str:
+        return "signal"
+
+    def describe(self) -> str:
+        from emukern.kernel.signal import signal_name
+        return (signal_name(self.sig) if self.sig else "any signal") + \
+            " (at delivery: stops on the handler's first instruction)"
+
+
 # ---- what the debugger knows about a trap -----------------------------------------------------------
 @dataclass
 class TrapInfo:
@@ -193,6 +207,7 @@ class Debugger:
         self.k = self.m.kernel
         self.k.trap_gate = self._gate
         self.k.trap_listeners.append(self._listener)
+        self.k.signal_listeners.append(self._on_signal)
         for cpu in self.k.cpus:
             # address breakpoints are per-instruction code hooks: execute vector instructions
             # one trap at a time so a breakpoint on any of them is seen
@@ -353,6 +368,32 @@ class Debugger:
         bp = TrapBreakpoint(self._new_num(), what=what, arg=arg, phase=phase)
         self.breakpoints[bp.num] = bp
         return bp
+
+    def add_signal_breakpoint(self, name: str | None) -> SignalBreakpoint:
+        from emukern.kernel.signal import parse_signal
+        sig = None
+        if name:
+            try:
+                sig = parse_signal(name)
+            except ValueError:
+                raise DebugError(f"unknown signal {name!r}", hint="a name (SIGUSR1, usr1) or a number 1-64") from None
+        bp = SignalBreakpoint(self._new_num(), sig=sig)
+        self.breakpoints[bp.num] = bp
+        return bp
+
+    def _on_signal(self, cpu: Any, task: Any, info: Any) -> None:
+        """The kernel set up a handler's frame (do_signal): stop at the handler if asked to."""
+        if self._stop is not None:
+            return
+        from emukern.kernel.signal import signal_name
+        for bp in self.breakpoints.values():
+            if isinstance(bp, SignalBreakpoint) and bp.enabled and bp.sig in (None, info.signo):
+                bp.hits += 1
+                self._stop = StopEvent("signal", cpu.index, cpu.get_pc(), bp=bp,
+                                       message=f"{signal_name(info.signo)} (si_code {info.code}) delivered to "
+                                               f"tid {task.tid}: handler at {cpu.get_pc():#x}")
+                cpu.stop()
+                return
 
     def add_cond_breakpoint(self, text: str) -> CondBreakpoint:
         cond = Condition(text, self.k, self.cpu)

@@ -202,7 +202,7 @@ def handled_line(dbg: Any, info: Any) -> str:
 def stop_lines(dbg: Any, ev: Any) -> list[str]:
     out: list[str] = []
     r = ev.reason
-    if r in ("step", "finish", "breakpoint", "until", "trap-exit", "condition", "interrupted"):
+    if r in ("step", "finish", "breakpoint", "until", "trap-exit", "condition", "interrupted", "signal"):
         for info in ev.handled:
             if r in ("trap-exit", "condition") and info is ev.info:
                 continue
@@ -245,6 +245,8 @@ def stop_lines(dbg: Any, ev: Any) -> list[str]:
         out.append("[yellow]Interrupted.[/]")
     elif r == "error":
         out.append(f"[bold red]Error:[/] {esc(ev.message)}")
+    elif r == "signal":
+        out.append(f"[bold red]Signal breakpoint {ev.bp.num}[/]: {esc(ev.message)}" if ev.bp else esc(ev.message))
     if not dbg.finished and dbg.task() is not None:
         out.append(location_line(dbg))
     elif not dbg.finished:
@@ -604,3 +606,27 @@ register_view("symbols", view_symbols, "ELF symbols (info symbols [SUBSTRING])",
 register_view("sysctls", view_sysctls, "sysctl entries", ("sysctl",))
 register_view("policies", view_policies, "policy switches of the modelled Linux changes", ("policy",))
 register_view("views", view_views, "this list")
+
+
+def view_signals(dbg: Any, args: list[str]) -> list[str]:
+    """info signals [TID]: actions, blocked / pending sets, the alternate stack (kernel/signal.py)."""
+    task = dbg.task() if not args else dbg.k.tasks.get(int(args[0], 0))
+    if task is None:
+        return ["no such task" if args else "no current task"]
+    v = dbg.k.signal_view(task)
+    out = [f"signals of tid {v['tid']}: {v['delivered']} delivered, {v['sigreturns']} rt_sigreturn"]
+    out.append("  blocked:  " + (" ".join(v["blocked"]) or "-"))
+    out.append("  pending:  " + (" ".join(v["pending"]) or "-") + "   (thread)")
+    out.append("            " + (" ".join(v["shared_pending"]) or "-") + "   (process)")
+    alt = v["altstack"]
+    out.append(f"  altstack: {alt['flags']}" + (f" sp={alt['sp']:#x} size={alt['size']}" if alt["size"] else ""))
+    if not v["actions"]:
+        out.append("  actions:  every signal SIG_DFL")
+    for name, a in v["actions"].items():
+        out.append(f"  {name:<12} {esc(where(dbg, int(a['handler'], 16)) if a['handler'].startswith('0x') else a['handler'])}"
+                   f"  flags={a['flags']:#x} mask={a['mask']:#x}")
+    return out
+
+
+register_view("signals", view_signals, "signal actions, blocked and pending sets, the alternate stack",
+              ("sig",))

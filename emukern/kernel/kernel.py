@@ -22,6 +22,7 @@ from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.spinlock import SpinLock
 from emukern.kernel.sched import PerCpu, SchedulerMixin
+from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
 from emukern.kernel.smp import RunLoopMixin
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
@@ -93,7 +94,7 @@ class TrapRecord:
                 f"{self.handler}: {self.decision})")
 
 
-class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
+class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -157,6 +158,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.syscall_notes: list[str] = []          # what kernel paths inside a syscall decided     # WARN_ON()s hit, by condition (see warn_on)
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
         self.trap_listeners: list[Any] = []       # the debugger subscribes here
+        self.signal_listeners: list[Any] = []     # (cpu, task, siginfo) when a handler's frame is set up
         self.locks: dict[str, SpinLock] = {}
         self.futex_queues: dict[tuple[int, int], WaitQueue] = {}
         self.child_wait: dict[int, WaitQueue] = {}
@@ -248,6 +250,7 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(pool=self.mem), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
+        init_task_signals(task)
         # /proc/self/exe is a guest path: the program's place in the root, or its name at the
         # top of it when it comes from outside the root (a host path means nothing in the guest)
         task.exe = (self.vfs.guest_path_of_host(str(path))  # type: ignore[attr-defined]
@@ -314,7 +317,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         interp = load_elf_interp(self, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
         auxv = standard_auxv(image, hwcap=self.arch.hwcap(), hwcap2=self.arch.hwcap2(),
-                             clktck=self.config.hz, base=interp[1] if interp else 0)
+                             clktck=self.config.hz, base=interp[1] if interp else 0,
+                             minsigstksz=self.signal_minsigstksz())
+        self.map_sigtramp(mm)             # the sigreturn trampoline page (Linux: the vDSO's)
         lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
                                    platform=None, execfn=execfn)
         # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
@@ -455,7 +460,9 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
             if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-            note = self.arch.exit_to_user(cpu, task)
+            if task.sigpending:         # exit_to_user_mode_loop: TIF_SIGPENDING -> do_signal
+                self.do_signal(cpu, task, trap)
+            note = self.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
             if note:
                 if trap.notes is None:
                     trap.notes = [note]
@@ -480,7 +487,13 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap))
 
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
-        """exit_to_user_mode_loop: the arch's return-to-user work (deferred restores, lazy FP)."""
+        """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
+        (deferred restores, lazy FP)."""
+        if task.sigpending or task.signal is not None and task.signal.stop_pending:
+            self.do_signal(cpu, task)
+            if task.state is not TaskState.RUNNABLE:
+                self.schedule(cpu)      # a fatal signal or a group stop: pick something else
+                return
         self.arch.exit_to_user(cpu, task)
 
     def do_syscall(self, cpu: Cpu, task: Task, trap: Trap) -> None:
@@ -507,6 +520,8 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
             trap.decision = f"blocked ({task.wait_reason})"
             return
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
+            if -517 < ret < -511:       # ERESTART*: do_signal restarts the call or makes it -EINTR
+                self.note_restart(task, nr, args, ret)
             self.arch.set_syscall_return(cpu, ret)
             trap.ret = ret
         elif not task.alive:
@@ -530,29 +545,44 @@ class Kernel(SyscallsMixin, SchedulerMixin, RunLoopMixin):
         return True
 
     def force_sig(self, cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
-        """Deliver a fatal signal (emukern runs no user signal handlers): the thread group dies."""
-        cpu.charge(self.cost.signal_deliver)
-        report: dict[str, Any] = {"signal": sig, "signame": E.SIGNAL_NAMES.get(sig, str(sig)), "tid": task.tid,
+        """A signal the kernel raises for ``task`` (a fault, SIGPIPE).  A trap's signal is forced
+        (force_sig_fault: it cannot be blocked or ignored) and goes to the handler if one is
+        installed; otherwise it takes its default action on the way back to user mode.  The
+        report below is what the run summary shows if the signal kills the task."""
+        from emukern.kernel import signal as S
+        report: dict[str, Any] = {"signal": sig, "signame": S.signal_name(sig), "tid": task.tid,
                                   "why": why}
-        if trap is not None:
-            from emukern.disasm import disasm_one
-            report["pc"] = trap.pc
-            report["insn"] = trap.insn
-            report["syndrome"] = trap.syndrome()
-            from emukern.machine.memory import MemoryFault
-            try:
-                code = task.mm.read(trap.pc, 4, "x")
-            except MemoryFault:               # the PC is not in executable memory: nothing to show
-                report["disasm"] = "<unreadable>"
-            else:
-                report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
-            if trap.addr is not None:
-                report["addr"] = trap.addr
-            if trap.detail:
-                report["detail"] = trap.detail
-        task.fault_report = report
-        if self.fault_report is None:
-            self.fault_report = report
-        if trap is not None:
-            trap.decision = f"{report['signame']}: {why}"
-        self.do_group_exit(cpu, task, sig, signaled=True)
+        if trap is None:
+            # send_sig(SIGPIPE, current): an ordinary thread-directed signal (si_code SI_USER)
+            self.send_signal(cpu, task, S.KSigInfo(sig, S.SI_USER, pid=task.tgid, report=report), False)
+            return
+        from emukern.disasm import disasm_one
+        report["pc"] = trap.pc
+        report["insn"] = trap.insn
+        report["syndrome"] = trap.syndrome()
+        from emukern.machine.memory import MemoryFault
+        try:
+            code = task.mm.read(trap.pc, 4, "x")
+        except MemoryFault:               # the PC is not in executable memory: nothing to show
+            report["disasm"] = "<unreadable>"
+        else:
+            report["disasm"] = disasm_one(self.config.arch, code, trap.pc)
+        if trap.addr is not None:
+            report["addr"] = trap.addr
+        if trap.detail:
+            report["detail"] = trap.detail
+        if sig == S.SIGSEGV:
+            mapped = trap.addr is not None and task.mm.find(trap.addr) is not None
+            si_code, addr = (S.SEGV_ACCERR if mapped else S.SEGV_MAPERR), trap.addr
+        elif sig == S.SIGBUS:
+            si_code, addr = S.BUS_ADRALN, trap.addr
+        elif sig == S.SIGTRAP:
+            si_code, addr = S.TRAP_BRKPT, trap.pc
+        else:
+            si_code, addr = S.ILL_ILLOPC, trap.pc
+        ka = task.sighand.action[sig] if task.sighand is not None else None
+        caught = ka is not None and ka.handler not in (S.SIG_DFL, S.SIG_IGN) \
+            and not task.sigstate.blocked & S.sigmask(sig)
+        trap.decision = (f"{report['signame']} ({why}) to the handler at {ka.handler:#x}" if caught and ka
+                         else f"{report['signame']}: {why}")
+        self.force_sig_fault(cpu, task, sig, si_code, addr, trap, report)

@@ -117,6 +117,9 @@ class SchedulerMixin:
         pc = self.percpu[cpu.index]
         while pc.timers and pc.timers[0][0] <= cpu.now:
             wake_at, _, task = heapq.heappop(pc.timers)
+            if task.state is None:                      # a process's ITIMER_REAL (signal.py)
+                self.it_real_fn(cpu, task, wake_at)     # type: ignore[attr-defined]
+                continue
             if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
                 task.woken_value = -E.ETIMEDOUT
                 for wq in getattr(task, "waitqueues", []):
@@ -235,7 +238,9 @@ class SchedulerMixin:
         assert task.pending is not None
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
-        _name, ret = self._call_syscall(cpu, task, nr, args)
+        ret = self.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None  # type: ignore[attr-defined]
+        if ret is None:
+            _name, ret = self._call_syscall(cpu, task, nr, args)
         if ret is BLOCK:
             task.state = TaskState.BLOCKED
             self.percpu[cpu.index].curr = None
@@ -244,5 +249,7 @@ class SchedulerMixin:
             return False
         task.pending = None
         if task.alive:
+            if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
+                self.note_restart(task, nr, args, ret)  # type: ignore[attr-defined]
             self.arch.set_syscall_return(cpu, ret)
         return True

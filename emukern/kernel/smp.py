@@ -257,6 +257,7 @@ class RunLoopMixin:
         for cb in self.trap_listeners:
             cb("enter", cpu, task, trap)
         trap.handler = "scheduler_tick"
+        self.itimer_tick(cpu, task)                 # type: ignore[attr-defined]  (ITIMER_VIRTUAL/PROF)
         slice_cycles = self.clock.tick_cycles * self.config.timeslice_ticks
         if pc.rq and cpu.now - task.slice_start >= slice_cycles:
             pc.need_resched = True

@@ -11,6 +11,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
@@ -55,6 +56,11 @@ SYSCALL_NAMES = {
     261: "prlimit64", 293: "rseq",
     # epoll and eventfd (emukern/kernel/epoll.py)
     19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
+    # signals (emukern/kernel/signal.py)
+    102: "getitimer", 103: "setitimer", 130: "tkill", 133: "rt_sigsuspend", 136: "rt_sigpending",
+    137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
+    155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll", 107: "timer_create",
+    108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
 }
 from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
@@ -149,29 +155,6 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_set_robust_list(self, cpu, task, *a):
         return 0
 
-    def sys_rt_sigprocmask(self, cpu, task, *a):
-        return 0
-
-    def sys_rt_sigaction(self, cpu, task, sig, act, oldact, *a):
-        """Actions are recorded and reported back, but emukern never runs a user handler:
-        signals emukern raises (SIGSEGV, SIGILL, ...) always take their default, fatal action.
-        Start-up code that installs handlers "just in case" (glibc's SIGCANCEL) keeps working."""
-        if not 1 <= sig <= 64 or sig in (E.SIGKILL, 19):
-            return -E.EINVAL
-        actions = getattr(task, "sigactions", None)
-        if actions is None:
-            actions = task.sigactions = {}  # type: ignore[attr-defined]
-        if oldact:
-            task.mm.write(oldact, actions.get(sig, bytes(32)))
-        if act:
-            actions[sig] = task.mm.read(act, 32)
-        return 0
-
-    def sys_sigaltstack(self, cpu, task, ss, old_ss, *a):
-        if old_ss:
-            task.mm.write(old_ss, (0).to_bytes(8, "little") + (2).to_bytes(8, "little") + bytes(8))  # SS_DISABLE
-        return 0
-
     def sys_madvise(self, cpu, task, addr, length, advice, *a):
         return 0 if addr % PAGE == 0 else -E.EINVAL
 
@@ -259,6 +242,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
         if p.readers == 0:
             self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+            # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
             return -E.EPIPE
         room = 65536 - len(p.buf)
         if room <= 0:
@@ -377,6 +361,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if target <= cpu.now:
             return 0
         task.waitqueues = []
+        task.sigstate.sleep_target = target       # for the remaining time if a signal interrupts
         self.add_timer(task, target)  # type: ignore[attr-defined]
         self.block_current(cpu, task, "nanosleep")  # type: ignore[attr-defined]
         return BLOCK
@@ -514,6 +499,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         child.ctx = ctx
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
         self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
+        copy_signals(child, task, flags)
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:
@@ -584,8 +570,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         self.arch.exit_thread(cpu, task)
         # children of an exiting process are reparented to init (or reaped if init is gone)
+        reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
         if task.is_thread_leader:
-            task.state = TaskState.ZOMBIE if task.parent is not None else TaskState.DEAD
+            task.state = TaskState.ZOMBIE if task.parent is not None and not reap else TaskState.DEAD
             if task.parent is not None:
                 wq = self.child_wait.get(task.parent.tgid)  # type: ignore[attr-defined]
                 if wq:
@@ -619,20 +606,3 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         task.waitqueues = [wq]  # type: ignore[attr-defined]
         self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
         return BLOCK
-
-    def sys_kill(self, cpu, task, pid, sig, *a):
-        pid = s64(pid)
-        target = self.tasks.get(pid if pid > 0 else task.tgid)
-        if target is None or not target.alive:
-            return -E.ESRCH
-        if sig == 0:
-            return 0
-        if not 1 <= sig <= 64:
-            return -E.EINVAL
-        if sig == E.SIGCHLD:
-            return 0            # default action: ignore
-        self.force_sig(cpu, target, sig, None, f"killed by signal {sig} from pid {task.tgid}")  # type: ignore[attr-defined]
-        return 0
-
-    def sys_tgkill(self, cpu, task, tgid, tid, sig, *a):
-        return self.sys_kill(cpu, task, tgid, sig)

@@ -18,17 +18,6 @@ def _s32(v: int) -> int:
     return v - (1 << 32) if v >> 31 else v
 
 
-def _inherited(task: Any, attr: str, default: Any) -> Any:
-    """A per-process value that children inherit at fork: the nearest ancestor that set it."""
-    t = task
-    while t is not None:
-        v = t.__dict__.get(attr)
-        if v is not None:
-            return v
-        t = t.parent
-    return default
-
-
 class ProcSyscallsMixin:
     cost: Any
     tasks: dict
@@ -45,11 +34,19 @@ class ProcSyscallsMixin:
         t = self._leader(task) if pid == 0 else self.tasks.get(pid)
         return t if t is not None and t.alive and t.is_thread_leader else None
 
+    # the process group and session live in the thread group's signal_struct (kernel/signal.py),
+    # where kill(-pgid) and job control find them; fork copies them
+    def _signal_struct(self, t: Any) -> Any:
+        leader = self._leader(t)
+        if leader.signal is None:
+            self._sig_init(leader)              # type: ignore[attr-defined]
+        return leader.signal
+
     def pgid_of(self, t: Any) -> int:
-        return _inherited(self._leader(t), "pgid", 1)
+        return self._signal_struct(t).pgid
 
     def sid_of(self, t: Any) -> int:
-        return _inherited(self._leader(t), "sid", 1)
+        return self._signal_struct(t).sid
 
     # ---- process groups and sessions -------------------------------------------------------------
     def sys_getpgid(self, cpu, task, pid, *a):
@@ -82,14 +79,15 @@ class ProcSyscallsMixin:
         if pgid != t.tgid and not any(x.alive and self.pgid_of(x) == pgid and self.sid_of(x) == self.sid_of(me)
                                       for x in self.tasks.values() if x.is_thread_leader):
             return -E.EPERM
-        t.pgid = pgid
+        self._signal_struct(t).pgid = pgid
         return 0
 
     def sys_setsid(self, cpu, task, *a):
         me = self._leader(task)
         if self.pgid_of(me) == me.tgid:
             return -E.EPERM                      # a process-group leader cannot start a session
-        me.sid = me.pgid = me.tgid
+        sig = self._signal_struct(me)
+        sig.sid = sig.pgid = me.tgid
         return me.tgid
 
     def sys_umask(self, cpu, task, mask, *a):

@@ -49,6 +49,12 @@ class Task:
     slice_start: int = 0
     # per-architecture thread state (Linux's thread_struct / thread_info flags)
     thread: Any = None
+    # signals (emukern/kernel/signal.py): sighand_struct, signal_struct, the per-thread state,
+    # and TIF_SIGPENDING
+    sighand: Any = None
+    signal: Any = None
+    sigstate: Any = None
+    sigpending: bool = False
     fault_report: dict[str, Any] | None = None
 
     @property

@@ -1,0 +1,426 @@
+"""arm64 signal frames — mirrors arch/arm64/kernel/signal.c.
+
+The frame (uapi asm/sigcontext.h, asm/ucontext.h; offsets checked against the cross compiler's
+headers in tests/kernel/signal/test_frame_layout.py)::
+
+    rt_sigframe  +0     siginfo (128)
+                 +128   ucontext: uc_flags, uc_link, uc_stack, uc_sigmask, __unused
+                 +304   uc_mcontext = sigcontext: fault_address, regs[31], sp, pc, pstate
+                 +592   __reserved[4096]: the records, each {u32 magic; u32 size} first, 16-aligned:
+                        fpsimd_context, esr_context (after a fault), sve_context (on every
+                        SVE-capable machine), extra_context (when the records do not fit),
+                        the terminator
+    above it: the frame record {fp, lr} that x29 points to.
+
+``setup_sigframe_layout`` sizes the records as Linux does; the SVE record carries registers only
+when the saved state is in SVE form (fp_type == FP_STATE_SVE), which after
+``fpsimd_signal_preserve_current_state`` means: TIF_SVE set and the signal not delivered on the
+way out of a syscall (a syscall keeps only the FPSIMD subset, ``fpsimd_syscall_enter``).  At
+large VLs the SVE record moves out of ``__reserved`` behind an ``extra_context``.
+``rt_sigreturn`` restores an SVE record with registers as SVE state with TIF_SVE set, and one
+without as FPSIMD-only state with TIF_SVE cleared — so the next SVE instruction traps again.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from unicorn import arm64_const as UA
+
+from emukern.errors import MemoryFault
+from emukern.kernel import signal as S
+from emukern.kernel.arm64 import fpsimd as F
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.task import Task
+
+FPSIMD_MAGIC, ESR_MAGIC, SVE_MAGIC, EXTRA_MAGIC = 0x46508001, 0x45535201, 0x53564501, 0x45585401
+SVE_SIG_FLAG_SM = 1
+UC = 128
+UC_STACK = UC + 16
+UC_SIGMASK = UC + 40
+MCONTEXT = UC + 176
+SC_FAULT = MCONTEXT
+SC_REGS = MCONTEXT + 8
+SC_SP = MCONTEXT + 256
+SC_PC = MCONTEXT + 264
+SC_PSTATE = MCONTEXT + 272
+RESERVED = MCONTEXT + 288                     # offsetof(rt_sigframe, uc.uc_mcontext.__reserved)
+RESERVED_SIZE = 4096
+SIZEOF_FRAME = RESERVED + RESERVED_SIZE       # sizeof(struct rt_sigframe) = 4688
+FPSIMD_CONTEXT_SIZE = 16 + 32 * 16            # 528
+ESR_CONTEXT_SIZE = 16
+SVE_CONTEXT_HDR = 16
+EXTRA_CONTEXT_SIZE = 32
+TERMINATOR_SIZE = 16
+FRAME_RECORD = 16
+SIGFRAME_MAXSZ = 256 << 10
+SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn); svc #0
+
+
+# x0-x30, sp (SP_EL0: the CPU is at EL0 whenever a trap is handled), pc, nzcv in one libunicorn
+# call; rt_sigreturn writes back only what the frame changes.
+_FRAME_REGS = ([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
+               + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
+_PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
+
+
+def user_regs(k: "Kernel", cpu: Any) -> list[int]:
+    readers = k.__dict__.setdefault("_a64_sig_batch", {})
+    rd = readers.get(cpu.index)
+    if rd is None:
+        rd = readers[cpu.index] = cpu.make_batch(_FRAME_REGS)
+    return rd()
+
+
+def sve_sig_regs_size(vq: int) -> int:
+    """SVE_SIG_REGS_SIZE: Z0-Z31 (vq*16 each), P0-P15 (vq*2 each), FFR (vq*2)."""
+    return 32 * vq * 16 + 16 * vq * 2 + vq * 2
+
+
+def sve_sig_context_size(vq: int) -> int:
+    return SVE_CONTEXT_HDR + (sve_sig_regs_size(vq) if vq else 0)
+
+
+def _r16(x: int) -> int:
+    return (x + 15) & ~15
+
+
+@dataclass
+class Layout:
+    """rt_sigframe_user_layout: offsets of the records from the frame base."""
+    size: int = RESERVED
+    limit: int = RESERVED + RESERVED_SIZE - TERMINATOR_SIZE - EXTRA_CONTEXT_SIZE
+    fpsimd_offset: int = 0
+    esr_offset: int = 0
+    sve_offset: int = 0
+    extra_offset: int = 0
+    end_offset: int = 0
+
+    def alloc(self, size: int, extend: bool = True) -> int | None:
+        """__sigframe_alloc: the next 16-aligned slot; the first record that does not fit in
+        __reserved allocates an extra_context and continues past the end of rt_sigframe."""
+        padded = _r16(size)
+        if padded > self.limit - self.size and not self.extra_offset and extend:
+            self.limit += EXTRA_CONTEXT_SIZE
+            off = self.alloc(EXTRA_CONTEXT_SIZE, extend=False)
+            if off is None:
+                self.limit -= EXTRA_CONTEXT_SIZE
+                return None
+            self.extra_offset = off
+            self.size += TERMINATOR_SIZE          # the terminator of __reserved
+            self.limit = SIGFRAME_MAXSZ - TERMINATOR_SIZE
+        if padded > self.limit - self.size:
+            return None
+        off = self.size
+        self.size += padded
+        return off
+
+    def alloc_end(self) -> None:
+        self.limit += TERMINATOR_SIZE
+        self.end_offset = self.alloc(TERMINATOR_SIZE) or 0
+        self.limit = self.size
+
+    @property
+    def frame_size(self) -> int:
+        """sigframe_size: never smaller than struct rt_sigframe."""
+        return _r16(max(self.size, SIZEOF_FRAME))
+
+
+def setup_sigframe_layout(k: "Kernel", th: Any, fault: bool, add_all: bool) -> tuple[Layout, int]:
+    """(layout, vq of the SVE record: 0 for a header-only record)."""
+    lay = Layout()
+    lay.fpsimd_offset = lay.alloc(FPSIMD_CONTEXT_SIZE) or 0
+    if add_all or fault:
+        lay.esr_offset = lay.alloc(ESR_CONTEXT_SIZE) or 0
+    vq = 0
+    if k.config.has_sve:
+        if add_all:
+            vq = max(k.config.sve_vls) // 128
+        elif th is not None and th.fp_type == F.FP_STATE_SVE:
+            vq = th.vl // 128
+        lay.sve_offset = lay.alloc(sve_sig_context_size(vq)) or 0
+    lay.alloc_end()
+    return lay, vq
+
+
+def signal_minsigstksz(k: "Kernel") -> int:
+    """minsigstksz_setup: every record at the largest VL, the frame record, alignment slack."""
+    lay, _ = setup_sigframe_layout(k, None, fault=True, add_all=True)
+    return lay.frame_size + _r16(FRAME_RECORD) + 16
+
+
+def _u64(x: int) -> bytes:
+    return (x & (2**64 - 1)).to_bytes(8, "little")
+
+
+def _u32(x: int) -> bytes:
+    return (x & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") -> None:
+    """Save the live FP/SVE state into the task's buffer; an SVE-form state also gets its FPSIMD
+    view (the fpsimd_context record always holds V0-V31)."""
+    th = task.thread
+    F.fpsimd_save_user_state(k, cpu, task)
+    cpu.stub_sync()
+    if th.fp_type == F.FP_STATE_SVE:
+        F.sve_to_fpsimd(k, th)
+
+
+def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.SigAction,
+                   oldset: int) -> str | None:
+    st = task.sigstate
+    th = task.thread
+    regs = user_regs(k, cpu)
+    sp = regs[31]
+    fpsimd_signal_preserve_current_state(k, cpu, task)
+    lay, vq = setup_sigframe_layout(k, th, fault=bool(st.fault_code), add_all=False)
+    # get_sigframe: the frame record first, then the frame below it
+    top = S.sigsp(st, sp, ka)
+    rec = (top - FRAME_RECORD) & ~0xF
+    frame = (rec & ~0xF) - lay.frame_size
+    size = lay.frame_size
+    buf = bytearray(size)
+    if ka.flags & S.SA_SIGINFO:
+        buf[0:128] = info.to_bytes()
+    buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
+    buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
+    buf[SC_FAULT:SC_FAULT + 8] = _u64(st.fault_address)
+    _PACK_REGS.pack_into(buf, SC_REGS, *regs[0:33], regs[33] & 0xF000_0000)    # pstate: EL0t, NZCV
+    a = k.sve_area                                                       # type: ignore[attr-defined]
+    # fpsimd_context
+    o = lay.fpsimd_offset
+    fpsr, fpcr = a.fpsr_fpcr(th.state)
+    buf[o:o + 16] = _u32(FPSIMD_MAGIC) + _u32(FPSIMD_CONTEXT_SIZE) + _u32(fpsr) + _u32(fpcr)
+    buf[o + 16:o + 16 + 512] = a.read(th.state + a.fp_off, 512)
+    if lay.esr_offset:
+        o = lay.esr_offset
+        buf[o:o + 16] = _u32(ESR_MAGIC) + _u32(ESR_CONTEXT_SIZE) + _u64(st.fault_code)
+    note = "no SVE record (no SVE)"
+    if lay.sve_offset:
+        o = lay.sve_offset
+        rsize = _r16(sve_sig_context_size(vq))
+        buf[o:o + 16] = _u32(SVE_MAGIC) + _u32(rsize) + (th.vl // 8).to_bytes(2, "little") + bytes(6)
+        if vq:
+            vl = th.sve_state_vl or th.vl
+            zb, pb = vq * 16, vq * 2
+            for i in range(32):
+                buf[o + 16 + i * zb:o + 16 + (i + 1) * zb] = a.zreg(th.state, vl, i)
+            p0 = o + 16 + 32 * zb
+            for i in range(17):                    # P0-P15 then FFR
+                buf[p0 + i * pb:p0 + (i + 1) * pb] = a.preg(th.state, vl, i)
+            note = f"SVE record with registers (VL {th.vl}, TIF_SVE={int(th.tif_sve)})"
+        else:
+            note = (f"SVE record header only (VL {th.vl}, TIF_SVE={int(th.tif_sve)}"
+                    f"{', in a syscall: FPSIMD-only save' if th.in_syscall and th.tif_sve else ''})")
+    if lay.extra_offset:
+        o = lay.extra_offset
+        datap = frame + o + EXTRA_CONTEXT_SIZE + TERMINATOR_SIZE
+        extra_size = frame + size - datap
+        buf[o:o + 32] = (_u32(EXTRA_MAGIC) + _u32(EXTRA_CONTEXT_SIZE) + _u64(datap) + _u32(extra_size)
+                         + bytes(12))
+        buf[o + 32:o + 48] = bytes(16)
+        note += f"; extra_context: {extra_size} bytes at {datap:#x}"
+    buf[lay.end_offset:lay.end_offset + 16] = bytes(16)
+    from emukern.kernel.riscv.signal import _write_user
+    record = _u64(regs[29]) + _u64(regs[30])
+    if not _write_user(k, cpu, task, frame, bytes(buf)) or not _write_user(k, cpu, task, rec, record):
+        return None
+    # setup_return
+    cpu.set_reg(0, info.signo)
+    if ka.flags & S.SA_SIGINFO:
+        cpu.set_reg(1, frame)
+        cpu.set_reg(2, frame + UC)
+    cpu.sp = frame
+    cpu.set_reg(29, rec)
+    cpu.set_reg(30, ka.restorer if ka.flags & S.SA_RESTORER else k.sigtramp_addr)
+    cpu.set_pc(ka.handler)
+    return f"frame at {frame:#x} ({size} bytes); {note}"
+
+
+def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
+    frame = cpu.sp
+    task.sigstate.returned += 1
+    ok, why = restore_sigframe(k, cpu, task, frame)
+    if not ok:
+        k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
+        k.force_sig_info(cpu, task, S.KSigInfo(S.SIGSEGV, S.SI_KERNEL, report={
+            "signal": S.SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
+            "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
+        return 0
+    k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
+    return cpu.reg(0)
+
+
+def _rd32(mm: Any, addr: int) -> int:
+    return int.from_bytes(mm.read(addr, 4), "little")
+
+
+def parse_user_sigframe(mm: Any, frame: int) -> tuple[dict[str, tuple[int, int]], str]:
+    """Walk the records (following one extra_context); ({name: (address, size)}, error)."""
+    base, offset, limit = frame + RESERVED, 0, RESERVED_SIZE
+    have_extra = False
+    found: dict[str, tuple[int, int]] = {}
+    for _ in range(64):
+        if limit - offset < 8:
+            return found, "records run past the end of the frame"
+        if offset % 16:
+            return found, "misaligned record"
+        head = base + offset
+        magic, size = _rd32(mm, head), _rd32(mm, head + 4)
+        if limit - offset < size:
+            return found, f"record {magic:#x} of size {size} overruns the space"
+        if magic == 0:
+            if size:
+                return found, "terminator with a size"
+            return found, ""
+        if magic == FPSIMD_MAGIC:
+            if "fpsimd" in found:
+                return found, "two fpsimd records"
+            found["fpsimd"] = (head, size)
+        elif magic == ESR_MAGIC:
+            pass
+        elif magic == SVE_MAGIC:
+            if "sve" in found:
+                return found, "two SVE records"
+            found["sve"] = (head, size)
+        elif magic == EXTRA_MAGIC:
+            if have_extra:
+                return found, "a second extra_context"
+            if size < EXTRA_CONTEXT_SIZE:
+                return found, "extra_context too small"
+            userp = head + size
+            datap = int.from_bytes(mm.read(head + 8, 8), "little")
+            extra_size = _rd32(mm, head + 16)
+            if limit - offset - size < TERMINATOR_SIZE:
+                return found, "no terminator after extra_context"
+            if _rd32(mm, userp) or _rd32(mm, userp + 4):
+                return found, "no terminator after extra_context"
+            userp += TERMINATOR_SIZE
+            have_extra = True
+            if datap % 16 or extra_size % 16 or datap != userp:
+                return found, "extra_context datap/size invalid"
+            if extra_size > frame + SIGFRAME_MAXSZ - userp:
+                return found, "extra_context unreasonably large"
+            base, offset, limit = datap, 0, extra_size
+            continue
+        else:
+            return found, f"unknown record magic {magic:#x}"
+        if size < 8:
+            return found, f"record {magic:#x} smaller than its header"
+        offset += size
+    return found, "too many records"
+
+
+def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str]:
+    if frame % 16:
+        return False, "sp not 16-byte aligned"
+    mm = task.mm
+    try:
+        raw = mm.read(frame, SIZEOF_FRAME)
+    except MemoryFault:
+        return False, "frame not readable"
+    k.set_current_blocked(task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
+    new = list(_PACK_REGS.unpack_from(raw, SC_REGS))
+    pstate = new[33]
+    new[33] = pstate & 0xF000_0000
+    for i, (a, b) in enumerate(zip(new, user_regs(k, cpu))):
+        if a != b:
+            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
+    if pstate & 0x1F:                       # valid_user_regs: AArch64 EL0t only
+        return False, f"pstate {pstate:#x} is not EL0t"
+    try:
+        recs, err = parse_user_sigframe(mm, frame)
+    except MemoryFault:
+        return False, "record not readable"
+    if err:
+        return False, err
+    if "fpsimd" not in recs:
+        return False, "no fpsimd record"
+    try:
+        if "sve" in recs:
+            ok, note = restore_sve_fpsimd_context(k, cpu, task, recs)
+        else:
+            ok, note = restore_fpsimd_context(k, cpu, task, recs)
+    except MemoryFault:
+        return False, "record data not readable"
+    if not ok:
+        return False, note
+    if not k.restore_altstack(cpu, task, frame + UC_STACK, cpu.sp):
+        return False, "uc_stack not readable"
+    return True, note
+
+
+def _fpsimd_from_record(mm: Any, recs: dict[str, tuple[int, int]]) -> tuple[bytes, int, int]:
+    head, _ = recs["fpsimd"]
+    return mm.read(head + 16, 512), _rd32(mm, head + 8), _rd32(mm, head + 12)
+
+
+def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: bytes, fpsr: int, fpcr: int) -> None:
+    """The FPSIMD view goes into the task's buffer (and into the low bits of Z if TIF_SVE);
+    the registers are loaded on the way out (TIF_FOREIGN_FPSTATE), by task_fpsimd_load."""
+    th = task.thread
+    a = k.sve_area                                                       # type: ignore[attr-defined]
+    a.write(th.state + a.fp_off, vregs)
+    a.write(th.state + a.fpsr_off, _u32(fpsr) + _u32(fpcr))
+    if th.tif_sve:
+        F.fpsimd_to_sve(k, th)
+    F.fpsimd_flush_task_state(th)
+
+
+def restore_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]]) -> tuple[bool, str]:
+    if recs["fpsimd"][1] != FPSIMD_CONTEXT_SIZE:
+        return False, "fpsimd record of the wrong size"
+    cpu.stub_sync()
+    th = task.thread
+    had = th.tif_sve
+    vregs, fpsr, fpcr = _fpsimd_from_record(task.mm, recs)
+    th.tif_sve = False
+    th.fp_type = F.FP_STATE_FPSIMD
+    fpsimd_update_current_state(k, cpu, task, vregs, fpsr, fpcr)
+    return True, "FPSIMD-only state" + (" (TIF_SVE cleared)" if had else "")
+
+
+def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]]) -> tuple[bool, str]:
+    mm = task.mm
+    th = task.thread
+    head, size = recs["sve"]
+    hdr = mm.read(head, 16)
+    vl = int.from_bytes(hdr[8:10], "little")
+    flags = int.from_bytes(hdr[10:12], "little")
+    if flags & SVE_SIG_FLAG_SM:
+        return False, "streaming-mode SVE record (SME is not modelled)"
+    if vl != th.vl // 8:
+        return False, f"SVE record VL {vl * 8} != the task's VL {th.vl}"
+    if recs["fpsimd"][1] != FPSIMD_CONTEXT_SIZE:
+        return False, "fpsimd record of the wrong size"
+    cpu.stub_sync()
+    had = th.tif_sve
+    if size <= SVE_CONTEXT_HDR:
+        th.tif_sve = False
+        th.fp_type = F.FP_STATE_FPSIMD
+        note = "SVE header only: FPSIMD-only state" + (" (TIF_SVE cleared)" if had else "")
+    else:
+        vq = vl // 16
+        if size < sve_sig_context_size(vq):
+            return False, f"SVE record of size {size} too small for VL {vl * 8}"
+        F.fpsimd_flush_task_state(th)
+        F.sve_alloc(k, th)
+        a = k.sve_area                                                   # type: ignore[attr-defined]
+        data = mm.read(head + 16, sve_sig_regs_size(vq))
+        zb, pb = vq * 16, vq * 2
+        st = {"vl": th.vl, "z": [data[i * zb:(i + 1) * zb] for i in range(32)],
+              "p": [data[32 * zb + i * pb:32 * zb + (i + 1) * pb] for i in range(16)],
+              "ffr": data[32 * zb + 16 * pb:32 * zb + 17 * pb]}
+        fpsr, fpcr = a.fpsr_fpcr(th.state)
+        a.encode_sve(th.state, {**st, "fpsr": fpsr, "fpcr": fpcr})
+        th.tif_sve = True
+        th.fp_type = F.FP_STATE_SVE
+        th.sve_state_vl = th.vl
+        note = "SVE state restored, TIF_SVE set"
+    vregs, fpsr, fpcr = _fpsimd_from_record(mm, recs)
+    fpsimd_update_current_state(k, cpu, task, vregs, fpsr, fpcr)
+    return True, note
