@@ -97,7 +97,7 @@ class ProcSyscallsMixin:
         return old
 
     # ---- usage and time --------------------------------------------------------------------------
-    def _timeval(self, cycles: int) -> bytes:
+    def _timeval_of_cycles(self, cycles: int) -> bytes:
         us = int(self.clock.ns(cycles)) // 1000
         return struct.pack("<qq", us // 10**6, us % 10**6)
 
@@ -125,7 +125,7 @@ class ProcSyscallsMixin:
         niv = sum(t.nivcsw for t in ts)
         maxrss = max([sum(m.size for m in t.mm.mappings) // 1024 for t in ts] or [0])
         longs = [maxrss, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nv, niv]
-        task.mm.write(usage, self._timeval(ut) + self._timeval(st) + struct.pack("<14q", *longs))
+        task.mm.write(usage, self._timeval_of_cycles(ut) + self._timeval_of_cycles(st) + struct.pack("<14q", *longs))
         cpu.charge(self.cost.syscall_body)
         return 0
 

@@ -425,7 +425,9 @@ int main(int argc, char **argv) {
         sigemptyset(&set);
         sigaddset(&set, SIGINT);
         sigprocmask(SIG_BLOCK, &set, NULL);
-        execl(argv[0], argv[0], "after-exec", (char *)NULL);
+        /* argv[2]: the program's path as the guest sees it (execve resolves in the guest root) */
+        const char *self = argc > 2 ? argv[2] : argv[0];
+        execl(self, self, "after-exec", (char *)NULL);
         perror("execl");
         return 1;
     }

@@ -96,6 +96,9 @@ def test_exec_resets_handlers(built, arch):
     ignored, the blocked mask survives.  (qemu-user cannot execve a foreign-arch binary without
     binfmt_misc, so the expected text is Linux's rule, written out.)"""
     exe = _elf(built, arch)
-    r = Machine().load(exe, ["exec"]).run()
+    root = exe.parent / f"root-{arch}"               # execve resolves only inside the guest root
+    root.mkdir(exist_ok=True)
+    shutil.copy(exe, root / "signals")
+    r = Machine(root=str(root)).load(root / "signals", ["exec", "/signals"]).run()
     assert r.exit_status == 0, (r.message, r.fault)
     assert r.stdout == b"after exec: SIGUSR1 SIG_DFL, SIGUSR2 SIG_IGN, SIGINT blocked=1\ndone\n"
