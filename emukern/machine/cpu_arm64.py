@@ -47,17 +47,18 @@ in ``stub_stats``.
 """
 from __future__ import annotations
 
+import ctypes
 import mmap
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, UC_PROT_READ,
-                     UC_PROT_WRITE, Uc, UcError)
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+                     UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
 
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_base import Cpu
+from emukern.machine.cpu_base import UNTIL_NEVER, Cpu
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
 
@@ -93,6 +94,17 @@ STUB_CODE = STUB_BASE + 0x1000    # stub code after the eret page
 STUB_BRK_IMM = 0xE4E
 SVE_AREA_BASE = 0x40_0000_0000    # machine-owned task FP/SVE state buffers (above the stub page)
 STUB_ARG_REGS = (0, 1, 2, 3)      # registers the stubs use (saved/restored around them)
+# The stubs never touch the task buffers themselves: each CPU has one slot-sized bounce buffer,
+# the only FP/SVE state memory Unicorn can see, at SVE_AREA_BASE.  A load stub gets its slot
+# copied in first, a save stub's result is copied out to the slot after it.
+BOUNCE_BASE = SVE_AREA_BASE
+STUB_LOADS = frozenset({"sve_load_state", "fpsimd_load_state"})
+STUB_SAVES = frozenset({"sve_save_state", "fpsimd_save_state"})
+
+
+class StubOverrun(RuntimeError):
+    """A kernel stub did not reach its closing brk within its known length: an emulator bug
+    (the stub page cannot be written or reached by the guest), reported instead of hanging."""
 
 
 def _imm9_mul_vl(imm: int) -> int:
@@ -236,6 +248,18 @@ def _layout_stubs() -> tuple[dict[str, tuple[int, int]], bytes]:
 
 STUBS, STUB_IMAGE = _layout_stubs()      # name -> (entry address, instruction count incl. the brk)
 STUB_CODE_END = STUB_CODE + len(STUB_IMAGE)
+STUB_BRK_AT = {name: entry + 4 * (n - 1) for name, (entry, n) in STUBS.items()}   # the closing brk
+
+
+def _slot_size(max_vl: int) -> tuple[int, int, int]:
+    """(p_off, fp_off, slot_size) of one task buffer for vector lengths up to ``max_vl``."""
+    vlb = max_vl // 8
+    p_off = 32 * vlb
+    fp_off = (p_off + 17 * (vlb // 8) + 15) & ~15
+    return p_off, fp_off, (fp_off + 528 + 63) & ~63
+
+
+BOUNCE_SIZE = (_slot_size(SVE_VL_MAX)[2] + 0xFFF) & ~0xFFF
 
 
 class SveStateArea:
@@ -248,13 +272,10 @@ class SveStateArea:
     """
 
     def __init__(self, slots: int = 1160, max_vl: int = SVE_VL_MAX, base: int = SVE_AREA_BASE) -> None:
-        vlb = max_vl // 8
         self.max_vl = max_vl
         self.base = base
-        self.p_off = 32 * vlb
-        self.fp_off = (self.p_off + 17 * (vlb // 8) + 15) & ~15
+        self.p_off, self.fp_off, self.slot_size = _slot_size(max_vl)
         self.fpsr_off = self.fp_off + 512
-        self.slot_size = (self.fp_off + 528 + 63) & ~63
         self.size = (slots * self.slot_size + 0xFFF) & ~0xFFF
         self.buf = mmap.mmap(-1, self.size)
         self._free = list(range(slots - 1, -1, -1))
@@ -273,6 +294,13 @@ class SveStateArea:
 
     def release(self, addr: int) -> None:
         self._free.append((addr - self.base) // self.slot_size)
+
+    def slot_of(self, addr: int) -> int:
+        """The slot an address inside it belongs to (a stub argument points into one slot)."""
+        i = (addr - self.base) // self.slot_size
+        if not 0 <= addr - self.base < self.size or i * self.slot_size + self.slot_size > self.size:
+            raise ValueError(f"{addr:#x} is not inside the FP/SVE state area")
+        return self.base + i * self.slot_size
 
     def read(self, addr: int, n: int) -> bytes:
         o = addr - self.base
@@ -356,13 +384,21 @@ class Arm64Cpu(Cpu):
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
-        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_ALL)
+        # The machine window (stub code, then the stubs' bounce buffer) is mapped with no
+        # access at all while user code runs: EL0 reaching it is a plain SIGSEGV, as an access to
+        # an unmapped user address is on Linux (see "Machine pages" in the module docstring).
+        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | UC_PROT_EXEC)
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
+        self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
+        uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_READ | UC_PROT_WRITE,
+                       ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
+        self._window_open = True
         self.cpr_write(CPTR_EL3, self.cpr_read(CPTR_EL3) | (1 << 8))     # EZ: SVE not trapped to EL3
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
         self.cpr_write(CNTKCTL_EL1, 0)       # EL0 counter reads go through the MRS hook
         uc.mem_write(STUB_CODE, STUB_IMAGE)
+        self._close_window()
         self._stub_queue: list[StubOp] = []
         self._chain: tuple[dict[int, int], int, int] | None = None   # in-flight: regs, user pc, deadline
         self._chain_op: tuple[StubOp, int] | None = None
@@ -429,12 +465,15 @@ class Arm64Cpu(Cpu):
 
     # ---- SVE kernel stubs (see the module docstring) -------------------------------------------
     def attach_state_area(self, area: SveStateArea) -> None:
-        """Map the machine's task FP/SVE buffer area into this CPU (once)."""
+        """Give this CPU the machine's task FP/SVE buffer area (once)."""
         if self.state_area is area:
             return
         if self.state_area is not None:
             raise RuntimeError("a different SVE state area is already mapped")
-        self.uc.mem_map_ptr(area.base, area.size, UC_PROT_READ | UC_PROT_WRITE, area.host_addr())
+        if area.slot_size > BOUNCE_SIZE:
+            raise ValueError(f"SVE state slots of {area.slot_size} bytes do not fit the stub bounce buffer")
+        # The area itself stays host memory: no CPU maps it, the stubs reach one slot at a time
+        # through this CPU's bounce buffer (see _stub_prepare)
         self.state_area = area
         self._scratch = area.alloc()
 
@@ -473,19 +512,19 @@ class Arm64Cpu(Cpu):
         saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
         pc = self.get_pc()
         deadline = self.counter.deadline
-        self.counter.deadline = 2**63
         try:
             while self._stub_queue:
                 op = self._stub_queue[0]
                 entry, n = STUBS[op.name]
                 self._stub_prepare(op)
                 before = self.counter.count
-                # Unicorn bakes the "until" stop into translated blocks: drop the stub's cached
-                # blocks so this run stops before the brk and a later PC-redirect run does not
-                self.uc.ctl_remove_cache(entry, entry + 4 * n)
-                self.uc.emu_start(entry, entry + 4 * (n - 1))     # stops before the final brk ...
-                self.uc.ctl_remove_cache(entry, entry + 4 * n)
-                self.counter.count += 1                          # ... which stands for the ret
+                # the counter stops the run before the final brk (which stands for the ret) ...
+                self.counter.deadline = before + n - 1
+                self.uc.emu_start(entry, UNTIL_NEVER)
+                if self.counter.count - before != n - 1 or self.get_pc() != entry + 4 * (n - 1):
+                    raise StubOverrun(f"kernel stub {op.name} did not reach its closing brk within "
+                                      f"{n} instructions (pc {self.get_pc():#x}): emulator error")
+                self.counter.count += 1                          # ... counted here
                 self._stub_queue.pop(0)
                 self._stub_account(op, before)
         finally:
@@ -493,12 +532,35 @@ class Arm64Cpu(Cpu):
             for r, v in saved.items():
                 self.uc.reg_write(_X[r], v)
             self.set_pc(pc)
+            self._close_window()          # PC outside the window first (see _chain_step)
             self.counter.deadline = deadline
             self._hw_set(self.sve_el0, self.vl)
 
+    def _open_window(self) -> None:
+        """Make the stub code (read + execute) and the bounce buffer (read + write) reachable:
+        only while kernel stubs run, when no user instruction can execute on this CPU."""
+        if not self._window_open:
+            self.uc.mem_protect(STUB_BASE, STUB_SIZE, UC_PROT_READ | UC_PROT_EXEC)
+            self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+            self._window_open = True
+
+    def _close_window(self) -> None:
+        if self._window_open:
+            self.uc.mem_protect(STUB_BASE, STUB_SIZE + BOUNCE_SIZE, UC_PROT_NONE)
+            self._window_open = False
+
     def _stub_prepare(self, op: StubOp) -> None:
+        self._open_window()
         self._hw_set(True, op.vl)
-        for r, v in zip(STUB_ARG_REGS, op.args):
+        args = op.args
+        if op.name in STUB_LOADS or op.name in STUB_SAVES:
+            a = self._area()
+            slot = a.slot_of(args[0])
+            args = tuple(x - slot + BOUNCE_BASE for x in args)
+            if op.name in STUB_LOADS:
+                o = slot - a.base
+                self._bounce[:a.slot_size] = a.buf[o:o + a.slot_size]
+        for r, v in zip(STUB_ARG_REGS, args):
             self.uc.reg_write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
@@ -506,19 +568,25 @@ class Arm64Cpu(Cpu):
         self.stub_insns += n
         self.stub_stats[op.name] += 1
         self.stub_cycles[op.name] += n
+        if op.name in STUB_SAVES:
+            a = self._area()
+            o = a.slot_of(op.args[0]) - a.base
+            a.buf[o:o + a.slot_size] = self._bounce[:a.slot_size]
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
         saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
         self._chain = (saved, self.get_pc(), self.counter.deadline)
-        self.counter.deadline = 2**63
         self._chain_next()
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
         self._stub_prepare(op)
         self._chain_op = (op, self.counter.count)
-        self.set_pc(STUBS[op.name][0])
+        entry, n = STUBS[op.name]
+        # bounded: the counter stops the CPU if the stub runs past its closing brk
+        self.counter.deadline = self.counter.count + n
+        self.set_pc(entry)
 
     def _chain_step(self) -> None:
         """The brk at the end of a stub: start the next one, or give the CPU back to the user."""
@@ -534,6 +602,9 @@ class Arm64Cpu(Cpu):
         for r, v in saved.items():
             self.uc.reg_write(_X[r], v)
         self.set_pc(pc)
+        # after the PC has left the window: Unicorn stops the run when an mem_protect removes
+        # execute permission from the page the PC is on
+        self._close_window()
         self.counter.deadline = deadline
         self._hw_set(self.sve_el0, self.vl)
 
@@ -640,7 +711,11 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ELR_EL1, pc)
         before = self.counter.count
         self.counter.deadline = 2**63
-        self.uc.emu_start(STUB_BASE, pc, count=1)
+        self._open_window()
+        try:
+            self.uc.emu_start(STUB_BASE, pc, count=1)
+        finally:
+            self._close_window()
         self.stub_insns += self.counter.count - before
         self._at_el0 = True
 
@@ -649,6 +724,14 @@ class Arm64Cpu(Cpu):
             self.enter_el0()
         self.stub_sync()            # kernel stubs queued while the CPU was stopped run first
         super().run(until)
+        if self._chain is not None:
+            op = self._chain_op[0].name if self._chain_op else "?"
+            self._chain, self._chain_op = None, None
+            self._stub_queue.clear()
+            self._close_window()
+            raise StubOverrun(f"kernel stub {op} did not reach its closing brk within "
+                              f"{STUBS[op][1] if op in STUBS else '?'} instructions "
+                              f"(pc {self.get_pc():#x}): emulator error")
 
     def _deliver(self, trap: Trap) -> None:
         super()._deliver(trap)
@@ -698,9 +781,12 @@ class Arm64Cpu(Cpu):
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         pc = self.get_pc()
-        if intno == 7 and self._chain is not None and STUB_CODE <= pc < STUB_CODE_END:
-            self._chain_step()          # the brk #0xe4e ending a kernel stub
-            return
+        if self._chain is not None:
+            name = self._chain_op[0].name if self._chain_op else "?"
+            if intno == 7 and pc == STUB_BRK_AT.get(name):
+                self._chain_step()      # the brk #0xe4e ending a kernel stub
+                return
+            raise StubOverrun(f"exception {intno} at {pc:#x} inside kernel stub {name}: emulator error")
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             word = self._word(epc) or 0
