@@ -148,3 +148,50 @@ def make_counter(uc: Uc) -> NativeCounter | PythonCounter:
     if native_available():
         return NativeCounter(uc)
     return PythonCounter(uc)
+
+
+class _GuardStruct(ctypes.Structure):
+    _fields_ = [("open", ctypes.c_uint64), ("hit", ctypes.c_uint64)]
+
+
+class CodeGuard:
+    """Stops the CPU before any instruction in ``[begin, end]`` runs while the guard is closed.
+
+    A ``UC_HOOK_CODE`` limited to that range: Unicorn only calls it for instructions inside it,
+    so code elsewhere pays nothing.  Native (``ek_guard_hook``) when the counter is native, else
+    a Python hook with the same logic.  ``hit`` is the address stopped at (0: none)."""
+
+    def __init__(self, uc: Uc, begin: int, end: int) -> None:
+        self._s = _GuardStruct(0, 0)
+        if native_available():
+            from unicorn.unicorn_py3.unicorn import uclib
+            assert _native_lib is not None
+            self._hh = ctypes.c_size_t()
+            fn = ctypes.cast(_native_lib.ek_guard_hook, ctypes.c_void_p)
+            status = uclib.uc_hook_add(uc._uch, ctypes.byref(self._hh), UC_HOOK_CODE, fn,
+                                       ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p),
+                                       ctypes.c_uint64(begin), ctypes.c_uint64(end))
+            if status != 0:
+                raise OSError(f"uc_hook_add failed with status {status}")
+        else:
+            uc.hook_add(UC_HOOK_CODE, self._hook, None, begin, end)
+
+    def _hook(self, uc: Uc, address: int, size: int, _ud: object) -> None:
+        if not self._s.open and not self._s.hit:
+            self._s.hit = address
+            uc.emu_stop()
+
+    @property
+    def open(self) -> bool:
+        return bool(self._s.open)
+
+    @open.setter
+    def open(self, value: bool) -> None:
+        self._s.open = int(value)
+
+    @property
+    def hit(self) -> int:
+        return self._s.hit
+
+    def clear(self) -> None:
+        self._s.hit = 0

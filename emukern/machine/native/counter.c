@@ -30,3 +30,24 @@ void ek_count_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
     }
     c->count++;
 }
+
+/*
+ * The guard on machine-owned code (the arm64 kernel stubs).  Registered as a UC_HOOK_CODE over
+ * the stub range only, so Unicorn calls it for stub instructions and for nothing else.  While
+ * the machine runs a stub, `open` is set; an instruction in the range with `open` clear is user
+ * code that jumped there: the hook records its address and stops the CPU before it executes.
+ */
+typedef struct {
+    uint64_t open;      /* a kernel stub is running */
+    uint64_t hit;       /* address of the user instruction stopped in the range, or 0 */
+} ek_guard;
+
+void ek_guard_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    ek_guard *g = (ek_guard *)user_data;
+    (void)size;
+    if (!g->open && !g->hit) {
+        g->hit = address;
+        uc_emu_stop(uc);
+    }
+}
