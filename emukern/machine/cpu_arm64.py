@@ -80,6 +80,7 @@ from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_
 from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
 
+from emukern.errors import MemoryFault
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
 from emukern.machine.cpu_base import UNTIL_NEVER, Cpu
@@ -105,6 +106,11 @@ ELR_EL1 = (3, 0, 4, 0, 1)
 CNTVCT_EL0 = (3, 3, 14, 0, 2)
 CNTFRQ_EL0 = (3, 3, 14, 0, 0)
 CNTPCT_EL0 = (3, 3, 14, 0, 1)
+SCTLR_EL1 = (3, 0, 1, 0, 0)
+
+SCTLR_DZE = 1 << 14          # EL0 may execute DC ZVA
+SCTLR_UCT = 1 << 15          # EL0 may read CTR_EL0
+SCTLR_UCI = 1 << 26          # EL0 may execute DC CVAU/CVAC/CIVAC/CVAP and IC IVAU
 
 CPACR_FPEN_ALL = 3 << 20
 CPACR_ZEN_EL1 = 1 << 16      # ZEN=01: SVE usable at EL1, trapped at EL0
@@ -446,6 +452,13 @@ class Arm64Cpu(Cpu):
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
+    def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
+        """SCTLR_EL1.UCT/UCI/DZE: whether EL0 may read CTR_EL0, do cache maintenance by VA to
+        the point of coherency/unification, and zero blocks with DC ZVA (the kernel's choice)."""
+        v = self.cpr_read(SCTLR_EL1) & ~(SCTLR_UCT | SCTLR_UCI | SCTLR_DZE)
+        v |= (SCTLR_UCT if uct else 0) | (SCTLR_UCI if uci else 0) | (SCTLR_DZE if dze else 0)
+        self.cpr_write(SCTLR_EL1, v)
+
     def cpr_read(self, enc: tuple[int, int, int, int, int]) -> int:
         op0, op1, crn, crm, op2 = enc
         return self.uc.reg_read(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2))
@@ -792,14 +805,16 @@ class Arm64Cpu(Cpu):
 
     # ---- traps ---------------------------------------------------------------------------------
     def _counter_read(self, pc: int, word: int) -> bool:
-        """The generic timer as EL0 sees it with CNTKCTL_EL1.EL0VCTEN set: the read completes
-        in hardware (no kernel trap), returning emukern's clock.  Unicorn is configured with
-        EL0 counter access off so that such reads raise UDEF and land here."""
+        """The generic timer as EL0 sees it with CNTKCTL_EL1.EL0VCTEN set and EL0PCTEN clear
+        (Linux's arch_timer setup): a CNTVCT_EL0/CNTFRQ_EL0 read completes in hardware (no
+        kernel trap), returning emukern's clock; CNTPCT_EL0 is not accessible (see
+        :meth:`classify_undef`).  Unicorn is configured with EL0 counter access off so that such
+        reads raise UDEF and land here."""
         sysreg = decode_sysreg_insn(word)
         if sysreg is None or not sysreg[6]:
             return False
         enc, rt = sysreg[:5], sysreg[5]
-        if enc == CNTVCT_EL0 or enc == CNTPCT_EL0:
+        if enc == CNTVCT_EL0:
             value = self.clock.timer_count(self.now)
         elif enc == CNTFRQ_EL0:
             value = self.clock.timer_freq
@@ -810,10 +825,14 @@ class Arm64Cpu(Cpu):
         return True
 
     def _word(self, pc: int) -> int | None:
+        """The instruction word at ``pc`` as the kernel reads it, or None when the fetch
+        faults (no mapping, or one without execute permission).  Only that fault is expected
+        here: anything else is a bug and propagates."""
+        if self.mm is None:
+            return None
         try:
-            assert self.mm is not None
             return self.mm.fetch_insn(pc)
-        except Exception:
+        except MemoryFault:
             return None
 
     def classify_undef(self, pc: int, word: int) -> Trap:
@@ -822,6 +841,10 @@ class Arm64Cpu(Cpu):
             return Trap(TrapKind.SVE_ACCESS, self.arch, pc, cpu=self.index, insn=word,
                         esr=(ESR_EC_SVE << 26) | ESR_IL)
         sysreg = decode_sysreg_insn(word)
+        if sysreg is not None and sysreg[6] and sysreg[:5] == CNTPCT_EL0:
+            # CNTKCTL_EL1.EL0PCTEN clear: the physical counter read traps with EC 0x18
+            return Trap(TrapKind.SYSREG, self.arch, pc, cpu=self.index, insn=word,
+                        esr=(ESR_EC_SYS64 << 26) | ESR_IL | sysreg_iss(*sysreg))
         if sysreg is not None and self.idst:
             op0, op1, crn, crm, op2, rt, is_read = sysreg
             # FEAT_IDST: EL0 reads of the ID space report EC 0x18 instead of UNDEFINED
