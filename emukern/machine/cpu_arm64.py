@@ -83,7 +83,7 @@ from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
 from emukern.errors import MemoryFault
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
-from emukern.machine.cpu_base import UNTIL_NEVER, Cpu
+from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
 
@@ -412,7 +412,7 @@ class Arm64Cpu(Cpu):
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
                  sve: bool = True) -> None:
-        uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+        uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18

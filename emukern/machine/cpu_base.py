@@ -10,6 +10,7 @@ scheduler needs the CPU: a block, an exit, a context switch).
 from __future__ import annotations
 
 import ctypes
+import mmap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,32 @@ TrapHandler = Callable[["Cpu", Trap], None]
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
+
+# Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already
+# need 7 GiB of address space.  Guest code in emukern is small (a static glibc program translates
+# to a few MiB); 32 MiB per CPU puts 64 CPUs at 2 GiB.  When it fills, Unicorn flushes it and
+# retranslates (slower, never wrong).
+TB_BUFFER_SIZE = 32 << 20
+_TB_PROBE_SLACK = 16 << 20      # Unicorn's other per-instance allocations come on top
+
+
+def new_uc(arch: int, mode: int, what: str) -> Uc:
+    """A Unicorn instance with emukern's translation-buffer size.
+
+    QEMU inside Unicorn ends the *whole process* (``exit(1)`` after "Could not allocate dynamic
+    translator buffer") when the host refuses that buffer, so the same amount of address space is
+    asked for first, here, where a refusal can become a clear error."""
+    from emukern.errors import ConfigError
+    uc = Uc(arch, mode)
+    uc.ctl_set_tcg_buffer_size(TB_BUFFER_SIZE)
+    try:
+        probe = mmap.mmap(-1, TB_BUFFER_SIZE + _TB_PROBE_SLACK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {what}: the host refused {(TB_BUFFER_SIZE + _TB_PROBE_SLACK) >> 20} MiB "
+                          f"for its translated-code buffer ({exc.strerror})",
+                          hint="use fewer --cpus, or raise the address-space limit (ulimit -v)") from None
+    probe.close()
+    return uc
 
 
 class Cpu:

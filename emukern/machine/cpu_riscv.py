@@ -26,7 +26,7 @@ from unicorn.unicorn_const import UC_ERR_INSN_INVALID
 
 from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_base import Cpu
+from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -127,7 +127,7 @@ class RiscvCpu(Cpu):
 
     def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
                  has_v: bool = True) -> None:
-        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+        uc = new_uc(UC_ARCH_RISCV, UC_MODE_RISCV64, f"riscv64 CPU {index}")
         super().__init__(index, clock, uc)
         self.has_v = has_v
         self.vlen = vlen
