@@ -40,7 +40,8 @@ class Counter(Protocol):
 
 
 class _CounterStruct(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_uint64), ("deadline", ctypes.c_uint64)]
+    _fields_ = [("count", ctypes.c_uint64), ("deadline", ctypes.c_uint64), ("guard_lo", ctypes.c_uint64),
+                ("guard_len", ctypes.c_uint64), ("guard_open", ctypes.c_uint64), ("guard_hit", ctypes.c_uint64)]
 
 
 _HOOK_CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
@@ -103,7 +104,7 @@ class NativeCounter:
         from unicorn.unicorn_py3.unicorn import uclib  # the ctypes handle the binding uses
 
         assert _native_lib is not None
-        self._s = _CounterStruct(0, 2**63)
+        self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0)
         self._hh = ctypes.c_size_t()
         fn = ctypes.cast(_native_lib.ek_count_hook, ctypes.c_void_p)
         status = uclib.uc_hook_add(uc._uch, ctypes.byref(self._hh), UC_HOOK_CODE, fn,
@@ -135,10 +136,17 @@ class PythonCounter:
     def __init__(self, uc: Uc) -> None:
         self.count = 0
         self.deadline = 2**63
+        self._s = _CounterStruct(0, 0, 0, 0, 0, 0)      # the guard fields (see CodeGuard)
         uc.hook_add(UC_HOOK_CODE, self._hook)
 
     def _hook(self, uc: Uc, address: int, size: int, _ud: object) -> None:
         if self.count >= self.deadline:
+            uc.emu_stop()
+            return
+        g = self._s
+        if 0 <= address - g.guard_lo < g.guard_len and not g.guard_open:
+            if not g.guard_hit:
+                g.guard_hit = address
             uc.emu_stop()
             return
         self.count += 1
@@ -150,48 +158,32 @@ def make_counter(uc: Uc) -> NativeCounter | PythonCounter:
     return PythonCounter(uc)
 
 
-class _GuardStruct(ctypes.Structure):
-    _fields_ = [("open", ctypes.c_uint64), ("hit", ctypes.c_uint64)]
-
 
 class CodeGuard:
     """Stops the CPU before any instruction in ``[begin, end]`` runs while the guard is closed.
 
-    A ``UC_HOOK_CODE`` limited to that range: Unicorn only calls it for instructions inside it,
-    so code elsewhere pays nothing.  Native (``ek_guard_hook``) when the counter is native, else
-    a Python hook with the same logic.  ``hit`` is the address stopped at (0: none)."""
+    It lives in the counter (the native hook or the Python one), which sees every instruction
+    anyway, so guarding costs one compare per instruction and no extra hook.  ``hit`` is the
+    address stopped at (0: none); the stopped instruction is not counted."""
 
-    def __init__(self, uc: Uc, begin: int, end: int) -> None:
-        self._s = _GuardStruct(0, 0)
-        if native_available():
-            from unicorn.unicorn_py3.unicorn import uclib
-            assert _native_lib is not None
-            self._hh = ctypes.c_size_t()
-            fn = ctypes.cast(_native_lib.ek_guard_hook, ctypes.c_void_p)
-            status = uclib.uc_hook_add(uc._uch, ctypes.byref(self._hh), UC_HOOK_CODE, fn,
-                                       ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p),
-                                       ctypes.c_uint64(begin), ctypes.c_uint64(end))
-            if status != 0:
-                raise OSError(f"uc_hook_add failed with status {status}")
-        else:
-            uc.hook_add(UC_HOOK_CODE, self._hook, None, begin, end)
-
-    def _hook(self, uc: Uc, address: int, size: int, _ud: object) -> None:
-        if not self._s.open and not self._s.hit:
-            self._s.hit = address
-            uc.emu_stop()
+    def __init__(self, counter: "NativeCounter | PythonCounter", begin: int, end: int) -> None:
+        self._s = counter._s
+        self._s.guard_lo = begin
+        self._s.guard_len = end - begin + 1
+        self._s.guard_open = 0
+        self._s.guard_hit = 0
 
     @property
     def open(self) -> bool:
-        return bool(self._s.open)
+        return bool(self._s.guard_open)
 
     @open.setter
     def open(self, value: bool) -> None:
-        self._s.open = int(value)
+        self._s.guard_open = int(value)
 
     @property
     def hit(self) -> int:
-        return self._s.hit
+        return self._s.guard_hit
 
     def clear(self) -> None:
-        self._s.hit = 0
+        self._s.guard_hit = 0

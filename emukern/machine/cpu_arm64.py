@@ -37,9 +37,10 @@ page permissions are the only protection and they have to tell stub time from us
 * the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults;
   because Unicorn checks permissions when it fills a TLB entry (a stub's instruction fetch fills
   one that would let data accesses through), the TLB is flushed whenever stubs end;
-* a native code hook over the stub range (:class:`~emukern.machine.counter.CodeGuard`, called
-  only for instructions inside it) stops the CPU before the first instruction there unless a
-  stub is running: user code branching into it gets an instruction abort (SIGSEGV);
+* a guard in the instruction counter's hook (:class:`~emukern.machine.counter.CodeGuard`: one
+  compare per instruction; a separate code hook even limited to the stub range halved the speed
+  of a hot loop) stops the CPU before the first instruction there unless a stub is running:
+  user code branching into it gets an instruction abort (SIGSEGV);
 * the bounce buffer is no-access except while a save/load stub runs (``mem_protect`` around
   it; flush stubs, the per-syscall case, do not open it);
 * every stub is bounded by its known length through the instruction counter's deadline: one that
@@ -78,12 +79,14 @@ from typing import Any
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
 
 from emukern.errors import MemoryFault
+from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
 from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
+from emukern.machine.memory import PAGE
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
 
@@ -409,6 +412,7 @@ def sysreg_iss(op0: int, op1: int, crn: int, crm: int, op2: int, rt: int, is_rea
 
 class Arm64Cpu(Cpu):
     arch = "arm64"
+    scan_code = True          # words that abort Unicorn's translator are exits (a64_unallocated)
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
                  sve: bool = True) -> None:
@@ -422,7 +426,7 @@ class Arm64Cpu(Cpu):
         # while a save/load stub runs.
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_EXEC)
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
-        self._guard = CodeGuard(uc, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
+        self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         from unicorn.unicorn_py3.unicorn import uclib
         self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
@@ -765,6 +769,11 @@ class Arm64Cpu(Cpu):
         self._open_window()
         try:
             self.uc.emu_start(STUB_BASE, pc, count=1)
+        except UcError as exc:
+            # the eret has run; the fetch at the user entry found a not-yet-scanned page
+            # (scan-on-execute), which the first run() handles
+            if exc.errno != UC_ERR_FETCH_PROT or self.get_pc() != pc:
+                raise
         finally:
             self._close_window()
         self.stub_insns += self.counter.count - before
@@ -793,7 +802,6 @@ class Arm64Cpu(Cpu):
         executable user mapping."""
         pc = self._guard.hit
         self._guard.clear()
-        self.counter.count -= 1           # the counter had counted the instruction the guard stopped
         self.set_pc(pc)
         self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
                            esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
@@ -802,6 +810,24 @@ class Arm64Cpu(Cpu):
         super()._deliver(trap)
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
             self._chain_begin()
+
+    # ---- scan-on-execute: words the translator must not see -----------------------------------
+    def _code_exits(self, page: int, data: bytes) -> list[int]:
+        return find_aborting_words(data[:PAGE], page)
+
+    def _exit_reached(self, pc: int) -> bool:
+        """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an
+        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give."""
+        word = self._word(pc)
+        self.running = False
+        if word is None:
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
+                               esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
+        else:
+            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
+                               esr=(ESR_EC_UNKNOWN << 26) | ESR_IL,
+                               detail="unallocated AdvSIMD fp16 encoding (refused before translation)"))
+        return False
 
     # ---- traps ---------------------------------------------------------------------------------
     def _counter_read(self, pc: int, word: int) -> bool:

@@ -6,7 +6,28 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
 scheduler needs the CPU: a block, an exit, a context switch).
+
+Scan-on-execute (``scan_code``): some instruction words must never reach Unicorn's translator —
+on arm64 the unallocated AdvSIMD fp16 encodings that abort the host process inside QEMU, on
+RISC-V the cycle/instret CSR reads that would return host ticks.  QEMU-user's way of following
+self-modifying code gives the hook: in Unicorn's view of guest memory a page is executable only
+after emukern has scanned it, and a scanned page that the guest may write is mapped
+non-writable.  So
+
+* the first fetch from a guest-executable page faults (UC_ERR_FETCH_PROT, before translation):
+  the page is scanned, every word found becomes a Unicorn *exit* (``UC_CTL_UC_EXITS``: the
+  translator ends the block before that address instead of decoding it), the page becomes
+  executable (and read-only), and the run resumes at the same PC;
+* a guest store to a scanned page faults (UC_ERR_WRITE_PROT): the page goes back to writable
+  and non-executable (its translations and exits dropped) and the store is retried; the next
+  fetch scans it again;
+* a kernel write to executable memory (``AddressSpace.code_gen``) resets the whole view;
+* a run that stops at an exit hands the word to the architecture (:meth:`_exit_reached`).
+
+Nothing is added to the per-instruction path: the cost is one fault and one scan per code page
+(per CPU and address space), and an emu_start per executed exit word.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -15,11 +36,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from unicorn import Uc, UcError
-from unicorn.unicorn_const import UC_HOOK_MEM_INVALID
+from unicorn.unicorn_const import (UC_ERR_FETCH_PROT, UC_ERR_WRITE_PROT, UC_HOOK_MEM_INVALID, UC_PROT_EXEC,
+                                   UC_PROT_READ, UC_PROT_WRITE)
 
 from emukern.machine.clock import Clock
 from emukern.machine.counter import make_counter
-from emukern.machine.memory import AddressSpace, uc_prot
+from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
@@ -58,6 +80,7 @@ def new_uc(arch: int, mode: int, what: str) -> Uc:
 class Cpu:
     arch: str = ""
     insn_align: int = 4
+    scan_code = False        # scan-on-execute (see the module docstring)
 
     def __init__(self, index: int, clock: Clock, uc: Uc) -> None:
         self.index = index
@@ -89,6 +112,16 @@ class Cpu:
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        self._fault_type = 0
+        self._xpages: dict[int, tuple[int, ...]] = {}   # scanned (executable) page -> its exits
+        self._exits: set[int] = set()
+        self._exits_dirty = False
+        self._code_gen = 0
+        self.code_scans = 0        # pages scanned (statistics)
+        self.exit_stops = 0        # runs stopped at an exit word
+        if self.scan_code:
+            uc.ctl_exits_enabled(True)
+            uc.ctl_set_exits([])
 
     # ---- fast register access ------------------------------------------------------------------
     def _read(self, regid: int) -> int:
@@ -165,20 +198,115 @@ class Cpu:
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
         if mm is self.mm and mm.version == self._mapped_version:
+            if self.scan_code and mm.code_gen != self._code_gen:
+                self._reset_code_view()
             return
-        want = {(m.start, m.size, uc_prot(m.perms), m.host_addr()) for m in mm.mappings}
+        strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
+        want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
         for start, size, _prot, _host in sorted(have - want):
             self.uc.mem_unmap(start, size)
+            self._forget_pages(start, start + size)
         for start, size, prot, host in sorted(want - have):
             self.uc.mem_map_ptr(start, size, prot, host)
         self._mapped = sorted(want)
+        if mm is not self.mm:
+            self._code_gen = mm.code_gen
         self.mm = mm
         self._mapped_version = mm.version
+        if self.scan_code and mm.code_gen != self._code_gen:
+            self._reset_code_view()
+        self._flush_exits()
 
     def sync_mm(self) -> None:
-        if self.mm is not None and self.mm.version != self._mapped_version:
-            self.attach_mm(self.mm)
+        mm = self.mm
+        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen):
+            self.attach_mm(mm)
+
+    # ---- scan-on-execute (see the module docstring) --------------------------------------------
+    def _code_exits(self, page: int, data: bytes) -> list[int]:
+        """Addresses in ``page`` whose words Unicorn must not translate.  ``data`` is the page
+        and, when mapped, the first bytes of the next one (an instruction may straddle)."""
+        return []
+
+    def _exit_reached(self, pc: int) -> bool:
+        """The run stopped at an exit word: complete it (True: keep running) or deliver its trap
+        (False: back to the scheduler)."""
+        return False
+
+    def _forget_pages(self, start: int, end: int) -> None:
+        for page in [p for p in self._xpages if start <= p < end]:
+            self._exits.difference_update(self._xpages.pop(page))
+            self._exits_dirty = True
+
+    def _flush_exits(self) -> None:
+        if self._exits_dirty:
+            self.uc.ctl_set_exits(sorted(self._exits))
+            self._exits_dirty = False
+
+    def _reset_code_view(self) -> None:
+        """The kernel wrote executable memory: every scanned page goes back to unscanned."""
+        assert self.mm is not None
+        for page in list(self._xpages):
+            m = self.mm.find(page)
+            if m is not None:
+                self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+                self.uc.ctl_remove_cache(page, page + PAGE)
+        self._forget_pages(0, 1 << 64)
+        self._code_gen = self.mm.code_gen
+        self._flush_exits()
+
+    def _scan_page(self, page: int) -> bool:
+        """A fetch from a page Unicorn sees as non-executable: scan it and make it executable
+        if the guest may execute it.  False if it is not guest-executable (a real fault)."""
+        mm = self.mm
+        m = mm.find(page) if mm is not None else None
+        if m is None or "x" not in m.perms or page in self._xpages:
+            return False
+        o = m.offset + page - m.start
+        data = bytes(m.buf[o:o + PAGE])
+        nxt = mm.find(page + PAGE) if page + PAGE < m.end else None
+        if page + PAGE < m.end:
+            data += bytes(m.buf[o + PAGE:o + PAGE + 4])
+        elif nxt is not None and "x" in nxt.perms:
+            no = nxt.offset + page + PAGE - nxt.start
+            data += bytes(nxt.buf[no:no + 4])
+        exits = tuple(self._code_exits(page, data))
+        self.code_scans += 1
+        self._xpages[page] = exits
+        if exits:
+            self._exits.update(exits)
+            self._exits_dirty = True
+            self._flush_exits()
+        # executable and, while it is, not writable: a store faults and flips it back (W^X)
+        self.uc.mem_protect(page, PAGE, UC_PROT_READ | UC_PROT_EXEC)
+        return True
+
+    def _unscan_page(self, page: int) -> bool:
+        """A store to a scanned page the guest may write: writable again, not executable."""
+        mm = self.mm
+        m = mm.find(page) if mm is not None else None
+        if m is None or "w" not in m.perms or page not in self._xpages:
+            return False
+        self._forget_pages(page, page + 1)
+        self._flush_exits()
+        self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+        self.uc.ctl_remove_cache(page, page + PAGE)
+        return True
+
+    def _fix_view(self, exc: UcError) -> bool:
+        """Handle a fault that only exists in Unicorn's view (True: retry the same PC)."""
+        if not self.scan_code or self._fault is None:
+            return False
+        addr, _access = self._fault
+        page = addr & ~(PAGE - 1)
+        if exc.errno == UC_ERR_FETCH_PROT:
+            return self._scan_page(page)
+        if exc.errno == UC_ERR_WRITE_PROT and self._unscan_page(page):
+            self.counter.count -= 1        # the store was counted before it faulted; it reruns
+            # a store that also covers the next page is retried as a whole
+            return True
+        return False
 
     # ---- registers (arch subclasses provide the tables) ------------------------------------------
     def get_pc(self) -> int:
@@ -216,12 +344,25 @@ class Cpu:
         self.counter.deadline = self.counter.count + budget
         self._committed = self.extra_user + self.sys_cycles + self.idle_cycles
         self.running = True
-        self._fault = None
         try:
-            self.uc.emu_start(self.get_pc(), UNTIL_NEVER)
-        except UcError as exc:
-            self.running = False
-            self._deliver(self._trap_from_error(exc))
+            while True:
+                self._fault = None
+                try:
+                    self.uc.emu_start(self.get_pc(), UNTIL_NEVER)
+                except UcError as exc:
+                    if self._fix_view(exc):
+                        continue
+                    self.running = False
+                    self._deliver(self._trap_from_error(exc))
+                    break
+                if not self.scan_code or self.stop_requested or self._cs.count >= self.counter.deadline:
+                    break
+                pc = self.get_pc()
+                if pc not in self._exits:
+                    break
+                self.exit_stops += 1
+                if not self._exit_reached(pc):
+                    break
         finally:
             self.running = False
             self.counter.deadline = 2**63

@@ -76,6 +76,7 @@ class AddressSpace:
     brk: int = 0
     mmap_base: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
+    code_gen: int = 0           # bumped when the kernel writes executable memory (CPUs rescan)
 
     # ----- layout -----------------------------------------------------------------------------
     def _starts(self) -> list[int]:
@@ -204,6 +205,8 @@ class AddressSpace:
         for m, o, n in self._span(addr, len(data), need):
             m.buf[o: o + n] = data[pos: pos + n]
             pos += n
+            if "x" in m.perms:
+                self.code_gen += 1      # CPUs scanned this code before the write
 
     def read_cstr(self, addr: int, limit: int = 4096) -> bytes:
         out = bytearray()

@@ -15,39 +15,33 @@ typedef struct uc_struct uc_engine;
 extern int uc_emu_stop(uc_engine *uc);
 
 typedef struct {
-    uint64_t count;     /* instructions executed so far */
-    uint64_t deadline;  /* stop before executing instruction number deadline+1 */
+    uint64_t count;       /* instructions executed so far */
+    uint64_t deadline;    /* stop before executing instruction number deadline+1 */
+    /* The guard on machine-owned code (the arm64 kernel stubs): while `guard_open` is clear,
+     * an instruction in [guard_lo, guard_lo + guard_len) is user code that jumped there; it is
+     * recorded in `guard_hit` and the CPU stops before it executes (uncounted).  Checked here
+     * because this hook runs anyway: a second code hook, even one limited to the stub range,
+     * made Unicorn's per-instruction helper about twice as slow. */
+    uint64_t guard_lo;
+    uint64_t guard_len;
+    uint64_t guard_open;
+    uint64_t guard_hit;
 } ek_counter;
 
 void ek_count_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
 {
     ek_counter *c = (ek_counter *)user_data;
-    (void)address;
     (void)size;
     if (c->count >= c->deadline) {
+        uc_emu_stop(uc);
+        return;
+    }
+    if (address - c->guard_lo < c->guard_len && !c->guard_open) {
+        if (!c->guard_hit)
+            c->guard_hit = address;
         uc_emu_stop(uc);
         return;
     }
     c->count++;
 }
 
-/*
- * The guard on machine-owned code (the arm64 kernel stubs).  Registered as a UC_HOOK_CODE over
- * the stub range only, so Unicorn calls it for stub instructions and for nothing else.  While
- * the machine runs a stub, `open` is set; an instruction in the range with `open` clear is user
- * code that jumped there: the hook records its address and stops the CPU before it executes.
- */
-typedef struct {
-    uint64_t open;      /* a kernel stub is running */
-    uint64_t hit;       /* address of the user instruction stopped in the range, or 0 */
-} ek_guard;
-
-void ek_guard_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
-{
-    ek_guard *g = (ek_guard *)user_data;
-    (void)size;
-    if (!g->open && !g->hit) {
-        g->hit = address;
-        uc_emu_stop(uc);
-    }
-}
