@@ -125,6 +125,12 @@ def build_machine(a: argparse.Namespace, echo: bool = True) -> Any:
 
 # ---- commands ---------------------------------------------------------------------------------
 def cmd_run(a: argparse.Namespace) -> int:
+    from emukern.machine.supervise import run_supervised
+    # a native crash inside Unicorn still ends in a report (and the --json file)
+    return run_supervised(lambda: _run(a), what=str(a.program), json_path=a.json)
+
+
+def _run(a: argparse.Namespace) -> int:
     from emukern.report import print_run_summary
     m = build_machine(a)
     sys.stdout.flush()

@@ -373,6 +373,9 @@ class Cpu:
             raise RuntimeError("no kernel attached to this CPU")
         self.on_trap(self, trap)
         self.commit_charges()
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self._mapped_version:
+            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))
