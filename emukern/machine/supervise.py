@@ -6,6 +6,8 @@ summary and no JSON.  Known cases are refused before they reach the translator (
 waits: the child inherits stdin/stdout/stderr and does all the work, so output, exit status and
 files are exactly those of an unsupervised run.  If the child dies of a signal, the parent says
 so (and writes the ``--json`` file the child could not) and returns 70, the internal-error code.
+Only the real CLI is supervised: when Python code calls ``main()`` with ``sys.stdout`` replaced
+(captured), the run stays in-process.
 """
 from __future__ import annotations
 
@@ -29,6 +31,10 @@ def _signame(sig: int) -> str:
 def run_supervised(work: Callable[[], int], *, what: str, json_path: str | None = None) -> int:
     """Run ``work()`` in a forked child; its return value is the exit status."""
     if not hasattr(os, "fork") or os.environ.get("EMUKERN_NO_FORK"):
+        return work()
+    if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+        # output is captured in this process (main() called from Python, e.g. under pytest's
+        # capsys): a child's writes would be lost, so run in-process
         return work()
     sys.stdout.flush()
     sys.stderr.flush()

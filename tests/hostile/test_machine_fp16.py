@@ -176,7 +176,9 @@ def test_find_aborting_words_is_aligned():
 
 
 # ---- the fallback for crashes nobody knows yet ---------------------------------------------------
-def test_supervisor_reports_a_native_abort(capfd, tmp_path):
+def test_supervisor_reports_a_native_abort(capfd, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
     js = tmp_path / "crash.json"
     rc = run_supervised(lambda: os.kill(os.getpid(), signal.SIGABRT) or 0, what="prog", json_path=str(js))
     err = capfd.readouterr().err
@@ -184,7 +186,9 @@ def test_supervisor_reports_a_native_abort(capfd, tmp_path):
     assert json.loads(js.read_text())["host_signal"] == "SIGABRT"
 
 
-def test_supervisor_passes_the_exit_status_through():
+def test_supervisor_passes_the_exit_status_through(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
     assert run_supervised(lambda: 42, what="prog") == 42
 
 
