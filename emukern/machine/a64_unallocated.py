@@ -55,9 +55,8 @@ def translator_aborts(word: int) -> bool:
 def find_aborting_words(data: bytes, base: int) -> list[int]:
     """Addresses of the words in ``data`` (4-byte aligned at ``base``) the translator aborts on."""
     out = []
-    end = len(data) - len(data) % 4
-    for hit in _TOP_BYTE.finditer(data, 0, end):
-        i = hit.start() - 3
-        if i % 4 == 0 and translator_aborts(int.from_bytes(data[i:i + 4], "little")):
+    for hit in _TOP_BYTE.finditer(data[3::4]):       # the top byte of each aligned word
+        i = 4 * hit.start()
+        if translator_aborts(int.from_bytes(data[i:i + 4], "little")):
             out.append(base + i)
     return out

@@ -56,6 +56,7 @@ UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
 # retranslates (slower, never wrong).
 TB_BUFFER_SIZE = 32 << 20
 _TB_PROBE_SLACK = 16 << 20      # Unicorn's other per-instance allocations come on top
+SCAN_CHUNK = 64 << 10           # scan-on-execute makes up to this much executable per fault
 
 
 def new_uc(arch: int, mode: int, what: str) -> Uc:
@@ -258,28 +259,46 @@ class Cpu:
 
     def _scan_page(self, page: int) -> bool:
         """A fetch from a page Unicorn sees as non-executable: scan it and make it executable
-        if the guest may execute it.  False if it is not guest-executable (a real fault)."""
+        if the guest may execute it.  False if it is not guest-executable (a real fault).
+
+        The unscanned pages of the SCAN_CHUNK-aligned block around it (inside the same mapping)
+        are scanned too and made executable with one ``mem_protect``: every protect splits a
+        Unicorn region, and the faults and splits, not the scans, are what costs."""
         mm = self.mm
         m = mm.find(page) if mm is not None else None
         if m is None or "x" not in m.perms or page in self._xpages:
             return False
-        o = m.offset + page - m.start
-        data = bytes(m.buf[o:o + PAGE])
-        nxt = mm.find(page + PAGE) if page + PAGE < m.end else None
-        if page + PAGE < m.end:
-            data += bytes(m.buf[o + PAGE:o + PAGE + 4])
-        elif nxt is not None and "x" in nxt.perms:
-            no = nxt.offset + page + PAGE - nxt.start
-            data += bytes(nxt.buf[no:no + 4])
-        exits = tuple(self._code_exits(page, data))
-        self.code_scans += 1
-        self._xpages[page] = exits
-        if exits:
-            self._exits.update(exits)
+        lo = max(m.start, page & ~(SCAN_CHUNK - 1))
+        hi = min(m.end, (page & ~(SCAN_CHUNK - 1)) + SCAN_CHUNK)
+        while lo < page and lo in self._xpages:
+            lo += PAGE
+        first = page
+        while first > lo and first - PAGE not in self._xpages:
+            first -= PAGE
+        last = page + PAGE
+        while last < hi and last not in self._xpages:
+            last += PAGE
+        o = m.offset + first - m.start
+        data = bytes(m.buf[o:o + (last - first) + 4]) if last < m.end else bytes(m.buf[o:o + (last - first)])
+        if last >= m.end:
+            nxt = mm.find(m.end)
+            if nxt is not None and "x" in nxt.perms:
+                no = nxt.offset + m.end - nxt.start
+                data += bytes(nxt.buf[no:no + 4])
+        added = False
+        for pg in range(first, last, PAGE):
+            i = pg - first
+            exits = tuple(self._code_exits(pg, data[i:i + PAGE + 4]))
+            self.code_scans += 1
+            self._xpages[pg] = exits
+            if exits:
+                self._exits.update(exits)
+                added = True
+        if added:
             self._exits_dirty = True
             self._flush_exits()
         # executable and, while it is, not writable: a store faults and flips it back (W^X)
-        self.uc.mem_protect(page, PAGE, UC_PROT_READ | UC_PROT_EXEC)
+        self.uc.mem_protect(first, last - first, UC_PROT_READ | UC_PROT_EXEC)
         return True
 
     def _unscan_page(self, page: int) -> bool:
