@@ -118,6 +118,8 @@ class Cpu:
         self._exits: set[int] = set()
         self._exits_dirty = False
         self._code_gen = 0
+        self._foreign: set[int] = set()   # pages other CPUs scanned: write-protected here
+        self._scan_gen = -1
         self.code_scans = 0        # pages scanned (statistics)
         self.exit_stops = 0        # runs stopped at an exit word
         if self.scan_code:
@@ -201,7 +203,11 @@ class Cpu:
         if mm is self.mm and mm.version == self._mapped_version:
             if self.scan_code and mm.code_gen != self._code_gen:
                 self._reset_code_view()
+            if self.scan_code and mm.scan_gen != self._scan_gen:
+                self._sync_foreign()
             return
+        if self.scan_code and mm is not self.mm:
+            self._leave_mm()
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
         want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
@@ -215,13 +221,17 @@ class Cpu:
             self._code_gen = mm.code_gen
         self.mm = mm
         self._mapped_version = mm.version
-        if self.scan_code and mm.code_gen != self._code_gen:
-            self._reset_code_view()
+        if self.scan_code:
+            if mm.code_gen != self._code_gen:
+                self._reset_code_view()
+            self._scan_gen = -1           # (remapped ranges lost their protection: resync)
+            self._sync_foreign()
         self._flush_exits()
 
     def sync_mm(self) -> None:
         mm = self.mm
-        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen):
+        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen
+                               or mm.scan_gen != self._scan_gen):
             self.attach_mm(mm)
 
     # ---- scan-on-execute (see the module docstring) --------------------------------------------
@@ -236,9 +246,55 @@ class Cpu:
         return False
 
     def _forget_pages(self, start: int, end: int) -> None:
+        mm = self.mm
         for page in [p for p in self._xpages if start <= p < end]:
             self._exits.difference_update(self._xpages.pop(page))
             self._exits_dirty = True
+            if mm is not None:
+                self._release(mm, page)
+        self._foreign = {p for p in self._foreign if not start <= p < end}
+
+    @staticmethod
+    def _release(mm: AddressSpace, page: int) -> None:
+        n = mm.scanned.get(page, 0) - 1
+        if n > 0:
+            mm.scanned[page] = n
+        else:
+            mm.scanned.pop(page, None)
+        mm.scan_gen += 1
+
+    def _leave_mm(self) -> None:
+        """switch_mm away from the current mm: its scanned pages are no longer held here."""
+        mm = self.mm
+        if mm is not None:
+            for page in self._xpages:
+                self._release(mm, page)
+        self._xpages.clear()
+        self._foreign.clear()
+        if self._exits:
+            self._exits.clear()
+            self._exits_dirty = True
+
+    def _sync_foreign(self) -> None:
+        """Write-protect the pages other CPUs made executable after a scan (their translations
+        and exits depend on the bytes staying the same); release the ones they gave up."""
+        mm = self.mm
+        assert mm is not None
+        want = {p for p in mm.scanned if p not in self._xpages}
+        for p in self._foreign - want:
+            m = mm.find(p)
+            if m is not None:
+                self.uc.mem_protect(p, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+        keep = set()
+        for p in want:
+            m = mm.find(p)
+            if m is None or "w" not in m.perms:
+                continue
+            if p not in self._foreign:
+                self.uc.mem_protect(p, PAGE, uc_prot(m.perms) & ~(UC_PROT_EXEC | UC_PROT_WRITE))
+            keep.add(p)
+        self._foreign = keep
+        self._scan_gen = mm.scan_gen
 
     def _flush_exits(self) -> None:
         if self._exits_dirty:
@@ -253,8 +309,14 @@ class Cpu:
             if m is not None:
                 self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
                 self.uc.ctl_remove_cache(page, page + PAGE)
+        for page in self._foreign:
+            m = self.mm.find(page)
+            if m is not None:
+                self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
         self._forget_pages(0, 1 << 64)
+        self._foreign.clear()
         self._code_gen = self.mm.code_gen
+        self._scan_gen = -1
         self._flush_exits()
 
     def _scan_page(self, page: int) -> bool:
@@ -286,14 +348,20 @@ class Cpu:
                 no = nxt.offset + m.end - nxt.start
                 data += bytes(nxt.buf[no:no + 4])
         added = False
+        in_sync = self._scan_gen == mm.scan_gen
         for pg in range(first, last, PAGE):
             i = pg - first
             exits = tuple(self._code_exits(pg, data[i:i + PAGE + 4]))
             self.code_scans += 1
             self._xpages[pg] = exits
+            self._foreign.discard(pg)
+            mm.scanned[pg] = mm.scanned.get(pg, 0) + 1
+            mm.scan_gen += 1
             if exits:
                 self._exits.update(exits)
                 added = True
+        if in_sync:
+            self._scan_gen = mm.scan_gen
         if added:
             self._exits_dirty = True
             self._flush_exits()
@@ -302,15 +370,27 @@ class Cpu:
         return True
 
     def _unscan_page(self, page: int) -> bool:
-        """A store to a scanned page the guest may write: writable again, not executable."""
+        """A store to a scanned page the guest may write (scanned here or by another CPU):
+        writable again here, not executable.  Other CPUs that hold it executable must drop it
+        before they run again: ``code_gen`` makes them reset their views."""
         mm = self.mm
         m = mm.find(page) if mm is not None else None
-        if m is None or "w" not in m.perms or page not in self._xpages:
+        if m is None or "w" not in m.perms or (page not in self._xpages and page not in self._foreign):
             return False
+        assert mm is not None
+        mine = page in self._xpages
         self._forget_pages(page, page + 1)
         self._flush_exits()
+        if mm.scanned.get(page, 0) > 0:          # another CPU still holds it executable
+            mm.code_gen += 1
+            self._code_gen = mm.code_gen         # this CPU's other pages are still right
+        in_sync = self._scan_gen == mm.scan_gen
+        mm.scan_gen += 1
+        if in_sync:
+            self._scan_gen = mm.scan_gen
         self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
-        self.uc.ctl_remove_cache(page, page + PAGE)
+        if mine:
+            self.uc.ctl_remove_cache(page, page + PAGE)
         return True
 
     def _fix_view(self, exc: UcError) -> bool:

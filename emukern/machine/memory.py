@@ -76,7 +76,11 @@ class AddressSpace:
     brk: int = 0
     mmap_base: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
-    code_gen: int = 0           # bumped when the kernel writes executable memory (CPUs rescan)
+    code_gen: int = 0           # bumped when executable memory was written behind the CPUs' scans
+    # scan-on-execute across CPUs: page -> how many CPUs have it executable after a scan; the
+    # other CPUs keep such a page write-protected in their view (see cpu_base)
+    scanned: dict[int, int] = field(default_factory=dict)
+    scan_gen: int = 0           # bumped when `scanned` gains or loses a page
 
     # ----- layout -----------------------------------------------------------------------------
     def _starts(self) -> list[int]:
