@@ -76,7 +76,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT

@@ -22,10 +22,13 @@ non-writable.  So
   and non-executable (its translations and exits dropped) and the store is retried; the next
   fetch scans it again;
 * a kernel write to executable memory (``AddressSpace.code_gen``) resets the whole view;
+* other CPUs sharing the address space keep a page some CPU holds executable write-protected
+  (``AddressSpace.scanned``); a store there resets the holders' views before they run again;
 * a run that stops at an exit hands the word to the architecture (:meth:`_exit_reached`).
 
-Nothing is added to the per-instruction path: the cost is one fault and one scan per code page
-(per CPU and address space), and an emu_start per executed exit word.
+Nothing is added to the per-instruction path: the cost is one fault per 64 KiB block of code
+executed (per CPU and address space), a scan of each page, and an emu_start per executed exit
+word (measured: ~3.6 us more per rdcycle in a tight loop).
 """
 
 from __future__ import annotations
