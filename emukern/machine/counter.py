@@ -136,14 +136,16 @@ class PythonCounter:
     def __init__(self, uc: Uc) -> None:
         self.count = 0
         self.deadline = 2**63
-        self._s = _CounterStruct(0, 0, 0, 0, 0, 0)      # the guard fields (see CodeGuard)
+        # the guard fields (see CodeGuard); not named _s: Cpu reads a counter's `_s` as the
+        # native struct holding the live count
+        self._guard_s = _CounterStruct(0, 0, 0, 0, 0, 0)
         uc.hook_add(UC_HOOK_CODE, self._hook)
 
     def _hook(self, uc: Uc, address: int, size: int, _ud: object) -> None:
         if self.count >= self.deadline:
             uc.emu_stop()
             return
-        g = self._s
+        g = self._guard_s
         if 0 <= address - g.guard_lo < g.guard_len and not g.guard_open:
             if not g.guard_hit:
                 g.guard_hit = address
@@ -167,7 +169,7 @@ class CodeGuard:
     address stopped at (0: none); the stopped instruction is not counted."""
 
     def __init__(self, counter: "NativeCounter | PythonCounter", begin: int, end: int) -> None:
-        self._s = counter._s
+        self._s = counter._guard_s if isinstance(counter, PythonCounter) else counter._s
         self._s.guard_lo = begin
         self._s.guard_len = end - begin + 1
         self._s.guard_open = 0
