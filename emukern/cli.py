@@ -251,9 +251,15 @@ def _machine_option_defaults() -> argparse.Namespace:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from emukern.report import print_run_summary, print_trap_trace
     if a.json:
         check_output_file(a.json, "--json")
+    from emukern.machine.supervise import run_supervised
+    # a native crash inside Unicorn still ends in a report (and the --json file)
+    return run_supervised(lambda: _run(a), what=str(a.program), json_path=a.json)
+
+
+def _run(a: argparse.Namespace) -> int:
+    from emukern.report import print_run_summary, print_trap_trace
     m = build_machine(a)
     sys.stdout.flush()
     r = m.run()

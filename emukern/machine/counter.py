@@ -40,7 +40,8 @@ class Counter(Protocol):
 
 
 class _CounterStruct(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_uint64), ("deadline", ctypes.c_uint64)]
+    _fields_ = [("count", ctypes.c_uint64), ("deadline", ctypes.c_uint64), ("guard_lo", ctypes.c_uint64),
+                ("guard_len", ctypes.c_uint64), ("guard_open", ctypes.c_uint64), ("guard_hit", ctypes.c_uint64)]
 
 
 _HOOK_CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
@@ -103,7 +104,7 @@ class NativeCounter:
         from unicorn.unicorn_py3.unicorn import uclib  # the ctypes handle the binding uses
 
         assert _native_lib is not None
-        self._s = _CounterStruct(0, 2**63)
+        self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0)
         self._hh = ctypes.c_size_t()
         fn = ctypes.cast(_native_lib.ek_count_hook, ctypes.c_void_p)
         status = uclib.uc_hook_add(uc._uch, ctypes.byref(self._hh), UC_HOOK_CODE, fn,
@@ -135,10 +136,19 @@ class PythonCounter:
     def __init__(self, uc: Uc) -> None:
         self.count = 0
         self.deadline = 2**63
+        # the guard fields (see CodeGuard); not named _s: Cpu reads a counter's `_s` as the
+        # native struct holding the live count
+        self._guard_s = _CounterStruct(0, 0, 0, 0, 0, 0)
         uc.hook_add(UC_HOOK_CODE, self._hook)
 
     def _hook(self, uc: Uc, address: int, size: int, _ud: object) -> None:
         if self.count >= self.deadline:
+            uc.emu_stop()
+            return
+        g = self._guard_s
+        if 0 <= address - g.guard_lo < g.guard_len and not g.guard_open:
+            if not g.guard_hit:
+                g.guard_hit = address
             uc.emu_stop()
             return
         self.count += 1
@@ -148,3 +158,34 @@ def make_counter(uc: Uc) -> NativeCounter | PythonCounter:
     if native_available():
         return NativeCounter(uc)
     return PythonCounter(uc)
+
+
+
+class CodeGuard:
+    """Stops the CPU before any instruction in ``[begin, end]`` runs while the guard is closed.
+
+    It lives in the counter (the native hook or the Python one), which sees every instruction
+    anyway, so guarding costs one compare per instruction and no extra hook.  ``hit`` is the
+    address stopped at (0: none); the stopped instruction is not counted."""
+
+    def __init__(self, counter: "NativeCounter | PythonCounter", begin: int, end: int) -> None:
+        self._s = counter._guard_s if isinstance(counter, PythonCounter) else counter._s
+        self._s.guard_lo = begin
+        self._s.guard_len = end - begin + 1
+        self._s.guard_open = 0
+        self._s.guard_hit = 0
+
+    @property
+    def open(self) -> bool:
+        return bool(self._s.guard_open)
+
+    @open.setter
+    def open(self, value: bool) -> None:
+        self._s.guard_open = int(value)
+
+    @property
+    def hit(self) -> int:
+        return self._s.guard_hit
+
+    def clear(self) -> None:
+        self._s.guard_hit = 0

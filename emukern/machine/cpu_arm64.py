@@ -25,7 +25,30 @@ The stub sequences (``sve_save_state``, ``sve_load_state``, ``sve_flush_live``, 
 ``fpsimd_save_state``, ``fpsimd_load_state``) are encoded once (``build_stub_words``; a test checks
 every word against llvm-mc) and written after the ``eret`` in the machine-owned stub page.  Each
 ends in ``brk #0xe4e`` (the ``ret``).  Task state buffers live in a machine-owned
-:class:`SveStateArea` mapped at ``SVE_AREA_BASE`` in every CPU (outside user address spaces).
+:class:`SveStateArea` in host memory; no CPU maps it.  A save or load stub works on this CPU's
+slot-sized *bounce buffer* at ``SVE_AREA_BASE`` (the slot is copied in before a load and out
+after a save).
+
+Machine pages (issue: EL0 must not reach them)
+----------------------------------------------
+The stubs run at EL0 like the guest (Unicorn never takes an exception to EL1), so Unicorn's own
+page permissions are the only protection and they have to tell stub time from user time:
+
+* the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults;
+  because Unicorn checks permissions when it fills a TLB entry (a stub's instruction fetch fills
+  one that would let data accesses through), the TLB is flushed whenever stubs end;
+* a guard in the instruction counter's hook (:class:`~emukern.machine.counter.CodeGuard`: one
+  compare per instruction; a separate code hook even limited to the stub range halved the speed
+  of a hot loop) stops the CPU before the first instruction there unless a stub is running:
+  user code branching into it gets an instruction abort (SIGSEGV);
+* the bounce buffer is no-access except while a save/load stub runs (``mem_protect`` around
+  it; flush stubs, the per-syscall case, do not open it);
+* every stub is bounded by its known length through the instruction counter's deadline: one that
+  does not reach its closing ``brk`` raises :class:`StubOverrun` (an emulator error), never a hang.
+
+Measured cost (sve_sysloop: 20,000 getpid with SVE live, one sve_flush_live stub each): about
+3.5 us per stub run, the TLB flush; a ``mem_protect`` that toggled execute permission on the stub
+page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks).
 
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
@@ -39,7 +62,7 @@ the CPU before any user instruction and before any Python access to the FP regis
 * :meth:`stub_sync` inside a hook (a Python read of the registers, e.g. fork copying the parent's
   FP state) drains with a nested ``emu_start`` — correct, ~30 µs, rare.
 
-While stubs run, the counter's deadline is lifted (a stub is never cut by a tick), CPACR_EL1.ZEN
+While stubs run, the counter's deadline is the stub's length (a stub is never cut by a tick), CPACR_EL1.ZEN
 is forced to 11 and ZCR_EL1 is the VL the kernel had programmed when it queued that stub; changes
 the kernel makes to ZEN/VL while stubs are queued take effect after them, in order.  Every stub
 instruction (including the final ``brk``) is counted in ``stub_insns`` (system time) and per stub
@@ -47,17 +70,23 @@ in ``stub_stats``.
 """
 from __future__ import annotations
 
+import ctypes
 import mmap
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, UC_PROT_READ,
-                     UC_PROT_WRITE, Uc, UcError)
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+                     UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
 
+from emukern.errors import MemoryFault
+from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_base import Cpu
+from emukern.machine.counter import CodeGuard
+from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
+from emukern.machine.memory import PAGE
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
 
@@ -80,6 +109,11 @@ ELR_EL1 = (3, 0, 4, 0, 1)
 CNTVCT_EL0 = (3, 3, 14, 0, 2)
 CNTFRQ_EL0 = (3, 3, 14, 0, 0)
 CNTPCT_EL0 = (3, 3, 14, 0, 1)
+SCTLR_EL1 = (3, 0, 1, 0, 0)
+
+SCTLR_DZE = 1 << 14          # EL0 may execute DC ZVA
+SCTLR_UCT = 1 << 15          # EL0 may read CTR_EL0
+SCTLR_UCI = 1 << 26          # EL0 may execute DC CVAU/CVAC/CIVAC/CVAP and IC IVAU
 
 CPACR_FPEN_ALL = 3 << 20
 CPACR_ZEN_EL1 = 1 << 16      # ZEN=01: SVE usable at EL1, trapped at EL0
@@ -93,6 +127,20 @@ STUB_CODE = STUB_BASE + 0x1000    # stub code after the eret page
 STUB_BRK_IMM = 0xE4E
 SVE_AREA_BASE = 0x40_0000_0000    # machine-owned task FP/SVE state buffers (above the stub page)
 STUB_ARG_REGS = (0, 1, 2, 3)      # registers the stubs use (saved/restored around them)
+# The stubs never touch the task buffers themselves: each CPU has one slot-sized bounce buffer,
+# the only FP/SVE state memory Unicorn can see, at SVE_AREA_BASE.  A load stub gets its slot
+# copied in first, a save stub's result is copied out to the slot after it.
+BOUNCE_BASE = SVE_AREA_BASE
+STUB_LOADS = frozenset({"sve_load_state", "fpsimd_load_state"})
+STUB_SAVES = frozenset({"sve_save_state", "fpsimd_save_state"})
+
+
+_CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
+
+
+class StubOverrun(RuntimeError):
+    """A kernel stub did not reach its closing brk within its known length: an emulator bug
+    (the stub page cannot be written or reached by the guest), reported instead of hanging."""
 
 
 def _imm9_mul_vl(imm: int) -> int:
@@ -236,6 +284,18 @@ def _layout_stubs() -> tuple[dict[str, tuple[int, int]], bytes]:
 
 STUBS, STUB_IMAGE = _layout_stubs()      # name -> (entry address, instruction count incl. the brk)
 STUB_CODE_END = STUB_CODE + len(STUB_IMAGE)
+STUB_BRK_AT = {name: entry + 4 * (n - 1) for name, (entry, n) in STUBS.items()}   # the closing brk
+
+
+def _slot_size(max_vl: int) -> tuple[int, int, int]:
+    """(p_off, fp_off, slot_size) of one task buffer for vector lengths up to ``max_vl``."""
+    vlb = max_vl // 8
+    p_off = 32 * vlb
+    fp_off = (p_off + 17 * (vlb // 8) + 15) & ~15
+    return p_off, fp_off, (fp_off + 528 + 63) & ~63
+
+
+BOUNCE_SIZE = (_slot_size(SVE_VL_MAX)[2] + 0xFFF) & ~0xFFF
 
 
 class SveStateArea:
@@ -248,13 +308,10 @@ class SveStateArea:
     """
 
     def __init__(self, slots: int = 1160, max_vl: int = SVE_VL_MAX, base: int = SVE_AREA_BASE) -> None:
-        vlb = max_vl // 8
         self.max_vl = max_vl
         self.base = base
-        self.p_off = 32 * vlb
-        self.fp_off = (self.p_off + 17 * (vlb // 8) + 15) & ~15
+        self.p_off, self.fp_off, self.slot_size = _slot_size(max_vl)
         self.fpsr_off = self.fp_off + 512
-        self.slot_size = (self.fp_off + 528 + 63) & ~63
         self.size = (slots * self.slot_size + 0xFFF) & ~0xFFF
         self.buf = mmap.mmap(-1, self.size)
         self._free = list(range(slots - 1, -1, -1))
@@ -273,6 +330,13 @@ class SveStateArea:
 
     def release(self, addr: int) -> None:
         self._free.append((addr - self.base) // self.slot_size)
+
+    def slot_of(self, addr: int) -> int:
+        """The slot an address inside it belongs to (a stub argument points into one slot)."""
+        i = (addr - self.base) // self.slot_size
+        if not 0 <= addr - self.base < self.size or i * self.slot_size + self.slot_size > self.size:
+            raise ValueError(f"{addr:#x} is not inside the FP/SVE state area")
+        return self.base + i * self.slot_size
 
     def read(self, addr: int, n: int) -> bytes:
         o = addr - self.base
@@ -348,16 +412,27 @@ def sysreg_iss(op0: int, op1: int, crn: int, crm: int, op2: int, rt: int, is_rea
 
 class Arm64Cpu(Cpu):
     arch = "arm64"
+    scan_code = True          # words that abort Unicorn's translator are exits (a64_unallocated)
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
                  sve: bool = True) -> None:
-        uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+        uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
-        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_ALL)
+        # Machine pages (see "Machine pages" in the module docstring): the stub code is
+        # execute-only and guarded against user execution; the bounce buffer is accessible only
+        # while a save/load stub runs.
+        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_EXEC)
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
+        self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
+        from unicorn.unicorn_py3.unicorn import uclib
+        self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
+        self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
+        uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
+                       ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
+        self._bounce_open = False
         self.cpr_write(CPTR_EL3, self.cpr_read(CPTR_EL3) | (1 << 8))     # EZ: SVE not trapped to EL3
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
@@ -381,6 +456,13 @@ class Arm64Cpu(Cpu):
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
+    def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
+        """SCTLR_EL1.UCT/UCI/DZE: whether EL0 may read CTR_EL0, do cache maintenance by VA to
+        the point of coherency/unification, and zero blocks with DC ZVA (the kernel's choice)."""
+        v = self.cpr_read(SCTLR_EL1) & ~(SCTLR_UCT | SCTLR_UCI | SCTLR_DZE)
+        v |= (SCTLR_UCT if uct else 0) | (SCTLR_UCI if uci else 0) | (SCTLR_DZE if dze else 0)
+        self.cpr_write(SCTLR_EL1, v)
+
     def cpr_read(self, enc: tuple[int, int, int, int, int]) -> int:
         op0, op1, crn, crm, op2 = enc
         return self.uc.reg_read(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2))
@@ -429,12 +511,15 @@ class Arm64Cpu(Cpu):
 
     # ---- SVE kernel stubs (see the module docstring) -------------------------------------------
     def attach_state_area(self, area: SveStateArea) -> None:
-        """Map the machine's task FP/SVE buffer area into this CPU (once)."""
+        """Give this CPU the machine's task FP/SVE buffer area (once)."""
         if self.state_area is area:
             return
         if self.state_area is not None:
             raise RuntimeError("a different SVE state area is already mapped")
-        self.uc.mem_map_ptr(area.base, area.size, UC_PROT_READ | UC_PROT_WRITE, area.host_addr())
+        if area.slot_size > BOUNCE_SIZE:
+            raise ValueError(f"SVE state slots of {area.slot_size} bytes do not fit the stub bounce buffer")
+        # The area itself stays host memory: no CPU maps it, the stubs reach one slot at a time
+        # through this CPU's bounce buffer (see _stub_prepare)
         self.state_area = area
         self._scratch = area.alloc()
 
@@ -473,19 +558,19 @@ class Arm64Cpu(Cpu):
         saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
         pc = self.get_pc()
         deadline = self.counter.deadline
-        self.counter.deadline = 2**63
         try:
             while self._stub_queue:
                 op = self._stub_queue[0]
                 entry, n = STUBS[op.name]
                 self._stub_prepare(op)
                 before = self.counter.count
-                # Unicorn bakes the "until" stop into translated blocks: drop the stub's cached
-                # blocks so this run stops before the brk and a later PC-redirect run does not
-                self.uc.ctl_remove_cache(entry, entry + 4 * n)
-                self.uc.emu_start(entry, entry + 4 * (n - 1))     # stops before the final brk ...
-                self.uc.ctl_remove_cache(entry, entry + 4 * n)
-                self.counter.count += 1                          # ... which stands for the ret
+                # the counter stops the run before the final brk (which stands for the ret) ...
+                self.counter.deadline = before + n - 1
+                self.uc.emu_start(entry, UNTIL_NEVER)
+                if self.counter.count - before != n - 1 or self.get_pc() != entry + 4 * (n - 1):
+                    raise StubOverrun(f"kernel stub {op.name} did not reach its closing brk within "
+                                      f"{n} instructions (pc {self.get_pc():#x}): emulator error")
+                self.counter.count += 1                          # ... counted here
                 self._stub_queue.pop(0)
                 self._stub_account(op, before)
         finally:
@@ -493,12 +578,44 @@ class Arm64Cpu(Cpu):
             for r, v in saved.items():
                 self.uc.reg_write(_X[r], v)
             self.set_pc(pc)
+            self._close_window()          # PC outside the window first (see _chain_step)
             self.counter.deadline = deadline
             self._hw_set(self.sve_el0, self.vl)
 
+    def _open_window(self, bounce: bool = False) -> None:
+        """Kernel stubs are about to run (no user instruction can execute on this CPU until
+        :meth:`_close_window`): open the code guard, and the bounce buffer if asked."""
+        self._guard.open = True
+        if bounce and not self._bounce_open:
+            self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+            self._bounce_open = True
+
+    def _close_window(self) -> None:
+        if not self._guard.open:
+            return
+        self._guard.open = False
+        if self._bounce_open:
+            self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE)   # flushes the TLB too
+            self._bounce_open = False
+        else:
+            # Unicorn checks a page's permissions when it fills a TLB entry, and the stubs'
+            # instruction fetches filled entries that would let data accesses through: drop them,
+            # so a user load or store there is checked against the execute-only mapping
+            self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
+
     def _stub_prepare(self, op: StubOp) -> None:
+        data = op.name in STUB_LOADS or op.name in STUB_SAVES
+        self._open_window(bounce=data)
         self._hw_set(True, op.vl)
-        for r, v in zip(STUB_ARG_REGS, op.args):
+        args = op.args
+        if data:
+            a = self._area()
+            slot = a.slot_of(args[0])
+            args = tuple(x - slot + BOUNCE_BASE for x in args)
+            if op.name in STUB_LOADS:
+                o = slot - a.base
+                self._bounce[:a.slot_size] = a.buf[o:o + a.slot_size]
+        for r, v in zip(STUB_ARG_REGS, args):
             self.uc.reg_write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
@@ -506,19 +623,25 @@ class Arm64Cpu(Cpu):
         self.stub_insns += n
         self.stub_stats[op.name] += 1
         self.stub_cycles[op.name] += n
+        if op.name in STUB_SAVES:
+            a = self._area()
+            o = a.slot_of(op.args[0]) - a.base
+            a.buf[o:o + a.slot_size] = self._bounce[:a.slot_size]
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
         saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
         self._chain = (saved, self.get_pc(), self.counter.deadline)
-        self.counter.deadline = 2**63
         self._chain_next()
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
         self._stub_prepare(op)
         self._chain_op = (op, self.counter.count)
-        self.set_pc(STUBS[op.name][0])
+        entry, n = STUBS[op.name]
+        # bounded: the counter stops the CPU if the stub runs past its closing brk
+        self.counter.deadline = self.counter.count + n
+        self.set_pc(entry)
 
     def _chain_step(self) -> None:
         """The brk at the end of a stub: start the next one, or give the CPU back to the user."""
@@ -534,6 +657,9 @@ class Arm64Cpu(Cpu):
         for r, v in saved.items():
             self.uc.reg_write(_X[r], v)
         self.set_pc(pc)
+        # after the PC has left the window: Unicorn stops the run when an mem_protect removes
+        # execute permission from the page the PC is on
+        self._close_window()
         self.counter.deadline = deadline
         self._hw_set(self.sve_el0, self.vl)
 
@@ -640,7 +766,16 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ELR_EL1, pc)
         before = self.counter.count
         self.counter.deadline = 2**63
-        self.uc.emu_start(STUB_BASE, pc, count=1)
+        self._open_window()
+        try:
+            self.uc.emu_start(STUB_BASE, pc, count=1)
+        except UcError as exc:
+            # the eret has run; the fetch at the user entry found a not-yet-scanned page
+            # (scan-on-execute), which the first run() handles
+            if exc.errno != UC_ERR_FETCH_PROT or self.get_pc() != pc:
+                raise
+        finally:
+            self._close_window()
         self.stub_insns += self.counter.count - before
         self._at_el0 = True
 
@@ -648,23 +783,64 @@ class Arm64Cpu(Cpu):
         if not self._at_el0:
             self.enter_el0()
         self.stub_sync()            # kernel stubs queued while the CPU was stopped run first
+        self._guard.clear()
         super().run(until)
+        if self._guard.hit:
+            self._user_in_stub_page()
+        if self._chain is not None:
+            op = self._chain_op[0].name if self._chain_op else "?"
+            self._chain, self._chain_op = None, None
+            self._stub_queue.clear()
+            self._close_window()
+            raise StubOverrun(f"kernel stub {op} did not reach its closing brk within "
+                              f"{STUBS[op][1] if op in STUBS else '?'} instructions "
+                              f"(pc {self.get_pc():#x}): emulator error")
+
+    def _user_in_stub_page(self) -> None:
+        """User code branched into the machine's stub page: stopped by the guard before the
+        first instruction there ran, it is an instruction abort, as at any address with no
+        executable user mapping."""
+        pc = self._guard.hit
+        self._guard.clear()
+        self.set_pc(pc)
+        self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
+                           esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
 
     def _deliver(self, trap: Trap) -> None:
         super()._deliver(trap)
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
             self._chain_begin()
 
+    # ---- scan-on-execute: words the translator must not see -----------------------------------
+    def _code_exits(self, page: int, data: bytes) -> list[int]:
+        return find_aborting_words(data[:PAGE], page)
+
+    def _exit_reached(self, pc: int) -> bool:
+        """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an
+        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give."""
+        word = self._word(pc)
+        self.running = False
+        if word is None:
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
+                               esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
+        else:
+            self._deliver(Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
+                               esr=(ESR_EC_UNKNOWN << 26) | ESR_IL,
+                               detail="unallocated AdvSIMD fp16 encoding (refused before translation)"))
+        return False
+
     # ---- traps ---------------------------------------------------------------------------------
     def _counter_read(self, pc: int, word: int) -> bool:
-        """The generic timer as EL0 sees it with CNTKCTL_EL1.EL0VCTEN set: the read completes
-        in hardware (no kernel trap), returning emukern's clock.  Unicorn is configured with
-        EL0 counter access off so that such reads raise UDEF and land here."""
+        """The generic timer as EL0 sees it with CNTKCTL_EL1.EL0VCTEN set and EL0PCTEN clear
+        (Linux's arch_timer setup): a CNTVCT_EL0/CNTFRQ_EL0 read completes in hardware (no
+        kernel trap), returning emukern's clock; CNTPCT_EL0 is not accessible (see
+        :meth:`classify_undef`).  Unicorn is configured with EL0 counter access off so that such
+        reads raise UDEF and land here."""
         sysreg = decode_sysreg_insn(word)
         if sysreg is None or not sysreg[6]:
             return False
         enc, rt = sysreg[:5], sysreg[5]
-        if enc == CNTVCT_EL0 or enc == CNTPCT_EL0:
+        if enc == CNTVCT_EL0:
             value = self.clock.timer_count(self.now)
         elif enc == CNTFRQ_EL0:
             value = self.clock.timer_freq
@@ -675,10 +851,14 @@ class Arm64Cpu(Cpu):
         return True
 
     def _word(self, pc: int) -> int | None:
+        """The instruction word at ``pc`` as the kernel reads it, or None when the fetch
+        faults (no mapping, or one without execute permission).  Only that fault is expected
+        here: anything else is a bug and propagates."""
+        if self.mm is None:
+            return None
         try:
-            assert self.mm is not None
             return self.mm.fetch_insn(pc)
-        except Exception:
+        except MemoryFault:
             return None
 
     def classify_undef(self, pc: int, word: int) -> Trap:
@@ -687,6 +867,10 @@ class Arm64Cpu(Cpu):
             return Trap(TrapKind.SVE_ACCESS, self.arch, pc, cpu=self.index, insn=word,
                         esr=(ESR_EC_SVE << 26) | ESR_IL)
         sysreg = decode_sysreg_insn(word)
+        if sysreg is not None and sysreg[6] and sysreg[:5] == CNTPCT_EL0:
+            # CNTKCTL_EL1.EL0PCTEN clear: the physical counter read traps with EC 0x18
+            return Trap(TrapKind.SYSREG, self.arch, pc, cpu=self.index, insn=word,
+                        esr=(ESR_EC_SYS64 << 26) | ESR_IL | sysreg_iss(*sysreg))
         if sysreg is not None and self.idst:
             op0, op1, crn, crm, op2, rt, is_read = sysreg
             # FEAT_IDST: EL0 reads of the ID space report EC 0x18 instead of UNDEFINED
@@ -698,9 +882,12 @@ class Arm64Cpu(Cpu):
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         pc = self.get_pc()
-        if intno == 7 and self._chain is not None and STUB_CODE <= pc < STUB_CODE_END:
-            self._chain_step()          # the brk #0xe4e ending a kernel stub
-            return
+        if self._chain is not None:
+            name = self._chain_op[0].name if self._chain_op else "?"
+            if intno == 7 and pc == STUB_BRK_AT.get(name):
+                self._chain_step()      # the brk #0xe4e ending a kernel stub
+                return
+            raise StubOverrun(f"exception {intno} at {pc:#x} inside kernel stub {name}: emulator error")
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             word = self._word(epc) or 0

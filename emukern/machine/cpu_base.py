@@ -6,19 +6,45 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
 scheduler needs the CPU: a block, an exit, a context switch).
+
+Scan-on-execute (``scan_code``): some instruction words must never reach Unicorn's translator —
+on arm64 the unallocated AdvSIMD fp16 encodings that abort the host process inside QEMU, on
+RISC-V the cycle/instret CSR reads that would return host ticks.  QEMU-user's way of following
+self-modifying code gives the hook: in Unicorn's view of guest memory a page is executable only
+after emukern has scanned it, and a scanned page that the guest may write is mapped
+non-writable.  So
+
+* the first fetch from a guest-executable page faults (UC_ERR_FETCH_PROT, before translation):
+  the page is scanned, every word found becomes a Unicorn *exit* (``UC_CTL_UC_EXITS``: the
+  translator ends the block before that address instead of decoding it), the page becomes
+  executable (and read-only), and the run resumes at the same PC;
+* a guest store to a scanned page faults (UC_ERR_WRITE_PROT): the page goes back to writable
+  and non-executable (its translations and exits dropped) and the store is retried; the next
+  fetch scans it again;
+* a kernel write to executable memory (``AddressSpace.code_gen``) resets the whole view;
+* other CPUs sharing the address space keep a page some CPU holds executable write-protected
+  (``AddressSpace.scanned``); a store there resets the holders' views before they run again;
+* a run that stops at an exit hands the word to the architecture (:meth:`_exit_reached`).
+
+Nothing is added to the per-instruction path: the cost is one fault per 64 KiB block of code
+executed (per CPU and address space), a scan of each page, and an emu_start per executed exit
+word (measured: ~3.6 us more per rdcycle in a tight loop).
 """
+
 from __future__ import annotations
 
 import ctypes
+import mmap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from unicorn import Uc, UcError
-from unicorn.unicorn_const import UC_HOOK_MEM_INVALID
+from unicorn.unicorn_const import (UC_ERR_FETCH_PROT, UC_ERR_WRITE_PROT, UC_HOOK_MEM_INVALID, UC_PROT_EXEC,
+                                   UC_PROT_READ, UC_PROT_WRITE)
 
 from emukern.machine.clock import Clock
 from emukern.machine.counter import make_counter
-from emukern.machine.memory import AddressSpace, uc_prot
+from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
@@ -27,10 +53,38 @@ TrapHandler = Callable[["Cpu", Trap], None]
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
 
+# Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already
+# need 7 GiB of address space.  Guest code in emukern is small (a static glibc program translates
+# to a few MiB); 32 MiB per CPU puts 64 CPUs at 2 GiB.  When it fills, Unicorn flushes it and
+# retranslates (slower, never wrong).
+TB_BUFFER_SIZE = 32 << 20
+_TB_PROBE_SLACK = 16 << 20      # Unicorn's other per-instance allocations come on top
+SCAN_CHUNK = 64 << 10           # scan-on-execute makes up to this much executable per fault
+
+
+def new_uc(arch: int, mode: int, what: str) -> Uc:
+    """A Unicorn instance with emukern's translation-buffer size.
+
+    QEMU inside Unicorn ends the *whole process* (``exit(1)`` after "Could not allocate dynamic
+    translator buffer") when the host refuses that buffer, so the same amount of address space is
+    asked for first, here, where a refusal can become a clear error."""
+    from emukern.errors import ConfigError
+    uc = Uc(arch, mode)
+    uc.ctl_set_tcg_buffer_size(TB_BUFFER_SIZE)
+    try:
+        probe = mmap.mmap(-1, TB_BUFFER_SIZE + _TB_PROBE_SLACK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {what}: the host refused {(TB_BUFFER_SIZE + _TB_PROBE_SLACK) >> 20} MiB "
+                          f"for its translated-code buffer ({exc.strerror})",
+                          hint="use fewer --cpus, or raise the address-space limit (ulimit -v)") from None
+    probe.close()
+    return uc
+
 
 class Cpu:
     arch: str = ""
     insn_align: int = 4
+    scan_code = False        # scan-on-execute (see the module docstring)
 
     def __init__(self, index: int, clock: Clock, uc: Uc) -> None:
         self.index = index
@@ -62,6 +116,18 @@ class Cpu:
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        self._fault_type = 0
+        self._xpages: dict[int, tuple[int, ...]] = {}   # scanned (executable) page -> its exits
+        self._exits: set[int] = set()
+        self._exits_dirty = False
+        self._code_gen = 0
+        self._foreign: set[int] = set()   # pages other CPUs scanned: write-protected here
+        self._scan_gen = -1
+        self.code_scans = 0        # pages scanned (statistics)
+        self.exit_stops = 0        # runs stopped at an exit word
+        if self.scan_code:
+            uc.ctl_exits_enabled(True)
+            uc.ctl_set_exits([])
 
     # ---- fast register access ------------------------------------------------------------------
     def _read(self, regid: int) -> int:
@@ -138,16 +204,32 @@ class Cpu:
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
         if mm is self.mm and mm.version == self._mapped_version:
+            if self.scan_code and mm.code_gen != self._code_gen:
+                self._reset_code_view()
+            if self.scan_code and mm.scan_gen != self._scan_gen:
+                self._sync_foreign()
             return
-        want = {(m.start, m.size, uc_prot(m.perms), m.host_addr()) for m in mm.mappings}
+        if self.scan_code and mm is not self.mm:
+            self._leave_mm()
+        strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
+        want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
         for start, size, _prot, _host in sorted(have - want):
             self.uc.mem_unmap(start, size)
+            self._forget_pages(start, start + size)
         for start, size, prot, host in sorted(want - have):
             self.uc.mem_map_ptr(start, size, prot, host)
         self._mapped = sorted(want)
+        if mm is not self.mm:
+            self._code_gen = mm.code_gen
         self.mm = mm
         self._mapped_version = mm.version
+        if self.scan_code:
+            if mm.code_gen != self._code_gen:
+                self._reset_code_view()
+            self._scan_gen = -1           # (remapped ranges lost their protection: resync)
+            self._sync_foreign()
+        self._flush_exits()
 
     def flush_translations(self) -> None:
         """Drop every translated block (call only while the CPU is stopped).  Unicorn keeps the
@@ -156,8 +238,183 @@ class Cpu:
         self.uc.ctl_flush_tb()
 
     def sync_mm(self) -> None:
-        if self.mm is not None and self.mm.version != self._mapped_version:
-            self.attach_mm(self.mm)
+        mm = self.mm
+        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen
+                               or mm.scan_gen != self._scan_gen):
+            self.attach_mm(mm)
+
+    # ---- scan-on-execute (see the module docstring) --------------------------------------------
+    def _code_exits(self, page: int, data: bytes) -> list[int]:
+        """Addresses in ``page`` whose words Unicorn must not translate.  ``data`` is the page
+        and, when mapped, the first bytes of the next one (an instruction may straddle)."""
+        return []
+
+    def _exit_reached(self, pc: int) -> bool:
+        """The run stopped at an exit word: complete it (True: keep running) or deliver its trap
+        (False: back to the scheduler)."""
+        return False
+
+    def _forget_pages(self, start: int, end: int) -> None:
+        mm = self.mm
+        for page in [p for p in self._xpages if start <= p < end]:
+            self._exits.difference_update(self._xpages.pop(page))
+            self._exits_dirty = True
+            if mm is not None:
+                self._release(mm, page)
+        self._foreign = {p for p in self._foreign if not start <= p < end}
+
+    @staticmethod
+    def _release(mm: AddressSpace, page: int) -> None:
+        n = mm.scanned.get(page, 0) - 1
+        if n > 0:
+            mm.scanned[page] = n
+        else:
+            mm.scanned.pop(page, None)
+        mm.scan_gen += 1
+
+    def _leave_mm(self) -> None:
+        """switch_mm away from the current mm: its scanned pages are no longer held here."""
+        mm = self.mm
+        if mm is not None:
+            for page in self._xpages:
+                self._release(mm, page)
+        self._xpages.clear()
+        self._foreign.clear()
+        if self._exits:
+            self._exits.clear()
+            self._exits_dirty = True
+
+    def _sync_foreign(self) -> None:
+        """Write-protect the pages other CPUs made executable after a scan (their translations
+        and exits depend on the bytes staying the same); release the ones they gave up."""
+        mm = self.mm
+        assert mm is not None
+        want = {p for p in mm.scanned if p not in self._xpages}
+        for p in self._foreign - want:
+            m = mm.find(p)
+            if m is not None:
+                self.uc.mem_protect(p, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+        keep = set()
+        for p in want:
+            m = mm.find(p)
+            if m is None or "w" not in m.perms:
+                continue
+            if p not in self._foreign:
+                self.uc.mem_protect(p, PAGE, uc_prot(m.perms) & ~(UC_PROT_EXEC | UC_PROT_WRITE))
+            keep.add(p)
+        self._foreign = keep
+        self._scan_gen = mm.scan_gen
+
+    def _flush_exits(self) -> None:
+        if self._exits_dirty:
+            self.uc.ctl_set_exits(sorted(self._exits))
+            self._exits_dirty = False
+
+    def _reset_code_view(self) -> None:
+        """The kernel wrote executable memory: every scanned page goes back to unscanned."""
+        assert self.mm is not None
+        for page in list(self._xpages):
+            m = self.mm.find(page)
+            if m is not None:
+                self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+                self.uc.ctl_remove_cache(page, page + PAGE)
+        for page in self._foreign:
+            m = self.mm.find(page)
+            if m is not None:
+                self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+        self._forget_pages(0, 1 << 64)
+        self._foreign.clear()
+        self._code_gen = self.mm.code_gen
+        self._scan_gen = -1
+        self._flush_exits()
+
+    def _scan_page(self, page: int) -> bool:
+        """A fetch from a page Unicorn sees as non-executable: scan it and make it executable
+        if the guest may execute it.  False if it is not guest-executable (a real fault).
+
+        The unscanned pages of the SCAN_CHUNK-aligned block around it (inside the same mapping)
+        are scanned too and made executable with one ``mem_protect``: every protect splits a
+        Unicorn region, and the faults and splits, not the scans, are what costs."""
+        mm = self.mm
+        m = mm.find(page) if mm is not None else None
+        if m is None or "x" not in m.perms or page in self._xpages:
+            return False
+        lo = max(m.start, page & ~(SCAN_CHUNK - 1))
+        hi = min(m.end, (page & ~(SCAN_CHUNK - 1)) + SCAN_CHUNK)
+        while lo < page and lo in self._xpages:
+            lo += PAGE
+        first = page
+        while first > lo and first - PAGE not in self._xpages:
+            first -= PAGE
+        last = page + PAGE
+        while last < hi and last not in self._xpages:
+            last += PAGE
+        o = m.offset + first - m.start
+        data = bytes(m.buf[o:o + (last - first) + 4]) if last < m.end else bytes(m.buf[o:o + (last - first)])
+        if last >= m.end:
+            nxt = mm.find(m.end)
+            if nxt is not None and "x" in nxt.perms:
+                no = nxt.offset + m.end - nxt.start
+                data += bytes(nxt.buf[no:no + 4])
+        added = False
+        in_sync = self._scan_gen == mm.scan_gen
+        for pg in range(first, last, PAGE):
+            i = pg - first
+            exits = tuple(self._code_exits(pg, data[i:i + PAGE + 4]))
+            self.code_scans += 1
+            self._xpages[pg] = exits
+            self._foreign.discard(pg)
+            mm.scanned[pg] = mm.scanned.get(pg, 0) + 1
+            mm.scan_gen += 1
+            if exits:
+                self._exits.update(exits)
+                added = True
+        if in_sync:
+            self._scan_gen = mm.scan_gen
+        if added:
+            self._exits_dirty = True
+            self._flush_exits()
+        # executable and, while it is, not writable: a store faults and flips it back (W^X)
+        self.uc.mem_protect(first, last - first, UC_PROT_READ | UC_PROT_EXEC)
+        return True
+
+    def _unscan_page(self, page: int) -> bool:
+        """A store to a scanned page the guest may write (scanned here or by another CPU):
+        writable again here, not executable.  Other CPUs that hold it executable must drop it
+        before they run again: ``code_gen`` makes them reset their views."""
+        mm = self.mm
+        m = mm.find(page) if mm is not None else None
+        if m is None or "w" not in m.perms or (page not in self._xpages and page not in self._foreign):
+            return False
+        assert mm is not None
+        mine = page in self._xpages
+        self._forget_pages(page, page + 1)
+        self._flush_exits()
+        if mm.scanned.get(page, 0) > 0:          # another CPU still holds it executable
+            mm.code_gen += 1
+            self._code_gen = mm.code_gen         # this CPU's other pages are still right
+        in_sync = self._scan_gen == mm.scan_gen
+        mm.scan_gen += 1
+        if in_sync:
+            self._scan_gen = mm.scan_gen
+        self.uc.mem_protect(page, PAGE, uc_prot(m.perms) & ~UC_PROT_EXEC)
+        if mine:
+            self.uc.ctl_remove_cache(page, page + PAGE)
+        return True
+
+    def _fix_view(self, exc: UcError) -> bool:
+        """Handle a fault that only exists in Unicorn's view (True: retry the same PC)."""
+        if not self.scan_code or self._fault is None:
+            return False
+        addr, _access = self._fault
+        page = addr & ~(PAGE - 1)
+        if exc.errno == UC_ERR_FETCH_PROT:
+            return self._scan_page(page)
+        if exc.errno == UC_ERR_WRITE_PROT and self._unscan_page(page):
+            self.counter.count -= 1        # the store was counted before it faulted; it reruns
+            # a store that also covers the next page is retried as a whole
+            return True
+        return False
 
     # ---- registers (arch subclasses provide the tables) ------------------------------------------
     def get_pc(self) -> int:
@@ -195,12 +452,25 @@ class Cpu:
         self.counter.deadline = self.counter.count + budget
         self._committed = self.extra_user + self.sys_cycles + self.idle_cycles
         self.running = True
-        self._fault = None
         try:
-            self.uc.emu_start(self.get_pc(), UNTIL_NEVER)
-        except UcError as exc:
-            self.running = False
-            self._deliver(self._trap_from_error(exc))
+            while True:
+                self._fault = None
+                try:
+                    self.uc.emu_start(self.get_pc(), UNTIL_NEVER)
+                except UcError as exc:
+                    if self._fix_view(exc):
+                        continue
+                    self.running = False
+                    self._deliver(self._trap_from_error(exc))
+                    break
+                if not self.scan_code or self.stop_requested or self._cs.count >= self.counter.deadline:
+                    break
+                pc = self.get_pc()
+                if pc not in self._exits:
+                    break
+                self.exit_stops += 1
+                if not self._exit_reached(pc):
+                    break
         finally:
             self.running = False
             self.counter.deadline = 2**63
@@ -211,6 +481,9 @@ class Cpu:
             raise RuntimeError("no kernel attached to this CPU")
         self.on_trap(self, trap)
         self.commit_charges()
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self._mapped_version:
+            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))

@@ -12,22 +12,25 @@ Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
   16-bit instructions: the trapping PC is ``pc - 4``.
 * ``ebreak`` does not reach the hook: emu_start fails with UC_ERR_INSN_INVALID at the ebreak.
 * ``rdtime`` traps (no timer device) but ``rdcycle``/``rdinstret`` return host ticks whatever
-  mcounteren says; emukern therefore finds those CSR reads in executable memory when it is mapped
-  and hooks exactly those addresses, so all three counters come from emukern's clock.
+  mcounteren says; so those CSR reads must never be translated: the scan-on-execute of
+  :mod:`emukern.machine.cpu_base` makes each of them an exit when its page is first executed
+  (whatever wrote the code: the ELF, mmap/mprotect, or the program itself), and the run that
+  stops there completes the read from emukern's clock.  No per-address hooks: host memory stays
+  proportional to the code actually executed.
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from unicorn import UC_ARCH_RISCV, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_RISCV64, Uc, UcError
+from unicorn import UC_ARCH_RISCV, UC_HOOK_INTR, UC_MODE_RISCV64, Uc, UcError
 from unicorn import riscv_const as R
 from unicorn.unicorn_const import UC_ERR_INSN_INVALID
 
 from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_base import Cpu
-from emukern.machine.memory import AddressSpace
+from emukern.machine.cpu_base import Cpu, new_uc
+from emukern.machine.memory import PAGE
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
                                   Trap, TrapKind)
@@ -94,6 +97,8 @@ class _VMem:
         m = mm.find(addr) if mm is not None else None
         if m is None or need not in m.perms or addr + size > m.end:
             return None
+        if need == "w" and "x" in m.perms:
+            return None         # stores to code go through mm.write (scan-on-execute must know)
         return (mm, mm.version, m.start, m.end, m.start - m.offset, m.buf)
 
     def load(self, addr: int, size: int) -> bytes:
@@ -124,11 +129,12 @@ class _VMem:
 class RiscvCpu(Cpu):
     arch = "riscv64"
     insn_align = 2
+    scan_code = True          # cycle/instret CSR reads become exits (see the module docstring)
     batch_vector = True       # run consecutive vector instructions in one hook (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
                  has_v: bool = True) -> None:
-        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+        uc = new_uc(UC_ARCH_RISCV, UC_MODE_RISCV64, f"riscv64 CPU {index}")
         super().__init__(index, clock, uc)
         self.has_v = has_v
         self.vlen = vlen
@@ -144,7 +150,6 @@ class RiscvCpu(Cpu):
         self._xregs = _XRegs(self)
         self._fetch_map: tuple[Any, ...] | None = None
         self._vmem = _VMem(self)
-        self._hooked_counters: set[int] = set()
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
         uc.hook_add(UC_HOOK_INTR, self._hook_intr)
@@ -218,25 +223,38 @@ class RiscvCpu(Cpu):
         finally:
             uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
 
-    # ---- memory: counter CSR reads need per-address hooks (see module docstring) --------------
-    def attach_mm(self, mm: AddressSpace) -> None:
-        super().attach_mm(mm)
-        for m in mm.mappings:
-            if "x" not in m.perms:
+    # ---- scan-on-execute: counter CSR reads (see the module docstring) -------------------------
+    def _code_exits(self, page: int, data: bytes) -> list[int]:
+        out = []
+        # SYSTEM opcode 0x73 sits in the low 7 bits of the first byte (bit 7 is rd's low bit);
+        # RVC makes 32-bit words 2-byte aligned, and one may straddle into the next page
+        for hit in _SYSTEM_BYTE.finditer(data, 0, min(len(data), PAGE)):
+            idx = hit.start()
+            if idx % 2 or idx + 4 > len(data):
                 continue
-            data = m.buf[m.offset: m.offset + m.size]
-            # SYSTEM opcode 0x73 sits in the low 7 bits of the first byte (bit 7 is rd's low bit);
-            # RVC makes 32-bit words 2-byte aligned
-            for hit in _SYSTEM_BYTE.finditer(data):
-                idx = hit.start()
-                if idx % 2 or idx + 4 > len(data):
-                    continue
-                csr_rd = counter_csr_read(int.from_bytes(data[idx: idx + 4], "little"))
-                if csr_rd and csr_rd[0] != CSR_TIME:       # rdtime traps anyway
-                    addr = m.start + idx
-                    if addr not in self._hooked_counters:
-                        self._hooked_counters.add(addr)
-                        self.uc.hook_add(UC_HOOK_CODE, self._hook_counter_read, None, addr, addr)
+            csr_rd = counter_csr_read(int.from_bytes(data[idx: idx + 4], "little"))
+            if csr_rd and csr_rd[0] != CSR_TIME:       # rdtime traps anyway
+                out.append(page + idx)
+        return out
+
+    def _exit_reached(self, pc: int) -> bool:
+        """A cycle/instret read: the hardware completes it with emukern's counters."""
+        try:
+            word, size = self._fetch(pc)
+        except MemoryFault:
+            word, size = 0, 2
+        hit = counter_csr_read(word) if size == 4 else None
+        if hit is None:                 # the word changed since the scan: drop the stale exit
+            self._exits.discard(pc)
+            self._exits_dirty = True
+            self._flush_exits()
+            self.uc.ctl_remove_cache(pc, pc + 4)
+            return True
+        csr, rd = hit
+        self.counter.count += 1         # it retires; the value is read as it does
+        self.set_reg(rd, self._counter_value(csr))
+        self.set_pc(pc + 4)
+        return True
 
     def _counter_value(self, csr: int) -> int:
         if csr == CSR_CYCLE:
@@ -244,16 +262,6 @@ class RiscvCpu(Cpu):
         if csr == CSR_TIME:
             return self.clock.timer_count(self.now)
         return self.insns
-
-    def _hook_counter_read(self, uc: Uc, address: int, size: int, _ud: Any) -> None:
-        w = int.from_bytes(uc.mem_read(address, 4), "little")
-        hit = counter_csr_read(w)
-        if hit is None:
-            return
-        csr, rd = hit
-        # the counter hook already counted this instruction; the value is read "as it retires"
-        self.set_reg(rd, self._counter_value(csr))
-        self.set_pc(address + 4)
 
     # ---- traps ---------------------------------------------------------------------------------
     def _fetch(self, pc: int) -> tuple[int, int]:
@@ -299,6 +307,9 @@ class RiscvCpu(Cpu):
                                    cause=CAUSE_FETCH_PAGE_FAULT, tval=epc, addr=epc, access="x"))
                 return
             if self._try_hardware(epc, word, size):
+                mm = self.mm
+                if mm is not None and mm.code_gen != self._code_gen:
+                    self._reset_code_view()     # a vector store wrote executable memory
                 return
             self.set_pc(epc)
             self._deliver(Trap(TrapKind.ILLEGAL, self.arch, epc, cpu=self.index, insn=word, insn_size=size,

@@ -121,6 +121,11 @@ class AddressSpace:
     users: int = 1              # tasks sharing this mm (threads)
     pool: MemoryPool | None = None   # the machine's guest memory budget (charged per mapped byte)
     mapped: int = 0             # bytes mapped (sum of the mappings' sizes), kept up to date
+    code_gen: int = 0           # bumped when executable memory was written behind the CPUs' scans
+    # scan-on-execute across CPUs: page -> how many CPUs have it executable after a scan; the
+    # other CPUs keep such a page write-protected in their view (see cpu_base)
+    scanned: dict[int, int] = field(default_factory=dict)
+    scan_gen: int = 0           # bumped when `scanned` gains or loses a page
 
     # ----- layout -----------------------------------------------------------------------------
     def _starts(self) -> list[int]:
@@ -289,6 +294,8 @@ class AddressSpace:
         for m, o, n in self._span(addr, len(data), need):
             m.buf[o: o + n] = data[pos: pos + n]
             pos += n
+            if "x" in m.perms:
+                self.code_gen += 1      # CPUs scanned this code before the write
 
     def read_cstr(self, addr: int, limit: int = 4096) -> bytes:
         out = bytearray()

@@ -237,6 +237,12 @@ def _register_deprecated(k: "Kernel", st: UndefState) -> None:
 
 
 def setup(k: "Kernel") -> None:
+    # SCTLR_EL1 as Linux programs it for EL0 (INIT_SCTLR_EL1_MMU_ON): UCT (CTR_EL0 readable),
+    # UCI (DC CVAU/CVAC/CIVAC and IC IVAU allowed: __builtin___clear_cache works without a
+    # trap) and DZE (DC ZVA allowed).  No CPU needs the trap-and-emulate workarounds of
+    # user_cache_maint_handler/ctr_read_handler, so these instructions never reach do_el0_sys.
+    for cpu in k.cpus:
+        cpu.set_el0_cache_controls(uct=True, uci=True, dze=True)  # type: ignore[attr-defined]
     st = UndefState(k)
     k.arm64_undef = st  # type: ignore[attr-defined]
     k.id_regs = st.id_regs  # type: ignore[attr-defined]

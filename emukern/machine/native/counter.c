@@ -15,18 +15,33 @@ typedef struct uc_struct uc_engine;
 extern int uc_emu_stop(uc_engine *uc);
 
 typedef struct {
-    uint64_t count;     /* instructions executed so far */
-    uint64_t deadline;  /* stop before executing instruction number deadline+1 */
+    uint64_t count;       /* instructions executed so far */
+    uint64_t deadline;    /* stop before executing instruction number deadline+1 */
+    /* The guard on machine-owned code (the arm64 kernel stubs): while `guard_open` is clear,
+     * an instruction in [guard_lo, guard_lo + guard_len) is user code that jumped there; it is
+     * recorded in `guard_hit` and the CPU stops before it executes (uncounted).  Checked here
+     * because this hook runs anyway: a second code hook, even one limited to the stub range,
+     * made Unicorn's per-instruction helper about twice as slow. */
+    uint64_t guard_lo;
+    uint64_t guard_len;
+    uint64_t guard_open;
+    uint64_t guard_hit;
 } ek_counter;
 
 void ek_count_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
 {
     ek_counter *c = (ek_counter *)user_data;
-    (void)address;
     (void)size;
     if (c->count >= c->deadline) {
         uc_emu_stop(uc);
         return;
     }
+    if (address - c->guard_lo < c->guard_len && !c->guard_open) {
+        if (!c->guard_hit)
+            c->guard_hit = address;
+        uc_emu_stop(uc);
+        return;
+    }
     c->count++;
 }
+
