@@ -806,6 +806,12 @@ class Arm64Cpu(Cpu):
         self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
                            esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
 
+    def _stub_in_flight(self) -> bool:
+        # a stub chain begun in a hook whose mem_protect (the bounce buffer opening for a save or
+        # load stub) made Unicorn end the run at the stub's first instruction: it goes on, still
+        # bounded by its deadline (an overrun stops on the count and raises StubOverrun)
+        return self._chain is not None
+
     def _deliver(self, trap: Trap) -> None:
         super()._deliver(trap)
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:

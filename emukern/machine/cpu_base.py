@@ -463,6 +463,9 @@ class Cpu:
                     self.running = False
                     self._deliver(self._trap_from_error(exc))
                     break
+                if not self.stop_requested and self._cs.count < self.counter.deadline \
+                        and self._stub_in_flight():
+                    continue        # Unicorn ends a run when a hook changes page permissions
                 if not self.scan_code or self.stop_requested or self._cs.count >= self.counter.deadline:
                     break
                 pc = self.get_pc()
@@ -474,6 +477,10 @@ class Cpu:
         finally:
             self.running = False
             self.counter.deadline = 2**63
+
+    def _stub_in_flight(self) -> bool:
+        """A kernel stub sequence started from a hook has not reached its end yet (arm64)."""
+        return False
 
     def _deliver(self, trap: Trap) -> None:
         self.traps_seen += 1

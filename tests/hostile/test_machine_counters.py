@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -69,10 +70,17 @@ out: .dword 0
 def run_cli(src: Path) -> tuple[subprocess.CompletedProcess, int]:
     """Run in a child; returns the process and the child's peak RSS in KiB."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    p = subprocess.run([sys.executable, "-m", "emukern.cli", "run", "-q", str(src)], capture_output=True,
-                       timeout=180, env=env, cwd=ROOT)
-    return p, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    # os.wait4 gives this child's own rusage (RUSAGE_CHILDREN would be the peak of every child
+    # this test worker ever waited for)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "emukern.cli", "run", "-q", str(src)], stdout=out,
+                                stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        p = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+    return p, usage.ru_maxrss
 
 
 def test_8_mib_of_rdcycle_words_keeps_host_memory_small(tmp_path):
