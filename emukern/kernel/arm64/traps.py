@@ -117,14 +117,20 @@ class UndefState:
     """The arm64 trap state of one machine: ID registers, the undef hook list, caches."""
 
     def __init__(self, k: "Kernel") -> None:
-        from emukern.kernel.arm64.cpufeature import SystemIdRegs, build_cpu_id_regs
+        from emukern.kernel.arm64.cpufeature import (SystemIdRegs, build_cpu_id_regs, cpu_model_id_regs,
+                                                     ftr_regs_for)
         try:
-            cpus = build_cpu_id_regs(k.config.cpus, k.config.cpu_id_overrides)
+            base = cpu_model_id_regs(k.config.arm64_cpu_model)
+        except ValueError as exc:
+            raise ConfigError(str(exc), hint="arm64_cpu_model is qemu-max (default) or unicorn-max") from None
+        try:
+            cpus = build_cpu_id_regs(k.config.cpus, k.config.cpu_id_overrides, base=base)
         except ValueError as exc:
             raise ConfigError(f"cpu_id_overrides: {exc}",
                               hint="use {cpu: {'REG.FIELD': value}} / --cpu-id CPU:REG[.FIELD]=VALUE, "
                                    "e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
-        self.id_regs = SystemIdRegs(cpus)
+        # the arm64_ftr_bits tables of the modelled release (kernel/versions.py)
+        self.id_regs = SystemIdRegs(cpus, tables=ftr_regs_for(k.version.ftr_tables))
         self.k = k
         self.hooks: list[UndefHook] = []          # head first, as list_for_each_entry walks it
         self.mrs_cache: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -329,4 +335,9 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
             return
         k.force_sig(cpu, task, E.SIGILL, trap, "system register not emulated (mrs_handler)")
         return
-    k.force_sig(cpu, task, E.SIGILL, trap, "system register access not emulated")
+    # No sys64 hook matched.  Every modelled release (6.1, 6.12, 7.3) then hands the instruction to
+    # the ordinary undefined-instruction path, because SYS encodings that trap today used to be
+    # UNDEFINED at EL0 and must keep behaving the same: do_el0_undef() reads the instruction and
+    # walks the undef hooks (under undef_lock) before it sends SIGILL.
+    do_el0_undef(k, cpu, task, trap)
+    trap.handler = "do_el0_sys"
