@@ -17,7 +17,7 @@ from __future__ import annotations
 #: the virt board gives no tag memory unless -M virt,mte=on, and QEMU then downgrades it).
 QEMU_MAX_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("ID_AA64PFR0_EL1", "DIT", 1),          # FEAT_DIT
-    ("ID_AA64PFR1_EL1", "BT", 1),           # FEAT_BTI
+    ("ID_AA64PFR1_EL1", "BT", 1),           # FEAT_BTI (Unicorn already has it: set for completeness)
     ("ID_AA64PFR1_EL1", "SSBS", 2),         # FEAT_SSBS2
     ("ID_AA64ISAR1_EL1", "BF16", 1),        # FEAT_BF16
     ("ID_AA64ISAR1_EL1", "DGH", 1),         # FEAT_DGH
