@@ -72,6 +72,11 @@ class KernelVersion:
     mrs: str = "direct"             # hook-list | direct (arm64)
     ftr_tables: str = "6.12"        # which arm64_ftr_bits tables (cpufeature.ftr_regs_for)
     fpsimd_syscall: str = "in_syscall"   # sve_user_discard | in_syscall | fpsimd_syscall_enter
+    # do_el0_sys(): the sys64_hooks[] entries compared before mrs_handler.  Every modelled
+    # release has Marc Zyngier's CNTVCTSS_EL0 handler (5.17) beside v5.10's four.
+    sys64_hooks_before_mrs: tuple[str, ...] = ("user_cache_maint_handler", "ctr_read_handler",
+                                               "cntvct_read_handler", "cntvctss_read_handler",
+                                               "cntfrq_read_handler")
     patched: bool = False           # the four changes applied on top where they apply
     real: str | None = None         # the real kernel profile (emukern linux) it corresponds to
 

@@ -312,7 +312,8 @@ def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None
     k.force_sig(cpu, task, E.SIGILL, trap, trap.detail or "undefined instruction")
 
 
-# do_el0_sys(): the static sys64_hooks[] array of v5.10, walked without a lock (first match).
+# do_el0_sys(): the static sys64_hooks[] array, walked without a lock (first match).  v5.10's
+# entries are below; the modelled releases add cntvctss_read_handler (versions.py).
 # (esr_mask, esr_val) over ISS bits as in asm/esr.h; only mrs_handler is modelled as a handler,
 # the others are compared (cost) and never match an ID-space MRS.
 _SYS64_HOOKS_BEFORE_MRS = ("user_cache_maint_handler", "ctr_read_handler", "cntvct_read_handler",
@@ -325,7 +326,8 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     iss = trap.iss if trap.esr is not None else 0
     # ESR_ELx_SYS64_ISS_SYS_MRS_OP_MASK/VAL: a read with Op0=3, Op1=0, CRn=0 -> mrs_handler
     is_id_read = bool(iss & 1) and (iss >> 20) & 3 == 3 and (iss >> 14) & 7 == 0 and (iss >> 10) & 0xF == 0
-    cpu.charge(st.costs["undef_hook_compare"] * (len(_SYS64_HOOKS_BEFORE_MRS) + 1))
+    # the release's sys64_hooks[] (kernel/versions.py): every entry up to mrs_handler is compared
+    cpu.charge(st.costs["undef_hook_compare"] * (len(k.version.sys64_hooks_before_mrs) + 1))
     if is_id_read:
         cpu.charge(st.costs["emulate_mrs"])
         res = st.emulate_iss(iss, cpu.index)
