@@ -156,7 +156,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         has_v=not a.no_v, sve_vl=a.sve_vl, sve_vls=vls, idst=a.idst,
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
-        max_insns=a.max_insns or None, quantum=a.quantum,
+        max_insns=a.max_insns or None, quantum=a.quantum, kernel=getattr(a, "kernel_version", None),
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
         max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
         host_timeout=getattr(a, "host_timeout", None),
@@ -275,6 +275,10 @@ def _run(a: argparse.Namespace) -> int:
 def cmd_info(a: argparse.Namespace) -> int:
     if a.what == "examples":
         return print_examples()
+    if a.what == "kernels":
+        from emukern.kernel.versions import format_kernels
+        print("\n".join(format_kernels()))
+        return 0
     from emukern.kernel.plugins import load_plugin
     from emukern.report import print_info
     for spec in getattr(a, "plugin", []):
@@ -354,6 +358,9 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("program", help="a .S file (assembled with LLVM, cached) or a static ELF64 for riscv64/aarch64")
     r.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(r)
+    r.add_argument("--kernel", dest="kernel_version", metavar="NAME",
+                   help="the Linux release to model (`emukern info kernels`), e.g. debian-12-arm64; "
+                        "default: the newest with the four changes (linux-7.3-ARCH+changes)")
     r.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     r.add_argument("--trace", choices=["traps"], help="print every trap the kernel took")
     r.add_argument("-q", "--quiet", action="store_true", help="no summary, only the guest's output")
@@ -362,7 +369,8 @@ def make_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="list policies, cost-model constants, sysctls or the example guests")
     i.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                    help="load a policy plug-in first, so its values are listed")
-    i.add_argument("what", choices=["policies", "costs", "sysctls", "examples", "all"], nargs="?", default="all")
+    i.add_argument("what", choices=["policies", "costs", "sysctls", "examples", "kernels", "all"], nargs="?",
+                   default="all")
     i.set_defaults(func=cmd_info)
 
     rp = sub.add_parser("reproduce", help="run every experiment and print our figures beside the published ones",

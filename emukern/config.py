@@ -20,7 +20,8 @@ class MachineConfig:
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
     arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
     ``idst`` (FEAT_IDST), ``cpu_id_overrides`` ({cpu: {"REG[.FIELD]": value}}).
-    Kernel: ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
+    Kernel: ``kernel`` (the Linux release modelled, ``emukern info kernels``; None = the newest with
+    the four changes), ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
     ``policies`` ({"riscv-discard": "eager"}: see ``emukern info policies``), ``costs``
     ({"schedule": 500, "rvv.load.beat": 2}: see ``emukern info costs``), ``cost_file``.
     :meth:`validate` checks them all (a :class:`~emukern.errors.ConfigError` names the bad one).
@@ -46,7 +47,9 @@ class MachineConfig:
     has_sve: bool = True
     idst: bool = False                        # FEAT_IDST: ID-register reads trap as EC 0x18
     cpu_id_overrides: dict[int, dict[str, int]] = field(default_factory=dict)  # per-CPU ID reg values
+    arm64_cpu_model: str = "qemu-max"          # ID registers of QEMU 7.2's max | unicorn-max (machine/arm64_idregs.py)
     # kernel
+    kernel: str | None = None                # --kernel NAME (kernel/versions.py); None: newest+changes
     sysctls: dict[str, str] = field(default_factory=dict)
     policies: dict[str, str] = field(default_factory=dict)
     plugins: list[str] = field(default_factory=list)   # --plugin FILE.py|MODULE (kernel/plugins.py)
@@ -105,6 +108,11 @@ class MachineConfig:
             raise ConfigError(f"--mem-limit must be a size in bytes (0 = no limit), got {self.mem_limit}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        if self.kernel is not None:
+            from emukern.kernel.versions import KERNELS
+            if self.kernel not in KERNELS:
+                raise ConfigError(f"unknown kernel {self.kernel!r}",
+                                  hint="`emukern info kernels` lists them: " + ", ".join(KERNELS))
         self.sysctls = normalize_sysctls(self.sysctls)
 
     def resolved_mem_limit(self) -> int | None:

@@ -130,7 +130,10 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
             from emukern.kernel.plugins import load_plugin
             for spec in config.plugins:
                 load_plugin(spec)
-        self.policies = Policies(config.policies)
+        from emukern.kernel.versions import effective_policies, kernel_version
+        # the Linux release modelled (--kernel): its own values of the four changes, --policy on top
+        self.version = kernel_version(config.kernel, config.arch)
+        self.policies = Policies(effective_policies(self.version, config.policies))
         self.sysctl = SysctlTable()
         self.stdout = bytearray()
         self.stderr = bytearray()

@@ -88,7 +88,7 @@ class RunResult:
             traps=dict(sorted(k.trap_counts.items())), syscalls=dict(sorted(k.syscall_counts.items())),
             unknown_syscalls=dict(k.unknown_syscalls), tasks=tasks, cpus=cpus,
             locks=[lk.stats() for lk in k.locks.values()], fault=k.fault_report,
-            config=k.config.summary(), policies=k.policies.for_arch(k.config.arch),
+            config={**k.config.summary(), "kernel": k.version.name}, policies=k.policies.for_arch(k.config.arch),
             sysctls={n: e.value for n, e in k.sysctl.entries.items()}, wall_seconds=k.wall_seconds,
             warnings=dict(sorted(k.warnings.items())),
             plugins=k.policies.plugins_in_use(k.config.arch),

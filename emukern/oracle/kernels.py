@@ -55,15 +55,22 @@ class KernelProfile:
         return "ttyAMA0" if self.arch == "arm64" else "ttyS0"
 
 
+def _shipped(name: str) -> dict[str, str]:
+    """The four changes as this real kernel has them: one table, emukern.kernel.versions.KERNELS,
+    which `emukern run --kernel NAME` models (ID-register tables, MRS path, FP syscall path too)."""
+    from emukern.kernel.versions import KERNELS
+    return dict(KERNELS[name].policies)
+
+
 PROFILES: dict[str, KernelProfile] = {p.name: p for p in [
     KernelProfile("debian-12-arm64", "arm64", "bookworm", "linux-image-arm64", "6.1",
-                  {"arm64-mrs": "hook-list", "arm64-sve": "legacy"},
+                  _shipped("debian-12-arm64"),
                   "Debian 12 (bookworm): Linux 6.1, before the EL0 MRS rework"),
     KernelProfile("debian-13-arm64", "arm64", "trixie", "linux-image-arm64", "6.12",
-                  {"arm64-mrs": "direct", "arm64-sve": "legacy"},
+                  _shipped("debian-13-arm64"),
                   "Debian 13 (trixie): Linux 6.12, try_emulate_mrs first; no sve_timeout"),
     KernelProfile("debian-13-riscv64", "riscv64", "trixie", "linux-image-riscv64", "6.12",
-                  {"riscv-vstate-sysctl": "absent", "riscv-discard": "eager"},
+                  _shipped("debian-13-riscv64"),
                   "Debian 13 (trixie): Linux 6.12, eager vstate discard at every syscall, no sysctl"),
 ]}
 

@@ -698,7 +698,8 @@ def sanitise(reg: str | SysReg, per_cpu_raw: Sequence[int]) -> int:
 
 
 def user_view(reg: str | SysReg, sanitised: int, *,
-              disabled_configs: Iterable[str] = ()) -> int:
+              disabled_configs: Iterable[str] = (),
+              tables: Mapping[str, FtrReg] | None = None) -> int:
     """What an EL0 ``MRS`` of tracked register ``reg`` returns.
 
     ``arm64_ftr_reg_user_value()``: visible fields keep their sanitised value,
@@ -706,7 +707,7 @@ def user_view(reg: str | SysReg, sanitised: int, *,
     Untracked registers read 0.
     """
     name = _reg_name(reg)
-    table = FTR_REGS.get(name)
+    table = (FTR_REGS if tables is None else tables).get(name)
     if table is None:
         return 0
     disabled = frozenset(disabled_configs)
@@ -848,9 +849,12 @@ class SystemIdRegs:
     """
 
     def __init__(self, cpus: Sequence[CpuIdRegs], *,
-                 disabled_configs: Iterable[str] = ()) -> None:
+                 disabled_configs: Iterable[str] = (),
+                 tables: Mapping[str, FtrReg] | None = None) -> None:
         if not cpus:
             raise ValueError("a system needs at least one CPU")
+        # the arm64_ftr_regs of the modelled release (ftr_regs_for); default: FTR_REGS (6.12)
+        self.tables: Mapping[str, FtrReg] = FTR_REGS if tables is None else tables
         self.cpus: tuple[CpuIdRegs, ...] = tuple(cpus)
         self.disabled_configs: frozenset[str] = frozenset(disabled_configs)
         # AArch32 registers: initialised only if the boot CPU has 32-bit EL0,
@@ -858,7 +862,7 @@ class SystemIdRegs:
         self.aarch32_el0: bool = self.cpus[0].supports_32bit_el0()
         aarch32_cpus = [c for c in self.cpus if c.supports_32bit_el0()]
         sanitised: dict[str, int] = {}
-        for name, table in FTR_REGS.items():
+        for name, table in self.tables.items():
             if table.aarch32:
                 if not self.aarch32_el0:
                     sanitised[name] = 0
@@ -869,12 +873,12 @@ class SystemIdRegs:
             sanitised[name] = _sanitise_fields(table.fields, raws)
         self._sanitised: Mapping[str, int] = MappingProxyType(sanitised)
         user: dict[str, int] = {}
-        for name in FTR_REGS:
-            if FTR_REGS[name].aarch32 and not self.aarch32_el0:
+        for name in self.tables:
+            if self.tables[name].aarch32 and not self.aarch32_el0:
                 user[name] = 0  # never initialised: user_val and sys_val are 0
             else:
                 user[name] = user_view(name, sanitised[name],
-                                       disabled_configs=self.disabled_configs)
+                                       disabled_configs=self.disabled_configs, tables=self.tables)
         self._user: Mapping[str, int] = MappingProxyType(user)
 
     @classmethod
@@ -926,7 +930,7 @@ class SystemIdRegs:
                 return 0  # IMPLEMENTATION DEFINED -> 0
             return None
         name = reg.name
-        if name in FTR_REGS:
+        if name in self.tables:
             return self._user[name]
         # Untracked: IMPLEMENTATION DEFINED (ID_AA64AFR0_EL1...) or reserved RAZ.
         return 0
@@ -1020,3 +1024,76 @@ def parse_cpu_id_override(text: str) -> tuple[int, str, int]:
     reg = key.strip().partition(".")[0]
     _reg_name(reg)                  # KeyError early for an unknown register
     return cpu, key.strip(), value
+
+
+# ---------------------------------------------------------------------------
+# Per-release tables (kernel/versions.py ``ftr_tables``)
+# ---------------------------------------------------------------------------
+#
+# The tables above are those of 6.6 .. 6.12 (Debian 13's 6.12.117 under qemu-system with
+# QEMU's "max" CPU returns exactly these fields: tests/oracle).  Linux 6.1 differs in what it
+# exposes to EL0:
+#
+# * the AArch32 ID_ISAR6_EL1 fields (I8MM, BF16, SB, FHM, DP), MVFR1_EL1.FPHP/SIMDHP and
+#   ID_PFR2_EL1.SSBS were still FTR_HIDDEN: an EL0 MRS reads their safe value 0 (measured:
+#   Debian 12's 6.1.176 reads ID_ISAR6 0 and MVFR1 0x10011100 where 6.12 reads 0x01101110 and
+#   0x13211100 on the same CPU); later kernels made them visible with the compat HWCAPs;
+# * fields added with features that came after 6.1 are not described at all (RES0, read 0):
+#   ID_AA64ISAR2_EL1 CSSC/RPRFM/BC/MOPS, ID_AA64ZFR0_EL1.B16B16, and the SME2 fields of
+#   ID_AA64SMFR0_EL1 (I16I32, B16B16, F16F16, BI32I32).
+#
+# The newest release modelled (7.3-rc1) uses the 6.12 tables: the registers later kernels track
+# in addition (ID_AA64ISAR3_EL1, ID_AA64PFR2_EL1, ID_AA64MMFR3_EL1, ID_AA64FPFR0_EL1) describe
+# features QEMU 7.2's "max" CPU does not have, so they read 0 either way; they are not modelled.
+
+_HIDDEN_IN_6_1: dict[str, frozenset[str]] = {
+    "ID_ISAR6_EL1": frozenset({"I8MM", "BF16", "SB", "FHM", "DP"}),
+    "MVFR1_EL1": frozenset({"FPHP", "SIMDHP"}),
+    "ID_PFR2_EL1": frozenset({"SSBS"}),
+}
+_ABSENT_IN_6_1: dict[str, frozenset[str]] = {
+    "ID_AA64ISAR2_EL1": frozenset({"CSSC", "RPRFM", "BC", "MOPS"}),
+    "ID_AA64ZFR0_EL1": frozenset({"B16B16"}),
+    "ID_AA64SMFR0_EL1": frozenset({"I16I32", "B16B16", "F16F16", "BI32I32"}),
+}
+
+
+def _tables_6_1() -> Mapping[str, FtrReg]:
+    out: dict[str, FtrReg] = {}
+    for name, reg in FTR_REGS.items():
+        hidden = _HIDDEN_IN_6_1.get(name, frozenset())
+        absent = _ABSENT_IN_6_1.get(name, frozenset())
+        fields = tuple(replace(f, visible=False, config=None) if f.name in hidden else f
+                       for f in reg.fields if f.name not in absent)
+        out[name] = FtrReg(name, fields, aarch32=reg.aarch32)
+    return MappingProxyType(out)
+
+
+_VERSION_TABLES: dict[str, Mapping[str, FtrReg]] = {}
+
+
+def ftr_regs_for(version: str) -> Mapping[str, FtrReg]:
+    """The ID-register tables (``arm64_ftr_regs``) of release ``version``: "6.1", "6.12", "7.3"."""
+    if version in ("6.12", "7.3"):
+        return FTR_REGS
+    if version == "6.1":
+        t = _VERSION_TABLES.get(version)
+        if t is None:
+            t = _VERSION_TABLES[version] = _tables_6_1()
+        return t
+    raise KeyError(f"no ID-register tables for Linux {version!r} (known: 6.1, 6.12, 7.3)")
+
+
+def cpu_model_id_regs(model: str = "qemu-max") -> CpuIdRegs:
+    """Raw ID registers of the modelled CPU: Unicorn's ``max`` as read from Unicorn, with the
+    fields QEMU 7.2's ``max`` sets on top for ``qemu-max`` (emukern.machine.arm64_idregs), so the
+    EL0 view matches what the real kernels report under ``qemu-system-aarch64 -cpu max``."""
+    from emukern.machine.arm64_idregs import CPU_MODELS, QEMU_MAX_FIELDS
+    if model not in CPU_MODELS:
+        raise ValueError(f"unknown arm64 CPU model {model!r} (known: {', '.join(CPU_MODELS)})")
+    cpu = CpuIdRegs.from_unicorn_max()
+    if model == "qemu-max":
+        for reg, fld, value in QEMU_MAX_FIELDS:
+            cpu = cpu.with_overrides(reg, fld, value)
+        cpu = replace(cpu, label="qemu-7.2-max")
+    return cpu

@@ -251,9 +251,15 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     last = _last(cpu)
     if th.tif_foreign_fpstate or last.task is not task:
         return
-    # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry
-    save_sve = ((last.to_save == FP_STATE_CURRENT and th.tif_sve and not th.in_syscall)
-                or last.to_save == FP_STATE_SVE)
+    # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry.  Which test
+    # says "in a syscall" is the release's (kernel/versions.py fpsimd_syscall): 6.2..6.1x look at
+    # in_syscall(current_pt_regs()); the newest kernels' fpsimd_syscall_enter() set to_save =
+    # FP_STATE_FPSIMD instead, and 6.1 has no TIF_SVE left in a syscall to test at all.
+    if k.version.fpsimd_syscall == "in_syscall":
+        save_sve = ((last.to_save == FP_STATE_CURRENT and th.tif_sve and not th.in_syscall)
+                    or last.to_save == FP_STATE_SVE)
+    else:
+        save_sve = (last.to_save == FP_STATE_CURRENT and th.tif_sve) or last.to_save == FP_STATE_SVE
     if save_sve:
         if cpu.vl != last.sve_vl:
             raise AssertionError(f"fpsimd_save: CPU VL {cpu.vl} != bound VL {last.sve_vl}")
@@ -328,6 +334,18 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     note = None
     if not k.config.has_sve:
         return None
+    variant = k.version.fpsimd_syscall
+    if variant == "sve_user_discard":
+        # Linux 6.1 (before "arm64/sve: Leave SVE enabled on syscall if we don't context switch",
+        # Mark Brown, 6.2): every syscall of a TIF_SVE task stops tracking SVE -- TIF_SVE is
+        # cleared and EL0 SVE traps again, so the next SVE instruction takes do_sve_acc(), which
+        # zeroes the state above the FPSIMD subset.  Nothing is flushed here.
+        if th.tif_sve:
+            th.tif_sve = False
+            sve_user_disable(k, cpu)
+            _count(k, th, "drop_tif_sve_syscall")
+            note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
+        return note
     if th.tif_sve:
         if _pol(k) == "p1+p2":
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
@@ -344,7 +362,9 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
             sve_flush_live(k, cpu, th, th.vl, "syscall")
             note = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
-    _last(cpu).to_save = FP_STATE_FPSIMD
+    # (fpsimd_syscall_enter's to_save; 6.2..6.1x leave to_save alone and test in_syscall())
+    if variant == "fpsimd_syscall_enter":
+        _last(cpu).to_save = FP_STATE_FPSIMD
     return note
 
 

@@ -117,9 +117,14 @@ class UndefState:
     """The arm64 trap state of one machine: ID registers, the undef hook list, caches."""
 
     def __init__(self, k: "Kernel") -> None:
-        from emukern.kernel.arm64.cpufeature import SystemIdRegs, build_cpu_id_regs
+        from emukern.kernel.arm64.cpufeature import (SystemIdRegs, build_cpu_id_regs, cpu_model_id_regs,
+                                                     ftr_regs_for)
         try:
-            cpus = build_cpu_id_regs(k.config.cpus, k.config.cpu_id_overrides)
+            base = cpu_model_id_regs(k.config.arm64_cpu_model)
+        except ValueError as exc:
+            raise ConfigError(str(exc), hint="arm64_cpu_model is qemu-max (default) or unicorn-max") from None
+        try:
+            cpus = build_cpu_id_regs(k.config.cpus, k.config.cpu_id_overrides, base=base)
         except ValueError as exc:
             raise ConfigError(f"cpu_id_overrides: {exc}",
                               hint="use {cpu: {'REG.FIELD': value}} / --cpu-id CPU:REG[.FIELD]=VALUE, "
@@ -128,7 +133,8 @@ class UndefState:
             # a machine without SVE (like Linux's arm64.nosve override): the ID registers say so
             # too, so the emulated MRS and the HWCAPs (kernel/arm64/hwcap.py) agree
             cpus = [c.with_overrides("ID_AA64PFR0_EL1", "SVE", 0).with_raw("ID_AA64ZFR0_EL1", 0) for c in cpus]
-        self.id_regs = SystemIdRegs(cpus)
+        # the arm64_ftr_bits tables of the modelled release (kernel/versions.py)
+        self.id_regs = SystemIdRegs(cpus, tables=ftr_regs_for(k.version.ftr_tables))
         self.k = k
         self.hooks: list[UndefHook] = []          # head first, as list_for_each_entry walks it
         self.mrs_cache: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -316,7 +322,8 @@ def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None
     k.force_sig(cpu, task, E.SIGILL, trap, trap.detail or "undefined instruction")
 
 
-# do_el0_sys(): the static sys64_hooks[] array of v5.10, walked without a lock (first match).
+# do_el0_sys(): the static sys64_hooks[] array, walked without a lock (first match).  v5.10's
+# entries are below; the modelled releases add cntvctss_read_handler (versions.py).
 # (esr_mask, esr_val) over ISS bits as in asm/esr.h; only mrs_handler is modelled as a handler,
 # the others are compared (cost) and never match an ID-space MRS.
 _SYS64_HOOKS_BEFORE_MRS = ("user_cache_maint_handler", "ctr_read_handler", "cntvct_read_handler",
@@ -329,7 +336,8 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     iss = trap.iss if trap.esr is not None else 0
     # ESR_ELx_SYS64_ISS_SYS_MRS_OP_MASK/VAL: a read with Op0=3, Op1=0, CRn=0 -> mrs_handler
     is_id_read = bool(iss & 1) and (iss >> 20) & 3 == 3 and (iss >> 14) & 7 == 0 and (iss >> 10) & 0xF == 0
-    cpu.charge(st.costs["undef_hook_compare"] * (len(_SYS64_HOOKS_BEFORE_MRS) + 1))
+    # the release's sys64_hooks[] (kernel/versions.py): every entry up to mrs_handler is compared
+    cpu.charge(st.costs["undef_hook_compare"] * (len(k.version.sys64_hooks_before_mrs) + 1))
     if is_id_read:
         cpu.charge(st.costs["emulate_mrs"])
         res = st.emulate_iss(iss, cpu.index)
@@ -339,4 +347,9 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
             return
         k.force_sig(cpu, task, E.SIGILL, trap, "system register not emulated (mrs_handler)")
         return
-    k.force_sig(cpu, task, E.SIGILL, trap, "system register access not emulated")
+    # No sys64 hook matched.  Every modelled release (6.1, 6.12, 7.3) then hands the instruction to
+    # the ordinary undefined-instruction path, because SYS encodings that trap today used to be
+    # UNDEFINED at EL0 and must keep behaving the same: do_el0_undef() reads the instruction and
+    # walks the undef hooks (under undef_lock) before it sends SIGILL.
+    do_el0_undef(k, cpu, task, trap)
+    trap.handler = "do_el0_sys"
