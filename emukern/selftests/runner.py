@@ -202,6 +202,11 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         else:
             mc.vlen = cfg.vl
     assert built.path is not None
+    if mc.root is None:
+        # the test's build directory is the guest's root (and its cwd), as kselftest's runner
+        # runs each test in its directory: `./rdvl-sve` and fp-stress's children resolve there,
+        # and execve never reaches a host path outside it
+        mc.root = str(built.path.parent)
     t0 = time.perf_counter()
     try:
         with _cwd(built.path.parent):

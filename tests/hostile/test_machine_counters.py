@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import tempfile
 import sys
 from pathlib import Path
 
@@ -67,20 +66,26 @@ out: .dword 0
 """
 
 
+_CLI = """
+import sys
+from emukern.cli import main
+rc = main(sys.argv[1:])
+sys.stdout.flush()
+# VmHWM: this mm's own peak RSS (ru_maxrss would carry the forking pytest worker's size across exec)
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(f"VmHWM {hwm}", file=sys.stderr)
+sys.exit(rc)
+"""
+
+
 def run_cli(src: Path) -> tuple[subprocess.CompletedProcess, int]:
-    """Run in a child; returns the process and the child's peak RSS in KiB."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # os.wait4 gives this child's own rusage (RUSAGE_CHILDREN would be the peak of every child
-    # this test worker ever waited for)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "emukern.cli", "run", "-q", str(src)], stdout=out,
-                                stderr=err, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        p = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
-    return p, usage.ru_maxrss
+    """Run `emukern run` in a child (in-process emulation, EMUKERN_NO_FORK); returns the process
+    and the child's peak RSS in KiB."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EMUKERN_NO_FORK": "1"}
+    p = subprocess.run([sys.executable, "-c", _CLI, "run", "-q", str(src)], capture_output=True,
+                       timeout=180, env=env, cwd=ROOT)
+    hwm = [l for l in p.stderr.decode(errors="replace").splitlines() if l.startswith("VmHWM ")]
+    return p, int(hwm[-1].split()[1]) if hwm else 1 << 40
 
 
 def test_8_mib_of_rdcycle_words_keeps_host_memory_small(tmp_path):
