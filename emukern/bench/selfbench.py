@@ -378,7 +378,7 @@ def measure(quick: bool = False, reps: int | None = None, only: list[str] | tupl
     bad = [o for o in (only or []) if o not in names]
     if bad:
         raise ConfigError(f"unknown bench measurement {', '.join(bad)}", hint="choose from " + ", ".join(names))
-    cfg = Settings(reps=reps or DEFAULT_REPS, sizes=sizes or (QUICK_SIZES if quick else Sizes()), quick=quick,
+    cfg = Settings(reps=DEFAULT_REPS if reps is None else reps, sizes=sizes or (QUICK_SIZES if quick else Sizes()), quick=quick,
                    progress=progress)
     if cfg.reps < 1:
         raise ConfigError(f"--reps {cfg.reps}: need at least one round", hint="the default is 5")
@@ -434,13 +434,13 @@ def arches_view(figures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             d.update(raw_mips=_med(fm, RAW), emukern_mips=_med(fm, EK), mips_ratio=_ratio(fm, RAW),
                      mips_ratio_min=_ratio(fm, RAW, "min"), mips_ratio_max=_ratio(fm, RAW, "max"),
                      mips_target=TARGET_MIPS_RATIO, mips_target_met=fm["met"], qemu_mips=_med(fm, QEMU_PEER),
-                     qiling_mips=_med(fm, QILING), qemu_spin=fm["contenders"][QEMU_PEER]["note"])
+                     qiling_mips=_med(fm, QILING), qemu_spin=fm["contenders"].get(QEMU_PEER, {}).get("note", "not run"))
         if fs is not None:
             d.update(raw_syscall_us=_med(fs, RAW), emukern_syscall_us=_med(fs, EK), syscall_ratio=_ratio(fs, RAW),
                      syscall_ratio_min=_ratio(fs, RAW, "min"), syscall_ratio_max=_ratio(fs, RAW, "max"),
                      syscall_target=TARGET_SYSCALL_RATIO, syscall_target_met=fs["met"],
                      qemu_syscall_us=_med(fs, QEMU_PEER), qiling_syscall_us=_med(fs, QILING),
-                     qemu_syscall=fs["contenders"][QEMU_PEER]["note"],
+                     qemu_syscall=fs["contenders"].get(QEMU_PEER, {}).get("note", "not run"),
                      emukern_cycles_per_syscall=fs.get("emukern_cycles_per_syscall"))
         out[arch] = d
     return out
