@@ -505,6 +505,8 @@ def print_profile(prof: dict[str, Any], console: Console) -> None:
             t.add_row(d["function"], f"{d['file']}:{d['line']}", str(d["ncalls"]), f"{d['tottime_s']:.3f}",
                       f"{d['tottime_pct']:.1f}", f"{d['us_per_syscall']:.2f}", f"{d['cumtime_s']:.3f}")
         console.print(t)
+    console.print("cProfile adds its own cost to every Python call, so its µs are larger than the "
+                  "bench's; compare the shares (own %), which say where the trap path's time goes.")
 
 
 def write_json(res: dict[str, Any], path: Path) -> None:
