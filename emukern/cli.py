@@ -307,7 +307,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
 
 def cmd_bench(a: argparse.Namespace) -> int:
     from emukern.bench.selfbench import main as bench_main
-    return bench_main(quick=a.quick)
+    return bench_main(quick=a.quick, reps=a.reps, only=a.only, profile=a.profile, json_path=a.json)
 
 
 def cmd_selftests(a: argparse.Namespace) -> int:
@@ -385,8 +385,17 @@ def make_parser() -> argparse.ArgumentParser:
                     help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop (slow)")
     rp.set_defaults(func=cmd_reproduce)
 
-    b = sub.add_parser("bench", help="emulator self-benchmark: speed vs raw Unicorn (and qemu-user)")
-    b.add_argument("--quick", action="store_true")
+    b = sub.add_parser("bench", help="emulator self-benchmark: speed vs raw Unicorn, qemu-user (and Qiling)",
+                       description="Runs emukern and its baselines (raw Unicorn, qemu-user, Qiling when installed) "
+                       "alternately on the same guest loops, REPS rounds each, and prints min/median/max and "
+                       "the median of the pairwise ratios, each of issue 19's targets marked met or MISSED.")
+    b.add_argument("--quick", action="store_true", help="small iteration counts (smoke test)")
+    b.add_argument("--reps", type=_int, default=None, metavar="N", help="rounds per figure (default 5)")
+    b.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only this measurement (repeatable): mips, syscall, pidbench, rvv, vsetvli, mrs-sweep")
+    b.add_argument("--profile", action="store_true",
+                   help="also cProfile the null-syscall path on both arches: top entries printed and in the JSON")
+    b.add_argument("--json", metavar="FILE", help="write every figure (samples, medians, ratios, targets) as JSON")
     b.set_defaults(func=cmd_bench)
 
     from emukern.sweep.cli import add_sweep_command

@@ -1,32 +1,89 @@
-"""Emulator self-benchmark (issue 2): emukern vs raw Unicorn vs qemu-user, measured in one run.
+"""Emulator self-benchmark (issues 2 and 19): emukern against its baselines, alternated, in one run.
 
-(a) guest MIPS with exact instruction counting vs raw Unicorn with no hooks, on the same loop;
-(b) a null-syscall round trip (getppid) through emukern's kernel vs a raw Unicorn in-hook round
-    trip (an INTR hook that reads the number and writes a return value);
-(c) the same static ELFs under qemu-riscv64 / qemu-aarch64 when installed (whole-process wall time).
-Ratios, not absolute numbers, are the point: everything runs on this machine in this run.
+Every figure is a table entry in :data:`MEASUREMENTS` — a function that returns figure records
+(:func:`emukern.bench.stats.figure`).  Inside a figure each contender (emukern, raw Unicorn,
+qemu-user, Qiling ...) runs once per round and the rounds repeat ``reps`` times (>= 5 unless told
+otherwise), so a ratio is taken between two samples that ran side by side; the table prints
+min / median / max of each contender and the median of the pairwise ratios, and marks each of
+issue 19's targets met or MISSED.
+
+Figures (issue 19, "Speed" parts 1–3):
+- guest MIPS with exact counting vs raw Unicorn with no hooks, on the same loop (both arches);
+- a null syscall (getppid) through emukern's kernel vs a raw Unicorn in-hook round trip (an INTR
+  hook that reads the number and writes a return value), both arches;
+- µs of host time per getpid of guest_asm/arm64/fp_pidbench.S and, when built, of the kernel's own
+  tools/testing/selftests/arm64/fp/fp-pidbench.S (emukern/selftests);
+- µs per RVV LMUL=1 instruction through the illegal-instruction trap path (vec_loop.S);
+- the 100 k-iteration vsetvli + getppid loop (null_syscall.S) at VLEN 512, emukern vs
+  qemu-riscv64, both as whole processes;
+- wall time of the 1–64-CPU MRS contention sweep of ``emukern reproduce`` (arm64_mrs);
+- and, with ``--profile``, cProfile's top entries of the null-syscall path on both arches.
 """
 from __future__ import annotations
 
-import shutil
+import cProfile
+import json
+import pstats
 import sys
-import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.table import Table
 
+from emukern.bench import peers
+from emukern.bench.stats import Target, Unavailable, alternate, figure
 from emukern.resources import guest_asm_dir
 
-TITLE = "Emulator self-benchmark: emukern vs raw Unicorn (and qemu-user)"
+TITLE = "Emulator self-benchmark: emukern vs raw Unicorn, qemu-user (and Qiling), alternated"
 GUEST = guest_asm_dir()
-TARGET_MIPS_RATIO = 0.25        # issue 2: emukern MIPS >= 0.25 x raw Unicorn
-TARGET_SYSCALL_RATIO = 3.0      # issue 2: emukern syscall round trip <= 3 x a raw in-hook one
-QEMU = {"riscv64": ["qemu-riscv64", "-cpu", "rv64,v=true,vlen=256,vext_spec=v1.0"],
-        "arm64": ["qemu-aarch64", "-cpu", "max"]}
+ARCHES = ("riscv64", "arm64")
+TARGET_MIPS_RATIO = 0.6         # issue 19: exact counting >= 0.6 x raw Unicorn MIPS
+TARGET_SYSCALL_RATIO = 2.0      # issue 19: null syscall <= 2 x a raw in-hook round trip
+TARGET_PIDBENCH_US = 5.0        # issue 19: fp-pidbench <= 5 us of host time per getpid
+TARGET_RVV_M1_US = 3.0          # issue 19: an RVV m1 instruction through the trap path <= 3 us
+TARGET_VSETVLI_QEMU = 10.0      # issue 19: vsetvli+getppid loop within 10x of qemu-riscv64
+TARGET_MRS_SWEEP_S = 30.0       # issue 19: the 1-64-CPU MRS sweep under 30 s
+DEFAULT_REPS = 5
+QEMU = {a: peers.qemu_cmd(a) for a in ARCHES}
+RAW, EK, QEMU_PEER, QILING = "raw Unicorn", "emukern", "qemu-user", "Qiling"
 
+
+@dataclass(frozen=True)
+class Sizes:
+    """Iteration counts of each figure's guest."""
+    spin_n: int = 25_000_000           # spin.S iterations (2 instructions each)
+    sys_n: int = 100_000               # syscall_loop.S getppid calls
+    pid_iters: int = 1000              # fp_pidbench.S: ITERS x BLOCKS getpid per loop, 4 loops
+    pid_blocks: int = 4
+    rvv_iters: int = 2000              # vec_loop.S iterations (16 vector instructions each)
+    vset_n: int = 100_000              # null_syscall.S iterations, vsetvli in every one
+    mrs_k: int = 10_000                # arm64_mrs.K_FULL
+    mrs_threads: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    profile_n: int = 20_000            # getppid calls under cProfile
+    sig_n: int = 20_000                # sig_loop.S signal round trips
+
+
+QUICK_SIZES = Sizes(spin_n=2_000_000, sys_n=5_000, pid_iters=100, pid_blocks=2, rvv_iters=100,
+                    vset_n=5_000, mrs_k=200, mrs_threads=(1, 2, 4), profile_n=2_000, sig_n=1_000)
+
+
+@dataclass
+class Settings:
+    reps: int = DEFAULT_REPS
+    sizes: Sizes = field(default_factory=Sizes)
+    quick: bool = False
+    progress: Callable[[str], None] | None = None
+
+    def say(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress(what)
+
+
+# ---------------------------------------------------------------------------------------------
+# guests and single samples
 
 def _elf(arch: str, name: str) -> Path:
     from emukern.loader.asm import assemble
@@ -82,120 +139,423 @@ def raw_syscall_us(arch: str, n: int) -> float:
     return (time.perf_counter() - t) / n * 1e6
 
 
-def emukern_run(arch: str, name: str, n: int, **opts: Any) -> tuple[float, Any]:
+def emukern_run(arch: str, name: str, n: int | list[str], **opts: Any) -> tuple[float, Any]:
+    """(wall seconds of Machine.run, its result); the guest must exit 0 or there is no figure."""
     from emukern.api import Machine
     m = Machine(arch=arch, **opts)
     m.explicit_arch = arch
-    m.load(_elf(arch, name), [str(n)])
+    m.load(_elf(arch, name), [str(n)] if isinstance(n, int) else n)
     t = time.perf_counter()
     r = m.run()
-    return time.perf_counter() - t, r
+    dt = time.perf_counter() - t
+    if r.exit_status != 0:
+        raise RuntimeError(f"{arch} {name} exited with {r.exit_status} under emukern: {r.message}")
+    return dt, r
 
 
 def qemu_wall(arch: str, name: str, n: int) -> tuple[float | None, str]:
-    """(whole-process wall seconds, note): None when qemu-user is absent or the guest failed under it
-    (a time for a run that did not do the work is no figure)."""
-    cmd = QEMU[arch]
-    if shutil.which(cmd[0]) is None:
-        return None, f"{cmd[0]} not installed"
-    elf = _elf(arch, name)
-    t = time.perf_counter()
+    """(whole-process wall seconds, note): None when qemu-user is absent or the guest failed under it."""
     try:
-        p = subprocess.run(cmd + [str(elf), str(n)], check=False, capture_output=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return None, f"{cmd[0]} {name}: timed out after 300 s"
-    dt = time.perf_counter() - t
-    if p.returncode != 0:
-        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, f"{cmd[0]} {name} failed with status {p.returncode}" + (f": {err[-1]}" if err else "")
-    return dt, "ok"
+        return peers.qemu_wall(arch, _elf(arch, name), [str(n)], QEMU[arch]), "ok"
+    except Unavailable as exc:
+        return None, str(exc)
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
-    from emukern.machine.counter import native_available
-    spin_n = 2_000_000 if quick else 25_000_000
-    sys_n = 5_000 if quick else 100_000
-    sig_n = 1_000 if quick else 20_000
-    out: dict[str, Any] = {"native_counter": native_available(), "arches": {}}
-    for arch in ("riscv64", "arm64"):
-        raw, insns = raw_mips(arch, spin_n)
-        wall, r = emukern_run(arch, "spin", spin_n, max_insns=None)
-        ek_mips = r.user_insns / wall / 1e6
-        raw_sys = raw_syscall_us(arch, sys_n)
-        wall_s, rs = emukern_run(arch, "syscall_loop", sys_n, max_insns=None)
-        ek_sys = wall_s / sys_n * 1e6
-        # (d) a signal round trip: kill() -> do_signal/setup_rt_frame -> handler -> rt_sigreturn
-        wall_g, rg = emukern_run(arch, "sig_loop", sig_n, max_insns=None)
-        ek_sig = wall_g / sig_n * 1e6
-        q_spin, q_spin_note = qemu_wall(arch, "spin", spin_n)
-        q_sys, q_sys_note = qemu_wall(arch, "syscall_loop", sys_n)
-        mips_ratio, sys_ratio = ek_mips / raw, ek_sys / raw_sys
-        out["arches"][arch] = {
-            "raw_mips": raw, "emukern_mips": ek_mips, "mips_ratio": mips_ratio,
-            "mips_target": TARGET_MIPS_RATIO, "mips_target_met": mips_ratio >= TARGET_MIPS_RATIO,
-            "raw_syscall_us": raw_sys, "emukern_syscall_us": ek_sys, "syscall_ratio": sys_ratio,
-            "syscall_target": TARGET_SYSCALL_RATIO, "syscall_target_met": sys_ratio <= TARGET_SYSCALL_RATIO,
-            "qemu_spin": q_spin_note, "qemu_syscall": q_sys_note,
-            "qemu_mips": (2 * spin_n / q_spin / 1e6) if q_spin else None,
-            "qemu_syscall_us": (q_sys / sys_n * 1e6) if q_sys else None,
-            "spin_insns": insns, "emukern_user_insns": r.user_insns, "syscall_iters": sys_n,
-            "emukern_cycles_per_syscall": rs.cycles / sys_n,
-            "emukern_signal_us": ek_sig, "signal_vs_null_syscall": ek_sig / ek_sys, "signal_iters": sig_n,
-            "signal_delivered": rg.syscalls.get("rt_sigreturn", 0),
-        }
+def _qemu_sample(arch: str, name: str, n: int) -> float:
+    t, note = qemu_wall(arch, name, n)
+    if t is None:
+        raise Unavailable(note)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# the measurements: each returns a list of figure records
+
+def m_mips(cfg: Settings) -> list[dict[str, Any]]:
+    """Guest MIPS: emukern's exact counting vs raw Unicorn (no hooks) on spin.S; peers alongside."""
+    out = []
+    n = cfg.sizes.spin_n
+    for arch in ARCHES:
+        cfg.say(f"{arch} MIPS")
+        counted: list[int] = []
+
+        def ek() -> float:
+            wall, r = emukern_run(arch, "spin", n, max_insns=None)
+            counted.append(r.user_insns)
+            return r.user_insns / wall / 1e6
+        runners = {EK: ek, RAW: lambda: raw_mips(arch, n)[0],
+                   QEMU_PEER: lambda: 2 * n / _qemu_sample(arch, "spin", n) / 1e6,
+                   QILING: lambda: 2 * n / peers.qiling_run_seconds(arch, _elf(arch, "spin"), [str(n)]) / 1e6}
+        samples, notes = alternate(runners, cfg.reps)
+        out.append(figure(f"{arch} guest MIPS (spin.S)", "MIPS", EK, samples, notes,
+                          Target(">=", TARGET_MIPS_RATIO, "ratio", RAW), higher_is_better=True,
+                          key=f"{arch}.mips", arch=arch, iterations=n, emukern_user_insns=counted[-1:] or None))
     return out
 
 
-def mark(ok: bool) -> str:
-    return "" if ok else " MISSED"
+def m_syscall(cfg: Settings) -> list[dict[str, Any]]:
+    """Null syscall (getppid) round trip: emukern's kernel vs a raw Unicorn INTR hook; peers alongside."""
+    out = []
+    n = cfg.sizes.sys_n
+    for arch in ARCHES:
+        cfg.say(f"{arch} null syscall")
+        cycles: list[float] = []
+
+        def ek() -> float:
+            wall, r = emukern_run(arch, "syscall_loop", n, max_insns=None)
+            cycles.append(r.cycles / n)
+            return wall / n * 1e6
+        runners = {EK: ek, RAW: lambda: raw_syscall_us(arch, n),
+                   QEMU_PEER: lambda: _qemu_sample(arch, "syscall_loop", n) / n * 1e6,
+                   QILING: lambda: peers.qiling_run_seconds(arch, _elf(arch, "syscall_loop"), [str(n)]) / n * 1e6}
+        samples, notes = alternate(runners, cfg.reps)
+        out.append(figure(f"{arch} null syscall (getppid)", "µs", EK, samples, notes,
+                          Target("<=", TARGET_SYSCALL_RATIO, "ratio", RAW), key=f"{arch}.syscall", arch=arch,
+                          iterations=n, emukern_cycles_per_syscall=cycles[-1] if cycles else None))
+    return out
+
+
+def m_signal(cfg: Settings) -> list[dict[str, Any]]:
+    """A signal round trip (kill -> do_signal/setup_rt_frame -> handler -> rt_sigreturn, sig_loop.S)
+    against emukern's own null syscall in the same rounds (issue 12's target: <= 3x)."""
+    out = []
+    n = cfg.sizes.sig_n
+    for arch in ARCHES:
+        cfg.say(f"{arch} signal round trip")
+        delivered: list[int] = []
+
+        def sig() -> float:
+            wall, r = emukern_run(arch, "sig_loop", n, max_insns=None)
+            delivered.append(r.syscalls.get("rt_sigreturn", 0))
+            return wall / n * 1e6
+
+        def null() -> float:
+            wall, _ = emukern_run(arch, "syscall_loop", n, max_insns=None)
+            return wall / n * 1e6
+        samples, notes = alternate({EK: sig, "emukern null syscall": null}, cfg.reps)
+        out.append(figure(f"{arch} signal round trip", "µs", EK, samples, notes,
+                          Target("<=", 3.0, "ratio", "emukern null syscall"), key=f"{arch}.signal",
+                          arch=arch, iterations=n, signals_delivered=delivered[-1] if delivered else None))
+    return out
+
+
+def _pidbench_sample(elf: Path, argv: list[str], getpids: list[int]) -> float:
+    """µs of host time (Machine.run) per getpid the guest made, the default arm64-sve policy."""
+    from emukern.api import Machine
+    m = Machine(arch="arm64", max_insns=None)
+    m.explicit_arch = "arm64"
+    m.load(elf, argv)
+    t = time.perf_counter()
+    r = m.run()
+    dt = time.perf_counter() - t
+    if r.exit_status != 0:
+        raise RuntimeError(f"{elf.name} exited with {r.exit_status} under emukern: {r.message}")
+    n = r.syscalls.get("getpid", 0)
+    if not n:
+        raise RuntimeError(f"{elf.name} made no getpid call under emukern")
+    getpids.append(n)
+    return dt / n * 1e6
+
+
+def m_pidbench(cfg: Settings) -> list[dict[str, Any]]:
+    """fp-pidbench, all loops (no SVE / SVE once / SVE before every syscall [/ after]), µs per getpid:
+    emukern's guest_asm version and, when it is built, the kernel's own selftest."""
+    out = []
+    s = cfg.sizes
+    own = _elf("arm64", "fp_pidbench")
+    own_argv = [str(s.pid_iters), str(s.pid_blocks)]
+    own_calls = 4 * s.pid_iters * s.pid_blocks
+    progs: list[tuple[str, Path, list[str], int, str]] = [
+        ("arm64 fp-pidbench (guest_asm/arm64/fp_pidbench.S)", own, own_argv, own_calls, "guest_asm")]
+    from emukern.selftests.pidbench import build
+    up, what, per_loop = build(full=False, fetch=False)
+    if up is not None and not cfg.quick:
+        progs.append(("arm64 fp-pidbench (upstream selftest)", up, [], 3 * per_loop, what))
+    for name, elf, argv, calls, origin in progs:
+        cfg.say(name)
+        getpids: list[int] = []
+        runners = {EK: lambda: _pidbench_sample(elf, argv, getpids),
+                   QEMU_PEER: lambda: peers.qemu_wall("arm64", elf, argv, QEMU["arm64"]) / calls * 1e6}
+        samples, notes = alternate(runners, cfg.reps)
+        out.append(figure(name, "µs/getpid", EK, samples, notes, Target("<=", TARGET_PIDBENCH_US, "value"),
+                          key="arm64.pidbench" + ("" if origin == "guest_asm" else ".upstream"), arch="arm64",
+                          origin=origin, getpid_calls=getpids[-1] if getpids else None))
+    if up is None:
+        out.append({"figure": "arm64 fp-pidbench (upstream selftest)", "key": "arm64.pidbench.upstream",
+                    "skipped": what, "contenders": {}, "target": None, "met": None})
+    return out
+
+
+def m_rvv(cfg: Settings) -> list[dict[str, Any]]:
+    """µs per RVV e32 LMUL=1 instruction through the trap path (vec_loop.S, VLEN 256)."""
+    from emukern.api import Machine
+    from emukern.bench.rvv_unit import LOOP_KINDS, VLEN, VTYPES
+    out = []
+    elf = _elf("riscv64", "vec_loop")
+    for kname, kind in LOOP_KINDS.items():
+        cfg.say(f"RVV {kname} m1")
+
+        def ek() -> float:
+            m = Machine(vlen=VLEN, max_insns=None).load(elf, [str(cfg.sizes.rvv_iters), str(VTYPES["m1"]), str(kind)])
+            t = time.perf_counter()
+            r = m.run()
+            dt = time.perf_counter() - t
+            if r.exit_status != 0:
+                raise RuntimeError(f"vec_loop {kname} m1 exited {r.exit_status}")
+            return dt / m.cpu(0).vector_insns * 1e6
+        samples, notes = alternate({EK: ek}, cfg.reps)
+        out.append(figure(f"riscv64 RVV {kname} e32 m1 via trap path", "µs/insn", EK, samples, notes,
+                          Target("<=", TARGET_RVV_M1_US, "value"), key=f"riscv64.rvv_m1.{kname}",
+                          arch="riscv64", vlen=VLEN))
+    return out
+
+
+def m_vsetvli(cfg: Settings) -> list[dict[str, Any]]:
+    """null_syscall.S with vsetvli in every iteration at VLEN 512: `emukern run` vs qemu-riscv64,
+    both whole processes (interpreter start-up included, as a user would time them)."""
+    n = cfg.sizes.vset_n
+    elf = _elf("riscv64", "null_syscall")
+    argv = [str(n), "1"]
+    cfg.say(f"vsetvli+getppid x{n} VLEN 512")
+    ek_cmd = [sys.executable, "-m", "emukern.cli", "run", "-q", "--vlen", "512", "--max-insns", str(50 * n + 10**6),
+              str(elf), *argv]
+    runners = {EK: lambda: peers.run_wall(ek_cmd, "emukern run null_syscall"),
+               QEMU_PEER: lambda: peers.qemu_wall("riscv64", elf, argv, peers.qemu_cmd("riscv64", 512))}
+    samples, notes = alternate(runners, cfg.reps)
+    return [figure(f"riscv64 vsetvli+getppid x{n:,} at VLEN 512 (whole process)", "s", EK, samples, notes,
+                   Target("<=", TARGET_VSETVLI_QEMU, "ratio", QEMU_PEER), key="riscv64.vsetvli_getppid",
+                   arch="riscv64", iterations=n)]
+
+
+def m_mrs_sweep(cfg: Settings) -> list[dict[str, Any]]:
+    """Wall time of the MRS contention sweep `emukern reproduce` runs (1-64 CPUs x both policies)."""
+    from emukern.bench import arm64_mrs
+    s = cfg.sizes
+    cfg.say(f"MRS sweep {s.mrs_threads[0]}-{s.mrs_threads[-1]} CPUs, K={s.mrs_k}")
+
+    def ek() -> float:
+        t = time.perf_counter()
+        arm64_mrs.sweep(s.mrs_threads, s.mrs_k)
+        return time.perf_counter() - t
+    samples, notes = alternate({EK: ek}, cfg.reps)
+    return [figure(f"arm64 MRS sweep {s.mrs_threads[0]}-{s.mrs_threads[-1]} CPUs, K={s.mrs_k:,}", "s", EK,
+                   samples, notes, Target("<=", TARGET_MRS_SWEEP_S, "value"), key="arm64.mrs_sweep", arch="arm64",
+                   threads=list(s.mrs_threads), k=s.mrs_k)]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    what: str
+    fn: Callable[[Settings], list[dict[str, Any]]]
+
+
+MEASUREMENTS: list[Measurement] = [
+    Measurement("mips", "guest MIPS vs raw Unicorn (both arches)", m_mips),
+    Measurement("syscall", "null syscall vs raw in-hook round trip (both arches)", m_syscall),
+    Measurement("signal", "signal delivery + handler + rt_sigreturn vs a null syscall (both arches)", m_signal),
+    Measurement("pidbench", "fp-pidbench µs per getpid (guest_asm and upstream)", m_pidbench),
+    Measurement("rvv", "RVV m1 instruction through the trap path", m_rvv),
+    Measurement("vsetvli", "100k vsetvli+getppid at VLEN 512 vs qemu-riscv64, whole processes", m_vsetvli),
+    Measurement("mrs-sweep", "1-64-CPU MRS contention sweep wall time", m_mrs_sweep),
+]
+# the figures `emukern reproduce` shows (it runs the MRS sweep and fp-pidbench as experiments itself)
+REPRODUCE_SET = ("mips", "syscall")
+
+
+# ---------------------------------------------------------------------------------------------
+# profile of the null-syscall path
+
+def profile_syscall(arch: str, n: int, top: int = 15) -> list[dict[str, Any]]:
+    """cProfile of one syscall_loop.S run under emukern; the ``top`` functions by own time."""
+    from emukern.api import Machine
+    m = Machine(arch=arch, max_insns=None)
+    m.explicit_arch = arch
+    m.load(_elf(arch, "syscall_loop"), [str(n)])
+    prof = cProfile.Profile()
+    prof.enable()
+    m.run()
+    prof.disable()
+    st = pstats.Stats(prof)
+    total = sum(v[2] for v in st.stats.values()) or 1.0   # type: ignore[attr-defined]
+    rows = []
+    for (fname, line, func), (cc, nc, tt, ct, _callers) in st.stats.items():   # type: ignore[attr-defined]
+        rows.append({"function": func, "file": _short(fname), "line": line, "ncalls": nc,
+                     "tottime_s": tt, "cumtime_s": ct, "tottime_pct": 100.0 * tt / total,
+                     "us_per_syscall": tt / n * 1e6})
+    rows.sort(key=lambda d: d["tottime_s"], reverse=True)
+    return rows[:top]
+
+
+def _short(fname: str) -> str:
+    i = fname.rfind("emukern/")
+    return fname[i:] if i >= 0 else fname
+
+
+# ---------------------------------------------------------------------------------------------
+
+def measure(quick: bool = False, reps: int | None = None, only: list[str] | tuple[str, ...] | None = None,
+            profile: bool = False, sizes: Sizes | None = None,
+            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    from emukern import __version__
+    from emukern.errors import ConfigError
+    from emukern.machine.counter import native_available
+    names = [m.name for m in MEASUREMENTS]
+    bad = [o for o in (only or []) if o not in names]
+    if bad:
+        raise ConfigError(f"unknown bench measurement {', '.join(bad)}", hint="choose from " + ", ".join(names))
+    cfg = Settings(reps=DEFAULT_REPS if reps is None else reps, sizes=sizes or (QUICK_SIZES if quick else Sizes()), quick=quick,
+                   progress=progress)
+    if cfg.reps < 1:
+        raise ConfigError(f"--reps {cfg.reps}: need at least one round", hint="the default is 5")
+    t0 = time.perf_counter()
+    figures: list[dict[str, Any]] = []
+    for meas in MEASUREMENTS:
+        if only and meas.name not in only:
+            continue
+        for f in meas.fn(cfg):
+            f["measurement"] = meas.name
+            figures.append(f)
+    out: dict[str, Any] = {"emukern_version": __version__, "native_counter": native_available(), "quick": quick,
+                           "reps": cfg.reps, "sizes": cfg.sizes.__dict__ | {"mrs_threads": list(cfg.sizes.mrs_threads)},
+                           "qiling": peers.qiling_python(), "figures": figures, "arches": arches_view(figures)}
+    if profile:
+        out["profile"] = {}
+        for arch in ARCHES:
+            if progress:
+                progress(f"profile {arch}")
+            out["profile"][arch] = {"getppid_calls": cfg.sizes.profile_n,
+                                    "top": profile_syscall(arch, cfg.sizes.profile_n)}
+    out["targets"] = [{"figure": f["figure"], "target": f["target"]["text"], "value": f["target_value"],
+                       "met": f["met"]} for f in figures if f.get("target")]
+    out["missed"] = [t["figure"] for t in out["targets"] if t["met"] is False]
+    out["wall_seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _med(f: dict[str, Any] | None, who: str, what: str = "median") -> float | None:
+    if f is None:
+        return None
+    c = f["contenders"].get(who)
+    return None if c is None else c.get(what)
+
+
+def _ratio(f: dict[str, Any] | None, who: str, what: str = "median") -> float | None:
+    if f is None or who not in f["contenders"] or "ratio" not in f["contenders"][who]:
+        return None
+    return f["contenders"][who]["ratio"][what]
+
+
+def arches_view(figures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per arch the headline figures (``mips_ratio``, ``syscall_ratio`` = medians of the pairwise
+    ratios) under the keys `emukern reproduce` and earlier JSON readers use."""
+    by = {f.get("key"): f for f in figures}
+    out: dict[str, dict[str, Any]] = {}
+    for arch in ARCHES:
+        fm, fs = by.get(f"{arch}.mips"), by.get(f"{arch}.syscall")
+        if fm is None and fs is None:
+            continue
+        d: dict[str, Any] = {}
+        if fm is not None:
+            d.update(raw_mips=_med(fm, RAW), emukern_mips=_med(fm, EK), mips_ratio=_ratio(fm, RAW),
+                     mips_ratio_min=_ratio(fm, RAW, "min"), mips_ratio_max=_ratio(fm, RAW, "max"),
+                     mips_target=TARGET_MIPS_RATIO, mips_target_met=fm["met"], qemu_mips=_med(fm, QEMU_PEER),
+                     qiling_mips=_med(fm, QILING), qemu_spin=fm["contenders"].get(QEMU_PEER, {}).get("note", "not run"))
+        if fs is not None:
+            d.update(raw_syscall_us=_med(fs, RAW), emukern_syscall_us=_med(fs, EK), syscall_ratio=_ratio(fs, RAW),
+                     syscall_ratio_min=_ratio(fs, RAW, "min"), syscall_ratio_max=_ratio(fs, RAW, "max"),
+                     syscall_target=TARGET_SYSCALL_RATIO, syscall_target_met=fs["met"],
+                     qemu_syscall_us=_med(fs, QEMU_PEER), qiling_syscall_us=_med(fs, QILING),
+                     qemu_syscall=fs["contenders"].get(QEMU_PEER, {}).get("note", "not run"),
+                     emukern_cycles_per_syscall=fs.get("emukern_cycles_per_syscall"))
+        out[arch] = d
+    return out
+
+
+def mark(ok: bool | None) -> str:
+    return {True: " met", False: " MISSED", None: ""}[ok]
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
 def print_table(res: dict[str, Any], console: Console) -> None:
-    t = Table(title="emukern speed vs raw Unicorn (same loop, same run)")
-    for c in ("arch", "raw MIPS", "emukern MIPS", f"ratio (target ≥{TARGET_MIPS_RATIO:g})", "raw syscall µs",
-              "emukern syscall µs", f"ratio (target ≤{TARGET_SYSCALL_RATIO:g}×)", "qemu MIPS", "qemu syscall µs"):
-        t.add_column(c, justify="right", overflow="fold")
-    notes = []
-    for arch, d in res["arches"].items():
-        t.add_row(arch, f"{d['raw_mips']:.0f}", f"{d['emukern_mips']:.0f}",
-                  f"{d['mips_ratio']:.2f}{mark(d['mips_target_met'])}",
-                  f"{d['raw_syscall_us']:.2f}", f"{d['emukern_syscall_us']:.2f}",
-                  f"{d['syscall_ratio']:.1f}×{mark(d['syscall_target_met'])}",
-                  f"{d['qemu_mips']:.0f}" if d["qemu_mips"] else "n/a",
-                  f"{d['qemu_syscall_us']:.2f}" if d["qemu_syscall_us"] else "n/a")
-        notes += [f"{arch}: {d[k]}" for k in ("qemu_spin", "qemu_syscall") if d.get(k, "ok") != "ok"]
+    t = Table(title=f"emukern vs its baselines: {res['reps']} alternated rounds per figure"
+              + (" (quick counts)" if res.get("quick") else ""))
+    for c in ("figure", "who", "min", "median", "max", "emukern / who: median [min–max]", "target"):
+        t.add_column(c, justify="left" if c in ("figure", "who", "target") else "right", overflow="fold")
+    notes: list[str] = []
+    for f in res["figures"]:
+        if f.get("skipped"):
+            notes.append(f"{f['figure']}: not run — {f['skipped']}")
+            continue
+        first = True
+        tgt = f.get("target") or {}
+        for who, c in f["contenders"].items():
+            if c["note"] != "ok":
+                notes.append(f"{f['figure']} — {who} n/a: {c['note']}")
+                continue
+            r = c.get("ratio")
+            ratio = f"{r['median']:.2f}× [{r['min']:.2f}–{r['max']:.2f}]" if r else ""
+            tcell = ""
+            if (tgt.get("on") == "ratio" and tgt.get("against") == who) or (tgt.get("on") == "value" and who == f["subject"]):
+                tcell = f"{tgt['text']}:{mark(f['met'])}"
+            t.add_row(f"{f['figure']} [{f['unit']}]" if first else "", who, _num(c["min"]), _num(c["median"]),
+                      _num(c["max"]), ratio, tcell)
+            first = False
+        t.add_section()
     console.print(t)
-    sig_rows = {a: d for a, d in res["arches"].items() if "emukern_signal_us" in d}
-    if sig_rows:
-        s = Table(title="signal round trip (kill -> handler -> rt_sigreturn) vs emukern's null syscall, same run")
-        for c in ("arch", "signal µs", "null syscall µs", "ratio (target ≤3×)", "round trips"):
-            s.add_column(c, justify="right")
-        for arch, d in sig_rows.items():
-            r = d["signal_vs_null_syscall"]
-            s.add_row(arch, f"{d['emukern_signal_us']:.2f}", f"{d['emukern_syscall_us']:.2f}",
-                      f"{r:.1f}×" + ("" if r <= 3 else " MISSED"), f"{d['signal_delivered']:,}")
-        console.print(s)
-    console.print("raw = Unicorn with no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 "
-                  "(syscall); emukern = exact per-instruction counting and the full Python kernel path.")
-    console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}; "
-                  "qemu-user times are whole-process wall time (includes its start-up) and it runs "
-                  "syscalls on the host kernel.")
+    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall); "
+                  "emukern = exact counting and the full Python kernel path, host time of Machine.run(); "
+                  "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel); "
+                  "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "
+                  "same round; its median is the headline figure.")
+    console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}")
     for n in notes:
-        console.print(f"[yellow]qemu n/a — {n}[/]")
-    missed = [f"{a} {what}" for a, d in res["arches"].items()
-              for what, ok in (("MIPS ratio", d["mips_target_met"]), ("syscall ratio", d["syscall_target_met"]))
-              if not ok]
-    if missed:
-        console.print(f"[bold red]MISSED target(s): {', '.join(missed)}[/]")
+        console.print(f"[yellow]{n}[/]")
+    if res.get("missed"):
+        console.print(f"[bold red]MISSED target(s): {', '.join(res['missed'])}[/]")
+    if res.get("profile"):
+        print_profile(res["profile"], console)
+
+
+def print_profile(prof: dict[str, Any], console: Console) -> None:
+    for arch, p in prof.items():
+        t = Table(title=f"cProfile: {arch} null-syscall path, {p['getppid_calls']:,} getppid (top by own time)")
+        for c in ("function", "where", "calls", "own s", "own %", "own µs/syscall", "cum s"):
+            t.add_column(c, justify="left" if c in ("function", "where") else "right", overflow="fold")
+        for d in p["top"]:
+            t.add_row(d["function"], f"{d['file']}:{d['line']}", str(d["ncalls"]), f"{d['tottime_s']:.3f}",
+                      f"{d['tottime_pct']:.1f}", f"{d['us_per_syscall']:.2f}", f"{d['cumtime_s']:.3f}")
+        console.print(t)
+    console.print("cProfile adds its own cost to every Python call, so its µs are larger than the "
+                  "bench's; compare the shares (own %), which say where the trap path's time goes.")
+
+
+def write_json(res: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    res = measure(ctx.quick)
+    """`emukern reproduce`'s self-benchmark: the MIPS and syscall figures (it runs the MRS sweep and
+    fp-pidbench as experiments of their own)."""
+    res = measure(ctx.quick, reps=3 if ctx.quick else DEFAULT_REPS, only=REPRODUCE_SET)
     print_table(res, ctx.console)
     return res
 
 
-def main(quick: bool = False) -> int:
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    print_table(measure(quick), console)
+def main(quick: bool = False, reps: int | None = None, only: list[str] | None = None, profile: bool = False,
+         json_path: str | None = None) -> int:
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    err = Console(stderr=True, highlight=False)
+    res = measure(quick, reps=reps, only=only, profile=profile,
+                  progress=lambda what: err.print(f"[dim]bench: {what} ...[/]"))
+    print_table(res, console)
+    if json_path:
+        write_json(res, Path(json_path))
+        console.print(f"wrote {json_path}")
     return 0
