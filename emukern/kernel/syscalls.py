@@ -490,6 +490,12 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         mm = task.mm if flags & CLONE_VM else task.mm.fork()
         if flags & CLONE_VM:
             mm.users += 1
+        else:
+            # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
+            # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
+            for attr in ("stack_limit", "saved_auxv"):
+                if hasattr(task.mm, attr):
+                    setattr(mm, attr, getattr(task.mm, attr))
         files = task.files if flags & CLONE_FILES else task.files.dup_table()
         child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                      parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
