@@ -47,6 +47,7 @@ SC_REGS = MCONTEXT + 8
 SC_SP = MCONTEXT + 256
 SC_PC = MCONTEXT + 264
 SC_PSTATE = MCONTEXT + 272
+PSR_F_BIT, PSR_I_BIT, PSR_A_BIT, PSR_D_BIT = 0x40, 0x80, 0x100, 0x200   # pstate DAIF mask bits
 RESERVED = MCONTEXT + 288                     # offsetof(rt_sigframe, uc.uc_mcontext.__reserved)
 RESERVED_SIZE = 4096
 SIZEOF_FRAME = RESERVED + RESERVED_SIZE       # sizeof(struct rt_sigframe) = 4688
@@ -247,12 +248,27 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     ok, why = restore_sigframe(k, cpu, task, frame)
     if not ok:
         k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
-        k.force_sig_info(cpu, task, S.KSigInfo(S.SIGSEGV, S.SI_KERNEL, report={
-            "signal": S.SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
-            "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
+        arm64_notify_segfault(k, cpu, task, cpu.sp, f"rt_sigreturn: bad signal frame at {frame:#x}: {why}")
         return 0
     k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
     return cpu.reg(0)
+
+
+def arm64_notify_segfault(k: "Kernel", cpu: Any, task: "Task", addr: int, why: str) -> None:
+    """Linux's sys_rt_sigreturn ends a bad frame with arm64_notify_segfault(regs->sp): a fault-
+    style SIGSEGV (force_signal_inject -> arm64_notify_die), not an SI_KERNEL one.  Its si_addr is
+    regs->sp *after* restore_sigframe has already copied the frame's registers (so the forged sp
+    when the frame got that far), and its si_code is SEGV_MAPERR only when find_vma finds no
+    mapping at or above that address, SEGV_ACCERR otherwise.  The arm64 signal selftests check
+    for exactly SEGV_ACCERR to tell the kernel's SIGSEGV from one of their own bugs.  As
+    arm64_notify_die does for a user-mode fault, the next frame carries fault_address 0 and the
+    error code (0 here) in its esr_context."""
+    code = S.SEGV_ACCERR if any(m.end > addr for m in task.mm.mappings) else S.SEGV_MAPERR
+    st = task.sigstate
+    st.fault_address = 0
+    st.fault_code = 0
+    k.force_sig_info(cpu, task, S.KSigInfo(S.SIGSEGV, code, addr=addr, report={
+        "signal": S.SIGSEGV, "signame": "SIGSEGV", "tid": task.tid, "addr": addr, "why": why}))
 
 
 def _rd32(mm: Any, addr: int) -> int:
@@ -330,8 +346,11 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     for i, (a, b) in enumerate(zip(new, user_regs(k, cpu))):
         if a != b:
             cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
-    if pstate & 0x1F:                       # valid_user_regs: AArch64 EL0t only
-        return False, f"pstate {pstate:#x} is not EL0t"
+    # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
+    # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
+    # exceptions) fails the frame, and the kernel keeps just NZCV (done above).
+    if pstate & (0x1F | PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT):
+        return False, f"pstate {pstate:#x} is not EL0t with DAIF clear"
     try:
         recs, err = parse_user_sigframe(mm, frame)
     except MemoryFault:
