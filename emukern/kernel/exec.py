@@ -81,16 +81,39 @@ def _user_string(mm: Any, addr: int) -> bytes:
     raise ExecError(E2BIG, f"a string longer than MAX_ARG_STRLEN ({MAX_ARG_STRLEN} bytes)")
 
 
-def bprm_stack_limits(argv: list[bytes], envp: list[bytes], stack_rlimit: int) -> None:
-    """The strings and their pointers may use a quarter of the stack rlimit (at most 3/4 of
-    _STK_LIM, at least ARG_MAX): E2BIG past it (fs/exec.c bprm_stack_limits)."""
-    limit = max(min(stack_rlimit // 4, (8 << 20) // 4 * 3), ARG_MAX)
-    ptr_size = (len(argv) + len(envp)) * 8
+_STK_LIM = 8 << 20                  # include/uapi/linux/resource.h: the default stack rlimit
+
+
+def bprm_stack_limits(argv: list[bytes], envp: list[bytes], stack_rlimit: int, filename: bytes) -> None:
+    """fs/exec.c bprm_stack_limits with the checks copy_strings/copy_string_kernel make against
+    its result.  Linux lets the strings (the file name execve was given, then the environment,
+    then the arguments) and the pointer array use a quarter of the stack rlimit, capped at 3/4
+    of _STK_LIM and never below ARG_MAX; the pointers count max(argc, 1) because an empty argv
+    gets an "" pushed.  Any one string over MAX_ARG_STRLEN (NUL included) is E2BIG too.  The one
+    implementation for both the first program (Kernel.load turns the ExecError into a clear
+    error) and execve (the caller gets -E2BIG)."""
+    limit = max(min(stack_rlimit // 4, _STK_LIM // 4 * 3), ARG_MAX)
+    ptr_size = (max(len(argv), 1) + len(envp)) * 8
     if limit <= ptr_size:
-        raise ExecError(E2BIG, "too many argument and environment pointers")
-    total = sum(len(s) + 1 for s in argv) + sum(len(s) + 1 for s in envp)
+        raise ExecError(E2BIG, f"{len(argv) + len(envp):,} argument and environment pointers take "
+                               f"{ptr_size:,} bytes; Linux takes at most {limit:,} in all")
+    total = 0
+    for what, strings in (("program path", [filename]), ("environment string", envp), ("argument", argv)):
+        for x in strings:
+            n = len(x) + 1
+            if n > MAX_ARG_STRLEN:
+                raise ExecError(E2BIG, f"one {what} is {n:,} bytes; Linux takes at most "
+                                       f"{MAX_ARG_STRLEN:,} (MAX_ARG_STRLEN) per string")
+            total += n
     if total > limit - ptr_size:
-        raise ExecError(E2BIG, f"arguments and environment take {total + ptr_size} bytes, over {limit}")
+        if limit == ARG_MAX:
+            why = "ARG_MAX, the floor Linux keeps under any stack limit"
+        elif limit == stack_rlimit // 4:
+            why = f"a quarter of the {stack_rlimit >> 20} MiB stack limit"
+        else:
+            why = "3/4 of _STK_LIM, the cap Linux puts on any stack limit"
+        raise ExecError(E2BIG, f"the arguments and environment take {total + ptr_size:,} bytes; "
+                               f"Linux takes at most {limit:,} ({why})")
 
 
 def open_exec(k: "Kernel", task: "Task", path: str) -> tuple[Node, bytes]:
@@ -186,7 +209,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     try:
         argv = copy_strings(task, argv_ptr)
         envp = copy_strings(task, envp_ptr)
-        bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
+        filename = path.encode("utf-8", "surrogateescape")     # bprm->filename, AT_EXECFN's string
+        bprm_stack_limits(argv, envp, k.arch.STACK_SIZE, filename)
         node, blob = open_exec(k, task, path)
         depth = 0
         while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
@@ -196,7 +220,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
             interp, arg = load_script(blob, path)
             argv = [interp.encode("utf-8", "surrogateescape")] + ([arg] if arg else []) + \
                 [path.encode("utf-8", "surrogateescape")] + argv[1:]
-            bprm_stack_limits(argv, envp, k.arch.STACK_SIZE)
+            bprm_stack_limits(argv, envp, k.arch.STACK_SIZE, filename)
             node, blob = open_exec(k, task, interp)
         try:
             image = load_elf(blob, allow_interp=True, name=path)

@@ -40,7 +40,6 @@ TRAP_LOG_LIMIT = 20000
 REAPED_ROWS = 512
 LAST_INO_BATCH = 1024
 FLUSH_EVERY_FREED_MMS = 16     # drop Unicorn's translations after this many freed address spaces
-MAX_ARG_STRLEN = 32 * 4096      # one argument or environment string, NUL included (Linux's limit)
 
 
 class ArgListTooLong(ConfigError):
@@ -48,26 +47,16 @@ class ArgListTooLong(ConfigError):
 
 
 def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimit: int) -> None:
-    """fs/exec.c: bprm_stack_limits + copy_strings.  Linux lets the strings and their pointers
-    use a quarter of the stack rlimit (2 MiB for the default 8 MiB), never less than ARG_MAX
-    (32 pages), and refuses any single string longer than MAX_ARG_STRLEN: E2BIG."""
+    """The first program's command line against Linux's limits: kernel/exec.py's
+    bprm_stack_limits (the one execve uses), its E2BIG turned into a clear error for the user."""
+    from emukern.kernel.exec import ExecError, bprm_stack_limits as exec_stack_limits
     from emukern.loader.stack import encode_str
-    limit = max(min(stack_rlimit // 4, (8 << 20) // 4 * 3), 32 * 4096)
-    ptr_size = (len(argv) + len(envp)) * 8
-    total = 8
-    for what, strings in (("program path", [execfn]), ("argument", argv), ("environment string", envp)):
-        for x in strings:
-            n = len(encode_str(x)) + 1
-            if n > MAX_ARG_STRLEN:
-                raise ArgListTooLong(f"argument list too long (E2BIG): one {what} is {n:,} bytes; Linux "
-                                     f"takes at most {MAX_ARG_STRLEN:,} (MAX_ARG_STRLEN) per string",
-                                     hint="pass large data through a file or standard input (--stdin)")
-            total += n
-    if total + ptr_size > limit:
-        raise ArgListTooLong(f"argument list too long (E2BIG): the arguments and environment take "
-                             f"{total + ptr_size:,} bytes; Linux takes at most {limit:,} (a quarter of "
-                             f"the {stack_rlimit >> 20} MiB stack limit)",
-                             hint="pass large data through a file or standard input (--stdin)")
+    try:
+        exec_stack_limits([encode_str(a) for a in argv], [encode_str(e) for e in envp], stack_rlimit,
+                          encode_str(execfn))
+    except ExecError as exc:
+        raise ArgListTooLong(f"argument list too long (E2BIG): {exc.why}",
+                             hint="pass large data through a file or standard input (--stdin)") from None
 
 
 class TrapRecord:

@@ -39,7 +39,9 @@ and a unified diff (emukern first).  Binary output is compared in rows of 8 byte
 {TIMING_NOTE}.
 
 --policy values the real kernel does not have are refused (a real kernel has one behaviour per
-change); --sysctl is applied in both (written to /proc/sys in the real kernel).
+change); --sysctl is applied in both (written to /proc/sys in the real kernel).  --root DIR is
+the guest's / in both: emukern's guest root (read-only: writes get EROFS) and the real kernel's
+initramfs (a writable copy), so compare what a program reads there, not what it writes.
 """
 
 
@@ -160,11 +162,13 @@ def cmd_compare(a: argparse.Namespace) -> int:
     cfg = emukern_config(prof, cpus=a.cpus, vlen=a.vlen, sve_vl=a.sve_vl, sysctls=sysctls,
                          max_insns=a.max_insns or None)
     if a.root:
-        if not hasattr(cfg, "root"):
+        # one tree for both sides: emukern's guest root and the initramfs of the real kernel
+        # (which writes only to its in-memory copy; emukern keeps DIR read-only, never root_rw)
+        if not Path(a.root).is_dir():
             from emukern.errors import ConfigError
-            raise ConfigError("--root: emukern cannot give the guest a file tree yet, so the two "
-                              "runs would not see the same files", hint="use `emukern linux --root` alone")
-        cfg.root = a.root
+            raise ConfigError(f"--root {a.root} is not a directory",
+                              hint="give the directory tree the program should see as /")
+        cfg.root = str(Path(a.root).resolve())
     out, err, status = run_emukern(cfg, prog, list(a.args))
     img, res = _real(a, prof, prog, sysctls=sysctls)
     c = compare_runs(prof, res.log.release or "?", a.program, out, err, status, res.log.runs[0])

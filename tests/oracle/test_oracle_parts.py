@@ -263,11 +263,68 @@ def test_fetch_kernel_uses_the_cache_and_falls_back_when_offline(tmp_path: Path,
         k.fetch_kernel(p, refresh=True)                              # explicit refresh: an error
 
 
-def test_compare_refuses_root_emukern_cannot_mirror(capsys: pytest.CaptureFixture[str], guest_asm: Path,
-                                                    tmp_path: Path) -> None:
-    from emukern.config import MachineConfig
-    if hasattr(MachineConfig(), "root"):
-        pytest.skip("emukern has a guest root now: compare passes --root to both sides")
-    rc = main(["compare", str(guest_asm / "riscv" / "hello.S"), "--root", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert rc == 2 and "--root: emukern cannot give the guest a file tree yet" in err
+def _greeting_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "greeting").write_text("hello from the root\n")
+    (root / "data" / "greeting").chmod(0o640)
+    return root
+
+
+def _runner_from_initramfs(entries: list[tuple[str, int, bytes, int]], paths: list[str]) -> bytes:
+    """What tests/oracle/guests/readroot.c prints under a kernel whose / is this cpio image."""
+    files = {"/" + name: (mode, body) for name, mode, body, _ in entries if stat.S_ISREG(mode)}
+    out = []
+    for p in paths:
+        if p not in files:
+            out.append(f"{p}: No such file or directory\n")
+            continue
+        mode, body = files[p]
+        out.append(f"{p}: mode {mode & 0o7777:o} size {len(body)}\n{p}: {body.decode()}")
+    return "".join(out).encode()
+
+
+def test_compare_root_gives_both_sides_the_same_tree(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """emukern reads DIR as its guest root; the real side gets DIR in its initramfs (the boot is
+    stubbed: the "real" output is what readroot prints over that initramfs's files)."""
+    from conftest import build_c_guest
+    import emukern.oracle.kernels as k
+    import emukern.oracle.qemu as q
+    from emukern.oracle.console import ConsoleLog, ProgramRun
+    from emukern.oracle.initramfs import build_initramfs
+    prog = build_c_guest("readroot", "riscv64")
+    root = _greeting_root(tmp_path)
+    paths = ["/data/greeting", "/data/missing"]
+    seen: dict[str, object] = {}
+
+    def fake_boot(img, programs, cpus=1, vlen=256, sve_vl=256, root=None, timeout=None, sysctls=None):  # type: ignore[no-untyped-def]
+        seen["root"] = root
+        entries = _read_newc(build_initramfs("riscv64", programs, root=root))
+        log = ConsoleLog(release="6.12.0-test")
+        log.runs[0] = ProgramRun(0, stdout=_runner_from_initramfs(entries, programs[0].args), exit_status=0)
+        return q.BootResult(log, 0.0, ["qemu-system-riscv64", "-cpu", "rv64"], 0)
+
+    monkeypatch.setattr(k, "fetch_kernel", _fake_image)
+    monkeypatch.setattr(q, "boot", fake_boot)
+    rc = main(["compare", str(prog), "--root", str(root), "--kernel", "debian-13-riscv64", "--", *paths])
+    report = capsys.readouterr().out
+    assert seen["root"] == root
+    assert rc == 0, report
+    # and emukern really read the file from DIR (not merely agreed on two ENOENTs)
+    from emukern.oracle.compare import emukern_config, run_emukern
+    cfg = emukern_config(PROFILES["debian-13-riscv64"])
+    cfg.root = str(root)
+    out, _, status = run_emukern(cfg, prog, paths)
+    assert status == 0
+    assert out == b"/data/greeting: mode 640 size 20\n/data/greeting: hello from the root\n" \
+                  b"/data/missing: No such file or directory\n"
+
+
+def test_compare_root_must_be_a_directory(capsys: pytest.CaptureFixture[str], guest_asm: Path,
+                                          tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for bad in (tmp_path / "file", tmp_path / "absent"):
+        rc = main(["compare", str(guest_asm / "riscv" / "hello.S"), "--root", str(bad)])
+        err = capsys.readouterr().err
+        assert rc == 2 and f"--root {bad} is not a directory" in err and "Traceback" not in err, err
