@@ -43,6 +43,7 @@ class PerCpu:
     parked_trap: Trap | None = None  # a trap waiting at a sync point (Kernel.sync_gate)
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
     last_ino: int = 0           # get_next_ino's per-CPU batch position
+    kernel_mode_v: bool = False  # RISC-V: inside kernel_vector_begin/end (RISCV_KERNEL_MODE_V)
 
 
 class SchedulerMixin:

@@ -350,15 +350,15 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         return [(int.from_bytes(raw[16 * i: 16 * i + 8], "little"),
                  int.from_bytes(raw[16 * i + 8: 16 * i + 16], "little")) for i in range(iovcnt)]
 
-    def sys_writev(self, cpu, task, fd, iov, iovcnt, *a):
-        vec = self._vec(task, iov, iovcnt)
-        if isinstance(vec, int):
-            return vec
+    @staticmethod
+    def _each_iov(vec: list[tuple[int, int]], op: Any) -> Any:
+        """Run ``op(base, length)`` over the non-empty buffers in order, stopping at the first
+        short transfer; an error (or a block) counts only when nothing was transferred yet."""
         total = 0
         for base, length in vec:
             if not length:
                 continue
-            r = self.sys_write(cpu, task, fd, base, length)      # type: ignore[attr-defined]
+            r = op(base, length)
             if not isinstance(r, int) or r < 0:
                 return r if total == 0 else total
             total += r
@@ -366,23 +366,20 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                 break
         return total
 
+    def sys_writev(self, cpu, task, fd, iov, iovcnt, *a):
+        vec = self._vec(task, iov, iovcnt)
+        if isinstance(vec, int):
+            return vec
+        return self._each_iov(vec, lambda base, n: self.sys_write(cpu, task, fd, base, n))  # type: ignore[attr-defined]
+
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if isinstance(f, VfsFile) and f.readable:
-            total = 0                          # a file fills the buffers in order (do_iter_readv)
-            for base, length in vec:
-                if not length:
-                    continue
-                r = self.sys_read(cpu, task, fd, base, length)      # type: ignore[attr-defined]
-                if not isinstance(r, int) or r < 0:
-                    return r if total == 0 else total
-                total += r
-                if r < length:
-                    break
-            return total
+            # a file fills the buffers in order (do_iter_readv)
+            return self._each_iov(vec, lambda base, n: self.sys_read(cpu, task, fd, base, n))  # type: ignore[attr-defined]
         for base, length in vec:              # like a pipe read: fill the first non-empty buffer
             if length:
                 return self.sys_read(cpu, task, fd, base, length)  # type: ignore[attr-defined]

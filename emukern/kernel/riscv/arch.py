@@ -97,11 +97,12 @@ class RiscvArch(ArchBase):
         return th
 
     def _cpu_running(self, task: "Task") -> RiscvCpu | None:
-        for cpu, pc in zip(self.k.cpus, self.k.percpu):
-            if pc.curr is task:
-                assert isinstance(cpu, RiscvCpu)
-                return cpu
-        return None
+        """The CPU ``task`` is current on (task.cpu is where it last ran), or None."""
+        if self.k.percpu[task.cpu].curr is not task:
+            return None
+        cpu = self.k.cpus[task.cpu]
+        assert isinstance(cpu, RiscvCpu)
+        return cpu
 
     def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
         assert isinstance(cpu, RiscvCpu)

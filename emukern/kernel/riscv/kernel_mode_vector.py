@@ -83,12 +83,12 @@ def may_use_vector_usercopy(k: "Kernel", cpu: RiscvCpu, n: int) -> bool:
     """The test at the top of __asm_copy_{to,from}_user: has_vector() and n >= the threshold
     (may_use_simd() is true in syscall context)."""
     t = usercopy_threshold(k)
-    return cpu.rvv is not None and t > 0 and n >= t and not getattr(cpu, "in_kernel_vector", False)
+    return cpu.rvv is not None and t > 0 and n >= t and not k.percpu[cpu.index].kernel_mode_v
 
 
 def kernel_vector_begin(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """get_cpu_vector_context + riscv_v_vstate_save (Dirty only) + riscv_v_vstate_set_restore."""
-    cpu.in_kernel_vector = True             # RISCV_KERNEL_MODE_V: no nesting, no preemption
+    k.percpu[cpu.index].kernel_mode_v = True   # RISCV_KERNEL_MODE_V: no nesting, no preemption
     vs_before = cpu.vs
     saved = vs_before == vector.VS_DIRTY        # riscv_v_vstate_save writes back only Dirty
     if vs_before != VS_OFF:
@@ -102,7 +102,7 @@ def kernel_vector_begin(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 
 def kernel_vector_end(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
     """riscv_v_disable + put_cpu_vector_context."""
-    cpu.in_kernel_vector = False
+    k.percpu[cpu.index].kernel_mode_v = False
 
 
 def __asm_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", dst: int, src: int, n: int,
