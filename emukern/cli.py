@@ -300,9 +300,21 @@ def print_examples() -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1, with a message that says so."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (give 1 or more)") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is less than 1 (give 1 or more)")
+    return n
+
+
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from emukern.bench.reproduce import reproduce
-    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only, full=getattr(a, "full", False))
+    return reproduce(out_dir=Path(a.out), quick=a.quick, only=a.only, full=getattr(a, "full", False),
+                     jobs=a.jobs)
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
@@ -383,6 +395,10 @@ def make_parser() -> argparse.ArgumentParser:
     rp.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this experiment (repeatable)")
     rp.add_argument("--full", action="store_true",
                     help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop (slow)")
+    rp.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                    help="run the independent experiments in N worker processes (default: one per CPU, "
+                    f"{os.cpu_count() or 1} here); the host-speed benchmarks always run first and alone; "
+                    "--jobs 1 runs everything in this process, in order")
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="emulator self-benchmark: speed vs raw Unicorn, qemu-user (and Qiling)",

@@ -12,14 +12,24 @@ Runs are kept apart and never lose earlier results:
   whether it was quick, when it ran (run number), and whether it finished, failed or was interrupted,
   and ``partial`` says whether the file lacks a finished run of some experiment;
 * Ctrl-C stops the experiment in progress and still writes what the finished ones produced (exit 130).
+
+Experiments are independent machines, so with ``jobs > 1`` (the CLI's default: one per CPU) they
+run in a process pool and the wall time falls with the cores available.  Each worker prints into
+its own recording console; the main process prints each experiment's output whole, in the order of
+:data:`EXPERIMENTS`, so the report reads the same as a serial run.  The experiments that measure
+host speed (:data:`TIMING`) never share the machine: they run first, alone, before the pool starts.
 """
 from __future__ import annotations
 
 import importlib
+import io
 import json
+import multiprocessing
+import os
 import sys
 import time
 import traceback
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +49,8 @@ EXPERIMENTS = [
     "riscv_kmv",            # issue 15: stale vector contexts after kernel-mode vector user copies
     "arm64_sve_upstream",   # issue 14: the upstream fp-pidbench selftest built from linux-source
 ]
+# experiments whose figures are host time (emukern vs raw Unicorn / qemu-user): they run alone
+TIMING = ("selfbench", "rvv_unit")
 PNGS = {"riscv_vector": "riscv_vector.png", "arm64_mrs": "arm64_mrs.png", "arm64_sve": "arm64_sve.png",
         "riscv_kmv": "riscv_kmv.png"}
 
@@ -88,7 +100,121 @@ def write_results(path: Path, ctx: ReproduceContext, status: dict[str, str], qui
     return out
 
 
-def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None, full: bool = False) -> int:
+def _import(name: str) -> Any:
+    """The experiment module, or None when it is not built (a missing module, not a broken one)."""
+    try:
+        return importlib.import_module(f"emukern.bench.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"emukern.bench.{name}":
+            return None
+        raise
+
+
+def _run_here(name: str, ctx: ReproduceContext) -> str | None:
+    """Run one experiment in this process, printing as it goes: its status, None if not built."""
+    console = ctx.console
+    mod = _import(name)
+    if mod is None:
+        console.print(f"[dim]{name}: not built yet, skipped[/]")
+        return None
+    console.rule(f"[bold]{getattr(mod, 'TITLE', name)}")
+    png = PNGS.get(name)
+    if png:
+        (ctx.out_dir / png).unlink(missing_ok=True)   # never leave a PNG from another run beside this entry
+    t = time.perf_counter()
+    try:
+        ctx.results[name] = mod.run(ctx)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]{name} interrupted: writing the experiments already finished[/]")
+        return "interrupted"
+    except Exception as exc:  # noqa: BLE001 - one experiment failing must not hide the others
+        console.print(f"[red]{name} failed: {type(exc).__name__}: {exc}[/]")
+        console.print(traceback.format_exc(limit=4), markup=False)
+        return "failed"
+    console.print(f"[dim]{name}: {time.perf_counter() - t:.1f} s wall[/]")
+    return "ok"
+
+
+def _run_in_worker(name: str, out_dir: Path, quick: bool, full: bool, width: int,
+                   color: bool) -> tuple[str | None, Any, str]:
+    """Pool worker: one experiment with a recording console; (status, results, what it printed)."""
+    buf = io.StringIO()
+    con = FitConsole(file=buf, highlight=False, width=width, force_terminal=color,
+                     color_system="standard" if color else None)
+    ctx = ReproduceContext(out_dir, quick, con, full=full)
+    st = _run_here(name, ctx)
+    return st, ctx.results.get(name), buf.getvalue()
+
+
+def _stop_pool(ex: ProcessPoolExecutor) -> None:
+    procs = list((getattr(ex, "_processes", None) or {}).values())   # shutdown() forgets them
+    ex.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+
+
+def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], jobs: int) -> bool:
+    """Run ``names`` in ``jobs`` worker processes; print each one's output whole, in order.
+    Returns True when Ctrl-C stopped it (the finished experiments are kept)."""
+    from rich.text import Text
+    console = ctx.console
+    color = console.is_terminal
+    # fork: workers inherit this process's modules (plug-ins loaded from the command line, and the
+    # test suite's stand-in experiments); they are started before any progress-bar thread exists
+    mp = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    ex = ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=mp)
+    futs: dict[str, Future] = {n: ex.submit(_run_in_worker, n, ctx.out_dir, ctx.quick, ctx.full,
+                                            console.width, color) for n in names}
+    console.print(f"[dim]running {len(names)} experiments in {min(jobs, len(names))} worker processes "
+                  f"(--jobs {jobs}); each one's output is printed whole when it finishes, in order[/]")
+    try:
+        with ctx.progress() as progress:
+            task = progress.add_task("experiments", total=len(names))
+            pending = list(names)
+            while pending:
+                name = pending[0]
+                try:
+                    st, res, text = futs[name].result(timeout=0.2)
+                except TimeoutError:
+                    progress.update(task, completed=sum(f.done() for f in futs.values()),
+                                    description=f"experiments (waiting for {name})")
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a worker that died is this experiment failing
+                    st, res, text = "failed", None, f"{name} failed: the worker process ended ({exc})\n"
+                pending.pop(0)
+                progress.console.print(Text.from_ansi(text.rstrip("\n")) if color else text.rstrip("\n"),
+                                       markup=False, highlight=False)
+                if st is None:
+                    continue
+                status[name] = st
+                if res is not None and st == "ok":
+                    ctx.results[name] = res
+                progress.update(task, completed=sum(f.done() for f in futs.values()))
+    except KeyboardInterrupt:
+        running = {n for n, f in futs.items() if f.running()}
+        _stop_pool(ex)
+        for n in names:
+            if n in status:
+                continue
+            f = futs[n]
+            if f.done() and not f.cancelled() and f.exception() is None:
+                st, res, text = f.result()        # finished but not printed yet: keep it
+                console.print(Text.from_ansi(text.rstrip("\n")) if color else text.rstrip("\n"),
+                              markup=False, highlight=False)
+                if st is not None:
+                    status[n] = st
+                    if res is not None and st == "ok":
+                        ctx.results[n] = res
+            elif n in running:
+                status[n] = "interrupted"          # queued ones never started: their old entries stay
+        console.print("[yellow]interrupted: writing the experiments already finished[/]")
+        return True
+    ex.shutdown()
+    return False
+
+
+def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None, full: bool = False,
+              jobs: int = 1) -> int:
     # tables are wide: when writing to a file or CI log use 120 columns instead of rich's 80; tables
     # fold labels rather than cut numbers (FitConsole) whatever the width
     console = FitConsole(highlight=False, width=None if sys.stdout.isatty() else 120)
@@ -102,34 +228,22 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None,
     status: dict[str, str] = {}
     names = [n for n in EXPERIMENTS if not only or n in only]
     t0 = time.perf_counter()
+    jobs = max(1, int(jobs or 1))
+    serial = names if jobs == 1 else [n for n in names if n in TIMING]
+    pooled = [] if jobs == 1 else [n for n in names if n not in TIMING]
     interrupted = False
-    for name in names:
-        try:
-            mod = importlib.import_module(f"emukern.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"emukern.bench.{name}":
-                console.print(f"[dim]{name}: not built yet, skipped[/]")
-                continue
-            raise
-        console.rule(f"[bold]{getattr(mod, 'TITLE', name)}")
-        png = PNGS.get(name)
-        if png:
-            (out / png).unlink(missing_ok=True)   # never leave a PNG from another run beside this entry
-        t = time.perf_counter()
-        try:
-            ctx.results[name] = mod.run(ctx)
-        except KeyboardInterrupt:
-            status[name] = "interrupted"
-            console.print(f"[yellow]{name} interrupted: writing the experiments already finished[/]")
+    for name in serial:
+        st = _run_here(name, ctx)
+        if st is None:
+            continue
+        status[name] = st
+        if st == "interrupted":
             interrupted = True
             break
-        except Exception as exc:  # noqa: BLE001 - one experiment failing must not hide the others
-            status[name] = "failed"
-            console.print(f"[red]{name} failed: {type(exc).__name__}: {exc}[/]")
-            console.print(traceback.format_exc(limit=4), markup=False)
-            continue
-        status[name] = "ok"
-        console.print(f"[dim]{name}: {time.perf_counter() - t:.1f} s wall[/]")
+    if pooled and not interrupted:
+        interrupted = _run_pool(pooled, ctx, status, jobs)
+        # a worker stopped by Ctrl-C (the terminal sends SIGINT to the whole process group)
+        interrupted = interrupted or "interrupted" in status.values()
     if not interrupted:
         _print_summary(ctx)
     res = write_results(out / "results.json", ctx, status, quick)

@@ -151,3 +151,80 @@ def test_sigint_stops_the_mrs_worker_pool_at_once(real_sigint):
     took = time.perf_counter() - t
     timer.cancel()
     assert took < 20, took
+
+
+# ---- the experiments in a process pool (--jobs N) ------------------------------------------------
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_pooled_run_gives_the_serial_results_in_order(tmp_path, fakes, capsys, jobs):
+    fakes.update(fa="a", fb="b", fc="c")
+    assert R.reproduce(tmp_path, jobs=jobs) == 0
+    r = _res(tmp_path)
+    assert [r[n]["value"] for n in ("fa", "fb", "fc")] == ["a", "b", "c"]
+    assert all(r["runs"][n]["status"] == "ok" for n in ("fa", "fb", "fc")) and r["partial"] is False
+    assert (tmp_path / "fb.png").read_bytes() == b"png b"          # written by the worker
+    out = capsys.readouterr().out
+    # each experiment's output appears whole and in EXPERIMENTS order, whatever finished first
+    assert out.index("fake fa") < out.index("fake fb") < out.index("fake fc")
+    if jobs > 1:
+        assert "worker processes" in out
+
+
+def test_pooled_failure_is_reported_and_the_others_finish(tmp_path, fakes, capsys):
+    fakes.update(fa="x", fb="fail", fc="z")
+    assert R.reproduce(tmp_path, jobs=2) == 1
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "x" and r["fc"]["value"] == "z" and "fb" not in r
+    assert r["runs"]["fb"]["status"] == "failed"
+    out = capsys.readouterr().out
+    assert "fb failed: RuntimeError: boom" in out
+
+
+def test_timing_experiments_run_alone_before_the_pool(tmp_path, fakes, monkeypatch):
+    """A host-speed benchmark never shares the machine with a pooled experiment: it runs in the
+    main process (same pid) before any worker starts."""
+    import os
+    seen: dict[str, int] = {}
+    for n in ("fa", "fb", "fc"):
+        mod = sys.modules[f"emukern.bench.{n}"]
+
+        def run(ctx, n=n):
+            seen[n] = os.getpid()
+            (ctx.out_dir / f"{n}.pid").write_text(str(os.getpid()))
+            return {"value": n}
+        monkeypatch.setattr(mod, "run", run)
+    monkeypatch.setattr(R, "TIMING", ("fb",))
+    assert R.reproduce(tmp_path, jobs=2) == 0
+    pids = {n: int((tmp_path / f"{n}.pid").read_text()) for n in ("fa", "fb", "fc")}
+    assert pids["fb"] == os.getpid()
+    assert pids["fa"] != os.getpid() and pids["fc"] != os.getpid()
+
+
+def test_jobs_option_rejects_nonsense(capsys):
+    from emukern.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "--jobs", "0"])
+    assert e.value.code == 2
+    assert "less than 1" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_the_pool_and_keeps_what_finished(tmp_path, fakes, monkeypatch, real_sigint):
+    import os
+    import signal
+    import threading
+    import time
+
+    def slow(ctx):
+        time.sleep(60)                      # stopped long before this ends
+        return {"value": "never"}
+    monkeypatch.setattr(sys.modules["emukern.bench.fb"], "run", slow)
+    fakes.update(fa="done", fc="done")
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t = time.perf_counter()
+    assert R.reproduce(tmp_path, jobs=3) == 130
+    timer.cancel()
+    assert time.perf_counter() - t < 20
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "done" and r["fc"]["value"] == "done"
+    assert r["runs"]["fb"]["status"] == "interrupted" and r["partial"] is True
