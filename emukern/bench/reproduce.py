@@ -229,8 +229,10 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None,
     names = [n for n in EXPERIMENTS if not only or n in only]
     t0 = time.perf_counter()
     jobs = max(1, int(jobs or 1))
-    serial = names if jobs == 1 else [n for n in names if n in TIMING]
     pooled = [] if jobs == 1 else [n for n in names if n not in TIMING]
+    if len(pooled) < 2:
+        pooled = []          # nothing to overlap: run it here, with its own live progress bar
+    serial = [n for n in names if n not in pooled]
     interrupted = False
     for name in serial:
         st = _run_here(name, ctx)
