@@ -11,6 +11,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
@@ -162,14 +163,22 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return -E.ENOSYS          # restartable sequences are not modelled; libcs fall back
 
     def sys_prlimit64(self, cpu, task, pid, resource, new, old, *a):
-        if pid not in (0, task.tgid):
+        """kernel/sys.c prlimit64 (glibc's getrlimit/setrlimit use it): kernel/resource.py."""
+        from emukern.kernel.resource import do_prlimit
+        pid = s64(pid)
+        target = task if pid == 0 else self.tasks.get(pid)
+        if target is None or not target.alive:
             return -E.ESRCH
-        if resource > 15:
-            return -E.EINVAL
+        pair = None
+        if new:
+            raw = copy_from_user(self, cpu, task, new, 16)
+            pair = (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+        got = do_prlimit(self, target, target, resource & U64, pair)
+        if isinstance(got, int):
+            return got
         if old:
-            inf = (1 << 64) - 1
-            cur = {3: self.arch.STACK_SIZE, 7: 1024}.get(resource, inf)   # RLIMIT_STACK, RLIMIT_NOFILE
-            task.mm.write(old, cur.to_bytes(8, "little") + (inf if resource == 3 else cur).to_bytes(8, "little"))
+            task.mm.write(old, got[0].to_bytes(8, "little") + got[1].to_bytes(8, "little"))
+        cpu.charge(self.cost.syscall_body)
         return 0
 
     # ---- files -----------------------------------------------------------------------------------
@@ -317,11 +326,22 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             task.mm.unmap(addr, size)
             start = addr
         else:
-            start = task.mm.find_free(size)
+            start = self.get_unmapped_area(task.mm, addr, size)
             if start < PAGE:
                 return -E.ENOMEM
         task.mm.map(start, size, prot_str(prot), name, data)
         return start
+
+    def get_unmapped_area(self, mm, addr: int, size: int) -> int:
+        """mm/mmap.c get_unmapped_area: a hint (page-aligned up) is taken when the whole range is
+        free, at or above mmap_min_addr (64 KiB) and below where the stack may grow; otherwise
+        the layout's search (top-down, or bottom-up in the legacy layout: kernel/mm_layout.py)."""
+        if addr:
+            hint = page_up(addr)
+            limit = getattr(mm, "stack_limit", self.arch.STACK_TOP)
+            if 0x10000 <= hint and hint + size <= limit and not mm.overlaps(hint, size):
+                return hint
+        return mm.find_free(size)
 
     def sys_munmap(self, cpu, task, addr, length, *a):
         if addr % PAGE or length == 0:
@@ -506,6 +526,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
         self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
         copy_signals(child, task, flags)
+        copy_rlimits(self, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:

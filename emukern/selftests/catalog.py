@@ -32,6 +32,7 @@ class SelfTest:
     freq_hz: int | None = None     # a lower CPU frequency for tests that run for simulated seconds
     exit_ok: tuple[int, ...] = (0,)  # kind "exit": the exit codes that mean it worked (and silent)
     note: str = ""
+    rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
 
     @property
     def id(self) -> str:
@@ -96,7 +97,8 @@ TESTS: list[SelfTest] = [
     SelfTest(_R, "vector", "vstate_prctl", switches=RV, vector=True, helpers=("vstate_exec_nolibc",)),
     SelfTest(_R, "sigreturn", "sigreturn", switches=RV, vector=True),
     SelfTest(_R, "mm", "mmap_default"),
-    SelfTest(_R, "mm", "mmap_bottomup"),
+    SelfTest(_R, "mm", "mmap_bottomup", rlimits=(("STACK", "unlimited"),),
+             note="run_mmap.sh runs it after `ulimit -s unlimited`"),
 ]
 
 BY_ID = {t.id: t for t in TESTS}
