@@ -252,6 +252,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     cpu.attach_mm(task.mm)
     cpu.load_context(task.ctx)
     k.arch.exec_reset(cpu, task)
+    from emukern.kernel.ptrace import ptrace_exec_notify
+    ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
     return task.ctx["x"][10] if k.config.arch == "riscv64" else task.ctx["x"][0]
 
 

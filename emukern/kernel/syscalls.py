@@ -54,7 +54,8 @@ SYSCALL_NAMES = {
     # what a static glibc/musl start-up and stdio use (emukern/kernel/syscalls_fs.py and below)
     23: "dup", 24: "dup3", 25: "fcntl", 29: "ioctl", 62: "lseek", 65: "readv", 66: "writev",
     78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
-    261: "prlimit64", 293: "rseq",
+    261: "prlimit64", 293: "rseq", 163: "getrlimit", 164: "setrlimit",
+    117: "ptrace",                   # emukern/kernel/ptrace.py
     # epoll and eventfd (emukern/kernel/epoll.py)
     19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
     # signals (emukern/kernel/signal.py)
@@ -161,6 +162,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
 
     def sys_rseq(self, cpu, task, *a):
         return -E.ENOSYS          # restartable sequences are not modelled; libcs fall back
+
+    def sys_getrlimit(self, cpu, task, resource, rlim, *a):
+        return self.sys_prlimit64(cpu, task, 0, resource, 0, rlim)
+
+    def sys_setrlimit(self, cpu, task, resource, rlim, *a):
+        if not rlim:
+            return -E.EFAULT
+        return self.sys_prlimit64(cpu, task, 0, resource, rlim, 0)
 
     def sys_prlimit64(self, cpu, task, pid, resource, new, old, *a):
         """kernel/sys.c prlimit64 (glibc's getrlimit/setrlimit use it): kernel/resource.py."""
@@ -542,6 +551,11 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
         return tid
 
+    def sys_ptrace(self, cpu, task, request, pid, addr, data, *a):
+        from emukern.kernel.ptrace import sys_ptrace      # kernel/ptrace.py
+        cpu.charge(self.cost.syscall_body)
+        return sys_ptrace(self, cpu, task, request, pid, addr, data)
+
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
         from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)
         return do_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr)
@@ -596,6 +610,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 for wq in task.files.close_all():
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         self.arch.exit_thread(cpu, task)
+        from emukern.kernel.ptrace import exit_ptrace
+        exit_ptrace(self, cpu, task)          # a dying tracer detaches its tracees
+        task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
         # children of an exiting process are reparented to init (or reaped if init is gone)
         reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
         if task.is_thread_leader:
@@ -617,7 +634,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         pid = s64(pid)
         parent = self.tasks.get(task.tgid, task)
         kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)]
-        if not kids:
+        from emukern.kernel.ptrace import ptrace_tracees, wait_task_traced
+        traced = [t for t in ptrace_tracees(self, task.tgid) if pid <= 0 or t.tid == pid]
+        if not kids and not traced:
             return -E.ECHILD
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
@@ -626,6 +645,10 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
+        # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
+        got = wait_task_traced(self, task, traced, status_ptr)
+        if got:
+            return got
         if options & WNOHANG:
             return 0
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
