@@ -82,6 +82,7 @@ from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
 
 from emukern.errors import MemoryFault
+from emukern.machine.a64_atomics import Atomic, alignment_esr, decode_atomic, find_atomic_words, perform
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
@@ -819,12 +820,17 @@ class Arm64Cpu(Cpu):
 
     # ---- scan-on-execute: words the translator must not see -----------------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
-        return find_aborting_words(data[:PAGE], page)
+        # fp16 words the translator aborts on; LSE atomics, whose alignment Unicorn ignores
+        return find_aborting_words(data[:PAGE], page) + find_atomic_words(data[:PAGE], page)
 
     def _exit_reached(self, pc: int) -> bool:
         """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an
-        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give."""
+        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give.  An LSE
+        atomic: machine/a64_atomics.py checks its alignment and performs it."""
         word = self._word(pc)
+        atomic = decode_atomic(word) if word is not None else None
+        if atomic is not None:
+            return self._atomic(pc, word, atomic)
         self.running = False
         if word is None:
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
@@ -834,6 +840,30 @@ class Arm64Cpu(Cpu):
                                esr=(ESR_EC_UNKNOWN << 26) | ESR_IL,
                                detail="unallocated AdvSIMD fp16 encoding (refused before translation)"))
         return False
+
+    def _atomic(self, pc: int, word: int, a: Atomic) -> bool:
+        """Retire the atomic at ``pc`` (True: keep running), or deliver its alignment fault or
+        data abort (False)."""
+        base = self.sp if a.rn == 31 else self.reg(a.rn)
+        addr = base & ((1 << 56) - 1) if not base >> 55 & 1 else base     # TBI: EL0 top byte ignored
+        if base % a.align:
+            self.running = False
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
+                               access="w" if a.writes else "r", insn=word, esr=alignment_esr(a),
+                               detail=f"misaligned {a.op} of {a.align} bytes (no FEAT_LSE2): alignment fault"))
+            return False
+        try:
+            assert self.mm is not None
+            perform(a, self.mm, addr, self.reg, self.set_reg)
+        except MemoryFault as exc:
+            self.running = False
+            wnr = (1 << 6) if exc.access == "w" else 0
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
+                               access=exc.access, insn=word, esr=(ESR_EC_DABT_LOW << 26) | ESR_IL | wnr))
+            return False
+        self.counter.count += 1         # it retires here
+        self.set_pc(pc + 4)
+        return True
 
     # ---- traps ---------------------------------------------------------------------------------
     def _counter_read(self, pc: int, word: int) -> bool:

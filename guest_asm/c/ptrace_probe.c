@@ -134,6 +134,25 @@ static int attach(void)
 	return 0;
 }
 
+/* A traced child that execs stops with SIGTRAP after the exec (no PTRACE_O_TRACEEXEC). */
+static int exec_stop(const char *self)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char *args[] = { (char *)self, "exit7", NULL };
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execv(self, args);
+		_exit(99);
+	}
+	wait_stop(pid, "after execve");
+	show("CONT", ptrace(PTRACE_CONT, pid, 0, 0));
+	waitpid(pid, &status, 0);
+	printf("child exit: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t regs[NGREG], fpregs[80], tls[2], word;
@@ -144,6 +163,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "attach"))
 		return attach();
+	if (argc > 1 && !strcmp(argv[1], "exit7"))
+		return 7;
+	if (argc > 2 && !strcmp(argv[1], "exec"))
+		return exec_stop(argv[2]);
 	pid = fork();
 
 	if (pid == 0)

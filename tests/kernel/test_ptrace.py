@@ -98,6 +98,14 @@ def test_attach_and_detach(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
+def test_exec_of_a_tracee_stops_with_sigtrap(built, arch):
+    exe = _elf(built, arch)
+    r = Machine(root=str(exe.parent)).load(exe, ["exec", "/" + exe.name]).run()
+    assert r.exit_status == 0, (r.message, r.stderr)
+    assert r.stdout.decode() == "after execve: stopped by Trace/breakpoint trap\nCONT: ok\nchild exit: 7\n"
+
+
+@pytest.mark.parametrize("arch", list(CC))
 def test_same_bytes_twice(built, arch):
     exe = _elf(built, arch)
     a = Machine().load(exe, []).run()
