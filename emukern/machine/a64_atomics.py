@@ -70,13 +70,17 @@ def decode_atomic(word: int) -> Atomic | None:
     return None
 
 
-def find_atomic_words(data: bytes, base: int) -> list[int]:
-    """Addresses of the LSE atomics among the aligned words of ``data`` (a page at ``base``)."""
+def find_atomic_words(data: bytes, base: int, found: dict[int, "Atomic"] | None = None) -> list[int]:
+    """Addresses of the LSE atomics among the aligned words of ``data`` (a page at ``base``);
+    ``found`` (when given) gets address -> decoded instruction for each."""
     out = []
     for hit in _TOP.finditer(data[3::4]):
         i = 4 * hit.start()
-        if decode_atomic(int.from_bytes(data[i:i + 4], "little")) is not None:
+        a = decode_atomic(int.from_bytes(data[i:i + 4], "little"))
+        if a is not None:
             out.append(base + i)
+            if found is not None:
+                found[base + i] = a
     return out
 
 
@@ -109,33 +113,53 @@ def _combine(op: str, old: int, operand: int, bits: int) -> int:
     return operand                                           # swp
 
 
+class _Cell:
+    """The aligned bytes an atomic accesses, found with one mapping lookup (an aligned access of
+    at most 16 bytes never crosses a page).  A missing mapping or permission raises MemoryFault
+    through AddressSpace.read/write, before anything is written."""
+
+    def __init__(self, mm, addr: int, n: int, write: bool) -> None:
+        m = mm.find(addr)
+        if m is None or "r" not in m.perms or (write and "w" not in m.perms):
+            mm.read(addr, n)                                 # raises the read fault
+            mm.write(addr, mm.read(addr, n))                 # raises the write fault
+            raise AssertionError("unreachable")             # pragma: no cover
+        self.mm, self.m, self.off, self.n = mm, m, m.offset + addr - m.start, n
+
+    def get(self) -> bytes:
+        return self.m.buf[self.off:self.off + self.n]
+
+    def put(self, data: bytes) -> None:
+        self.m.buf[self.off:self.off + self.n] = data
+        if "x" in self.m.perms:
+            self.mm.code_gen += 1            # as AddressSpace.write: CPUs rescan that code
+
+
 def perform(a: Atomic, mm, addr: int, reg, set_reg) -> None:
     """Do the aligned access on ``mm`` and write the result registers (``reg(i)`` reads Xi with
     31 = XZR; ``set_reg(i, v)`` ignores 31).  MemoryFault propagates (nothing written then)."""
     bits = 8 * a.size
     mask = (1 << bits) - 1
     if a.op == "ldapr":
-        set_reg(a.rt, int.from_bytes(mm.read(addr, a.size), "little"))
+        set_reg(a.rt, int.from_bytes(_Cell(mm, addr, a.size, False).get(), "little"))
         return
     if a.op == "casp":
-        raw = mm.read(addr, 2 * a.size)
+        cell = _Cell(mm, addr, 2 * a.size, True)
+        raw = cell.get()
         lo, hi = int.from_bytes(raw[:a.size], "little"), int.from_bytes(raw[a.size:], "little")
         if (lo, hi) == (reg(a.rs) & mask, reg(a.rs + 1) & mask):
-            new = (reg(a.rt) & mask).to_bytes(a.size, "little") + (reg(a.rt + 1) & mask).to_bytes(a.size, "little")
-        else:
-            new = bytes(raw)                                 # still a write access (permission)
-        mm.write(addr, new)
+            cell.put((reg(a.rt) & mask).to_bytes(a.size, "little") + (reg(a.rt + 1) & mask).to_bytes(a.size, "little"))
         set_reg(a.rs, lo)
         set_reg(a.rs + 1, hi)
         return
-    old = int.from_bytes(mm.read(addr, a.size), "little")
+    cell = _Cell(mm, addr, a.size, True)          # CAS needs write permission even when it fails
+    old = int.from_bytes(cell.get(), "little")
     if a.op == "cas":
-        new = reg(a.rt) & mask if old == reg(a.rs) & mask else old
-        mm.write(addr, new.to_bytes(a.size, "little"))
+        if old == reg(a.rs) & mask:
+            cell.put((reg(a.rt) & mask).to_bytes(a.size, "little"))
         set_reg(a.rs, old)
         return
-    new = _combine(a.op, old, reg(a.rs) & mask, bits)
-    mm.write(addr, new.to_bytes(a.size, "little"))
+    cell.put(_combine(a.op, old, reg(a.rs) & mask, bits).to_bytes(a.size, "little"))
     set_reg(a.rt, old)
 
 

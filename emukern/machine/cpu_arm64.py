@@ -82,7 +82,7 @@ from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
 
 from emukern.errors import MemoryFault
-from emukern.machine.a64_atomics import Atomic, alignment_esr, decode_atomic, find_atomic_words, perform
+from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
@@ -419,6 +419,7 @@ class Arm64Cpu(Cpu):
                  sve: bool = True) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
+        self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
@@ -821,16 +822,20 @@ class Arm64Cpu(Cpu):
     # ---- scan-on-execute: words the translator must not see -----------------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
         # fp16 words the translator aborts on; LSE atomics, whose alignment Unicorn ignores
-        return find_aborting_words(data[:PAGE], page) + find_atomic_words(data[:PAGE], page)
+        # (decoded once here: a rewritten page is scanned again before it runs)
+        fp16 = find_aborting_words(data[:PAGE], page)
+        for pc in fp16:
+            self._atomics.pop(pc, None)
+        return fp16 + find_atomic_words(data[:PAGE], page, self._atomics)
 
     def _exit_reached(self, pc: int) -> bool:
         """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an
         undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give.  An LSE
         atomic: machine/a64_atomics.py checks its alignment and performs it."""
-        word = self._word(pc)
-        atomic = decode_atomic(word) if word is not None else None
+        atomic = self._atomics.get(pc)
         if atomic is not None:
-            return self._atomic(pc, word, atomic)
+            return self._atomic(pc, atomic)
+        word = self._word(pc)
         self.running = False
         if word is None:
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
@@ -841,7 +846,7 @@ class Arm64Cpu(Cpu):
                                detail="unallocated AdvSIMD fp16 encoding (refused before translation)"))
         return False
 
-    def _atomic(self, pc: int, word: int, a: Atomic) -> bool:
+    def _atomic(self, pc: int, a: Atomic) -> bool:
         """Retire the atomic at ``pc`` (True: keep running), or deliver its alignment fault or
         data abort (False)."""
         base = self.sp if a.rn == 31 else self.reg(a.rn)
@@ -849,7 +854,7 @@ class Arm64Cpu(Cpu):
         if base % a.align:
             self.running = False
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
-                               access="w" if a.writes else "r", insn=word, esr=alignment_esr(a),
+                               access="w" if a.writes else "r", insn=self._word(pc), esr=alignment_esr(a),
                                detail=f"misaligned {a.op} of {a.align} bytes (no FEAT_LSE2): alignment fault"))
             return False
         try:
@@ -859,7 +864,7 @@ class Arm64Cpu(Cpu):
             self.running = False
             wnr = (1 << 6) if exc.access == "w" else 0
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
-                               access=exc.access, insn=word, esr=(ESR_EC_DABT_LOW << 26) | ESR_IL | wnr))
+                               access=exc.access, insn=self._word(pc), esr=(ESR_EC_DABT_LOW << 26) | ESR_IL | wnr))
             return False
         self.counter.count += 1         # it retires here
         self.set_pc(pc + 4)
