@@ -334,6 +334,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
             task.mm.unmap(addr, size)
             start = addr
+        elif flags & 0x100000:        # MAP_FIXED_NOREPLACE: exactly there, or EEXIST
+            if addr % PAGE:
+                return -E.EINVAL
+            if addr + size > self.arch.STACK_TOP:
+                return -E.ENOMEM
+            if task.mm.overlaps(addr, size):
+                return -E.EEXIST
+            start = addr
         else:
             start = self.get_unmapped_area(task.mm, addr, size)
             if start < PAGE:

@@ -56,6 +56,10 @@ static int hint(void)
 	void *want = (char *)a - 64 * 4096;
 	void *got = anon(want);
 	printf("free hint taken: %d\n", got == want);
+	got = mmap(want, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("MAP_FIXED_NOREPLACE on a used page: %s\n", got == MAP_FAILED ? strerror(errno) : "mapped");
+	got = mmap((char *)want - 4096, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("MAP_FIXED_NOREPLACE on a free page: %d\n", got == (char *)want - 4096);
 	return 0;
 }
 
