@@ -95,3 +95,13 @@ def test_misaligned_stadd_is_sigbus_adraln(tmp_path):
     assert r.signal == 7 and r.exit_status == 128 + 7
     assert "alignment fault" in r.fault["why"]
     assert r.fault["addr"] % 16 == 10
+
+
+def test_cli_names_the_fault_with_the_whole_instruction(tmp_path):
+    import sys
+    src = tmp_path / "stadd.S"
+    src.write_text(SRC.format(off=10))
+    r = subprocess.run([sys.executable, "-m", "emukern.cli", "run", "--arch", "arm64", str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 128 + 7
+    assert "SIGBUS at pc" in r.stderr and "stadd w0, [x1]" in r.stderr and "alignment fault" in r.stderr
