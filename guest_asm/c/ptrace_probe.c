@@ -173,6 +173,19 @@ int main(int argc, char **argv)
 		_exit(child());
 
 	wait_stop(pid, "stop 1");
+	{
+		char path[64], line[128];
+		FILE *f;
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "State:", 6))
+				printf("%s", line);
+			else if (!strncmp(line, "TracerPid:", 10))
+				printf("TracerPid is the parent: %d\n", atoi(line + 10) == getpid());
+		if (f)
+			fclose(f);
+	}
 	memset(&si, 0, sizeof(si));
 	show("GETSIGINFO", ptrace(PTRACE_GETSIGINFO, pid, 0, &si));
 	printf("siginfo: signo %s, code SI_TKILL %d, from the child %d\n", strsignal(si.si_signo),

@@ -51,6 +51,8 @@ def expected(arch: str) -> str:
     reg = "v31" if arch == "arm64" else "f31"
     return (
         "stop 1: stopped by Stopped (signal)\n"
+        "State:\tt (tracing stop)\n"
+        "TracerPid is the parent: 1\n"
         "GETSIGINFO: ok\n"
         "siginfo: signo Stopped (signal), code SI_TKILL 1, from the child 1\n"
         "PEEKDATA marker: 0x1234 (errno 0)\n"
