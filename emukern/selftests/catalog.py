@@ -111,9 +111,10 @@ NOT_RUN = {
     "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
-    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: ptrace and "
-                                          "SME; ssve-test, za-test, zt-test, rdvl-sme: SME (built as "
-                                          "fp-stress's children only)",
+    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: the SVE/SME "
+                                          "ptrace regsets (NT_ARM_SVE, NT_ARM_SSVE, NT_ARM_ZA, NT_ARM_ZT; "
+                                          "kernel/ptrace.py has the others) and SME; ssve-test, za-test, "
+                                          "zt-test, rdvl-sme: SME (built as fp-stress's children only)",
 }
 
 
