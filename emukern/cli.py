@@ -109,6 +109,10 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                         "1:ID_AA64ISAR0_EL1.AES=0 or 2:MIDR_EL1=0x410fd0c0 (repeatable; heterogeneous machine)")
     g.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                    help="set a sysctl at boot, e.g. abi.riscv_v_vstate_discard=1 (repeatable)")
+    g.add_argument("--rlimit", action="append", default=[], metavar="NAME=VALUE",
+                   help="the first process's resource limit, like the shell's ulimit before it runs: "
+                        "e.g. STACK=unlimited (legacy bottom-up mmap layout), NOFILE=256, STACK=SOFT:HARD "
+                        "(bytes; repeatable)")
     g.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
                    help="pick the before/after value of a modelled Linux change, e.g. riscv-discard=eager "
                         "(repeatable; `emukern info policies`)")
@@ -155,6 +159,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         arch=a.arch or "riscv64", cpus=a.cpus, freq_hz=a.freq, hz=a.hz, vlen=a.vlen, dlen=a.dlen,
         has_v=not a.no_v, sve_vl=a.sve_vl, sve_vls=vls, idst=a.idst,
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
+        rlimits=parse_assignments(getattr(a, "rlimit", []), "rlimit"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
         max_insns=a.max_insns or None, quantum=a.quantum, kernel=getattr(a, "kernel_version", None),
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),

@@ -51,6 +51,9 @@ class MachineConfig:
     # kernel
     kernel: str | None = None                # --kernel NAME (kernel/versions.py); None: newest+changes
     sysctls: dict[str, str] = field(default_factory=dict)
+    # the first process's resource limits ({"STACK": "unlimited"}: a shell's ulimit before it
+    # starts; kernel/resource.py), on top of Linux's INIT_RLIMITS
+    rlimits: dict[str, str] = field(default_factory=dict)
     policies: dict[str, str] = field(default_factory=dict)
     plugins: list[str] = field(default_factory=list)   # --plugin FILE.py|MODULE (kernel/plugins.py)
     costs: dict[str, int] = field(default_factory=dict)
@@ -114,6 +117,11 @@ class MachineConfig:
                 raise ConfigError(f"unknown kernel {self.kernel!r}",
                                   hint="`emukern info kernels` lists them: " + ", ".join(KERNELS))
         self.sysctls = normalize_sysctls(self.sysctls)
+        if not isinstance(self.rlimits, dict):
+            raise ConfigError("rlimits must be a dict of name -> value", hint='e.g. rlimits={"STACK": "unlimited"}')
+        from emukern.kernel.resource import parse_rlimit_option
+        for name, value in self.rlimits.items():
+            parse_rlimit_option(name, value)
 
     def resolved_mem_limit(self) -> int | None:
         """The machine-wide guest memory limit in bytes (None = unlimited)."""

@@ -109,7 +109,8 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
         f = r.fault
         where = f" at pc {f['pc']:#x}: {f.get('disasm', '?')}" if "pc" in f else ""
         addr = f" (address {f['addr']:#x})" if "addr" in f else ""
-        con.print(f"[bold red]{f['signame']}[/]{where}{addr} — {f.get('why', '')}")
+        from rich.markup import escape          # "ldr x0, [x1]" is not markup
+        con.print(f"[bold red]{f['signame']}[/]" + escape(f"{where}{addr} — {f.get('why', '')}"))
     if r.stop_reason in ("budget", "deadlock") or (r.stop_reason == "exited" and r.message):
         con.print(f"[bold yellow]stopped:[/] {r.message}")
     status = (f"exit {r.exit_code}" if r.exit_code is not None else

@@ -203,6 +203,7 @@ def _read_any(node: Node, path: str) -> bytes:
 
 def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int) -> int:
     from emukern.loader.elf import load_elf
+    from emukern.kernel.resource import RLIMIT_STACK, rlimit     # bprm->rlim_stack
     path = k._user_path(task, path_ptr)
     if isinstance(path, int):
         return path
@@ -210,7 +211,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         argv = copy_strings(task, argv_ptr)
         envp = copy_strings(task, envp_ptr)
         filename = path.encode("utf-8", "surrogateescape")     # bprm->filename, AT_EXECFN's string
-        bprm_stack_limits(argv, envp, k.arch.STACK_SIZE, filename)
+        bprm_stack_limits(argv, envp, rlimit(k, task, RLIMIT_STACK), filename)
         node, blob = open_exec(k, task, path)
         depth = 0
         while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
@@ -220,7 +221,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
             interp, arg = load_script(blob, path)
             argv = [interp.encode("utf-8", "surrogateescape")] + ([arg] if arg else []) + \
                 [path.encode("utf-8", "surrogateescape")] + argv[1:]
-            bprm_stack_limits(argv, envp, k.arch.STACK_SIZE, filename)
+            bprm_stack_limits(argv, envp, rlimit(k, task, RLIMIT_STACK), filename)
             node, blob = open_exec(k, task, interp)
         try:
             image = load_elf(blob, allow_interp=True, name=path)
@@ -251,6 +252,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     cpu.attach_mm(task.mm)
     cpu.load_context(task.ctx)
     k.arch.exec_reset(cpu, task)
+    from emukern.kernel.ptrace import ptrace_exec_notify
+    ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
     return task.ctx["x"][10] if k.config.arch == "riscv64" else task.ctx["x"][0]
 
 

@@ -253,7 +253,8 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         from emukern.kernel.exec import ExecError
         argv = argv or [str(path)]
         envp = envp or []
-        bprm_stack_limits(argv, envp, argv[0] if argv else "", self.arch.STACK_SIZE)
+        from emukern.kernel.resource import RLIMIT_STACK, rlimit
+        bprm_stack_limits(argv, envp, argv[0] if argv else "", rlimit(self, task, RLIMIT_STACK))
         try:
             self.exec_image(task, image, argv, envp, execfn=str(path))
         except ExecError as exc:
@@ -290,8 +291,11 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
                    execfn: str | None) -> None:
         from emukern.kernel.exec import load_elf_interp
         from emukern.loader.stack import layout_initial_stack, standard_auxv
+        from emukern.kernel.mm_layout import arch_pick_mmap_layout, stack_gap, topdown_base
+        from emukern.kernel.resource import RLIMIT_STACK, rlimit
         stack_top = self.arch.STACK_TOP
-        mmap_base = stack_top - self.arch.STACK_SIZE - 0x1000_0000
+        # the range above this stays for mmap, the stack and machine pages (the default layout's)
+        mmap_base = topdown_base(stack_top, self.arch.STACK_SIZE)
         # the page layout (segments sharing a page get the union of permissions, like Linux's
         # overlapping mmaps), then the file bytes; bss stays zero
         for mp in image.mappings():
@@ -305,7 +309,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         for seg in image.segments:
             mm.write(seg.vaddr, seg.data, need="")
         mm.brk_start = mm.brk = image.brk_start
-        mm.mmap_base = mmap_base
+        arch_pick_mmap_layout(self, task, mm, stack_top)   # kernel/mm_layout.py (RLIMIT_STACK)
         interp = load_elf_interp(self, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
         auxv = standard_auxv(image, hwcap=self.arch.hwcap(), hwcap2=self.arch.hwcap2(),
@@ -320,7 +324,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         from emukern.machine.memory import page_up
         init = max(self.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
         mm.map(stack_top - init, init, "rw-", "[stack]")
-        mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
+        mm.stack_limit = stack_top - stack_gap(rlimit(self, task, RLIMIT_STACK))  # type: ignore[attr-defined]
         mm.write(lay.sp, lay.blob)
         mm.saved_auxv = lay.auxv          # type: ignore[attr-defined]   (/proc/self/auxv)
         task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)  # type: ignore[attr-defined]

@@ -396,6 +396,10 @@ class SignalMixin:
             return
         if t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped"):
             return
+        if t.state is TaskState.BLOCKED and t.wait_reason.startswith("traced"):
+            from emukern.kernel.ptrace import ptrace_signal_wake_up
+            ptrace_signal_wake_up(self, cpu, t)     # a ptrace-stop ends for SIGKILL only
+            return
         if t.state is TaskState.BLOCKED:
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
@@ -481,6 +485,10 @@ class SignalMixin:
             if info is None:
                 break
             sig = info.signo
+            if task.ptrace is not None and sig != SIGKILL:
+                from emukern.kernel.ptrace import ptrace_signal
+                if ptrace_signal(self, cpu, task, info, trap):
+                    return          # a ptrace-stop: the tracer decides what is delivered
             ka = task.sighand.action[sig]
             if ka.handler == SIG_IGN:
                 continue
@@ -543,7 +551,7 @@ class SignalMixin:
 
     def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
         """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
-        if t.state is TaskState.BLOCKED and not t.wait_reason.startswith("stopped"):
+        if t.state is TaskState.BLOCKED and not t.wait_reason.startswith(("stopped", "traced")):
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
             t.waitqueues = []                                   # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
@@ -53,7 +54,8 @@ SYSCALL_NAMES = {
     # what a static glibc/musl start-up and stdio use (emukern/kernel/syscalls_fs.py and below)
     23: "dup", 24: "dup3", 25: "fcntl", 29: "ioctl", 62: "lseek", 65: "readv", 66: "writev",
     78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
-    261: "prlimit64", 293: "rseq",
+    261: "prlimit64", 293: "rseq", 163: "getrlimit", 164: "setrlimit",
+    117: "ptrace",                   # emukern/kernel/ptrace.py
     # epoll and eventfd (emukern/kernel/epoll.py)
     19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
     # signals (emukern/kernel/signal.py)
@@ -161,15 +163,31 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_rseq(self, cpu, task, *a):
         return -E.ENOSYS          # restartable sequences are not modelled; libcs fall back
 
+    def sys_getrlimit(self, cpu, task, resource, rlim, *a):
+        return self.sys_prlimit64(cpu, task, 0, resource, 0, rlim)
+
+    def sys_setrlimit(self, cpu, task, resource, rlim, *a):
+        if not rlim:
+            return -E.EFAULT
+        return self.sys_prlimit64(cpu, task, 0, resource, rlim, 0)
+
     def sys_prlimit64(self, cpu, task, pid, resource, new, old, *a):
-        if pid not in (0, task.tgid):
+        """kernel/sys.c prlimit64 (glibc's getrlimit/setrlimit use it): kernel/resource.py."""
+        from emukern.kernel.resource import do_prlimit
+        pid = s64(pid)
+        target = task if pid == 0 else self.tasks.get(pid)
+        if target is None or not target.alive:
             return -E.ESRCH
-        if resource > 15:
-            return -E.EINVAL
+        pair = None
+        if new:
+            raw = copy_from_user(self, cpu, task, new, 16)
+            pair = (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+        got = do_prlimit(self, target, target, resource & U64, pair)
+        if isinstance(got, int):
+            return got
         if old:
-            inf = (1 << 64) - 1
-            cur = {3: self.arch.STACK_SIZE, 7: 1024}.get(resource, inf)   # RLIMIT_STACK, RLIMIT_NOFILE
-            task.mm.write(old, cur.to_bytes(8, "little") + (inf if resource == 3 else cur).to_bytes(8, "little"))
+            task.mm.write(old, got[0].to_bytes(8, "little") + got[1].to_bytes(8, "little"))
+        cpu.charge(self.cost.syscall_body)
         return 0
 
     # ---- files -----------------------------------------------------------------------------------
@@ -316,12 +334,31 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
             task.mm.unmap(addr, size)
             start = addr
+        elif flags & 0x100000:        # MAP_FIXED_NOREPLACE: exactly there, or EEXIST
+            if addr % PAGE:
+                return -E.EINVAL
+            if addr + size > self.arch.STACK_TOP:
+                return -E.ENOMEM
+            if task.mm.overlaps(addr, size):
+                return -E.EEXIST
+            start = addr
         else:
-            start = task.mm.find_free(size)
+            start = self.get_unmapped_area(task.mm, addr, size)
             if start < PAGE:
                 return -E.ENOMEM
         task.mm.map(start, size, prot_str(prot), name, data)
         return start
+
+    def get_unmapped_area(self, mm, addr: int, size: int) -> int:
+        """mm/mmap.c get_unmapped_area: a hint (page-aligned up) is taken when the whole range is
+        free, at or above mmap_min_addr (64 KiB) and below where the stack may grow; otherwise
+        the layout's search (top-down, or bottom-up in the legacy layout: kernel/mm_layout.py)."""
+        if addr:
+            hint = page_up(addr)
+            limit = getattr(mm, "stack_limit", self.arch.STACK_TOP)
+            if 0x10000 <= hint and hint + size <= limit and not mm.overlaps(hint, size):
+                return hint
+        return mm.find_free(size)
 
     def sys_munmap(self, cpu, task, addr, length, *a):
         if addr % PAGE or length == 0:
@@ -506,6 +543,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         child.thread = self.arch.new_thread_state(child, task, exec_=False)
         self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
         copy_signals(child, task, flags)
+        copy_rlimits(self, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:
@@ -520,6 +558,11 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         child.cpu = cpu.index
         self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
         return tid
+
+    def sys_ptrace(self, cpu, task, request, pid, addr, data, *a):
+        from emukern.kernel.ptrace import sys_ptrace      # kernel/ptrace.py
+        cpu.charge(self.cost.syscall_body)
+        return sys_ptrace(self, cpu, task, request, pid, addr, data)
 
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
         from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)
@@ -575,6 +618,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 for wq in task.files.close_all():
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         self.arch.exit_thread(cpu, task)
+        from emukern.kernel.ptrace import exit_ptrace
+        exit_ptrace(self, cpu, task)          # a dying tracer detaches its tracees
+        task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
         # children of an exiting process are reparented to init (or reaped if init is gone)
         reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
         if task.is_thread_leader:
@@ -596,7 +642,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         pid = s64(pid)
         parent = self.tasks.get(task.tgid, task)
         kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)]
-        if not kids:
+        from emukern.kernel.ptrace import ptrace_tracees, wait_task_traced
+        traced = [t for t in ptrace_tracees(self, task.tgid) if pid <= 0 or t.tid == pid]
+        if not kids and not traced:
             return -E.ECHILD
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
@@ -605,6 +653,10 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
+        # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
+        got = wait_task_traced(self, task, traced, status_ptr)
+        if got:
+            return got
         if options & WNOHANG:
             return 0
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]

@@ -56,6 +56,8 @@ class Task:
     sigstate: Any = None
     sigpending: bool = False
     fault_report: dict[str, Any] | None = None
+    rlim: list[tuple[int, int]] | None = None   # resource limits, shared by threads (kernel/resource.py)
+    ptrace: Any = None                          # kernel/ptrace.py: the tracing link, None untraced
 
     @property
     def alive(self) -> bool:

@@ -9,7 +9,10 @@ read their safe value whatever the CPU has, so they are left alone).
 
 Caveat: the values describe QEMU's CPU, not what Unicorn executes: a guest that trusts
 ID_AA64ZFR0_EL1.SVEver=1 and runs an SVE2 instruction, or BF16/I8MM ones, may still get SIGILL
-from Unicorn.  ``MachineConfig.arm64_cpu_model = "unicorn-max"`` keeps Unicorn's own values.
+from Unicorn (Linux's own abi/hwcap selftest fails the SIGILL probes of the ten SVE2-family
+features for that reason).  ``MachineConfig.arm64_cpu_model = "unicorn-max"`` keeps Unicorn's own
+values.  Neither model has FEAT_LSE2 (ID_AA64MMFR2_EL1.AT = 0): the machine makes misaligned LSE
+atomics take the alignment fault that requires (machine/a64_atomics.py).
 """
 from __future__ import annotations
 

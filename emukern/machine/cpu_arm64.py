@@ -82,6 +82,7 @@ from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
 
 from emukern.errors import MemoryFault
+from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard
@@ -418,6 +419,7 @@ class Arm64Cpu(Cpu):
                  sve: bool = True) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
+        self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
@@ -819,11 +821,20 @@ class Arm64Cpu(Cpu):
 
     # ---- scan-on-execute: words the translator must not see -----------------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
-        return find_aborting_words(data[:PAGE], page)
+        # fp16 words the translator aborts on; LSE atomics, whose alignment Unicorn ignores
+        # (decoded once here: a rewritten page is scanned again before it runs)
+        fp16 = find_aborting_words(data[:PAGE], page)
+        for pc in fp16:
+            self._atomics.pop(pc, None)
+        return fp16 + find_atomic_words(data[:PAGE], page, self._atomics)
 
     def _exit_reached(self, pc: int) -> bool:
         """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an
-        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give."""
+        undefined-instruction exception (EC 0x0), as qemu-aarch64 and hardware give.  An LSE
+        atomic: machine/a64_atomics.py checks its alignment and performs it."""
+        atomic = self._atomics.get(pc)
+        if atomic is not None:
+            return self._atomic(pc, atomic)
         word = self._word(pc)
         self.running = False
         if word is None:
@@ -834,6 +845,30 @@ class Arm64Cpu(Cpu):
                                esr=(ESR_EC_UNKNOWN << 26) | ESR_IL,
                                detail="unallocated AdvSIMD fp16 encoding (refused before translation)"))
         return False
+
+    def _atomic(self, pc: int, a: Atomic) -> bool:
+        """Retire the atomic at ``pc`` (True: keep running), or deliver its alignment fault or
+        data abort (False)."""
+        base = self.sp if a.rn == 31 else self.reg(a.rn)
+        addr = base & ((1 << 56) - 1) if not base >> 55 & 1 else base     # TBI: EL0 top byte ignored
+        if base % a.align:
+            self.running = False
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
+                               access="w" if a.writes else "r", insn=self._word(pc), esr=alignment_esr(a),
+                               detail=f"misaligned {a.op} of {a.align} bytes (no FEAT_LSE2): alignment fault"))
+            return False
+        try:
+            assert self.mm is not None
+            perform(a, self.mm, addr, self.reg, self.set_reg)
+        except MemoryFault as exc:
+            self.running = False
+            wnr = (1 << 6) if exc.access == "w" else 0
+            self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=base,
+                               access=exc.access, insn=self._word(pc), esr=(ESR_EC_DABT_LOW << 26) | ESR_IL | wnr))
+            return False
+        self.counter.count += 1         # it retires here
+        self.set_pc(pc + 4)
+        return True
 
     # ---- traps ---------------------------------------------------------------------------------
     def _counter_read(self, pc: int, word: int) -> bool:

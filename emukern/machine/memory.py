@@ -118,6 +118,10 @@ class AddressSpace:
     brk_start: int = 0
     brk: int = 0
     mmap_base: int = 0x3F_0000_0000
+    # the layout the kernel picked at exec (kernel/mm_layout.py): top-down below mmap_base, or
+    # legacy bottom-up from mmap_base up to mmap_end
+    bottom_up: bool = False
+    mmap_end: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
     pool: MemoryPool | None = None   # the machine's guest memory budget (charged per mapped byte)
     mapped: int = 0             # bytes mapped (sum of the mappings' sizes), kept up to date
@@ -221,8 +225,11 @@ class AddressSpace:
         self.version += 1
 
     def find_free(self, size: int) -> int:
-        """Top-down search below mmap_base, as Linux's default mmap layout does."""
+        """Top-down search below mmap_base, as Linux's default mmap layout does; bottom-up from
+        mmap_base in the legacy layout.  Returns an address below PAGE when nothing fits."""
         size = page_up(size)
+        if self.bottom_up:
+            return self.find_free_bottom_up(size)
         top = self.mmap_base
         for m in sorted(self.mappings, key=lambda x: -x.start):
             if m.start >= top:
@@ -232,10 +239,21 @@ class AddressSpace:
             top = min(top, m.start)
         return top - size
 
+    def find_free_bottom_up(self, size: int) -> int:
+        """The lowest free range of ``size`` bytes in [mmap_base, mmap_end) (0 if none)."""
+        lo = self.mmap_base
+        for m in self.mappings:                      # sorted by start
+            if m.end <= lo:
+                continue
+            if m.start >= lo + size:
+                break
+            lo = m.end
+        return lo if lo + size <= self.mmap_end else 0
+
     def fork(self) -> "AddressSpace":
         """A copy of every mapping (fork without copy-on-write: same result, simpler)."""
         child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base,
-                             pool=self.pool)
+                             bottom_up=self.bottom_up, mmap_end=self.mmap_end, pool=self.pool)
         if self.pool is not None:
             self.pool.charge(self.mapped, "fork")
         child.mapped = self.mapped

@@ -32,6 +32,7 @@ class SelfTest:
     freq_hz: int | None = None     # a lower CPU frequency for tests that run for simulated seconds
     exit_ok: tuple[int, ...] = (0,)  # kind "exit": the exit codes that mean it worked (and silent)
     note: str = ""
+    rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
 
     @property
     def id(self) -> str:
@@ -96,7 +97,8 @@ TESTS: list[SelfTest] = [
     SelfTest(_R, "vector", "vstate_prctl", switches=RV, vector=True, helpers=("vstate_exec_nolibc",)),
     SelfTest(_R, "sigreturn", "sigreturn", switches=RV, vector=True),
     SelfTest(_R, "mm", "mmap_default"),
-    SelfTest(_R, "mm", "mmap_bottomup"),
+    SelfTest(_R, "mm", "mmap_bottomup", rlimits=(("STACK", "unlimited"),),
+             note="run_mmap.sh runs it after `ulimit -s unlimited`"),
 ]
 
 BY_ID = {t.id: t for t in TESTS}
@@ -109,9 +111,10 @@ NOT_RUN = {
     "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
-    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: ptrace and "
-                                          "SME; ssve-test, za-test, zt-test, rdvl-sme: SME (built as "
-                                          "fp-stress's children only)",
+    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: the SVE/SME "
+                                          "ptrace regsets (NT_ARM_SVE, NT_ARM_SSVE, NT_ARM_ZA, NT_ARM_ZT; "
+                                          "kernel/ptrace.py has the others) and SME; ssve-test, za-test, "
+                                          "zt-test, rdvl-sme: SME (built as fp-stress's children only)",
 }
 
 

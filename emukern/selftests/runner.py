@@ -191,6 +191,8 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     mc = MachineConfig(**{k: getattr(base, k) for k in base.__dataclass_fields__})
     mc.arch = t.arch
     mc.policies = {**mc.policies, **cfg.policy_dict()}
+    if t.rlimits:
+        mc.rlimits = {**mc.rlimits, **dict(t.rlimits)}
     if t.freq_hz:
         mc.freq_hz = t.freq_hz
         mc.timer_freq = min(mc.timer_freq, t.freq_hz)

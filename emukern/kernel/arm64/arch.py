@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.arm64 import fpsimd, traps
+from emukern.kernel.arm64.fault import do_alignment_fault, is_alignment_fault
 from unicorn import arm64_const as A
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
@@ -109,5 +110,7 @@ class Arm64Arch(ArchBase):
             traps.do_el0_sys(self.k, cpu, task, trap)
         elif trap.kind is TrapKind.SVE_ACCESS:
             fpsimd.do_sve_acc(self.k, cpu, task, trap)
+        elif is_alignment_fault(trap):
+            do_alignment_fault(self.k, cpu, task, trap)     # kernel/arm64/fault.py
         else:
             self.default_trap(cpu, task, trap)

@@ -128,8 +128,11 @@ class ProcFs:
         cpus = sorted(t.affinity) if t.affinity else list(range(len(self.k.cpus)))
         vm = sum(m.size for m in t.mm.mappings) // 1024
         state = "R (running)" if t.state.value == "runnable" else "S (sleeping)" if t.alive else "Z (zombie)"
+        if t.alive and t.wait_reason.startswith("traced"):
+            state = "t (tracing stop)"                 # kernel/ptrace.py's ptrace-stop
+        tracer = t.ptrace.tracer.tgid if t.ptrace is not None else 0
         return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
-                f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+                f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
                 f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nVmSize:\t{vm:8d} kB\n"
                 f"Threads:\t{len(self._threads(t))}\n"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode()

@@ -1,0 +1,461 @@
+"""ptrace(2): a tracer stops, inspects and resumes its tracee (kernel/ptrace.c, kernel/signal.c's
+ptrace_signal/ptrace_stop, the arch regsets of arch/arm64/kernel/ptrace.c and
+arch/riscv/kernel/ptrace.c).
+
+What is modelled, as Linux does it:
+
+* **Attaching**: PTRACE_TRACEME makes the caller's parent its tracer (EPERM when it is traced
+  already or has no parent).  PTRACE_ATTACH / PTRACE_SEIZE attach to another process (EPERM for
+  oneself, one's own thread group or a task traced already); ATTACH sends SIGSTOP, SEIZE does
+  not.
+* **Signal-delivery stops**: a traced task that dequeues any signal but SIGKILL does not act on
+  it: it enters a ptrace-stop (TASK_TRACED), its tracer gets SIGCHLD with CLD_TRAPPED and its
+  wait4 reports WIFSTOPPED with the signal — also without WUNTRACED, which only group stops need.
+  Only SIGKILL ends a ptrace-stop otherwise; SIGCONT does not.
+* **Resuming**: PTRACE_CONT / PTRACE_DETACH take the signal to deliver (0: the stop's signal is
+  suppressed; another number replaces it, with si_code SI_USER from the tracer, as ptrace_signal
+  rewrites the siginfo); a signal above 64 is EIO.  PTRACE_KILL sends SIGKILL.  A tracer that exits
+  detaches its tracees (exit_ptrace), resuming a stopped one.
+* **Inspecting**: PTRACE_GETSIGINFO / SETSIGINFO (the stop's siginfo; EINVAL when none),
+  PTRACE_PEEKTEXT/PEEKDATA (the word is stored at ``data``; EIO when unmapped) and
+  PTRACE_POKETEXT/POKEDATA (FOLL_FORCE: read-only text pages are written too),
+  PTRACE_GETREGSET / SETREGSET on an iovec: the length is cut to the regset's size and written
+  back, a length that is not a multiple of the regset's unit or an unknown NT_* is EINVAL.
+  arm64: NT_PRSTATUS (user_pt_regs; a pstate that is not EL0t with D/A/I/F clear is EINVAL),
+  NT_PRFPREG (user_fpsimd_state), NT_ARM_TLS (TPIDR_EL0 and TPIDR2_EL0, which reads 0 and ignores
+  writes without SME), NT_ARM_HW_BREAK / NT_ARM_HW_WATCH (dbg_info from ID_AA64DFR0_EL1's
+  DebugVer and BRPs/WRPs, as ptrace_hbp_get_resource_info).  riscv64: NT_PRSTATUS
+  (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
+* **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
+  (ptrace_check_attach); EIO for a request emukern does not know.
+
+Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
+PTRACE_SYSCALL (syscall-stops), PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
+event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
+POKEUSR (EIO on both architectures in Linux too), NT_ARM_SVE and NT_RISCV_VECTOR.  Installing a
+hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
+debug registers to program (disabled entries are accepted).  A tracee that is not the tracer's
+child reports its stops to the tracer's wait4, but its exit goes to its real parent only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel import errno as E
+from emukern.kernel.signal import KSigInfo, SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
+from emukern.kernel.task import TaskState
+
+if TYPE_CHECKING:
+    from emukern.kernel.task import Task
+
+PTRACE_TRACEME, PTRACE_PEEKTEXT, PTRACE_PEEKDATA, PTRACE_PEEKUSR = 0, 1, 2, 3
+PTRACE_POKETEXT, PTRACE_POKEDATA, PTRACE_POKEUSR, PTRACE_CONT = 4, 5, 6, 7
+PTRACE_KILL, PTRACE_SINGLESTEP, PTRACE_ATTACH, PTRACE_DETACH, PTRACE_SYSCALL = 8, 9, 16, 17, 24
+PTRACE_SETOPTIONS, PTRACE_GETEVENTMSG, PTRACE_GETSIGINFO, PTRACE_SETSIGINFO = 0x4200, 0x4201, 0x4202, 0x4203
+PTRACE_GETREGSET, PTRACE_SETREGSET, PTRACE_SEIZE = 0x4204, 0x4205, 0x4206
+
+NT_PRSTATUS, NT_PRFPREG = 1, 2
+NT_ARM_TLS, NT_ARM_HW_BREAK, NT_ARM_HW_WATCH = 0x401, 0x402, 0x403
+
+CLD_TRAPPED = 4
+_NSIG = 64
+_PTRACE_O_MASK = 0x003000FF          # the PTRACE_O_* bits Linux accepts
+_ARM_MAX_BRP = 16                    # user_hwdebug_state.dbg_regs[16]
+_PSR_MODE_MASK, _PSR_MODE32, _PSR_DAIF = 0xF, 0x10, 0x3C0
+_NZCV = 0xF000_0000
+
+TRACED = "traced"                    # the wait_reason of a task in a ptrace-stop (TASK_TRACED)
+
+
+@dataclass(eq=False)
+class PtraceLink:
+    """A tracee's side of the link (task->ptrace, ->parent as tracer, ->exit_code, ->last_siginfo)."""
+    tracer: "Task"
+    seized: bool = False
+    options: int = 0
+    stopped: bool = False              # in a ptrace-stop
+    exit_code: int = 0                 # the stop's signal until the tracer's wait4 collects it
+    last_siginfo: KSigInfo | None = None
+    resume_sig: int = 0                # what PTRACE_CONT/DETACH gave back (task->exit_code)
+    injected: KSigInfo | None = None   # that signal, queued: delivered without a second stop
+
+
+def _link(task: "Task") -> PtraceLink | None:
+    return task.ptrace
+
+
+# ---- the tracee's side: signal-delivery stops --------------------------------------------------
+def ptrace_signal(k: Any, cpu: Any, task: "Task", info: KSigInfo, trap: Any) -> bool:
+    """kernel/signal.c ptrace_signal: called by do_signal for each signal a traced task dequeues
+    (never SIGKILL).  True: the task entered a ptrace-stop (do_signal returns; the tracer decides
+    what is delivered).  False: deliver ``info`` now — it is the signal the tracer gave back."""
+    link = _link(task)
+    if link is None:
+        return False
+    if link.injected is info:
+        link.injected = None
+        return False
+    ptrace_stop(k, cpu, task, info, trap)
+    return True
+
+
+def ptrace_stop(k: Any, cpu: Any, task: "Task", info: KSigInfo, trap: Any) -> None:
+    """Park in TASK_TRACED with exit_code = the signal, tell the tracer (SIGCHLD CLD_TRAPPED,
+    unless its SIGCHLD action has SA_NOCLDSTOP; and a wake-up of its wait4)."""
+    link = _link(task)
+    assert link is not None
+    sig = info.signo
+    link.stopped, link.exit_code, link.last_siginfo, link.resume_sig = True, sig, info, 0
+    k._log_signal(cpu, task, f"{_signame(sig)}: ptrace-stop (the tracer, pid {link.tracer.tgid}, decides)", trap)
+    _notify_tracer(k, cpu, task, link, sig)
+    task.waitqueues = []                                    # type: ignore[attr-defined]
+    k.block_current(cpu, task, f"{TRACED} ({_signame(sig)})")
+
+
+def _notify_tracer(k: Any, cpu: Any, task: "Task", link: PtraceLink, sig: int) -> None:
+    """do_notify_parent_cldstop(tsk, for_ptracer=true, CLD_TRAPPED) + __wake_up_parent."""
+    SA_NOCLDSTOP = 1
+    tracer = link.tracer
+    if tracer.sighand is not None and tracer.alive and not tracer.sighand.action[SIGCHLD].flags & SA_NOCLDSTOP:
+        k.send_signal(cpu, tracer, KSigInfo(SIGCHLD, CLD_TRAPPED, pid=task.tid, status=sig & 0x7F), True)
+    wq = k.child_wait.get(tracer.tgid)
+    if wq:
+        k.wake_queue(wq, cpu.now)
+
+
+def ptrace_signal_wake_up(k: Any, cpu: Any, t: "Task") -> None:
+    """signal_wake_up(t, fatal): of all signals only SIGKILL ends a ptrace-stop (TASK_WAKEKILL)."""
+    if not t.sigstate or not ((t.sigstate.pending.signal | t.signal.shared_pending.signal) & sigmask(SIGKILL)):
+        return
+    link = _link(t)
+    if link is not None:
+        link.stopped = False
+    k.wake_up(t, cpu.now)
+
+
+def _resume(k: Any, cpu: Any, child: "Task", link: PtraceLink, sig: int) -> None:
+    """ptrace_resume's wake-up and the rest of ptrace_signal: the tracer's signal (0: none) is
+    queued for delivery, with a SI_USER siginfo from the tracer if it is not the stop's signal;
+    a signal the tracee blocks stays pending (and stops it again when dequeued later)."""
+    link.stopped = False
+    link.exit_code = 0
+    if sig:
+        info = link.last_siginfo
+        if info is None or info.signo != sig:
+            info = KSigInfo(sig, SI_USER, pid=link.tracer.tgid)
+        child.sigstate.pending.add(info)
+        if not child.sigstate.blocked & sigmask(sig):
+            link.injected = info
+        k.recalc_sigpending(child)
+    if child.state is TaskState.BLOCKED and child.wait_reason.startswith(TRACED):
+        k.wake_up(child, cpu.now)
+
+
+# ---- the tracer's wait4 ---------------------------------------------------------------------------
+def ptrace_tracees(k: Any, tracer_tgid: int) -> list["Task"]:
+    """The live tasks whose tracer is a thread of ``tracer_tgid`` (the ptraced list)."""
+    return [t for t in k.tasks.values() if t.alive and t.ptrace is not None
+            and t.ptrace.tracer.tgid == tracer_tgid]
+
+
+def wait_task_traced(k: Any, task: "Task", candidates: list["Task"], status_ptr: int) -> int:
+    """wait_task_stopped(ptrace=1): the first candidate in a ptrace-stop whose stop was not
+    reported yet -> its tid, the status (sig << 8 | 0x7f) stored; 0 when none.  The stop is
+    reported once (exit_code cleared), as without WNOWAIT."""
+    for c in candidates:
+        link = _link(c)
+        if link is None or not link.stopped or not link.exit_code or link.tracer.tgid != task.tgid:
+            continue
+        status = (link.exit_code << 8) | 0x7F
+        link.exit_code = 0
+        if status_ptr:
+            task.mm.write_u32(status_ptr, status)
+        return c.tid
+    return 0
+
+
+# ---- exit and exec ------------------------------------------------------------------------------
+def exit_ptrace(k: Any, cpu: Any, tracer: "Task") -> None:
+    """A dying tracer detaches every tracee it traces (__ptrace_detach), resuming stopped ones
+    without a signal."""
+    for t in list(k.tasks.values()):
+        link = _link(t)
+        if link is not None and link.tracer is tracer:
+            t.ptrace = None
+            if t.alive and t.state is TaskState.BLOCKED and t.wait_reason.startswith(TRACED):
+                k.wake_up(t, cpu.now)
+
+
+def ptrace_exec_notify(k: Any, cpu: Any, task: "Task") -> None:
+    """ptrace_event(PTRACE_EVENT_EXEC): a tracee attached without PTRACE_SEIZE and without
+    PTRACE_O_TRACEEXEC gets a SIGTRAP after a successful execve (its tracer sees it stop)."""
+    link = _link(task)
+    if link is not None and not link.seized:
+        k.send_signal(cpu, task, KSigInfo(5, SI_USER, pid=task.tgid), False)
+
+
+# ---- the syscall ----------------------------------------------------------------------------------
+def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int, data: int) -> int:
+    request &= 0xFFFF_FFFF_FFFF_FFFF
+    if request == PTRACE_TRACEME:
+        return ptrace_traceme(task)
+    pid &= 0xFFFF_FFFF
+    pid = pid - (1 << 32) if pid >> 31 else pid          # pid_t
+    child = k.tasks.get(pid) if pid > 0 else None
+    if child is None or not child.alive:
+        return -E.ESRCH
+    if request in (PTRACE_ATTACH, PTRACE_SEIZE):
+        return ptrace_attach(k, cpu, task, child, seize=request == PTRACE_SEIZE, flags=data)
+    err = ptrace_check_attach(task, child, ignore_state=request == PTRACE_KILL)
+    if err:
+        return err
+    link = _link(child)
+    assert link is not None
+    if request == PTRACE_KILL:
+        k.send_signal(cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
+        return 0
+    if request in (PTRACE_CONT, PTRACE_DETACH):
+        if not 0 <= data <= _NSIG:
+            return -E.EIO                       # !valid_signal(data)
+        if request == PTRACE_DETACH:
+            child.ptrace = None                 # __ptrace_unlink; the stop's exit_code is replaced
+        _resume(k, cpu, child, link, data)
+        return 0
+    if request in (PTRACE_PEEKTEXT, PTRACE_PEEKDATA):
+        return _peek(k, task, child, addr, data)
+    if request in (PTRACE_POKETEXT, PTRACE_POKEDATA):
+        return _poke(child, addr, data)
+    if request == PTRACE_GETSIGINFO:
+        if link.last_siginfo is None:
+            return -E.EINVAL
+        task.mm.write(data, link.last_siginfo.to_bytes())
+        return 0
+    if request == PTRACE_SETSIGINFO:
+        if link.last_siginfo is None:
+            return -E.EINVAL
+        link.last_siginfo = _siginfo_from_bytes(task.mm.read(data, 128))
+        return 0
+    if request == PTRACE_SETOPTIONS:
+        if data & ~_PTRACE_O_MASK:
+            return -E.EINVAL
+        link.options = data
+        return 0
+    if request == PTRACE_GETEVENTMSG:
+        task.mm.write(data, (0).to_bytes(8, "little"))     # no event stops: the message is 0
+        return 0
+    if request in (PTRACE_GETREGSET, PTRACE_SETREGSET):
+        return ptrace_regset(k, task, child, request, addr, data)
+    return -E.EIO          # PTRACE_SYSCALL, SINGLESTEP, PEEKUSR, ... (see the module docstring)
+
+
+def ptrace_traceme(task: "Task") -> int:
+    """PTRACE_TRACEME: the parent becomes the tracer (EPERM if traced already or parentless)."""
+    if task.ptrace is not None or task.parent is None or not task.parent.alive:
+        return -E.EPERM
+    task.ptrace = PtraceLink(tracer=task.parent)
+    return 0
+
+
+def ptrace_attach(k: Any, cpu: Any, tracer: "Task", child: "Task", seize: bool, flags: int) -> int:
+    """PTRACE_ATTACH / PTRACE_SEIZE: EPERM for a task of one's own thread group or a traced one;
+    SEIZE takes the options in ``data`` (EIO for unknown ones) and sends no SIGSTOP."""
+    if child.tgid == tracer.tgid or child.ptrace is not None:
+        return -E.EPERM
+    if seize and flags & ~_PTRACE_O_MASK:
+        return -E.EIO
+    child.ptrace = PtraceLink(tracer=tracer, seized=seize, options=flags if seize else 0)
+    if not seize:
+        k.send_signal(cpu, child, KSigInfo(SIGSTOP, SI_USER, pid=tracer.tgid), False)
+    return 0
+
+
+def ptrace_check_attach(tracer: "Task", child: "Task", ignore_state: bool) -> int:
+    """ESRCH unless ``child`` is traced by this very thread and (for most requests) stopped."""
+    link = _link(child)
+    if link is None or link.tracer is not tracer:
+        return -E.ESRCH
+    if not ignore_state and not (link.stopped and child.state is TaskState.BLOCKED
+                                 and child.wait_reason.startswith(TRACED)):
+        return -E.ESRCH
+    return 0
+
+
+def _peek(k: Any, task: "Task", child: "Task", addr: int, data: int) -> int:
+    from emukern.machine.memory import MemoryFault
+    try:
+        word = child.mm.read(addr, 8, "")          # FOLL_FORCE: any mapped page
+    except MemoryFault:
+        return -E.EIO
+    task.mm.write(data, word)                      # put_user: a bad `data` is EFAULT
+    return 0
+
+
+def _poke(child: "Task", addr: int, data: int) -> int:
+    from emukern.machine.memory import MemoryFault
+    try:
+        child.mm.write(addr, (data & (2**64 - 1)).to_bytes(8, "little"), need="")
+    except MemoryFault:
+        return -E.EIO
+    return 0
+
+
+def _siginfo_from_bytes(b: bytes) -> KSigInfo:
+    signo, err, code = (int.from_bytes(b[0:4], "little"), int.from_bytes(b[4:8], "little", signed=True),
+                        int.from_bytes(b[8:12], "little", signed=True))
+    return KSigInfo(signo, code, errno=err, pid=int.from_bytes(b[16:20], "little", signed=True),
+                    uid=int.from_bytes(b[20:24], "little"))
+
+
+def _signame(sig: int) -> str:
+    from emukern.kernel.signal import signal_name
+    return signal_name(sig)
+
+
+# ---- regsets ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Regset:
+    note: int
+    n: int          # units
+    size: int       # bytes per unit
+    name: str
+
+    @property
+    def total(self) -> int:
+        return self.n * self.size
+
+
+ARM64_REGSETS = (Regset(NT_PRSTATUS, 34, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 132, 4, "NT_PRFPREG"),
+                 Regset(NT_ARM_TLS, 2, 8, "NT_ARM_TLS"),
+                 Regset(NT_ARM_HW_BREAK, 66, 4, "NT_ARM_HW_BREAK"),
+                 Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"))
+RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"))
+
+
+def ptrace_regset(k: Any, task: "Task", child: "Task", request: int, note: int, uiov: int) -> int:
+    """kernel/ptrace.c ptrace_regset on the iovec at ``uiov``: EINVAL for an unknown note or a
+    length that is not a whole number of units; the length is cut to the regset's size and the
+    iovec's iov_len updated."""
+    table = ARM64_REGSETS if k.config.arch == "arm64" else RISCV_REGSETS
+    rs = next((r for r in table if r.note == note), None)
+    iov = task.mm.read(uiov, 16)
+    base, length = int.from_bytes(iov[:8], "little"), int.from_bytes(iov[8:], "little")
+    if rs is None or length % rs.size:
+        return -E.EINVAL
+    length = min(length, rs.total)
+    if request == PTRACE_GETREGSET:
+        task.mm.write(base, regset_get(k, child, rs)[:length])
+    else:
+        data = task.mm.read(base, length)
+        err = regset_set(k, child, rs, data)
+        if err:
+            return err
+    task.mm.write(uiov + 8, length.to_bytes(8, "little"))
+    return 0
+
+
+def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
+    """The whole regset of a stopped (switched-out) task."""
+    ctx = child.ctx
+    if k.config.arch == "arm64":
+        if rs.note == NT_PRSTATUS:
+            regs = list(ctx["x"]) + [ctx["sp"], ctx["pc"], ctx["nzcv"] & _NZCV]
+            return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
+        if rs.note == NT_PRFPREG:
+            return _arm64_fpsimd_get(k, child)
+        if rs.note == NT_ARM_TLS:
+            return ctx["tpidr"].to_bytes(8, "little") + bytes(8)    # TPIDR2 reads 0 without SME
+        return _arm64_hwdebug_get(k, rs.note)
+    if rs.note == NT_PRSTATUS:
+        regs = [ctx["pc"]] + list(ctx["x"][1:32])
+        return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
+    fp = child.thread.fp if child.thread is not None else None
+    f = fp["f"] if fp else [0] * 32
+    fcsr = fp["fcsr"] if fp else 0
+    return b"".join(v.to_bytes(8, "little") for v in f) + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4)
+
+
+def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
+    """Write the first len(data) bytes of the regset (the rest keeps its value), or -errno."""
+    full = bytearray(regset_get(k, child, rs))
+    full[:len(data)] = data
+    words = [int.from_bytes(full[i:i + 8], "little") for i in range(0, len(full) - len(full) % 8, 8)]
+    ctx = child.ctx
+    if k.config.arch == "arm64":
+        if rs.note == NT_PRSTATUS:
+            pstate = words[33]
+            if pstate & (_PSR_MODE_MASK | _PSR_MODE32 | _PSR_DAIF):
+                return -E.EINVAL                # valid_user_regs: only EL0t with DAIF clear
+            ctx["x"] = words[:31]
+            ctx["sp"], ctx["pc"], ctx["nzcv"] = words[31], words[32], pstate & _NZCV
+            return 0
+        if rs.note == NT_PRFPREG:
+            _arm64_fpsimd_set(k, child, bytes(full))
+            return 0
+        if rs.note == NT_ARM_TLS:
+            ctx["tpidr"] = words[0]             # TPIDR2 writes are ignored without SME
+            return 0
+        return _arm64_hwdebug_set(k, rs.note, bytes(full))
+    if rs.note == NT_PRSTATUS:
+        ctx["pc"] = words[0]
+        ctx["x"] = [0] + words[1:32]
+        return 0
+    if child.thread is not None:
+        child.thread.fp = {"f": words[:32], "fcsr": words[32] & 0xFFFF_FFFF}
+    return 0
+
+
+def _arm64_fpsimd_get(k: Any, child: "Task") -> bytes:
+    """fpr_get: the task's saved FPSIMD state (its SVE form converted first: sve_sync_to_fpsimd)."""
+    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, sve_to_fpsimd
+    th = child.thread
+    for c in k.cpus:
+        c.stub_sync()                 # the save the switch queued has reached memory
+    if th.fp_type == FP_STATE_SVE:
+        sve_to_fpsimd(k, th)
+    a = k.sve_area
+    return bytes(a.read(th.state + a.fp_off, 528))
+
+
+def _arm64_fpsimd_set(k: Any, child: "Task", data: bytes) -> None:
+    """fpr_set: the new FPSIMD state, mirrored into the SVE form when that is the saved one, and
+    the task's registers reloaded from memory at its next return to user (fpsimd_flush_task_state)."""
+    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, fpsimd_flush_task_state, fpsimd_to_sve
+    th = child.thread
+    for c in k.cpus:
+        c.stub_sync()
+    a = k.sve_area
+    a.write(th.state + a.fp_off, data[:528])
+    if th.fp_type == FP_STATE_SVE:
+        fpsimd_to_sve(k, th)
+    fpsimd_flush_task_state(th)
+
+
+def _arm64_hwdebug_info(k: Any, note: int) -> int:
+    """ptrace_hbp_get_resource_info: (debug architecture << 8) | slots, from the sanitised
+    ID_AA64DFR0_EL1 (DebugVer; BRPs or WRPs + 1, at most 16)."""
+    dfr0 = k.arm64_undef.id_regs.sanitised("ID_AA64DFR0_EL1")
+    debug_arch = dfr0 & 0xF
+    slots = ((dfr0 >> 12) & 0xF) + 1 if note == NT_ARM_HW_BREAK else ((dfr0 >> 20) & 0xF) + 1
+    return (debug_arch << 8) | min(slots, _ARM_MAX_BRP)
+
+
+def _arm64_hwdebug_get(k: Any, note: int) -> bytes:
+    """hw_break_get: dbg_info, a pad word, then (addr, ctrl, pad) per slot — all zero: no
+    breakpoint or watchpoint is installed."""
+    return _arm64_hwdebug_info(k, note).to_bytes(4, "little") + bytes(4 + 16 * _ARM_MAX_BRP)
+
+
+def _arm64_hwdebug_set(k: Any, note: int, data: bytes) -> int:
+    """hw_break_set: entries past the slots are EINVAL when set; an enabled entry (ctrl bit 0)
+    is EINVAL too — the machine has no debug registers to program (module docstring)."""
+    slots = _arm64_hwdebug_info(k, note) & 0xFF
+    for i in range(_ARM_MAX_BRP):
+        off = 8 + 16 * i
+        addr = int.from_bytes(data[off:off + 8], "little")
+        ctrl = int.from_bytes(data[off + 8:off + 12], "little")
+        if (addr or ctrl) and i >= slots:
+            return -E.EINVAL
+        if ctrl & 1:
+            return -E.EINVAL
+    return 0

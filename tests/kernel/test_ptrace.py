@@ -1,0 +1,142 @@
+"""ptrace(2) (kernel/ptrace.py) with a static glibc tracer/tracee pair (guest_asm/c/ptrace_probe.c).
+
+qemu-user is no oracle here: it answers ptrace with ENOSYS.  The expected lines follow the kernel
+source: wait reports a signal-delivery stop without WUNTRACED (wait_task_stopped, ptrace=1); the
+stop's siginfo is the raise()'s SI_TKILL one; PEEKDATA stores the word, POKEDATA writes it;
+regset lengths are the regsets' sizes (arm64 user_pt_regs 272, user_fpsimd_state 528, NT_ARM_TLS
+two registers; riscv user_regs_struct 256, FP 33 words); a pstate that is not EL0t is EINVAL
+(valid_user_regs); a length that is not a multiple of the unit or an unknown note is EINVAL
+(ptrace_regset); a signal above 64 and an unknown request are EIO; a task not traced by the
+caller, or not stopped, is ESRCH (ptrace_check_attach); a second TRACEME and attaching to oneself
+or to a traced task are EPERM."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from emukern.api import Machine
+from emukern.kernel import ptrace as P
+from emukern.pytest_plugin import GUEST_ASM
+
+CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = {}
+    d = tmp_path_factory.mktemp("ptrace")
+    for arch, cc in CC.items():
+        if shutil.which(cc) is None:
+            continue
+        exe = d / f"ptrace-{arch}"
+        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "ptrace_probe.c")],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        out[arch] = exe
+    return out
+
+
+def _elf(built, arch):
+    if arch not in built:
+        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
+    return built[arch]
+
+
+def expected(arch: str) -> str:
+    gpr, fpr = (272, 528) if arch == "arm64" else (256, 264)
+    tls = "GETREGSET NT_ARM_TLS: ok\nthread pointer matches the child's: 1 (length 16)\n" if arch == "arm64" \
+        else f"thread pointer matches the child's: 1 (length {gpr})\n"
+    reg = "v31" if arch == "arm64" else "f31"
+    return (
+        "stop 1: stopped by Stopped (signal)\n"
+        "State:\tt (tracing stop)\n"
+        "TracerPid is the parent: 1\n"
+        "GETSIGINFO: ok\n"
+        "siginfo: signo Stopped (signal), code SI_TKILL 1, from the child 1\n"
+        "PEEKDATA marker: 0x1234 (errno 0)\n"
+        "POKEDATA: ok\n"
+        "GETREGSET NT_PRSTATUS: ok\n"
+        f"NT_PRSTATUS length {gpr}, pc nonzero 1\n"
+        + tls +
+        "SETREGSET NT_PRSTATUS EL1h: Invalid argument\n"
+        "SETREGSET NT_PRSTATUS unchanged: ok\n"
+        "GETREGSET NT_PRFPREG: ok\n"
+        f"NT_PRFPREG length {fpr}, {reg} holds the planted value 1\n"
+        "SETREGSET NT_PRFPREG: ok\n"
+        "GETREGSET length 7: Invalid argument\n"
+        "GETREGSET note 0x777: Invalid argument\n"
+        "CONT with signal 65: Input/output error\n"
+        "request 0x7777: Input/output error\n"
+        "CONT to pid 1 (not traced): No such process\n"
+        "CONT: ok\n"
+        "GETREGSET while running: No such process\n"
+        "stop 2: stopped by User defined signal 1\n"
+        "CONT delivering SIGUSR1: ok\n"
+        "stop 3: stopped by User defined signal 2\n"
+        "CONT suppressing SIGUSR2: ok\n"
+        "child exit: 42\n")
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+@pytest.mark.parametrize("arch", list(CC))
+def test_trace_a_child(built, arch, cpus):
+    """Stops, siginfo, memory, the three register sets both ways, injection and suppression; the
+    child exits 42 only if it saw the tracer's POKEDATA, its FP write and SIGUSR1 but not SIGUSR2."""
+    r = Machine(cpus=cpus).load(_elf(built, arch), []).run()
+    assert r.exit_status == 0, (r.message, r.stderr)
+    assert r.stdout.decode() == expected(arch)
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_attach_and_detach(built, arch):
+    r = Machine().load(_elf(built, arch), ["attach"]).run()
+    assert r.exit_status == 0, (r.message, r.stderr)
+    assert r.stdout.decode() == (
+        "ATTACH self: Operation not permitted\nATTACH: ok\nATTACH again: Operation not permitted\n"
+        "attach: stopped by Stopped (signal)\nDETACH: ok\nCONT after DETACH: No such process\n"
+        "child killed by Killed\n")
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_exec_of_a_tracee_stops_with_sigtrap(built, arch):
+    exe = _elf(built, arch)
+    r = Machine(root=str(exe.parent)).load(exe, ["exec", "/" + exe.name]).run()
+    assert r.exit_status == 0, (r.message, r.stderr)
+    assert r.stdout.decode() == "after execve: stopped by Trace/breakpoint trap\nCONT: ok\nchild exit: 7\n"
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_same_bytes_twice(built, arch):
+    exe = _elf(built, arch)
+    a = Machine().load(exe, []).run()
+    b = Machine().load(exe, []).run()
+    assert a.stdout == b.stdout and a.cycles == b.cycles
+
+
+def test_regset_tables_match_the_uapi_structs():
+    sizes = {r.name: r.total for r in P.ARM64_REGSETS}
+    # user_pt_regs: 31 + sp, pc, pstate; user_fpsimd_state: 32 x 16 + fpsr, fpcr, 2 reserved;
+    # NT_ARM_TLS: TPIDR_EL0, TPIDR2_EL0; user_hwdebug_state: dbg_info, pad, 16 x (addr, ctrl, pad)
+    assert sizes == {"NT_PRSTATUS": 272, "NT_PRFPREG": 528, "NT_ARM_TLS": 16,
+                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264}
+    assert {r.name: r.total for r in P.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
+
+
+def test_hwdebug_info_follows_id_aa64dfr0(built):
+    """dbg_info = DebugVer << 8 | slots, slots = BRPs/WRPs + 1 of the sanitised ID_AA64DFR0_EL1."""
+    m = Machine(arch="arm64").load(_elf(built, "arm64"), ["attach"])
+    k = m.kernel
+    dfr0 = k.arm64_undef.id_regs.sanitised("ID_AA64DFR0_EL1")
+    assert P._arm64_hwdebug_info(k, P.NT_ARM_HW_BREAK) == ((dfr0 & 0xF) << 8) | (((dfr0 >> 12) & 0xF) + 1)
+    assert P._arm64_hwdebug_info(k, P.NT_ARM_HW_WATCH) == ((dfr0 >> 20 & 0xF) + 1) | ((dfr0 & 0xF) << 8)
+    assert dfr0 & 0xF, "DebugVer 0 is not architecturally valid (the selftest checks it)"
+    blob = P._arm64_hwdebug_get(k, P.NT_ARM_HW_WATCH)
+    assert len(blob) == 264 and blob[8:] == bytes(256)
+    # an enabled watchpoint cannot be installed: the machine has no debug registers
+    enabled = bytearray(blob)
+    enabled[8:16] = (0x1000).to_bytes(8, "little")
+    enabled[16:20] = (1).to_bytes(4, "little")
+    assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, bytes(enabled)) < 0
+    assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, blob) == 0
