@@ -77,7 +77,7 @@ def qemu_command(img: KernelImage, initrd: Path, cpus: int = 1, vlen: int = 256,
 
 def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 256, sve_vl: int = 256,
          root: Path | None = None, timeout: float | None = None,
-         sysctls: dict[str, str] | None = None) -> BootResult:
+         sysctls: dict[str, str] | None = None, files: dict[str, Path] | None = None) -> BootResult:
     """Boot ``img`` once and run ``programs`` in order under it; the console, parsed."""
     arch = img.profile.arch
     cpu_option(arch, vlen, sve_vl)          # bad CPU options fail before anything is built
@@ -90,7 +90,7 @@ def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 2
     for key, value in (sysctls or {}).items():
         # the same knob emukern's --sysctl sets, written through /proc/sys before any program
         setup["/proc/sys/" + key.replace(".", "/")] = value
-    data = build_initramfs(arch, programs, setup=setup, root=root)
+    data = build_initramfs(arch, programs, setup=setup, root=root, files=files)
     limit = timeout if timeout is not None else BOOT_ALLOWANCE + sum(p.timeout for p in programs)
     with tempfile.TemporaryDirectory(prefix="emukern-linux-") as tmp:
         initrd = Path(tmp) / "initrd.cpio"

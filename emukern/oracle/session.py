@@ -165,11 +165,12 @@ class RealKernel:
 def _dump(a: Answer) -> dict[str, Any]:
     return {"release": a.release, "seconds": a.seconds,
             "runs": [{"stdout": r.stdout.hex(), "stderr": r.stderr.hex(), "exit_status": r.exit_status,
-                      "timed_out": r.timed_out, "errors": r.errors} for r in a.runs]}
+                      "timed_out": r.timed_out, "errors": r.errors,
+                      "stopped": r.stopped, "signal": r.signal} for r in a.runs]}
 
 
 def _load(path: Path) -> Answer:
     d = json.loads(path.read_text())
     runs = [ProgramRun(i, bytes.fromhex(r["stdout"]), bytes.fromhex(r["stderr"]), r["exit_status"],
-                       r["timed_out"], list(r["errors"])) for i, r in enumerate(d["runs"])]
+                       r["timed_out"], list(r["errors"]), r.get("signal", 0), r.get("stopped", 0)) for i, r in enumerate(d["runs"])]
     return Answer(d["release"], runs, 0.0, cached=True)
