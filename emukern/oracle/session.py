@@ -127,8 +127,9 @@ class RealKernel:
     @staticmethod
     def _key(p: KernelProfile, progs: list[Program], vlen: int, sve_vl: int, cpus: int) -> str:
         from emukern.oracle.initramfs import RUNNER_SRC
+        from emukern.oracle.qemu import cpu_option
         h = hashlib.sha256()
-        h.update(json.dumps([p.name, vlen if p.arch == "riscv64" else sve_vl, cpus,
+        h.update(json.dumps([p.name, cpu_option(p.arch, vlen, sve_vl), cpus,
                              [[hashlib.sha256(x.elf.read_bytes()).hexdigest(), x.elf.name, x.args, x.timeout]
                               for x in progs]]).encode())
         h.update(RUNNER_SRC.read_bytes())

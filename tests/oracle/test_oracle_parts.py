@@ -135,7 +135,8 @@ def test_emukern_config_follows_the_qemu_cpu() -> None:
     assert cfg.policies == {"arm64-mrs": "direct", "arm64-sve": "legacy"}
     cfg.validate()
     assert cpu_option("arm64", sve_vl=512) == "max,sve512=on"
-    assert cpu_option("riscv64", vlen=128) == "rv64,v=true,vlen=128,vext_spec=v1.0"
+    assert cpu_option("riscv64", vlen=128) == ("rv64,v=true,vlen=128,vext_spec=v1.0,h=false,Zihintpause=false,"
+                                               "zba=false,zbb=false,zbc=false,zbs=false,sstc=false")
     assert sve_vls(384) == (128, 256, 384)
     with pytest.raises(OracleError):
         cpu_option("riscv64", vlen=2048)
