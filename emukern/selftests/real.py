@@ -228,8 +228,8 @@ def _load(path: Path) -> tuple[Any, str, str] | None:
 class RealTable:
     """Real-kernel verdicts recorded by ``emukern selftests --real KERNEL --record``.
 
-    Layout: {"kernels": {NAME: {"package", "version", "release", "date", "vls": {VL: {"cpu",
-    "tests": {TEST: {"verdict", "counts", "cause"}}}}}}}."""
+    Layout: {"kernels": {NAME: {"package", "version", "release", "date", "vls": {VL: {"cpu", "date",
+    "command", "tests": {TEST: {"verdict", "counts", "cause"}}}}}}}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
@@ -261,10 +261,10 @@ class RealTable:
 
     def record(self, run: RealRun, command: str) -> None:
         k = self.data["kernels"].setdefault(run.kernel, {})
-        k.update({"package": run.package, "version": run.version, "release": run.release,
-                  "command": command})
+        k.update({"package": run.package, "version": run.version, "release": run.release})
+        k.pop("command", None)
         vls = k.setdefault("vls", {})
-        vls[str(run.vl)] = {"cpu": run.cpu, "date": run.date, "tests": {
+        vls[str(run.vl)] = {"cpu": run.cpu, "date": run.date, "command": command, "tests": {
             tid: {"verdict": o.verdict, "counts": o.counts, "cause": o.cause[:300]}
             for tid, o in run.outcomes.items()}}
         k["date"] = max(v.get("date", "") for v in vls.values())

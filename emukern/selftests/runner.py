@@ -278,7 +278,8 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         if c not in causes:
             causes.append(c)
     if o.verdict not in ("pass", "skip"):
-        o.cause = "; then ".join(causes[:4]) if causes else _last_words(out + err, tp)
+        o.cause = "; then ".join(causes[:4]) if causes else (
+            f"{tp.failed} of its cases failed" if tp.failed else _last_words(out + err, tp))
         o.detail = tp.first_failure or tp.bail_out or _last_words(out + err, tp)
     elif causes and o.verdict == "skip":
         o.cause = causes[0]

@@ -191,6 +191,11 @@ def main(a: Any) -> int:
     elif version is not None:
         pinned.update(version.policies)     # the four changes as that release has them
     from emukern.kernel.policies import parse_assignments
+    if real_name:
+        # a real kernel has one behaviour per change: a --policy it lacks is refused, as compare does
+        from emukern.oracle.compare import check_policies
+        from emukern.oracle.kernels import PROFILES
+        check_policies(PROFILES[real_name], parse_assignments(a.policy, "policy"))
     pinned.update(parse_assignments(a.policy, "policy"))
     from emukern.kernel.policies import Policies
     Policies(pinned)                  # unknown names/values: a clear error before anything runs
@@ -229,7 +234,7 @@ def main(a: Any) -> int:
                     + (f"1 boot, {rr.boot_seconds:.1f} s" if rr.boots else "every result from the cache"))
                 real_runs.append(rr)
                 if getattr(a, "record", False):
-                    table.record(rr, f"emukern selftests --real {real_name} --vl {vl}")
+                    table.record(rr, f"emukern selftests --real {real_name} --vl {vl} --record")
             if getattr(a, "record", False):
                 table.save(Path(a.real_file) if getattr(a, "real_file", None) else None)
             live = {(rr.vl, tid): ro.to_json() for rr in real_runs for tid, ro in rr.outcomes.items()}

@@ -183,6 +183,7 @@ def test_recorded_table_and_the_target_check(tmp_path: Path, fake_kernel: list[A
     rec = again.kernel("debian-13-arm64")
     assert rec is not None and rec["release"] == "6.12.99-test" and rec["date"] == r.date
     assert rec["vls"]["256"]["cpu"] == "max,sve256=on"
+    assert rec["vls"]["256"]["command"] == "emukern selftests --real debian-13-arm64 --vl 256"
     assert again.lookup("debian-13-arm64", 256, "arm64/abi/syscall-abi")["verdict"] == "pass"
     assert again.lookup("debian-13-arm64", 512, "arm64/abi/syscall-abi") is None
     ok, bad, other = (Outcome("arm64/abi/syscall-abi", "vl=256", v) for v in ("pass", "fail", "skip"))
@@ -208,6 +209,7 @@ def test_recorded_table_bad_file_is_a_clear_error(tmp_path: Path) -> None:
     (["--real", "debian-13-arm64", "--kernel", "debian-12-arm64"], "drop --kernel"),
     (["--kernel", "debian-13-arm64", "--arch", "riscv64"], "is an arm64 kernel"),
     (["--kernel", "nonsense"], "unknown kernel profile"),
+    (["--real", "debian-13-arm64", "--policy", "arm64-sve=p1+p2"], "only has arm64-sve=legacy"),
 ])
 def test_selftests_kernel_options_bad_input(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     from emukern.cli import main
@@ -221,7 +223,8 @@ def test_the_shipped_record_names_its_kernels() -> None:
     doc = json.loads(real.REAL_FILE.read_text())
     assert doc["kernels"], "no kernel recorded"
     for name, k in doc["kernels"].items():
-        assert k["release"] and k["package"].startswith("linux-image-") and k["date"] and k["command"]
+        assert k["release"] and k["package"].startswith("linux-image-") and k["date"]
         for vl, rec in k["vls"].items():
             assert rec["tests"] and rec["cpu"] and int(vl) in (128, 256, 512)
+            assert rec["command"] == f"emukern selftests --real {name} --vl {vl} --record" and rec["date"]
             assert all(t["verdict"] in ("pass", "fail", "skip", "timeout", "not built") for t in rec["tests"].values())
