@@ -224,6 +224,8 @@ def main(a: Any) -> int:
         for vl in vls:
             # one VL at a time: every test (vector or not) runs on the CPU of that boot
             outcomes += run_suite(src, tests, opts, pinned, (vl,), expected, progress=prog)
+        order = {t.id: n for n, t in enumerate(tests)}
+        outcomes.sort(key=lambda o: order[o.test])      # stable: each test's VLs together, in order
         if real_name:
             b = Builder(src)
             built = [(t, build_with_helpers(b, t)) for t in tests]
