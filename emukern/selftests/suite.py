@@ -60,11 +60,12 @@ STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "timeout": "magenta",
 
 def _groups(outcomes: list[Outcome]) -> list[tuple[Outcome, list[Outcome]]]:
     """Consecutive runs of one test with the same verdict, counts, cause and expectation."""
+    def key(x: Outcome) -> tuple[Any, ...]:
+        return (x.test, x.verdict, x.counts, x.cause, x.detail, x.expected, x.expect_reason, x.unexpected,
+                x.real, x.real_counts, x.real_regression)
+
     out: list[tuple[Outcome, list[Outcome]]] = []
     for o in outcomes:
-        def key(x: Outcome) -> tuple[Any, ...]:
-            return (x.test, x.verdict, x.counts, x.cause, x.detail, x.expected, x.expect_reason, x.unexpected,
-                    x.real, x.real_counts, x.real_regression)
         if out and out[-1][0].test == o.test and key(out[-1][0]) == key(o):
             out[-1][1].append(o)
         else:
