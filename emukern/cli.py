@@ -345,7 +345,17 @@ def add_selftests_command(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--only", action="append", default=[], metavar="NAMES",
                    help="run only these tests (comma-separated, repeatable): sve-test, fp/sve-test, arm64/fp/sve-test")
-    s.add_argument("--kernel", metavar="NAME", help="pin every switch to one kernel profile: before | after its patch")
+    s.add_argument("--kernel", metavar="NAME",
+                   help="pin every switch to one kernel profile: before | after its patch, or model a "
+                        "release (`emukern info kernels`); a real one (debian-13-arm64 ...) also runs on "
+                        "qemu-system's CPU and fails any test its recorded real kernel passes")
+    s.add_argument("--real", metavar="KERNEL",
+                   help="also boot this real kernel (debian-12-arm64 | debian-13-arm64 | debian-13-riscv64) "
+                        "under qemu-system once per --vl (default 256) with every built test, and compare "
+                        "verdicts with emukern --kernel KERNEL (results cached under ~/.cache/emukern)")
+    s.add_argument("--record", action="store_true",
+                   help="with --real: write the real verdicts to emukern/selftests/real_kernel.json")
+    s.add_argument("--real-file", metavar="FILE", help="the recorded real verdicts (default: real_kernel.json)")
     s.add_argument("--vl", action="append", type=_int, default=[], metavar="BITS",
                    help="run vector tests only at this SVE VL / RVV VLEN (repeatable; default every one)")
     s.add_argument("--time-limit", type=float, default=120.0, metavar="S", help="host seconds per run (default 120)")

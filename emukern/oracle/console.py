@@ -31,6 +31,8 @@ class ProgramRun:
     exit_status: int | None = None          # None: the program never finished (boot ended first)
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
+    signal: int = 0                         # the signal that ended it (KILLED), or 0
+    stopped: int = 0                        # the stop signal the runner sent it ("opts": stop), or 0
 
 
 @dataclass
@@ -90,6 +92,10 @@ def _apply(log: ConsoleLog, f: list[str]) -> None:
                 r.stderr += data
         elif kind == "EXIT":
             log.run(int(f[1])).exit_status = int(f[2])
+        elif kind == "KILLED":
+            log.run(int(f[1])).signal = int(f[2])
+        elif kind == "STOP":
+            log.run(int(f[1])).stopped = int(f[2])
         elif kind == "TIMEOUT":
             log.run(int(f[1])).timed_out = True
         elif kind == "ERROR":

@@ -30,9 +30,28 @@ class Program:
     args: list[str] = field(default_factory=list)
     timeout: int = 60                      # seconds of real time inside the booted machine
     label: str = ""                        # what the user called it (for messages)
+    # how a kselftest runner would run it (runner.c's /emukern/<n>/opts; all off by default):
+    exe: str = ""                          # run this path of the initramfs (e.g. "./sve-test" in
+                                           # cwd) instead of a copy of elf under /emukern/<n>/
+    cwd: str = ""                          # chdir here first
+    own_pid_ns: bool = True                # False: an ordinary process, not the init of a pid ns
+    stack_unlimited: bool = False          # ulimit -s unlimited
+    stop: tuple[int, int] | None = None    # (signal, seconds): send signal after seconds
 
     def argv0(self, n: int) -> str:
-        return f"/emukern/{n}/{self.elf.name}"
+        return self.exe or f"/emukern/{n}/{self.elf.name}"
+
+    def opts(self) -> str:
+        lines = []
+        if self.cwd:
+            lines.append(f"cwd {self.cwd}")
+        if not self.own_pid_ns:
+            lines.append("nopidns")
+        if self.stack_unlimited:
+            lines.append("stack unlimited")
+        if self.stop:
+            lines.append(f"stop {int(self.stop[0])} {int(self.stop[1])}")
+        return "".join(ln + "\n" for ln in lines)
 
 
 def build_runner(arch: str) -> Path:
@@ -60,11 +79,17 @@ def build_runner(arch: str) -> Path:
 
 
 def build_initramfs(arch: str, programs: list[Program], setup: dict[str, str] | None = None,
-                    root: Path | None = None) -> bytes:
-    """The cpio image: ``root``'s tree (if any), /init = the runner, /emukern/<n>/ per program."""
+                    root: Path | None = None, files: dict[str, Path] | None = None) -> bytes:
+    """The cpio image: ``root``'s tree (if any), /init = the runner, /emukern/<n>/ per program;
+    ``files``: more executables, path in the image -> host file (directories come with them)."""
     c = Cpio()
     if root is not None:
         c.tree(root)
+    for dest, host in sorted((files or {}).items()):
+        try:
+            c.file(dest, host.read_bytes(), 0o755)
+        except OSError as exc:
+            raise OracleError(f"cannot read {host}: {exc.strerror}") from None
     c.file("init", build_runner(arch).read_bytes(), 0o755)
     c.dir("dev")
     c.chardev("dev/console", 5, 1)      # the kernel opens it for init before any devtmpfs exists
@@ -73,12 +98,15 @@ def build_initramfs(arch: str, programs: list[Program], setup: dict[str, str] | 
     if setup:
         c.file("emukern/setup", "".join(f"{k} {v}\n" for k, v in setup.items()).encode())
     for n, prog in enumerate(programs):
-        try:
-            data = prog.elf.read_bytes()
-        except OSError as exc:
-            raise OracleError(f"cannot read {prog.elf}: {exc.strerror}") from None
-        c.file(f"emukern/{n}/{prog.elf.name}", data, 0o755)
+        if not prog.exe:
+            try:
+                data = prog.elf.read_bytes()
+            except OSError as exc:
+                raise OracleError(f"cannot read {prog.elf}: {exc.strerror}") from None
+            c.file(f"emukern/{n}/{prog.elf.name}", data, 0o755)
         argv = [prog.argv0(n), *prog.args]
         c.file(f"emukern/{n}/argv", b"".join(a.encode() + b"\0" for a in argv))
         c.file(f"emukern/{n}/timeout", f"{int(prog.timeout)}\n".encode())
+        if prog.opts():
+            c.file(f"emukern/{n}/opts", prog.opts().encode())
     return c.to_bytes()

@@ -1,7 +1,7 @@
 """Boot a real kernel under qemu-system with the CPU options that match an emukern machine.
 
 arm64:   qemu-system-aarch64 -M virt -cpu max,sve<VL>=on      (SVE VLs: the powers of two up to VL)
-riscv64: qemu-system-riscv64 -M virt -cpu rv64,v=true,vlen=<VLEN>,vext_spec=v1.0 -bios default
+riscv64: qemu-system-riscv64 -M virt -cpu rv64,v=true,vlen=<VLEN>,vext_spec=v1.0,<RISCV_OFF> -bios default
          (OpenSBI as the M-mode firmware; the kernel runs in S-mode)
 
 The serial console is the board's UART (ttyAMA0 / ttyS0); ``panic=-1`` and ``-no-reboot`` turn
@@ -24,6 +24,7 @@ from emukern.oracle.kernels import KernelImage, check_bootable
 
 QEMU_PKG = {"qemu-system-aarch64": "qemu-system-arm", "qemu-system-riscv64": "qemu-system-misc"}
 RISCV_VLENS = (128, 256, 512, 1024)          # what QEMU 7.2's RVV implementation accepts
+RISCV_OFF = "h=false,Zihintpause=false,zba=false,zbb=false,zbc=false,zbs=false,sstc=false"
 BOOT_ALLOWANCE = 300                         # seconds for firmware + kernel boot under TCG
 
 
@@ -48,7 +49,10 @@ def cpu_option(arch: str, vlen: int = 256, sve_vl: int = 256) -> str:
     if vlen not in RISCV_VLENS:
         raise OracleError(f"--vlen {vlen}: QEMU's RISC-V vector unit supports VLEN "
                           + ", ".join(map(str, RISCV_VLENS)), hint="pick one of those")
-    return f"rv64,v=true,vlen={vlen},vext_spec=v1.0"
+    # QEMU 7.2's rv64 also has H, Zihintpause, Zba/Zbb/Zbc/Zbs and Sstc, which emukern's hart
+    # (Unicorn's RV64GC: QEMU 5.0, before the bit-manipulation extensions) lacks: turned off, so
+    # the kernel sees the same ISA in the device tree (and prints the same /proc/cpuinfo "isa")
+    return f"rv64,v=true,vlen={vlen},vext_spec=v1.0,{RISCV_OFF}"
 
 
 def sve_vls(sve_vl: int) -> tuple[int, ...]:
@@ -77,7 +81,7 @@ def qemu_command(img: KernelImage, initrd: Path, cpus: int = 1, vlen: int = 256,
 
 def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 256, sve_vl: int = 256,
          root: Path | None = None, timeout: float | None = None,
-         sysctls: dict[str, str] | None = None) -> BootResult:
+         sysctls: dict[str, str] | None = None, files: dict[str, Path] | None = None) -> BootResult:
     """Boot ``img`` once and run ``programs`` in order under it; the console, parsed."""
     arch = img.profile.arch
     cpu_option(arch, vlen, sve_vl)          # bad CPU options fail before anything is built
@@ -90,7 +94,7 @@ def boot(img: KernelImage, programs: list[Program], cpus: int = 1, vlen: int = 2
     for key, value in (sysctls or {}).items():
         # the same knob emukern's --sysctl sets, written through /proc/sys before any program
         setup["/proc/sys/" + key.replace(".", "/")] = value
-    data = build_initramfs(arch, programs, setup=setup, root=root)
+    data = build_initramfs(arch, programs, setup=setup, root=root, files=files)
     limit = timeout if timeout is not None else BOOT_ALLOWANCE + sum(p.timeout for p in programs)
     with tempfile.TemporaryDirectory(prefix="emukern-linux-") as tmp:
         initrd = Path(tmp) / "initrd.cpio"

@@ -11,13 +11,23 @@
  *   @@EMUKERN BOOT <uname release> <uname machine> -
  *   @@EMUKERN BEGIN <n> -
  *   @@EMUKERN OUT <n> <fd> <hex bytes>        (fd 1 = stdout, 2 = stderr, at most 192 bytes a line)
+ *   @@EMUKERN KILLED <n> <signal> -             (before EXIT when a signal ended the program)
  *   @@EMUKERN EXIT <n> <status> -               (status as emukern reports it: 128+N for signal N)
+ *   @@EMUKERN STOP <n> <signal> -               (the program's stop signal was sent, see "opts")
  *   @@EMUKERN TIMEOUT <n> <seconds> -
  *   @@EMUKERN DONE -
  *
  * /emukern/<n>/argv holds the NUL-terminated argv (argv[0] is the path executed),
  * /emukern/<n>/timeout the seconds allowed (decimal text), /emukern/setup optional lines
  * "PATH VALUE" written before the first program (e.g. /proc/sys/abi/sve_default_vector_length).
+ * /emukern/<n>/opts (optional) holds lines that make the run look like a kselftest runner's:
+ *   cwd DIR            chdir(DIR) before execve (kselftest runs every test from its directory)
+ *   nopidns            no pid namespace of its own: the program is an ordinary process, as
+ *                      under run_kselftest.sh (an init ignores signals it has no handler for)
+ *   stack unlimited    RLIMIT_STACK = RLIM_INFINITY (`ulimit -s unlimited`, riscv/mm's script)
+ *   stop SIG SECONDS   after SECONDS send SIG to the program, as the stress harnesses do
+ * Every program runs in its own process group, which is killed once the program has exited (or
+ * at its time limit), so no child of one program runs on into the next.
  * When everything ran, the runner powers the machine off (reboot(POWER_OFF)), so qemu exits.
  */
 #define _GNU_SOURCE
@@ -32,6 +42,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -130,6 +141,8 @@ static void setup_files(void)
 
 struct child_args {
 	char **argv;
+	const char *cwd;
+	int stack_unlimited;
 	int out[2], err[2], status[2];	/* status: close-on-exec; carries execve's errno if it fails */
 };
 
@@ -139,9 +152,20 @@ static int child_main(void *arg)
 {
 	struct child_args *a = arg;
 	char *envp[] = { "PATH=/bin", NULL };
+	setpgid(0, 0);
 	/* our own /proc, showing our own pid namespace */
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
+	if (a->stack_unlimited) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+		setrlimit(RLIMIT_STACK, &rl);
+	}
+	if (a->cwd && chdir(a->cwd) != 0) {
+		int e = errno;
+		if (write(a->status[1], &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(127);
+	}
 	int in = open("/dev/null", O_RDONLY);
 	if (in >= 0) {
 		dup2(in, 0);
@@ -185,21 +209,39 @@ static void run_one(int n)
 		free(ts);
 	}
 
+	int cflags = CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, stop_sig = 0, stack_unlimited = 0;
+	long stop_after = -1;
+	char *cwd = NULL, *opts;
+	size_t ol;
+	snprintf(path, sizeof(path), "/emukern/%d/opts", n);
+	opts = slurp(path, &ol);
+	for (char *line = opts ? strtok(opts, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "cwd ", 4))
+			cwd = line + 4;
+		else if (!strcmp(line, "nopidns"))
+			cflags &= ~CLONE_NEWPID;
+		else if (!strcmp(line, "stack unlimited"))
+			stack_unlimited = 1;
+		else if (!strncmp(line, "stop ", 5))
+			sscanf(line + 5, "%d %ld", &stop_sig, &stop_after);
+	}
+
 	snprintf(head, sizeof(head), "BEGIN %d", n);
 	emit_payload(head, NULL, 0);
-	struct child_args a = { .argv = argv };
+	struct child_args a = { .argv = argv, .cwd = cwd, .stack_unlimited = stack_unlimited };
 	if (pipe2(a.out, O_CLOEXEC) || pipe2(a.err, O_CLOEXEC) || pipe2(a.status, O_CLOEXEC)) {
 		snprintf(head, sizeof(head), "ERROR %d pipe %d", n, errno);
 		emit_payload(head, NULL, 0);
 		return;
 	}
-	pid_t pid = clone(child_main, child_stack + sizeof(child_stack),
-			  CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, &a);
+	pid_t pid = clone(child_main, child_stack + sizeof(child_stack), cflags, &a);
 	if (pid < 0) {
 		snprintf(head, sizeof(head), "ERROR %d clone %d", n, errno);
 		emit_payload(head, NULL, 0);
+		free(opts);
 		return;
 	}
+	setpgid(pid, pid);	/* both sides, so the group exists before either needs it */
 	close(a.out[1]);
 	close(a.err[1]);
 	close(a.status[1]);
@@ -210,18 +252,38 @@ static void run_one(int n)
 	}
 	close(a.status[0]);
 	struct pollfd pf[2] = { { a.out[0], POLLIN, 0 }, { a.err[0], POLLIN, 0 } };
-	int open_fds = 2, timed_out = 0;
+	int open_fds = 2, timed_out = 0, stopped = 0, reaped = 0, st = 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (open_fds > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		long left = timeout * 1000 - ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		long left = timeout * 1000 - ms;
 		if (left <= 0) {
-			timed_out = 1;
-			kill(pid, SIGKILL);
+			if (!reaped) {
+				timed_out = 1;
+				kill(pid, SIGKILL);
+				kill(-pid, SIGKILL);
+			}
 			break;
 		}
-		int r = poll(pf, 2, (int)left);
+		if (stop_sig && !stopped && !reaped && ms >= stop_after * 1000) {
+			/* what fp-stress does to a child at the end of its run: kill(pid, SIGTERM) */
+			kill(pid, stop_sig);
+			stopped = 1;
+			snprintf(head, sizeof(head), "STOP %d %d", n, stop_sig);
+			emit_payload(head, NULL, 0);
+		}
+		if (!reaped) {
+			pid_t w = waitpid(pid, &st, WNOHANG);
+			if (w == pid) {
+				/* the program is done: whatever it left behind goes too (and its pipe ends) */
+				reaped = 1;
+				kill(-pid, SIGKILL);
+			}
+		}
+		int wait_ms = left > 100 ? 100 : (int)(left > 0 ? left : 100);
+		int r = poll(pf, 2, wait_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		for (int i = 0; i < 2; i++) {
@@ -239,14 +301,18 @@ static void run_one(int n)
 			}
 		}
 	}
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	kill(-pid, SIGKILL);
 	if (timed_out) {
 		snprintf(head, sizeof(head), "TIMEOUT %d %ld", n, timeout);
 		emit_payload(head, NULL, 0);
 	}
 	int status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255;
+	if (WIFSIGNALED(st)) {
+		snprintf(head, sizeof(head), "KILLED %d %d", n, WTERMSIG(st));
+		emit_payload(head, NULL, 0);
+	}
 	snprintf(head, sizeof(head), "EXIT %d %d", n, status);
 	emit_payload(head, NULL, 0);
 	for (int i = 0; i < 2; i++)
@@ -254,6 +320,7 @@ static void run_one(int n)
 			close(pf[i].fd);
 	free(argv);
 	free(raw);
+	free(opts);
 }
 
 int main(void)

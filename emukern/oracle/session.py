@@ -127,8 +127,9 @@ class RealKernel:
     @staticmethod
     def _key(p: KernelProfile, progs: list[Program], vlen: int, sve_vl: int, cpus: int) -> str:
         from emukern.oracle.initramfs import RUNNER_SRC
+        from emukern.oracle.qemu import cpu_option
         h = hashlib.sha256()
-        h.update(json.dumps([p.name, vlen if p.arch == "riscv64" else sve_vl, cpus,
+        h.update(json.dumps([p.name, cpu_option(p.arch, vlen, sve_vl), cpus,
                              [[hashlib.sha256(x.elf.read_bytes()).hexdigest(), x.elf.name, x.args, x.timeout]
                               for x in progs]]).encode())
         h.update(RUNNER_SRC.read_bytes())
@@ -165,11 +166,12 @@ class RealKernel:
 def _dump(a: Answer) -> dict[str, Any]:
     return {"release": a.release, "seconds": a.seconds,
             "runs": [{"stdout": r.stdout.hex(), "stderr": r.stderr.hex(), "exit_status": r.exit_status,
-                      "timed_out": r.timed_out, "errors": r.errors} for r in a.runs]}
+                      "timed_out": r.timed_out, "errors": r.errors,
+                      "stopped": r.stopped, "signal": r.signal} for r in a.runs]}
 
 
 def _load(path: Path) -> Answer:
     d = json.loads(path.read_text())
     runs = [ProgramRun(i, bytes.fromhex(r["stdout"]), bytes.fromhex(r["stderr"]), r["exit_status"],
-                       r["timed_out"], list(r["errors"])) for i, r in enumerate(d["runs"])]
+                       r["timed_out"], list(r["errors"]), r.get("signal", 0), r.get("stopped", 0)) for i, r in enumerate(d["runs"])]
     return Answer(d["release"], runs, 0.0, cached=True)

@@ -35,6 +35,11 @@ class SelfTest:
     rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
 
     @property
+    def stack_unlimited(self) -> bool:
+        """Its kselftest script runs it under `ulimit -s unlimited` (the real-kernel runner's flag)."""
+        return ("STACK", "unlimited") in self.rlimits
+
+    @property
     def id(self) -> str:
         return f"{self.arch}/{self.dir}/{self.name}"
 
@@ -98,7 +103,7 @@ TESTS: list[SelfTest] = [
     SelfTest(_R, "sigreturn", "sigreturn", switches=RV, vector=True),
     SelfTest(_R, "mm", "mmap_default"),
     SelfTest(_R, "mm", "mmap_bottomup", rlimits=(("STACK", "unlimited"),),
-             note="run_mmap.sh runs it after `ulimit -s unlimited`"),
+             note="run_mmap.sh runs it after `ulimit -s unlimited` (so do emukern's and the real-kernel runs)"),
 ]
 
 BY_ID = {t.id: t for t in TESTS}

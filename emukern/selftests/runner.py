@@ -91,6 +91,10 @@ class Outcome:
     expect_reason: str = ""       # why (e.g. "expected under this policy: ...")
     unexpected: bool = False
     output: str = ""              # stdout tail (JSON only)
+    vl: int | None = None         # the configuration's SVE VL / RVV VLEN
+    real: str = ""                # the real kernel's verdict for this test and VL (real_kernel.json)
+    real_counts: str = ""
+    real_regression: bool = False # the real kernel passes it, emukern does not (the target check)
     figures: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -178,6 +182,9 @@ class RunOptions:
     time_limit: float = 120.0            # host seconds per run
     stress_seconds: float = 0.001        # simulated seconds before the stop signal
     base: MachineConfig | None = None    # run options from the command line
+    # the CPU qemu-system gives the real kernel (--kernel of a real profile, --real): SVE VLs are
+    # the powers of two up to the row's VL (QEMU's sve<VL>=on) and ID-register reads trap (FEAT_IDST)
+    qemu_cpu: bool = False
 
 
 def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
@@ -199,7 +206,11 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     if cfg.vl is not None:
         if t.arch == "arm64":
             mc.sve_vl = cfg.vl
-            if cfg.vl not in mc.sve_vls:
+            if opts.qemu_cpu:
+                from emukern.oracle.qemu import sve_vls
+                mc.sve_vls = sve_vls(cfg.vl)
+                mc.idst = True
+            elif cfg.vl not in mc.sve_vls:
                 mc.sve_vls = tuple(sorted({*mc.sve_vls, cfg.vl}))
         else:
             mc.vlen = cfg.vl
@@ -251,20 +262,10 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         handled = init is not None and _handler_installed(init, sig)
         causes.append(f"fatal {SIGNAMES.get(sig, sig)}" + (" (the test's handler was not run)" if handled else "")
                       + (f": {why}" if why and not why.startswith("killed by signal") else ""))
-    elif t.kind == "tap":
-        code = r.exit_code
-        o.verdict = {0: "pass", 4: "skip"}.get(code or 0, "fail") if code is not None else "fail"
-        if tp.failed or tp.error:
-            o.verdict = "fail"
-        elif o.verdict == "pass" and tp.skipped and not tp.passed:
-            o.verdict = "skip"          # every case skipped itself (e.g. no SME): not a pass
-    elif t.kind == "exit" and t.exit_ok != (0,):
-        o.verdict = "pass" if r.exit_code in t.exit_ok and not out.strip() else "fail"
-    elif t.kind == "bench":
-        o.verdict = "pass" if r.exit_code == 0 and "SVE used per syscall" in out else "fail"
-        o.figures = parse_pidbench(out)
     else:
-        o.verdict = "pass" if r.exit_code == 0 else "fail"
+        o.verdict = exit_verdict(t, r.exit_code, out, tp)
+        if t.kind == "bench":
+            o.figures = parse_pidbench(out)
     # fatal signals in other processes of the test (kselftest_harness runs each case in a child)
     for tid in sorted(k.tasks):
         task = k.tasks[tid]
@@ -279,11 +280,50 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         if c not in causes:
             causes.append(c)
     if o.verdict not in ("pass", "skip"):
-        o.cause = "; then ".join(causes[:4]) if causes else _last_words(out + err, tp)
+        o.cause = "; then ".join(causes[:4]) if causes else (
+            f"{tp.failed} of its cases failed" if tp.failed else _last_words(out + err, tp))
         o.detail = tp.first_failure or tp.bail_out or _last_words(out + err, tp)
     elif causes and o.verdict == "skip":
         o.cause = causes[0]
     return o
+
+
+def exit_verdict(t: SelfTest, code: int | None, out: str, tp: taplib.Tap) -> str:
+    """The verdict of a test that exited (no fatal signal, not a stress test), from its exit code
+    and TAP output: one rule for emukern's runs and the real kernel's (emukern.selftests.real)."""
+    if t.kind == "tap":
+        v = {0: "pass", 4: "skip"}.get(code or 0, "fail") if code is not None else "fail"
+        if tp.failed or tp.error:
+            return "fail"
+        if v == "pass" and tp.skipped and not tp.passed:
+            return "skip"               # every case skipped itself (e.g. no SME): not a pass
+        return v
+    if t.kind == "exit" and t.exit_ok != (0,):
+        return "pass" if code in t.exit_ok and not out.strip() else "fail"
+    if t.kind == "bench":
+        return "pass" if code == 0 and "SVE used per syscall" in out else "fail"
+    return "pass" if code == 0 else "fail"
+
+
+def stress_verdict(t: SelfTest, stopped: bool, signal: int, exit_code: int | None, out: str,
+                   causes: list[str], handled: bool) -> str:
+    """A stress test's verdict: it must still run at its stop signal, then report "no error" from
+    the handler and exit 0 (the same rule for emukern's and the real kernel's runs)."""
+    sig = SIGNAMES.get(t.stop_signal, str(t.stop_signal))
+    if not stopped:
+        causes.append(f"ended before the {sig} that stops it: " + (
+            f"fatal {SIGNAMES.get(signal, signal)}" if signal else f"exit {exit_code}"))
+        return "fail"
+    if signal == t.stop_signal:
+        causes.append(f"killed by the {sig} that should end it" +
+                      (": its handler (which reports the result) was not run" if handled else ""))
+        return "fail"
+    if signal:
+        causes.append(f"fatal {SIGNAMES.get(signal, signal)} after {sig}")
+        return "fail"
+    if exit_code == 0 and "no error" in out:
+        return "pass"
+    return "fail"
 
 
 SLICE_CYCLES = 1_000_000      # how far a CPU runs between checks of the host time limit
@@ -320,22 +360,8 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
 
 
 def _stress_verdict(t: SelfTest, r: Any, out: str, stopped: bool, causes: list[str], init: Any) -> str:
-    sig = SIGNAMES.get(t.stop_signal, str(t.stop_signal))
-    if not stopped:
-        causes.append(f"ended before the {sig} that stops it: " + (
-            f"fatal {SIGNAMES.get(r.signal, r.signal)}" if r.signal else f"exit {r.exit_status}"))
-        return "fail"
-    if r.signal == t.stop_signal:
-        handled = init is not None and _handler_installed(init, t.stop_signal)
-        causes.append(f"killed by the {sig} that should end it" +
-                      (": its handler (which reports the result) was not run" if handled else ""))
-        return "fail"
-    if r.signal:
-        causes.append(f"fatal {SIGNAMES.get(r.signal, r.signal)} after {sig}")
-        return "fail"
-    if r.exit_code == 0 and "no error" in out:
-        return "pass"
-    return "fail"
+    handled = init is not None and _handler_installed(init, t.stop_signal)
+    return stress_verdict(t, stopped, r.signal or 0, r.exit_code, out, causes, handled)
 
 
 def _last_words(text: str, tp: taplib.Tap) -> str:

@@ -46,6 +46,7 @@ def run_suite(src: LinuxSource, tests: list[SelfTest], opts: RunOptions, pinned:
             if progress:
                 progress(f"run {t.id} [{cfg.label(t.arch)}]")
             o = run_one(t, built, cfg, opts)
+            o.vl = cfg.vl
             judge(o, expected.lookup(t.id, cfg.policy_dict(), cfg.vl))
             outcomes.append(o)
             if progress:
@@ -59,24 +60,30 @@ STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "timeout": "magenta",
 
 def _groups(outcomes: list[Outcome]) -> list[tuple[Outcome, list[Outcome]]]:
     """Consecutive runs of one test with the same verdict, counts, cause and expectation."""
+    def key(x: Outcome) -> tuple[Any, ...]:
+        return (x.test, x.verdict, x.counts, x.cause, x.detail, x.expected, x.expect_reason, x.unexpected,
+                x.real, x.real_counts, x.real_regression)
+
     out: list[tuple[Outcome, list[Outcome]]] = []
     for o in outcomes:
-        key = (o.test, o.verdict, o.counts, o.cause, o.detail, o.expected, o.expect_reason, o.unexpected)
-        if out and out[-1][0].test == o.test and (out[-1][0].test, out[-1][0].verdict, out[-1][0].counts,
-                                                  out[-1][0].cause, out[-1][0].detail, out[-1][0].expected,
-                                                  out[-1][0].expect_reason, out[-1][0].unexpected) == key:
+        if out and out[-1][0].test == o.test and key(out[-1][0]) == key(o):
             out[-1][1].append(o)
         else:
             out.append((o, [o]))
     return out
 
 
-def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, collapse: bool = True) -> None:
+def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, collapse: bool = True,
+                title: str = "") -> None:
     from rich.console import Console
     from rich.table import Table
     console = Console(file=file or sys.stdout, width=220)
-    table = Table(title=f"Linux {src.version} selftests under emukern ({src.origin})", show_lines=True)
-    for col in ("test", "configuration", "verdict", "p/f/s", "causes emukern names (first first)", "expected"):
+    title = title or f"Linux {src.version} selftests under emukern ({src.origin})"
+    table = Table(title=title, show_lines=True)
+    with_real = any(o.real for o in outcomes)
+    cols = ["test", "configuration"] + (["real kernel", "real p/f/s"] if with_real else []) + [
+        "verdict" if not with_real else "emukern", "p/f/s", "causes emukern names (first first)", "expected"]
+    for col in cols:
         table.add_column(col, overflow="fold")
     per_test: dict[str, int] = {}
     for o in outcomes:
@@ -91,9 +98,16 @@ def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, col
         v = f"[{STYLE.get(o.verdict, 'white')}]{o.verdict}[/]"
         if o.unexpected:
             v += " [bold red](UNEXPECTED)[/]"
+        if o.real_regression:
+            v += " [bold red](REAL KERNEL PASSES)[/]"
+        elif o.real and o.real != o.verdict:
+            v += " [yellow](differs from real)[/]"
         cause = o.cause + (f" — test says: {o.detail}" if o.detail and o.detail != o.cause else "")
         exp = o.expected + (f": {o.expect_reason}" if o.expect_reason else "")
-        table.add_row(o.test.split("/", 1)[1] if "/" in o.test else o.test, conf, v, o.counts, cause, exp)
+        name = o.test.split("/", 1)[1] if "/" in o.test else o.test
+        real = ([f"[{STYLE.get(o.real, 'white')}]{o.real}[/]" if o.real else "-", o.real_counts]
+                if with_real else [])
+        table.add_row(name, conf, *real, v, o.counts, cause, exp)
     console.print(table)
     by: dict[str, int] = {}
     for o in outcomes:
@@ -106,6 +120,13 @@ def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, col
             console.print(f"[dim]not in the matrix: {d} — {why}[/]")
     console.print(f"{len(outcomes)} runs of {len(per_test)} tests: "
                   + ", ".join(f"{v} {c}" for v, c in sorted(by.items())) + f"; {bad} unexpected")
+    if with_real:
+        compared = [o for o in outcomes if o.real]
+        agree = sum(o.real == o.verdict for o in compared)
+        regress = sum(o.real_regression for o in outcomes)
+        console.print(f"against the real kernel: {len(compared)} runs compared, {agree} same verdict, "
+                      f"{len(compared) - agree} differ; {regress} pass on the real kernel but not under "
+                      "emukern" + (" (the target is 0)" if regress else ""))
 
 
 def _span(labels: list[str]) -> str:
@@ -120,10 +141,38 @@ def _span(labels: list[str]) -> str:
     return " x ".join(f"{k}={{{','.join(v)}}}" if len(v) > 1 else f"{k}={v[0]}" for k, v in axes.items())
 
 
+def _kernel_choice(a: Any) -> tuple[str | None, Any, bool]:
+    """(--kernel name, its emukern.kernel.versions entry or None, whether a real kernel boots it)."""
+    from emukern.errors import ConfigError
+    from emukern.kernel.versions import KERNELS as VERSIONS
+    from emukern.oracle.kernels import PROFILES
+    real = getattr(a, "real", None)
+    name = a.kernel
+    if real:
+        if real not in PROFILES:
+            raise ConfigError(f"--real {real}: not a real kernel emukern can boot",
+                              hint="one of: " + ", ".join(PROFILES))
+        if name and name != real:
+            raise ConfigError(f"--real {real} compares with emukern's --kernel {real}, not {name}",
+                              hint="drop --kernel (--real sets it)")
+        name = real
+    if name is None or name in KERNELS:
+        return name, None, False
+    v = VERSIONS.get(name)
+    if v is None:
+        raise ConfigError(f"unknown kernel profile {name!r}",
+                          hint="one of: " + ", ".join([*KERNELS, *VERSIONS]))
+    if a.arch and a.arch != v.arch:
+        raise ConfigError(f"--kernel {name} is an {v.arch} kernel, but --arch {a.arch} was given",
+                          hint=f"drop --arch or pick a {a.arch} kernel")
+    return name, v, name in PROFILES
+
+
 def main(a: Any) -> int:
     from emukern.cli import config_from_args
     from emukern.errors import ConfigError
-    arch = a.arch
+    kernel, version, real_profile = _kernel_choice(a)
+    arch = version.arch if version is not None else a.arch
     only = [n.strip() for item in a.only for n in item.split(",") if n.strip()]
     tests = select(arch, only or None)
     if not tests:
@@ -134,12 +183,20 @@ def main(a: Any) -> int:
             print(f"{t.id:48s} {t.kind:7s} switches: {','.join(t.switches) or '-'}"
                   f"{'  x VL' if t.vector else ''}{'  ' + t.note if t.note else ''}")
         return 0
+    real_name = getattr(a, "real", None)
+    if getattr(a, "record", False) and not real_name:
+        raise ConfigError("--record writes the verdicts of a real kernel", hint="use it with --real KERNEL")
     pinned: dict[str, str] = {}
-    if a.kernel:
-        if a.kernel not in KERNELS:
-            raise ConfigError(f"unknown kernel profile {a.kernel!r}", hint="one of: " + ", ".join(KERNELS))
-        pinned.update(KERNELS[a.kernel])
+    if kernel in KERNELS:
+        pinned.update(KERNELS[kernel])
+    elif version is not None:
+        pinned.update(version.policies)     # the four changes as that release has them
     from emukern.kernel.policies import parse_assignments
+    if real_name:
+        # a real kernel has one behaviour per change: a --policy it lacks is refused, as compare does
+        from emukern.oracle.compare import check_policies
+        from emukern.oracle.kernels import PROFILES
+        check_policies(PROFILES[real_name], parse_assignments(a.policy, "policy"))
     pinned.update(parse_assignments(a.policy, "policy"))
     from emukern.kernel.policies import Policies
     Policies(pinned)                  # unknown names/values: a clear error before anything runs
@@ -148,15 +205,66 @@ def main(a: Any) -> int:
     a.arch = None
     base = config_from_args(a)        # validates the run options once
     base.policies = {}
-    opts = RunOptions(time_limit=a.time_limit, stress_seconds=a.stress_seconds, base=base)
+    if version is not None:
+        base.kernel = kernel          # the ID-register tables, MRS path, FP syscall path of that release
+    opts = RunOptions(time_limit=a.time_limit, stress_seconds=a.stress_seconds, base=base,
+                      qemu_cpu=real_profile)
     expected = ExpectedTable.load(Path(a.expected) if a.expected else None)
     src = get_source(a.linux_src, progress=lambda s: print(f"selftests: {s}", file=sys.stderr))
     prog = (lambda s: print(f"selftests: {s}", file=sys.stderr, flush=True)) if a.verbose else None
-    outcomes = run_suite(src, tests, opts, pinned, vls, expected, progress=prog)
-    print_table(outcomes, src)
+    title = ""
+    real_runs: list[Any] = []
+    if real_profile:
+        from emukern.selftests.real import RealTable, mark, run_real
+        table = RealTable.load(Path(a.real_file) if getattr(a, "real_file", None) else None)
+        if vls is None:
+            rec = table.kernel(kernel or "")
+            vls = tuple(int(v) for v in rec.get("vls", {})) if rec and not real_name else ()
+            vls = vls or (256,)
+        outcomes = []
+        for vl in vls:
+            # one VL at a time: every test (vector or not) runs on the CPU of that boot
+            outcomes += run_suite(src, tests, opts, pinned, (vl,), expected, progress=prog)
+        order = {t.id: n for n, t in enumerate(tests)}
+        outcomes.sort(key=lambda o: order[o.test])      # stable: each test's VLs together, in order
+        if real_name:
+            b = Builder(src)
+            built = [(t, build_with_helpers(b, t)) for t in tests]
+            say = lambda s: print(f"selftests: {s}", file=sys.stderr, flush=True)   # noqa: E731
+            for vl in vls:
+                rr = run_real(real_name, built, vl, a.time_limit, progress=say)
+                say(f"{rr.kernel} at {'VL' if arch == 'arm64' else 'VLEN'} {vl}: "
+                    + (f"1 boot, {rr.boot_seconds:.1f} s" if rr.boots else "every result from the cache"))
+                real_runs.append(rr)
+                if getattr(a, "record", False):
+                    table.record(rr, f"emukern selftests --real {real_name} --vl {vl} --record")
+            if getattr(a, "record", False):
+                table.save(Path(a.real_file) if getattr(a, "real_file", None) else None)
+            live = {(rr.vl, tid): ro.to_json() for rr in real_runs for tid, ro in rr.outcomes.items()}
+            for o in outcomes:
+                mark(o, live.get((o.vl, o.test)))
+            r0 = real_runs[0]
+            title = (f"Linux {src.version} selftests: Linux {r0.release} ({r0.package} {r0.version}, "
+                     f"qemu-system -cpu {', '.join(r.cpu for r in real_runs)}) vs emukern --kernel {kernel}")
+        else:
+            for o in outcomes:
+                mark(o, table.lookup(kernel or "", o.vl, o.test))
+            rec = table.kernel(kernel or "")
+            if rec:
+                title = (f"Linux {src.version} selftests under emukern --kernel {kernel}, beside Linux "
+                         f"{rec.get('release')} ({rec.get('package')} {rec.get('version')}) as recorded "
+                         f"on {rec.get('date')}")
+    else:
+        outcomes = run_suite(src, tests, opts, pinned, vls, expected, progress=prog)
+    print_table(outcomes, src, title=title)
     if a.json:
-        doc = {"linux": src.version, "source": src.origin, "runs": [o.to_json() for o in outcomes]}
+        doc: dict[str, Any] = {"linux": src.version, "source": src.origin, "kernel": kernel,
+                               "runs": [o.to_json() for o in outcomes]}
+        if real_runs:
+            doc["real"] = [{"kernel": r.kernel, "package": r.package, "version": r.version, "release": r.release,
+                            "cpu": r.cpu, "vl": r.vl, "date": r.date,
+                            "tests": {k: v.to_json() for k, v in r.outcomes.items()}} for r in real_runs]
         for r in doc["runs"]:
             r.pop("wall_seconds")          # host time: keep the file the same for the same inputs
         Path(a.json).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    return 1 if any(o.unexpected for o in outcomes) else 0
+    return 1 if any(o.unexpected or o.real_regression for o in outcomes) else 0

@@ -135,7 +135,8 @@ def test_emukern_config_follows_the_qemu_cpu() -> None:
     assert cfg.policies == {"arm64-mrs": "direct", "arm64-sve": "legacy"}
     cfg.validate()
     assert cpu_option("arm64", sve_vl=512) == "max,sve512=on"
-    assert cpu_option("riscv64", vlen=128) == "rv64,v=true,vlen=128,vext_spec=v1.0"
+    assert cpu_option("riscv64", vlen=128) == ("rv64,v=true,vlen=128,vext_spec=v1.0,h=false,Zihintpause=false,"
+                                               "zba=false,zbb=false,zbc=false,zbs=false,sstc=false")
     assert sve_vls(384) == (128, 256, 384)
     with pytest.raises(OracleError):
         cpu_option("riscv64", vlen=2048)
@@ -328,3 +329,19 @@ def test_compare_root_must_be_a_directory(capsys: pytest.CaptureFixture[str], gu
         rc = main(["compare", str(guest_asm / "riscv" / "hello.S"), "--root", str(bad)])
         err = capsys.readouterr().err
         assert rc == 2 and f"--root {bad} is not a directory" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("has_v, isa", [
+    # printed by Debian 13's 6.12.117 on qemu-system-riscv64 -cpu rv64,v=true,vlen=128,<RISCV_OFF>
+    # (`emukern linux tests/oracle/guests/hwcaps_cpuinfo.c`): riscv_isa_ext[] order, Zihpm included
+    (True, "rv64imafdcv_zicntr_zicsr_zifencei_zihpm_zca_zcd_zve32f_zve32x_zve64d_zve64f_zve64x"),
+    # --no-v: the same rules without V and the Zve* subsets it implies (not measured on a kernel)
+    (False, "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zca_zcd"),
+])
+def test_riscv_isa_line_is_the_one_linux_prints_for_the_same_cpu(has_v: bool, isa: str) -> None:
+    from types import SimpleNamespace
+    from emukern.kernel.riscv.hwprobe import riscv_isa_string
+    assert riscv_isa_string(SimpleNamespace(config=SimpleNamespace(has_v=has_v))) == isa  # type: ignore[arg-type]
+    # and QEMU's CPU is told to drop what emukern's hart lacks, so Linux sees the same ISA
+    for ext in ("h", "Zihintpause", "zba", "zbb", "zbc", "zbs", "sstc"):
+        assert f",{ext}=false" in cpu_option("riscv64", vlen=256)

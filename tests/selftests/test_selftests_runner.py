@@ -45,7 +45,7 @@ def _run(ksft_like, arch, mode, kind="tap", **opts):
 @pytest.mark.parametrize("mode,verdict,counts,cause", [
     ("pass", "pass", "2/0/0", ""),
     ("skip", "skip", "0/0/1", ""),
-    ("fail", "fail", "1/1/0", ""),
+    ("fail", "fail", "1/1/0", "1 of its cases failed"),
     ("enosys", "fail", "0/1/0", "ENOSYS"),
     ("proc", "fail", "0/1/0", "missing /proc/emukern-selftest-missing"),
     ("segv", "fail", "", "fatal SIGSEGV"),

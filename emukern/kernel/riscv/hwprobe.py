@@ -53,15 +53,27 @@ _VECTOR_EXTS = ("zvbb", "zvbc", "zve32f", "zve32x", "zve64d", "zve64f", "zve64x"
 _FPU_EXTS = ("zcd", "zcf", "zfa", "zfh", "zfhmin")
 
 
+# The order /proc/cpuinfo's "isa" line lists multi-letter extensions in: print_isa() walks
+# riscv_isa_ext[] (arch/riscv/kernel/cpufeature.c), which keeps the unprivileged spec's canonical
+# order: the Zi* group, then Za*/Zf*, Zc*, Zb*, Zk*, Zv*, and the S* extensions last.  (Only the
+# entries an emukern hart can have, and their neighbours; measured on Debian's 6.12.117.)
+ISA_EXT_ORDER = ("zicbom", "zicboz", "ziccrse", "zicntr", "zicond", "zicsr", "zifencei", "zihintntl",
+                 "zihintpause", "zihpm", "zimop", "zacas", "zawrs", "zfa", "zfh", "zfhmin", "zca",
+                 "zcb", "zcd", "zcf", "zcmop", "zba", "zbb", "zbc", "zbkb", "zbkc", "zbkx", "zbs",
+                 "zve32f", "zve32x", "zve64d", "zve64f", "zve64x", "sstc")
+
+
 def machine_isa(k: "Kernel") -> tuple[str, tuple[str, ...]]:
     """(single letters, multi-letter extensions) of every hart: what riscv_fill_hwcap parses.
     Supersets are expanded as Linux does: C implies Zca (and Zcd with D), V implies the Zve*
-    subsets."""
+    subsets.  Zicntr and Zihpm (with Zicsr and Zifencei) are set for every hart of a device-tree
+    system whatever its riscv,isa says: riscv_fill_hwcap_from_isa_string() does so because they
+    were part of the base ISA when the port and its DT bindings were merged."""
     letters = "imafdc" + ("v" if k.config.has_v else "")
-    multi = ["zicntr", "zicsr", "zifencei", "zca", "zcd"]
+    multi = ["zicntr", "zicsr", "zifencei", "zihpm", "zca", "zcd"]
     if k.config.has_v:
         multi += ["zve32f", "zve32x", "zve64d", "zve64f", "zve64x"]
-    return letters, tuple(sorted(multi))
+    return letters, tuple(sorted(multi, key=ISA_EXT_ORDER.index))
 
 
 def riscv_isa_string(k: "Kernel") -> str:
