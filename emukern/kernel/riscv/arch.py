@@ -170,15 +170,17 @@ class RiscvArch(ArchBase):
         self.fstate_restore(cpu, nxt)
         vector.riscv_v_switch_to(self.k, cpu, nxt)
 
-    def vector_usercopy(self, cpu: "Cpu", task: "Task", addr: int, n: int, data: bytes | None) -> bytes | None:
+    def vector_usercopy(self, cpu: "Cpu", task: "Task", addr: int, n: int, data: bytes | None,
+                        res: Any = None) -> Any:
         """raw_copy_{from,to}_user: copies of at least the threshold go through kernel-mode
         vector (enter_vector_usercopy); None means "not taken, copy with scalar code"."""
         from emukern.kernel.riscv import kernel_mode_vector as kmv
         assert isinstance(cpu, RiscvCpu)
         if not kmv.may_use_vector_usercopy(self.k, cpu, n):
             return None
-        out, note = kmv.enter_vector_usercopy(self.k, cpu, task, addr, n, data)
-        self.k.syscall_notes.append(f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
+        out, note = kmv.enter_vector_usercopy(self.k, cpu, task, addr, n, data, res)
+        if note:
+            self.k.syscall_notes.append(f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
                                     f"with kernel-mode vector: {note}")
         return out
 
