@@ -66,6 +66,7 @@ _ALLOWED = {"none": {COND_RESCHED},
 # a scalar user copy (arch/riscv/lib/uaccess.S, arm64's copy_template.S) moves 64 bytes per
 # iteration of its unrolled word loop: the finest step at which an interrupt can stop it here
 SCALAR_STEP = 64
+WHERE_LIMIT = 4096      # preemptions listed one by one in PreemptStats.where (the rest are counted)
 
 
 class _Preempted:
@@ -102,6 +103,7 @@ class SyscallResume:
     part: bytearray | None = None   # ... and, for copy_from_user, those bytes
     kvec: Any = None                # RISC-V: a kernel-mode vector copy in progress
     preempt_after: str = ""         # the chunk completed at a point that preempts (preempt_enable)
+    batch_at: int = -1              # filemap_read: the batch whose cond_resched() already ran
     at: str = ""                    # the point it was switched out at
     preemptions: int = 0
 
@@ -112,10 +114,12 @@ class PreemptStats:
     points: Counter = field(default_factory=Counter)          # point kind -> times reached
     preemptions: Counter = field(default_factory=Counter)     # point kind -> switches there
     kernel_ticks: int = 0                                     # ticks taken inside a syscall
+    where: list = field(default_factory=list)   # (tid, point kind, bytes done) per preemption
 
     def as_dict(self) -> dict[str, Any]:
         return {"points": dict(sorted(self.points.items())),
-                "preemptions": dict(sorted(self.preemptions.items())), "kernel_ticks": self.kernel_ticks}
+                "preemptions": dict(sorted(self.preemptions.items())), "kernel_ticks": self.kernel_ticks,
+                "where": [list(w) for w in self.where]}
 
 
 def stats(k: "Kernel") -> PreemptStats:
@@ -175,9 +179,11 @@ def preempt_point(k: "Kernel", cpu: "Cpu", task: "Task", kind: str, what: str = 
     pc = k.percpu[cpu.index]
     if cpu.now >= pc.next_tick:
         scheduler_tick_in_kernel(k, cpu, task, what or kind)
+    if kind not in _ALLOWED[k.config.preempt]:
+        return False                    # not a point in this model (the tick is taken all the same)
     st = stats(k)
     st.points[kind] += 1
-    if kind not in _ALLOWED[k.config.preempt] or not pc.need_resched or task.preempt_count:
+    if not pc.need_resched or task.preempt_count:
         return False
     return _other_runnable(k, cpu, task)
 
@@ -233,7 +239,10 @@ def preempted(k: "Kernel", task: "Task", kind: str) -> Any:
     assert res is not None, "preempted without a progress record"
     res.at = kind
     res.preemptions += 1
-    stats(k).preemptions[kind] += 1
+    st = stats(k)
+    st.preemptions[kind] += 1
+    if len(st.where) < WHERE_LIMIT:
+        st.where.append((task.tid, kind, offset(res)))
     return PREEMPTED
 
 
@@ -242,8 +251,17 @@ def describe(task: "Task", name: str) -> str:
     if res is None:
         return f"preempted inside {name}"
     where = f"iovec {res.iov}, " if res.iov or res.total else ""
-    return (f"preempted inside {name}() at {res.at} after {where}{res.total + res.done} bytes "
+    return (f"preempted inside {name}() at {res.at} after {where}{offset(res)} bytes "
             f"(TIF_NEED_RESCHED): switched out runnable, the call continues when switched back in")
+
+
+def offset(res: SyscallResume) -> int:
+    """Bytes the call has moved so far: whole chunks, plus the chunk an interrupt stopped."""
+    part = res.chunk_done
+    kv = res.kvec
+    if kv is not None:
+        part = kv.n - kv.regs.x[12]
+    return res.total + res.done + part
 
 
 def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
@@ -253,7 +271,7 @@ def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
     preempted again and must be switched out once more."""
     assert task.pending is not None and task.resume is not None
     nr, args = task.pending
-    before = task.resume.done + task.resume.total
+    before = offset(task.resume)
     name, ret = k._call_syscall(cpu, task, nr, args)
     from emukern.kernel.syscalls import BLOCK
     if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
@@ -287,12 +305,20 @@ def page_loop(k: "Kernel", cpu: "Cpu", task: "Task", res: SyscallResume, count: 
     """The loop of a long read/write: ``chunk(offset, n)`` moves up to a page (returns the bytes
     moved, a negative errno, or PREEMPTED when an interrupt stopped it inside the chunk); after
     every ``pages_per_point`` pages the loop reaches a point of ``kind`` (cond_resched for the
-    file loops, IRQ — the full model only — for pipe_read/pipe_write, which have none).
+    file loops, IRQ — the full model only — for pipe_read/pipe_write, which have none); with
+    ``pages_per_point`` > 1 (filemap_read's batches) the point comes before each batch instead.
     Returns the bytes moved (a fault or error after some bytes: those bytes, as Linux's loops
     do), an error, or PREEMPTED with the progress in ``res``."""
     from emukern.errors import MemoryFault
+    batch = pages_per_point * PAGE_SIZE
     while res.done < count:
         n = min(PAGE_SIZE - (res.done % PAGE_SIZE), count - res.done)
+        if pages_per_point > 1 and res.done % batch == 0 and not res.chunk_done and res.kvec is None \
+                and res.part is None and res.batch_at != res.done:
+            # filemap_read: cond_resched() at the top of each batch of folios, the first included
+            res.batch_at = res.done
+            if preempt_point(k, cpu, task, kind, what):
+                return preempted(k, task, kind)
         try:
             r = chunk(res.done, n)
         except MemoryFault:
@@ -309,7 +335,10 @@ def page_loop(k: "Kernel", cpu: "Cpu", task: "Task", res: SyscallResume, count: 
             point, res.preempt_after = res.preempt_after, ""
             if res.done < count:
                 return preempted(k, task, point)
-        if res.done < count and kind and (res.done // PAGE_SIZE) % pages_per_point == 0 \
+        # cond_resched() follows every page, the last one included (read_iter_zero,
+        # generic_perform_write); an interrupt point (pipes) lies only between two pages
+        more = res.done < count
+        if kind and pages_per_point == 1 and (more or kind == COND_RESCHED) \
                 and preempt_point(k, cpu, task, kind, what):
-            return preempted(k, task, kind)
+            return preempted(k, task, kind)   # (after the last page: switched back in, it ends)
     return res.done

@@ -271,7 +271,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 data = got
             if not data:
                 return 0
-            r = copy_to_user_chunk(self, cpu, task, buf + o, data, res, "read")
+            # (/dev/zero fills user memory with clear_user: never kernel-mode vector)
+            r = copy_to_user_chunk(self, cpu, task, buf + o, data, res, "read", not isinstance(f, DevZero))
             if r is P.PREEMPTED:
                 res.part = bytearray(data)
                 return r

@@ -368,9 +368,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         for i, (base, length) in enumerate(vec):
             if not length or (res is not None and i < res.iov):
                 continue
+            if res is not None:
+                res.iov, res.total = i, total
             r = op(base, length)
             if r is P.PREEMPTED:
-                res.iov, res.total = i, total
                 return r
             if not isinstance(r, int) or r < 0:
                 return r if total == 0 else total

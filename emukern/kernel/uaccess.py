@@ -87,10 +87,11 @@ def copy_from_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, n: in
 
 
 def copy_to_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: bytes,
-                       res: "SyscallResume", what: str) -> Any:
-    """copy_to_user of one chunk: True, or PREEMPTED (res.chunk_done bytes of it are written)."""
+                       res: "SyscallResume", what: str, vector: bool = True) -> Any:
+    """copy_to_user of one chunk: True, or PREEMPTED (res.chunk_done bytes of it are written).
+    ``vector`` False: a scalar-only routine (clear_user, which /dev/zero's iov_iter_zero uses)."""
     from emukern.kernel.preempt import PREEMPTED
-    if data and k.arch.vector_usercopy is not None:
+    if data and vector and k.arch.vector_usercopy is not None:
         got = k.arch.vector_usercopy(cpu, task, addr, len(data), data, res)
         if got is not None:
             return got if got is PREEMPTED else True
