@@ -115,10 +115,16 @@ class PreemptStats:
     preemptions: Counter = field(default_factory=Counter)     # point kind -> switches there
     kernel_ticks: int = 0                                     # ticks taken inside a syscall
     where: list = field(default_factory=list)   # (tid, point kind, bytes done) per preemption
+    # RISC-V, CONFIG_RISCV_ISA_V_PREEMPTIVE: thread.kernel_vstate saved at a switch-out inside a
+    # kernel-mode vector region / reloaded when the task is back in it (kernel_mode_vector.py)
+    kernel_vstate_saves: int = 0
+    kernel_vstate_restores: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"points": dict(sorted(self.points.items())),
                 "preemptions": dict(sorted(self.preemptions.items())), "kernel_ticks": self.kernel_ticks,
+                "kernel_vstate_saves": self.kernel_vstate_saves,
+                "kernel_vstate_restores": self.kernel_vstate_restores,
                 "where": [list(w) for w in self.where]}
 
 
@@ -271,15 +277,20 @@ def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
     preempted again and must be switched out once more."""
     assert task.pending is not None and task.resume is not None
     nr, args = task.pending
+    # __schedule cleared the flag of the task it switched away from (TIF_NEED_RESCHED is per
+    # task in Linux, per CPU here): the task switched in starts with none pending
+    k.percpu[cpu.index].need_resched = False
     before = offset(task.resume)
     name, ret = k._call_syscall(cpu, task, nr, args)
     from emukern.kernel.syscalls import BLOCK
-    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
-        task.resume = None
-        return False
     trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
     trap.handler = name
     notes, k.syscall_notes = k.syscall_notes, []
+    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
+        task.resume = None
+        trap.decision = f"resumed after preemption: blocked ({task.wait_reason})"
+        k._log_trap(cpu, task, trap)
+        return False
     if ret is PREEMPTED:
         trap.decision = "resumed after preemption; " + describe(task, name)
         trap.notes = notes or None

@@ -206,6 +206,7 @@ def switch_to_vector_prev(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> bool:
         if st.kvstate is None:
             st.kvstate = vector.VState(datap=bytearray(32 * cpu.rvv.vlenb))
         vector.__riscv_v_vstate_save(k, cpu, st.kvstate)
+        k.preempt_stats.kernel_vstate_saves += 1
         st.dirty = False
     st.switches += 1
     return True
@@ -248,6 +249,7 @@ def enter_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", user: int, n
         # vector context saved at switch-out and mark it clean
         if st.kvstate is not None:
             vector.__riscv_v_vstate_restore(k, cpu, st.kvstate)
+            k.preempt_stats.kernel_vstate_restores += 1
         st.need_restore = False
         st.dirty = False
     try:
