@@ -4,7 +4,8 @@ Mixed into :class:`emukern.kernel.kernel.Kernel`.  ``schedule()`` picks the next
 ``_switch_out``/``_switch_in`` are ``context_switch``: the outgoing task's registers are saved and
 the arch's ``__switch_to`` halves run (FP/vector state stays on the CPU until the arch saves it),
 then the incoming task's mm and registers are loaded.  A task blocked in a syscall re-runs it
-from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops.
+from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops; one
+preempted inside a syscall continues it instead (kernel/preempt.py, ``resume_syscall``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """The Linux syscall ABI shared by RISC-V and arm64 (asm-generic numbers).
 
 Handlers return the value for a0/x0 (negative errno on failure) or :data:`BLOCK` to sleep; a
-blocked syscall is re-run from the start when the task is woken, like Linux's wait loops.
+blocked syscall is re-run from the start when the task is woken, like Linux's wait loops.  The
+long read/write loops may also return ``PREEMPTED`` (kernel/preempt.py): switched out at a
+preemption point, the call continues from its recorded progress when switched back in.
 """
 from __future__ import annotations
 
@@ -302,6 +304,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _pipe_read(self, cpu, task, p: Pipe, buf, count, res) -> Any:
         """pipe_read: a page at a time under pipe->mutex; no cond_resched() inside (only the full
         model preempts the copy), the mutex's might_sleep() at the top (voluntary)."""
+        if not count:
+            return 0                        # a zero-length read returns at once
         if P.fresh(res):
             if not p.buf:
                 if p.writers == 0:
@@ -337,6 +341,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _pipe_write(self, cpu, task, p: Pipe, buf, count, res) -> Any:
         """pipe_write: a page at a time under pipe->mutex (copy_page_from_iter per page), with no
         cond_resched() inside; a full pipe takes what fits (emukern's pipes give a short write)."""
+        if not count:
+            return 0                        # a null write succeeds before any check
         if P.fresh(res):
             if p.readers == 0:
                 self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
