@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
 
 PREEMPT_MODELS = ("none", "voluntary", "full")
-KCONFIG_NAME = {"none": "PREEMPT_NONE", "voluntary": "PREEMPT_VOLUNTARY", "full": "PREEMPT"}
 
 # the kinds of preemption point
 COND_RESCHED = "cond_resched"      # an explicit cond_resched(): every model
@@ -205,11 +204,6 @@ def irq_preemptible(k: "Kernel", task: "Task") -> bool:
 
 
 # ---- the resumable state of a long syscall --------------------------------------------------------
-def progress(task: "Task") -> SyscallResume | None:
-    """The progress a re-entered syscall continues from (None: a fresh call)."""
-    return task.resume
-
-
 def begin(task: "Task") -> SyscallResume:
     """The loop's state: the recorded one when the call resumes, a fresh one otherwise."""
     res = task.resume

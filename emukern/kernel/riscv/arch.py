@@ -180,8 +180,16 @@ class RiscvArch(ArchBase):
             return None
         out, note = kmv.enter_vector_usercopy(self.k, cpu, task, addr, n, data, res)
         if note:
-            self.k.syscall_notes.append(f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
-                                    f"with kernel-mode vector: {note}")
+            text = (f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
+                    f"with kernel-mode vector: {note}")
+            notes = self.k.syscall_notes
+            # a long read/write copies page by page: the same note for each page is said once
+            last = notes[-1] if notes else ""
+            if last == text or last.startswith(text + " [x"):
+                times = int(last.rsplit("[x", 1)[1][:-1]) if last != text else 1
+                notes[-1] = f"{text} [x{times + 1}]"
+            else:
+                notes.append(text)
         return out
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
