@@ -76,7 +76,7 @@ class RunResult:
         extra: dict[str, Any] = {}
         if k.reaped_rest:
             extra["reaped_not_listed"] = dict(k.reaped_rest)
-        if k.preempt_stats.points:      # preemption points reached inside syscalls (kernel/preempt.py)
+        if k.preempt_stats.points or k.preempt_stats.kernel_ticks:   # kernel/preempt.py
             extra["preempt"] = k.preempt_stats.as_dict()
         cpus = [{"cpu": c.index, "cycles": c.now, "insns": c.insns, "user_insns": c.user_insns,
                  "sys_cycles": c.sys_cycles + c.stub_insns, "idle_cycles": c.idle_cycles,
