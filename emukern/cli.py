@@ -65,7 +65,7 @@ def _int(text: str) -> int:
 KCONFIG = {"RISCV_ISA_V_UCOPY_THRESHOLD": "riscv_v_ucopy_threshold",
            "RISCV_ISA_V_VSTATE_DISCARD": "vstate_discard_default",
            "RISCV_ISA_V_DEFAULT_ENABLE": "riscv_v_default_allow",
-           "HZ": "hz"}
+           "HZ": "hz", "PREEMPT": "preempt", "RISCV_ISA_V_PREEMPTIVE": "riscv_v_preemptive"}
 
 
 def apply_kconfig(cfg: Any, items: list[str]) -> None:
@@ -76,13 +76,16 @@ def apply_kconfig(cfg: Any, items: list[str]) -> None:
         if field is None:
             raise ConfigError(f"--kconfig {name}: not a build option emukern models",
                               hint="known: " + ", ".join(KCONFIG))
+        if field == "preempt":              # the preemption model: a choice, not a number
+            cfg.preempt = value.lower()     # (validated with the rest: kernel/preempt.py)
+            continue
         v = {"y": 1, "n": 0}.get(value.lower(), None)
         try:
             v = int(value, 0) if v is None else v
         except ValueError:
             raise ConfigError(f"--kconfig {name} expects an integer or y/n, got {value!r}") from None
         cur = getattr(cfg, field)
-        setattr(cfg, field, bool(v) if isinstance(cur, bool) else v)
+        setattr(cfg, field, bool(v) if isinstance(cur, bool) or field == "riscv_v_preemptive" else v)
 
 
 def machine_options(p: argparse.ArgumentParser) -> None:

@@ -39,6 +39,9 @@ class MachineConfig:
     vstate_discard_default: bool = False      # CONFIG_RISCV_ISA_V_VSTATE_DISCARD
     riscv_v_default_allow: bool = True        # CONFIG_RISCV_ISA_V_DEFAULT_ENABLE
     riscv_v_ucopy_threshold: int = 768        # CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD (0: no vector usercopy)
+    # CONFIG_RISCV_ISA_V_PREEMPTIVE (kernel/preempt.py); None = its Kconfig default: y when the
+    # kernel is preemptible (PREEMPT=full), and the option does not exist otherwise
+    riscv_v_preemptive: bool | None = None
     # arm64
     # default vector length of new tasks (bits); None = Linux's boot choice (sve_setup): the
     # largest supported VL up to 64 bytes (512 bits), /proc/sys/abi/sve_default_vector_length
@@ -50,6 +53,9 @@ class MachineConfig:
     arm64_cpu_model: str = "qemu-max"          # ID registers of QEMU 7.2's max | unicorn-max (machine/arm64_idregs.py)
     # kernel
     kernel: str | None = None                # --kernel NAME (kernel/versions.py); None: newest+changes
+    # the preemption model (kernel/preempt.py): CONFIG_PREEMPT_NONE / _VOLUNTARY / PREEMPT;
+    # voluntary is what Debian 12's and 13's arm64 and riscv64 kernels are built with
+    preempt: str = "voluntary"
     sysctls: dict[str, str] = field(default_factory=dict)
     # the first process's resource limits ({"STACK": "unlimited"}: a shell's ulimit before it
     # starts; kernel/resource.py), on top of Linux's INIT_RLIMITS
@@ -101,6 +107,8 @@ class MachineConfig:
             raise ConfigError("--freq and --hz must be positive and HZ below the CPU frequency")
         if self.max_insns is not None and self.max_insns <= 0:
             raise ConfigError("--max-insns must be positive")
+        from emukern.kernel.preempt import validate_preempt_config
+        validate_preempt_config(self)
         if self.riscv_v_ucopy_threshold < 0:
             raise ConfigError("RISCV_ISA_V_UCOPY_THRESHOLD must be >= 0 (0 turns vectorised user copies off)")
         for name in ("max_cycles", "timeout", "host_timeout"):
@@ -130,7 +138,8 @@ class MachineConfig:
         return self.mem_limit or None
 
     def summary(self) -> dict[str, object]:
-        d: dict[str, object] = {"arch": self.arch, "cpus": self.cpus, "freq_hz": self.freq_hz, "hz": self.hz}
+        d: dict[str, object] = {"arch": self.arch, "cpus": self.cpus, "freq_hz": self.freq_hz, "hz": self.hz,
+                                "preempt": self.preempt}
         if self.arch == "riscv64":
             d.update(vlen=self.vlen, dlen=self.dlen or self.vlen, has_v=self.has_v)
         else:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 
@@ -74,6 +74,10 @@ class Pipe:
     writers: int = 0
     rwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_read"))
     wwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_write"))
+    # pipe->mutex: held by a pipe_read/pipe_write in progress — across a preemption inside it
+    # (kernel/preempt.py), so the other end waits for it (mutex_lock sleeps) meanwhile
+    mutex_owner: Any = None
+    lockwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_lock"))
 
 
 class PipeEnd(File):

@@ -20,6 +20,7 @@ from emukern.errors import ConfigError
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
+from emukern.kernel.preempt import PREEMPTED, PreemptStats, describe as describe_preemption
 from emukern.kernel.spinlock import SpinLock
 from emukern.kernel.sched import PerCpu, SchedulerMixin
 from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
@@ -147,6 +148,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self.syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.warnings: Counter[str] = Counter()
+        self.preempt_stats = PreemptStats()       # preemption points inside syscalls (kernel/preempt.py)
         self.syscall_notes: list[str] = []          # what kernel paths inside a syscall decided     # WARN_ON()s hit, by condition (see warn_on)
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)
         self.trap_listeners: list[Any] = []       # the debugger subscribes here
@@ -514,6 +516,10 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
             if task.state is not TaskState.BLOCKED:
                 self.block_current(cpu, task, name)
             trap.decision = f"blocked ({task.wait_reason})"
+            return
+        if ret is PREEMPTED:            # switched out at a preemption point (kernel/preempt.py)
+            task.pending = (nr, args)   # runnable: schedule() continues the call when it is back
+            trap.decision = describe_preemption(task, name)
             return
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:
             if -517 < ret < -511:       # ERESTART*: do_signal restarts the call or makes it -EINTR

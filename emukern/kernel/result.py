@@ -76,6 +76,8 @@ class RunResult:
         extra: dict[str, Any] = {}
         if k.reaped_rest:
             extra["reaped_not_listed"] = dict(k.reaped_rest)
+        if k.preempt_stats.points or k.preempt_stats.kernel_ticks:   # kernel/preempt.py
+            extra["preempt"] = k.preempt_stats.as_dict()
         cpus = [{"cpu": c.index, "cycles": c.now, "insns": c.insns, "user_insns": c.user_insns,
                  "sys_cycles": c.sys_cycles + c.stub_insns, "idle_cycles": c.idle_cycles,
                  "switches": p.nr_switches, "ticks": p.ticks} for c, p in zip(k.cpus, k.percpu)]

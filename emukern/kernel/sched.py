@@ -4,7 +4,8 @@ Mixed into :class:`emukern.kernel.kernel.Kernel`.  ``schedule()`` picks the next
 ``_switch_out``/``_switch_in`` are ``context_switch``: the outgoing task's registers are saved and
 the arch's ``__switch_to`` halves run (FP/vector state stays on the CPU until the arch saves it),
 then the incoming task's mm and registers are loaded.  A task blocked in a syscall re-runs it
-from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops.
+from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops; one
+preempted inside a syscall continues it instead (kernel/preempt.py, ``resume_syscall``).
 """
 from __future__ import annotations
 
@@ -186,9 +187,11 @@ class SchedulerMixin:
                 pc.last_mark = cpu.now
             self._switch_in(cpu, nxt)
             if nxt.pending is not None and not self._restart_syscall(cpu, nxt):
-                # still blocked: it went back to sleep; pick again
+                # still blocked: it went back to sleep (or, preempted again inside the syscall it
+                # resumed, it stays runnable: kernel/preempt.py); pick again
                 prev = nxt
                 pc.curr = nxt
+                preempted = nxt.state is TaskState.RUNNABLE
                 continue
             self.exit_to_user_mode(cpu, nxt)
             return
@@ -237,6 +240,9 @@ class SchedulerMixin:
     def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
         """Re-run a blocked syscall after wake-up; True if it completed."""
         assert task.pending is not None
+        if task.resume is not None:     # switched out at a preemption point: continue, not restart
+            from emukern.kernel.preempt import resume_syscall
+            return resume_syscall(self, cpu, task)
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
         ret = self.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None  # type: ignore[attr-defined]

@@ -1,7 +1,9 @@
 """The Linux syscall ABI shared by RISC-V and arm64 (asm-generic numbers).
 
 Handlers return the value for a0/x0 (negative errno on failure) or :data:`BLOCK` to sleep; a
-blocked syscall is re-run from the start when the task is woken, like Linux's wait loops.
+blocked syscall is re-run from the start when the task is woken, like Linux's wait loops.  The
+long read/write loops may also return ``PREEMPTED`` (kernel/preempt.py): switched out at a
+preemption point, the call continues from its recorded progress when switched back in.
 """
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
-from emukern.kernel.fs.file import VfsFile
+from emukern.kernel import preempt as P
+from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.task import Task, TaskState
-from emukern.kernel.uaccess import copy_from_user, copy_to_user
+from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
 if TYPE_CHECKING:
@@ -192,6 +195,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
 
     # ---- files -----------------------------------------------------------------------------------
     def sys_write(self, cpu, task, fd, buf, count, *a):
+        return self._do_write(cpu, task, fd, buf, count)
+
+    def _do_write(self, cpu, task, fd, buf, count, res=None, off=None):
         f = task.files.get(s64(fd))
         if f is None or not f.writable:
             return -E.EBADF
@@ -200,6 +206,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         count &= U64
         if count > 1 << 31:
             count = 1 << 31
+        if isinstance(f, (PipeEnd, HostFile)):
+            # the long loops a preemption can stop midway (kernel/preempt.py)
+            return P.run_long(task, res, lambda r: self._write_iter(cpu, task, f, buf, count, r, off))
         data = copy_from_user(self, cpu, task, buf, count)     # charges the copy itself
         cpu.charge(self.cost.syscall_body)
         if isinstance(f, OutputFile):
@@ -208,16 +217,32 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 f.echo.write(data)
                 f.echo.flush()
             return len(data)
-        if isinstance(f, PipeEnd):
-            return self._pipe_write(cpu, task, f.pipe, data)
         if isinstance(f, VfsFile):
-            return f.write(data)
+            return f.write(data) if off is None else f.pwrite(data, off)
         if isinstance(f, SysctlFile):
             from emukern.kernel.sysctl import proc_sys_write
             return proc_sys_write(f, data)
         return -E.EBADF
 
+    def _write_iter(self, cpu, task, f, buf, count, res, off=None):
+        """generic_perform_write (a host file: a page at a time, cond_resched() after each) or
+        pipe_write; continues from ``res`` when the call was preempted inside."""
+        if isinstance(f, PipeEnd):
+            return self._pipe_write(cpu, task, f.pipe, buf, count, res)
+        if P.fresh(res):
+            cpu.charge(self.cost.syscall_body)
+
+        def chunk(o: int, n: int) -> Any:
+            data = copy_from_user_chunk(self, cpu, task, buf + o, n, res, "write")
+            if data is P.PREEMPTED:
+                return data
+            return f.write(data) if off is None else f.pwrite(data, off + o)
+        return P.page_loop(self, cpu, task, res, count, chunk, P.COND_RESCHED, "generic_perform_write")
+
     def sys_read(self, cpu, task, fd, buf, count, *a):
+        return self._do_read(cpu, task, fd, buf, count)
+
+    def _do_read(self, cpu, task, fd, buf, count, res=None, off=None):
         f = task.files.get(s64(fd))
         if f is None or not f.readable:
             return -E.EBADF
@@ -226,24 +251,15 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         count &= U64
         if count and task.mm.find(buf) is None:
             return -E.EFAULT
+        if isinstance(f, PipeEnd):
+            return P.run_long(task, res, lambda r: self._pipe_read(cpu, task, f.pipe, buf, count, r))
+        if isinstance(f, (HostFile, DevZero)) and count:
+            return P.run_long(task, res, lambda r: self._read_iter(cpu, task, f, buf, count, r, off))
         if isinstance(f, StdinFile):
             data = f.data[f.pos: f.pos + count]
             f.pos += len(data)
-        elif isinstance(f, PipeEnd):
-            p = f.pipe
-            if not p.buf:
-                if p.writers == 0:
-                    return 0
-                p.rwait.add(task)
-                task.waitqueues = [p.rwait]   # type: ignore[attr-defined]
-                self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
-                return BLOCK
-            cpu.charge(self.cost.pipe_op)
-            data = bytes(p.buf[:count])
-            del p.buf[:count]
-            self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
         elif isinstance(f, VfsFile):
-            got = f.read(count)
+            got = f.read(count) if off is None else f.pread(count, off)
             if isinstance(got, int):
                 return got
             data = got
@@ -257,22 +273,126 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         cpu.charge(self.cost.syscall_body)
         return len(data)
 
-    def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
-        if p.readers == 0:
-            self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
-            # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
-            return -E.EPIPE
-        room = 65536 - len(p.buf)
-        if room <= 0:
-            p.wwait.add(task)
-            task.waitqueues = [p.wwait]   # type: ignore[attr-defined]
-            self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
-            return BLOCK
-        cpu.charge(self.cost.pipe_op)
-        chunk = data[:room]
-        p.buf += chunk
-        self.wake_queue(p.rwait, cpu.now)  # type: ignore[attr-defined]
-        return len(chunk)
+    def _read_iter(self, cpu, task, f, buf, count, res, off=None):
+        """filemap_read (a host file: cond_resched() before each batch of up to 31 pages) or
+        read_iter_zero (/dev/zero: cond_resched() after each page), a page per chunk."""
+        if P.fresh(res):
+            cpu.charge(self.cost.syscall_body)
+        from emukern.kernel.fs.file import MAX_IO
+        count = min(count, MAX_IO)
+
+        def chunk(o: int, n: int) -> Any:
+            if res.part is not None:                 # the page read before the preemption
+                data = bytes(res.part)
+            else:
+                got = f.read(n) if off is None else f.pread(n, off + o)
+                if isinstance(got, int):
+                    return got
+                data = got
+            if not data:
+                return 0
+            # (/dev/zero fills user memory with clear_user: never kernel-mode vector)
+            r = copy_to_user_chunk(self, cpu, task, buf + o, data, res, "read", not isinstance(f, DevZero))
+            if r is P.PREEMPTED:
+                res.part = bytearray(data)
+                return r
+            res.part = None
+            return len(data)
+        batch = P.FOLIO_BATCH if isinstance(f, HostFile) else 1
+        return P.page_loop(self, cpu, task, res, count, chunk, P.COND_RESCHED,
+                           "filemap_read" if batch > 1 else "read_iter_zero", pages_per_point=batch)
+
+    def _pipe_lock(self, cpu, task, p: Pipe, why: str) -> bool:
+        """__pipe_lock (mutex_lock): False (the task sleeps on the mutex) while another task holds
+        it — one preempted inside pipe_read/pipe_write."""
+        owner = p.mutex_owner
+        if owner is not None and owner is not task and owner.alive:
+            p.lockwait.add(task)
+            task.waitqueues = [p.lockwait]   # type: ignore[attr-defined]
+            self.block_current(cpu, task, why)  # type: ignore[attr-defined]
+            return False
+        p.mutex_owner = task
+        return True
+
+    def _pipe_unlock(self, cpu, p: Pipe) -> None:
+        p.mutex_owner = None
+        if p.lockwait.waiters:
+            self.wake_queue(p.lockwait, cpu.now)  # type: ignore[attr-defined]
+
+    def _pipe_read(self, cpu, task, p: Pipe, buf, count, res) -> Any:
+        """pipe_read: a page at a time under pipe->mutex; no cond_resched() inside (only the full
+        model preempts the copy), the mutex's might_sleep() at the top (voluntary)."""
+        if not count:
+            return 0                        # a zero-length read returns at once
+        if P.fresh(res):
+            if not p.buf:
+                if p.writers == 0:
+                    return 0
+                p.rwait.add(task)
+                task.waitqueues = [p.rwait]   # type: ignore[attr-defined]
+                self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
+                return BLOCK
+            if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_read"):
+                return P.preempted(self, task, P.MIGHT_RESCHED)
+            if not self._pipe_lock(cpu, task, p, "pipe_lock"):
+                return BLOCK
+            cpu.charge(self.cost.pipe_op)
+
+        def chunk(o: int, n: int) -> Any:
+            n = min(n, len(p.buf))
+            if n <= 0:
+                return 0
+            r = copy_to_user_chunk(self, cpu, task, buf + o, bytes(p.buf[:n]), res, "pipe_read")
+            if r is P.PREEMPTED:
+                return r
+            del p.buf[:n]
+            return n
+        got = P.page_loop(self, cpu, task, res, count, chunk, P.IRQ, "pipe_read")
+        if got is P.PREEMPTED:
+            return got
+        self._pipe_unlock(cpu, p)
+        self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
+        if got >= 0:
+            cpu.charge(self.cost.syscall_body)
+        return got
+
+    def _pipe_write(self, cpu, task, p: Pipe, buf, count, res) -> Any:
+        """pipe_write: a page at a time under pipe->mutex (copy_page_from_iter per page), with no
+        cond_resched() inside; a full pipe takes what fits (emukern's pipes give a short write)."""
+        if not count:
+            return 0                        # a null write succeeds before any check
+        if P.fresh(res):
+            if p.readers == 0:
+                self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+                # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
+                return -E.EPIPE
+            if len(p.buf) >= 65536:
+                p.wwait.add(task)
+                task.waitqueues = [p.wwait]   # type: ignore[attr-defined]
+                self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
+                return BLOCK
+            if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_write"):
+                return P.preempted(self, task, P.MIGHT_RESCHED)
+            if not self._pipe_lock(cpu, task, p, "pipe_lock"):
+                return BLOCK
+            cpu.charge(self.cost.syscall_body + self.cost.pipe_op)
+
+        def chunk(o: int, n: int) -> Any:
+            n = min(n, 65536 - len(p.buf))
+            if n <= 0:
+                return 0
+            data = copy_from_user_chunk(self, cpu, task, buf + o, n, res, "pipe_write")
+            if data is P.PREEMPTED:
+                return data
+            p.buf += data
+            return len(data)
+        got = P.page_loop(self, cpu, task, res, count, chunk, P.IRQ, "pipe_write")
+        if got is P.PREEMPTED:
+            return got
+        self._pipe_unlock(cpu, p)
+        if got > 0:
+            self.wake_queue(p.rwait, cpu.now)  # type: ignore[attr-defined]
+        return got
 
     def sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode, *a):
         return self.do_sys_openat(cpu, task, dirfd, path_ptr, flags, mode)   # kernel/syscalls_fs.py

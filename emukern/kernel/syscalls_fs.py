@@ -10,6 +10,7 @@ from typing import Any
 
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
+from emukern.kernel import preempt as P
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, PATH_MAX
 from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat_fields,
@@ -269,6 +270,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return -E.ESPIPE if not isinstance(f, DirFile) else -E.EISDIR
         if off >> 63:
             return -E.EINVAL
+        if isinstance(f, HostFile) and count & U64:       # filemap_read's loop (kernel/preempt.py)
+            if task.mm.find(buf) is None:
+                return -E.EFAULT
+            return P.run_long(task, None, lambda r: self._read_iter(cpu, task, f, buf, count & U64, r, off))  # type: ignore[attr-defined]
         data = f.pread(count & U64, off)
         if isinstance(data, int):
             return data
@@ -284,6 +289,9 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return -E.ESPIPE
         if off >> 63:
             return -E.EINVAL
+        if isinstance(f, HostFile):                         # generic_perform_write's loop
+            n = min(count & U64, 1 << 24)
+            return P.run_long(task, None, lambda r: self._write_iter(cpu, task, f, buf, n, r, off))  # type: ignore[attr-defined]
         data = copy_from_user(self, cpu, task, buf, min(count & U64, 1 << 24))   # charges the copy
         cpu.charge(self.cost.syscall_body)
         return f.pwrite(data, off)
@@ -351,26 +359,42 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                  int.from_bytes(raw[16 * i + 8: 16 * i + 16], "little")) for i in range(iovcnt)]
 
     @staticmethod
-    def _each_iov(vec: list[tuple[int, int]], op: Any) -> Any:
+    def _each_iov(vec: list[tuple[int, int]], op: Any, res: Any = None) -> Any:
         """Run ``op(base, length)`` over the non-empty buffers in order, stopping at the first
-        short transfer; an error (or a block) counts only when nothing was transferred yet."""
-        total = 0
-        for base, length in vec:
-            if not length:
+        short transfer; an error (or a block) counts only when nothing was transferred yet.
+        With a progress record ``res`` (kernel/preempt.py) a preempted buffer's index and the
+        bytes before it are kept, and the call continues there when it is switched back in."""
+        total = res.total if res is not None else 0
+        for i, (base, length) in enumerate(vec):
+            if not length or (res is not None and i < res.iov):
                 continue
+            if res is not None:
+                res.iov, res.total = i, total
             r = op(base, length)
+            if r is P.PREEMPTED:
+                return r
             if not isinstance(r, int) or r < 0:
                 return r if total == 0 else total
             total += r
+            if res is not None:
+                res.done = 0
             if r < length:
                 break
         return total
+
+    def _each_iov_long(self, task, vec: list[tuple[int, int]], op: Any) -> Any:
+        """_each_iov with one progress record for the whole readv/writev."""
+        res = P.begin(task)
+        r = self._each_iov(vec, lambda base, n: op(base, n, res), res)
+        if r is not P.PREEMPTED:
+            P.finish(task)
+        return r
 
     def sys_writev(self, cpu, task, fd, iov, iovcnt, *a):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
-        return self._each_iov(vec, lambda base, n: self.sys_write(cpu, task, fd, base, n))  # type: ignore[attr-defined]
+        return self._each_iov_long(task, vec, lambda base, n, res: self._do_write(cpu, task, fd, base, n, res))  # type: ignore[attr-defined]
 
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
         vec = self._vec(task, iov, iovcnt)
@@ -379,7 +403,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if isinstance(f, VfsFile) and f.readable:
             # a file fills the buffers in order (do_iter_readv)
-            return self._each_iov(vec, lambda base, n: self.sys_read(cpu, task, fd, base, n))  # type: ignore[attr-defined]
+            return self._each_iov_long(task, vec, lambda base, n, res: self._do_read(cpu, task, fd, base, n, res))  # type: ignore[attr-defined]
         for base, length in vec:              # like a pipe read: fill the first non-empty buffer
             if length:
                 return self.sys_read(cpu, task, fd, base, length)  # type: ignore[attr-defined]

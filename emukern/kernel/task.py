@@ -39,6 +39,10 @@ class Task:
     sleeps_forever: bool = False    # its timeout saturated past the end of the clock (no timer)
     ready_at: int = 0               # cycles when it became runnable (for cross-CPU wakeups)
     woken_value: int | None = None  # a value the waker leaves (e.g. futex result)
+    # preemption inside syscalls (kernel/preempt.py): thread_info's preempt_count, and the progress
+    # of a syscall switched out at a preemption point (continued, not restarted, when switched in)
+    preempt_count: int = 0
+    resume: Any = None
     # accounting
     utime: int = 0
     stime: int = 0

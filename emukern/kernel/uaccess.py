@@ -3,13 +3,18 @@ kernel, so an architecture can route large copies through its own path (RISC-V: 
 :mod:`emukern.kernel.riscv.kernel_mode_vector`) exactly where Linux's ``raw_copy_*_user`` does.
 
 A user address that is not mapped raises MemoryFault, which the syscall layer turns into -EFAULT.
+
+The long loops of read/write (kernel/preempt.py's page_loop) copy a page at a time with
+``copy_from_user_chunk``/``copy_to_user_chunk``, which an interrupt can stop midway under the
+full preemption model; the continuation finishes the same chunk when the task is switched back in.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
+    from emukern.kernel.preempt import SyscallResume
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 
@@ -32,3 +37,65 @@ def copy_to_user(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: bytes) 
             return
     task.mm.write(addr, data)
     cpu.charge(k.cost.syscall_per_byte * len(data))
+
+
+# ---- copies a preemption can stop midway (kernel/preempt.py) --------------------------------------
+def _scalar_steps(k: "Kernel", cpu: "Cpu", task: "Task", n: int, res: "SyscallResume", what: str,
+                  move: Any) -> bool:
+    """The scalar copy loop over n bytes from res.chunk_done on, ``move(off, m)`` doing m bytes.
+    Under the full model an interrupt whose deadline falls inside the copy stops it at the
+    64-byte step it lands in (the loop's iteration); otherwise the copy runs to its end and the
+    tick waits for the caller's next point.  False when preempted (res.chunk_done records where)."""
+    from emukern.kernel import preempt as P
+    per = k.cost.syscall_per_byte
+    off = res.chunk_done
+    while off < n:
+        m = n - off
+        if per and P.irq_preemptible(k, task) and P.tick_due_within(k, cpu, per * m):
+            left = k.percpu[cpu.index].next_tick - cpu.now
+            steps = max(1, -(-left // (per * P.SCALAR_STEP)))
+            m = min(m, steps * P.SCALAR_STEP)
+        move(off, m)
+        cpu.charge(per * m)
+        off += m
+        if off < n and P.preempt_point(k, cpu, task, P.IRQ, what):
+            res.chunk_done = off
+            return False
+    res.chunk_done = 0
+    return True
+
+
+def copy_from_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, n: int,
+                         res: "SyscallResume", what: str) -> Any:
+    """copy_from_user of one chunk of a long loop (at most a page): the bytes, or PREEMPTED with
+    the part already copied kept in ``res`` (the continuation copies the rest)."""
+    from emukern.kernel.preempt import PREEMPTED
+    if n and k.arch.vector_usercopy is not None:
+        got = k.arch.vector_usercopy(cpu, task, addr, n, None, res)
+        if got is not None:
+            return got
+    if res.part is None:
+        res.part = bytearray()
+    part = res.part
+
+    def move(off: int, m: int) -> None:
+        part.extend(task.mm.read(addr + off, m))
+    if not _scalar_steps(k, cpu, task, n, res, what, move):
+        return PREEMPTED
+    res.part = None
+    return bytes(part)
+
+
+def copy_to_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: bytes,
+                       res: "SyscallResume", what: str, vector: bool = True) -> Any:
+    """copy_to_user of one chunk: True, or PREEMPTED (res.chunk_done bytes of it are written).
+    ``vector`` False: a scalar-only routine (clear_user, which /dev/zero's iov_iter_zero uses)."""
+    from emukern.kernel.preempt import PREEMPTED
+    if data and vector and k.arch.vector_usercopy is not None:
+        got = k.arch.vector_usercopy(cpu, task, addr, len(data), data, res)
+        if got is not None:
+            return got if got is PREEMPTED else True
+
+    def move(off: int, m: int) -> None:
+        task.mm.write(addr + off, data[off: off + m])
+    return True if _scalar_steps(k, cpu, task, len(data), res, what, move) else PREEMPTED

@@ -170,16 +170,26 @@ class RiscvArch(ArchBase):
         self.fstate_restore(cpu, nxt)
         vector.riscv_v_switch_to(self.k, cpu, nxt)
 
-    def vector_usercopy(self, cpu: "Cpu", task: "Task", addr: int, n: int, data: bytes | None) -> bytes | None:
+    def vector_usercopy(self, cpu: "Cpu", task: "Task", addr: int, n: int, data: bytes | None,
+                        res: Any = None) -> Any:
         """raw_copy_{from,to}_user: copies of at least the threshold go through kernel-mode
         vector (enter_vector_usercopy); None means "not taken, copy with scalar code"."""
         from emukern.kernel.riscv import kernel_mode_vector as kmv
         assert isinstance(cpu, RiscvCpu)
         if not kmv.may_use_vector_usercopy(self.k, cpu, n):
             return None
-        out, note = kmv.enter_vector_usercopy(self.k, cpu, task, addr, n, data)
-        self.k.syscall_notes.append(f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
-                                    f"with kernel-mode vector: {note}")
+        out, note = kmv.enter_vector_usercopy(self.k, cpu, task, addr, n, data, res)
+        if note:
+            text = (f"{'copy_from_user' if data is None else 'copy_to_user'} {n} bytes "
+                    f"with kernel-mode vector: {note}")
+            notes = self.k.syscall_notes
+            # a long read/write copies page by page: the same note for each page is said once
+            last = notes[-1] if notes else ""
+            if last == text or last.startswith(text + " [x"):
+                times = int(last.rsplit("[x", 1)[1][:-1]) if last != text else 1
+                notes[-1] = f"{text} [x{times + 1}]"
+            else:
+                notes.append(text)
         return out
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:

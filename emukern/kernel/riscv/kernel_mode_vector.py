@@ -22,16 +22,23 @@ vector registers survive a syscall; with the knob at 1 the registers are unspeci
 
 The copy runs as real RVV instruction words on the CPU's unit (the loop of uaccess_vector.S:
 ``vsetvli``/``vle8ff.v``/``csrr vl``/``vse8.v`` plus four scalar instructions per iteration), so
-its cycles come from the RVV cost model.  This models the non-preemptive configuration
-(``get_cpu_vector_context``); with ``CONFIG_RISCV_ISA_V_PREEMPTIVE`` Linux saves the same Dirty-only
-user context on entry (``riscv_v_start_kernel_context``) and also calls set_restore, so the user
-visible outcome is the same.
+its cycles come from the RVV cost model.  Without ``CONFIG_RISCV_ISA_V_PREEMPTIVE`` the region
+is not preemptible (``get_cpu_vector_context`` raises preempt_count); a tick inside it is acted on
+at its end (``local_bh_enable``, full model only).  With it (``--kconfig PREEMPT=full``, where it
+defaults to y) Linux saves the same Dirty-only user context on entry
+(``riscv_v_start_kernel_context``) and calls set_restore, and the region itself is preemptible:
+the kernel's own vector registers are saved at switch-out (``__switch_to_vector``) and reloaded
+when the interrupt returns into the region (``riscv_v_context_nesting_end``), see
+:class:`KernelVCopy`.  What the user sees afterwards is the same either way.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
+from emukern.kernel.preempt import (IRQ, PREEMPT_ENABLE, PREEMPTED, preempt_disable, preempt_enable,
+                                    preempt_point, riscv_v_preemptive)
 from emukern.kernel.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF, RiscvCpu
 
@@ -86,66 +93,185 @@ def may_use_vector_usercopy(k: "Kernel", cpu: RiscvCpu, n: int) -> bool:
     return cpu.rvv is not None and t > 0 and n >= t and not k.percpu[cpu.index].kernel_mode_v
 
 
-def kernel_vector_begin(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
-    """get_cpu_vector_context + riscv_v_vstate_save (Dirty only) + riscv_v_vstate_set_restore."""
-    k.percpu[cpu.index].kernel_mode_v = True   # RISCV_KERNEL_MODE_V: no nesting, no preemption
+@dataclass
+class KernelVCopy:
+    """A vectorised user copy in progress: the loop's scalar registers, the word it is at, its
+    buffers — and, with CONFIG_RISCV_ISA_V_PREEMPTIVE, the task's kernel vector context
+    (``thread.kernel_vstate``, allocated per task by riscv_v_thread_alloc at copy_thread) and the
+    RISCV_PREEMPT_V flags: ``started`` (the region owns V preemptibly), ``dirty`` (the kernel wrote
+    vector registers since the last save) and ``need_restore``."""
+    regs: vector._StubRegs
+    mem: _UserCopyMemory
+    kbuf: bytearray
+    n: int
+    word: int = 0
+    started: bool = False
+    dirty: bool = False
+    need_restore: bool = False
+    kvstate: vector.VState | None = None
+    note: str = ""
+    switches: int = 0
+
+
+def kernel_vector_begin(k: "Kernel", cpu: RiscvCpu, task: "Task", preemptible: bool = False) -> str:
+    """kernel_vector_begin.  Without CONFIG_RISCV_ISA_V_PREEMPTIVE: get_cpu_vector_context
+    (local_bh_disable — preempt_count goes up, so nothing preempts the region) and
+    riscv_v_vstate_save (Dirty only).  With it, riscv_v_start_kernel_context: the region stays
+    preemptible (RISCV_PREEMPT_V), the same Dirty-only save of the user context.  Both then
+    riscv_v_vstate_set_restore for the return to user."""
+    if not preemptible:
+        k.percpu[cpu.index].kernel_mode_v = True   # RISCV_KERNEL_MODE_V: no nesting
+        preempt_disable(task)                       # local_bh_disable's SOFTIRQ_DISABLE_OFFSET
     vs_before = cpu.vs
     saved = vs_before == vector.VS_DIRTY        # riscv_v_vstate_save writes back only Dirty
     if vs_before != VS_OFF:
         vector.riscv_v_vstate_save(k, cpu, task)
         vector.riscv_v_vstate_set_restore(k, cpu, task)
     k.kernel_vector_regions += 1
-    return (f"kernel_vector_begin: VS={VS_NAMES[vs_before]}, "
+    return (f"kernel_vector_begin{' (preemptible)' if preemptible else ''}: VS={VS_NAMES[vs_before]}, "
             + ("user context saved" if saved else "nothing saved" if vs_before != VS_OFF else "V off for the task")
             + (f", restore pending (VS={VS_NAMES[cpu.vs]})" if vs_before != VS_OFF else ""))
 
 
-def kernel_vector_end(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
-    """riscv_v_disable + put_cpu_vector_context."""
+def kernel_vector_end(k: "Kernel", cpu: RiscvCpu, task: "Task", preemptible: bool = False,
+                      in_loop: bool = False) -> bool:
+    """riscv_v_disable + put_cpu_vector_context (or riscv_v_stop_kernel_context).  True when the
+    local_bh_enable that ends a non-preemptible region is a point where the full model preempts
+    (preempt_check_resched: a tick came during the region)."""
+    if preemptible:
+        return False
     k.percpu[cpu.index].kernel_mode_v = False
+    if not in_loop:                     # a one-shot copy: nothing could act on the point here
+        task.preempt_count -= 1
+        return False
+    return preempt_enable(k, cpu, task)
 
 
-def __asm_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", dst: int, src: int, n: int,
-                          kbuf: bytearray) -> int:
-    """The RVV copy loop; returns the bytes left (non-zero when a user access faulted)."""
-    regs = vector._StubRegs({10: dst, 11: src, 12: n})
-    mem = _UserCopyMemory(task, kbuf)
-    unit = cpu.rvv
-    cycles = SCALAR_BEGIN_END
+def _copy_loop(k: "Kernel", cpu: RiscvCpu, task: "Task", st: KernelVCopy) -> bool:
+    """The RVV copy loop from where ``st`` is; False when an interrupt preempted it between two
+    instructions (only in a preemptible region).  A faulting user access ends it early (the bytes
+    left stay in a2 for the scalar fallback)."""
+    regs, unit = st.regs, cpu.rvv
+    pc = k.percpu[cpu.index]
     try:
         while regs.x[12]:
-            for w in USERCOPY_LOOP:
-                cycles += unit.execute(w, regs, mem).cycles
+            while st.word < len(USERCOPY_LOOP):
+                c = unit.execute(USERCOPY_LOOP[st.word], regs, st.mem).cycles
+                cpu.charge(c)
+                cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + c
+                st.word += 1
+                st.dirty = True                  # the kernel's sstatus.VS is Dirty now
+                if st.started and (cpu.now >= pc.next_tick or pc.need_resched) \
+                        and preempt_point(k, cpu, task, IRQ, "kernel-mode vector copy"):
+                    return False
             step = regs.x[13]
             regs.write(11, regs.x[11] + step)
             regs.write(10, regs.x[10] + step)
             regs.write(12, regs.x[12] - step)
-            cycles += SCALAR_PER_ITER
+            cpu.charge(SCALAR_PER_ITER)
+            cpu.kernel_vector_cycles += SCALAR_PER_ITER
+            st.word = 0
     except MemoryFault:
         unit.vstart = 0                      # the fixup path: the kernel resets vstart
-    cpu.charge(cycles)
-    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + cycles
-    return regs.x[12]
+    return True
+
+
+def __asm_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", dst: int, src: int, n: int,
+                          kbuf: bytearray) -> int:
+    """The RVV copy loop, run to its end; returns the bytes left (non-zero when a user access faulted)."""
+    st = KernelVCopy(vector._StubRegs({10: dst, 11: src, 12: n}), _UserCopyMemory(task, kbuf), kbuf, n)
+    cpu.charge(SCALAR_BEGIN_END)
+    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + SCALAR_BEGIN_END
+    _copy_loop(k, cpu, task, st)
+    return st.regs.x[12]
+
+
+# ---- CONFIG_RISCV_ISA_V_PREEMPTIVE: the kernel's own vector context across a switch ------------------
+def riscv_preempt_v_started(task: "Task") -> KernelVCopy | None:
+    """riscv_preempt_v_started: the task was switched out inside a preemptible vector region."""
+    res = task.resume
+    st = res.kvec if res is not None else None
+    return st if st is not None and st.started else None
+
+
+def switch_to_vector_prev(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> bool:
+    """__switch_to_vector, prev half, for a task inside a preemptible region: the irq entry
+    (riscv_v_context_nesting_start) saw the kernel's VS Dirty and set RISCV_PREEMPT_V_DIRTY, so
+    the kernel vector context is saved into thread.kernel_vstate — not the user's, which
+    kernel_vector_begin already saved.  False when the task is not in such a region."""
+    st = riscv_preempt_v_started(prev)
+    if st is None:
+        return False
+    if st.dirty:
+        if st.kvstate is None:
+            st.kvstate = vector.VState(datap=bytearray(32 * cpu.rvv.vlenb))
+        vector.__riscv_v_vstate_save(k, cpu, st.kvstate)
+        k.preempt_stats.kernel_vstate_saves += 1
+        st.dirty = False
+    st.switches += 1
+    return True
+
+
+def switch_to_vector_next(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> bool:
+    """__switch_to_vector, next half: riscv_preempt_v_set_restore for a task in a preemptible
+    region (its kernel context is reloaded where the interrupt returns into the region,
+    riscv_v_context_nesting_end) instead of riscv_v_vstate_set_restore."""
+    st = riscv_preempt_v_started(nxt)
+    if st is None:
+        return False
+    st.need_restore = True
+    return True
 
 
 def enter_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", user: int, n: int,
-                          data: bytes | None) -> tuple[bytes, str]:
+                          data: bytes | None, res: Any = None) -> tuple[Any, str]:
     """copy_from_user (``data`` None: returns the n user bytes) or copy_to_user (writes ``data``)
     through kernel-mode vector.  A faulting user access leaves the rest to the scalar fallback,
-    which raises MemoryFault (the syscall's -EFAULT), as fallback_scalar_usercopy does."""
-    note = kernel_vector_begin(k, cpu, task)
-    kbuf = bytearray(n) if data is None else bytearray(data)
+    which raises MemoryFault (the syscall's -EFAULT), as fallback_scalar_usercopy does.
+
+    ``res`` (kernel/preempt.py) is the progress of a long syscall loop: with
+    CONFIG_RISCV_ISA_V_PREEMPTIVE (PREEMPT=full) an interrupt can preempt the copy between two
+    of its instructions; it then returns (PREEMPTED, note) with the loop kept in ``res.kvec``,
+    and the continuation resumes the loop — restoring the kernel vector context first."""
+    preemptible = res is not None and riscv_v_preemptive(k) and not task.preempt_count
+    st: KernelVCopy | None = res.kvec if res is not None else None
+    note = ""
+    if st is None:
+        note = kernel_vector_begin(k, cpu, task, preemptible)
+        kbuf = bytearray(n) if data is None else bytearray(data)
+        dst, src = (KBUF, user) if data is None else (user, KBUF)
+        st = KernelVCopy(vector._StubRegs({10: dst, 11: src, 12: n}), _UserCopyMemory(task, kbuf), kbuf, n,
+                         started=preemptible)
+        cpu.charge(SCALAR_BEGIN_END)
+        cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + SCALAR_BEGIN_END
+    elif st.need_restore:
+        # riscv_v_context_nesting_end: back in the region after the switch, reload the kernel
+        # vector context saved at switch-out and mark it clean
+        if st.kvstate is not None:
+            vector.__riscv_v_vstate_restore(k, cpu, st.kvstate)
+            k.preempt_stats.kernel_vstate_restores += 1
+        st.need_restore = False
+        st.dirty = False
     try:
-        if data is None:
-            left = __asm_vector_usercopy(k, cpu, task, KBUF, user, n, kbuf)
-        else:
-            left = __asm_vector_usercopy(k, cpu, task, user, KBUF, n, kbuf)
-    finally:
-        kernel_vector_end(k, cpu, task)
+        done = _copy_loop(k, cpu, task, st)
+    except BaseException:
+        if res is not None:
+            res.kvec = None
+        kernel_vector_end(k, cpu, task, st.started)
+        raise
+    if not done:
+        res.kvec = st
+        return PREEMPTED, note
+    if res is not None:
+        res.kvec = None
+    if kernel_vector_end(k, cpu, task, st.started, in_loop=res is not None) and res is not None:
+        res.preempt_after = PREEMPT_ENABLE
+    kbuf = st.kbuf
+    left = st.regs.x[12]
     if left:
-        done = n - left
+        done_b = n - left
         if data is None:
-            kbuf[done:] = task.mm.read(user + done, left)
+            kbuf[done_b:] = task.mm.read(user + done_b, left)
         else:
-            task.mm.write(user + done, bytes(kbuf[done:]))
+            task.mm.write(user + done_b, bytes(kbuf[done_b:]))
     return bytes(kbuf), note

@@ -313,7 +313,12 @@ def riscv_v_switch_from(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> None:
     if cpu.rvv is None:
         return
     st = _vs(prev)
-    if prev.alive:
+    from emukern.kernel.riscv.kernel_mode_vector import switch_to_vector_prev
+    if prev.alive and switch_to_vector_prev(k, cpu, prev):
+        # preempted inside a preemptible kernel-mode vector region: the kernel's context was
+        # saved instead; the user's was saved (if Dirty) by kernel_vector_begin
+        st.last_decision = "in a preemptible kernel-mode vector region: kernel_vstate saved"
+    elif prev.alive:
         st.last_decision = riscv_v_vstate_save(k, cpu, prev)
     st.vs = cpu.vs
 
@@ -323,7 +328,9 @@ def riscv_v_switch_to(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> None:
         return
     st = _vs(nxt)
     cpu.vs = st.vs
-    riscv_v_vstate_set_restore(k, cpu, nxt)
+    from emukern.kernel.riscv.kernel_mode_vector import switch_to_vector_next
+    if not switch_to_vector_next(k, cpu, nxt):      # (riscv_preempt_v_set_restore instead)
+        riscv_v_vstate_set_restore(k, cpu, nxt)
 
 
 def riscv_v_first_use_handler(k: "Kernel", cpu: RiscvCpu, task: "Task", trap: Trap) -> bool:
