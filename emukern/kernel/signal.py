@@ -22,6 +22,7 @@ saves the FP/vector/SVE state by the arch's rules; ``rt_sigreturn`` restores it.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,15 @@ class SigHand:
         return SigHand([SigAction(a.handler, a.flags, a.restorer, a.mask) for a in self.action])
 
 
+# siginfo layouts (asm-generic/siginfo.h, 64-bit): si_signo, si_errno, si_code, then the union at 16
+_SI_HEAD = struct.Struct("<iii")
+_SI_U64 = struct.Struct("<Q")                   # _sigfault.si_addr
+_SI_TIMER = struct.Struct("<iIQ")               # _timer: si_tid, si_overrun, si_value
+_SI_CHLD = struct.Struct("<iIi4xQQ")            # _sigchld: si_pid, si_uid, si_status, si_utime, si_stime
+_SI_RT = struct.Struct("<iIQ")                  # _rt: si_pid, si_uid, si_value
+_SI_KILL = struct.Struct("<iI")                 # _kill: si_pid, si_uid
+
+
 @dataclass
 class KSigInfo:
     """kernel_siginfo: what copy_siginfo_to_user writes (the 128-byte siginfo of 64-bit ABIs)."""
@@ -153,20 +163,17 @@ class KSigInfo:
 
     def to_bytes(self) -> bytes:
         b = bytearray(128)
-        b[0:12] = (self.signo.to_bytes(4, "little") + self.errno.to_bytes(4, "little", signed=True)
-                   + self.code.to_bytes(4, "little", signed=True))
+        _SI_HEAD.pack_into(b, 0, self.signo, self.errno, self.code)
         if self.addr is not None:
-            b[16:24] = (self.addr & (2**64 - 1)).to_bytes(8, "little")
+            _SI_U64.pack_into(b, 16, self.addr & (2**64 - 1))
         elif self.timerid is not None:
-            b[16:24] = self.timerid.to_bytes(4, "little", signed=True) + self.overrun.to_bytes(4, "little")
-            b[24:32] = ((self.value or 0) & (2**64 - 1)).to_bytes(8, "little")
+            _SI_TIMER.pack_into(b, 16, self.timerid, self.overrun, (self.value or 0) & (2**64 - 1))
+        elif self.status is not None:
+            _SI_CHLD.pack_into(b, 16, self.pid, self.uid, self.status, self.utime, self.stime)
+        elif self.value is not None:
+            _SI_RT.pack_into(b, 16, self.pid, self.uid, self.value & (2**64 - 1))
         else:
-            b[16:24] = self.pid.to_bytes(4, "little", signed=True) + self.uid.to_bytes(4, "little")
-            if self.status is not None:
-                b[24:28] = self.status.to_bytes(4, "little", signed=True)
-                b[32:48] = self.utime.to_bytes(8, "little") + self.stime.to_bytes(8, "little")
-            elif self.value is not None:
-                b[24:32] = (self.value & (2**64 - 1)).to_bytes(8, "little")
+            _SI_KILL.pack_into(b, 16, self.pid, self.uid)
         return bytes(b)
 
 
@@ -358,17 +365,19 @@ class SignalMixin:
     def prepare_signal(self, cpu: "Cpu", t: Task, sig: int) -> bool:
         """SIGCONT discards pending stop signals and stop signals discard a pending SIGCONT
         (whatever the actions); then an ignored signal is dropped."""
-        group = self._threads(t) or [t]
-        if sig == SIGCONT or sig == SIGKILL:
-            self.do_signal_continue(cpu, t)
-        if sigmask(sig) & SIG_KERNEL_STOP:
-            for th in group:
-                th.sigstate.pending.flush(sigmask(SIGCONT))
-            t.signal.shared_pending.flush(sigmask(SIGCONT))
-        if sig == SIGCONT:
-            for th in group:
-                th.sigstate.pending.flush(SIG_KERNEL_STOP)
-            t.signal.shared_pending.flush(SIG_KERNEL_STOP)
+        m = 1 << (sig - 1)
+        if m & (SIG_KERNEL_STOP | _mask(SIGCONT, SIGKILL)):
+            group = self._threads(t) or [t]
+            if sig == SIGCONT or sig == SIGKILL:
+                self.do_signal_continue(cpu, t)
+            if m & SIG_KERNEL_STOP:
+                for th in group:
+                    th.sigstate.pending.flush(sigmask(SIGCONT))
+                t.signal.shared_pending.flush(sigmask(SIGCONT))
+            if sig == SIGCONT:
+                for th in group:
+                    th.sigstate.pending.flush(SIG_KERNEL_STOP)
+                t.signal.shared_pending.flush(SIG_KERNEL_STOP)
         return not self.sig_ignored(t, sig)
 
     def complete_signal(self, cpu: "Cpu", p: Task, sig: int, group: bool) -> None:
@@ -933,24 +942,30 @@ class SignalMixin:
         st = self._sig_init(task)
         old = (st.sas_ss_sp, sas_ss_flags(st, sp) | (st.sas_ss_flags & SS_AUTODISARM), st.sas_ss_size)
         if uss:
-            raw = task.mm.read(uss, 24)
-            ss_sp = int.from_bytes(raw[0:8], "little")
-            ss_flags = int.from_bytes(raw[8:12], "little")
-            ss_size = int.from_bytes(raw[16:24], "little")
-            if on_sig_stack(st, sp):
-                return -E.EPERM
-            mode = ss_flags & ~SS_AUTODISARM
-            if mode not in (SS_DISABLE, SS_ONSTACK, 0):
-                return -E.EINVAL
-            if mode == SS_DISABLE:
-                ss_sp = ss_size = 0
-            elif ss_size < self.min_sigstksz():
-                return -E.ENOMEM
-            st.sas_ss_sp, st.sas_ss_size = ss_sp, ss_size
-            st.sas_ss_flags = ss_flags if mode != SS_DISABLE else SS_DISABLE
+            err = self._set_altstack(st, task.mm.read(uss, 24), sp)
+            if err:
+                return err
         if uoss:
             task.mm.write(uoss, old[0].to_bytes(8, "little") + old[1].to_bytes(4, "little")
                           + bytes(4) + old[2].to_bytes(8, "little"))
+        return 0
+
+    def _set_altstack(self, st: TaskSig, raw: bytes, sp: int) -> int:
+        """The new stack_t of do_sigaltstack (already copied from the user): 0 or -errno."""
+        ss_sp = int.from_bytes(raw[0:8], "little")
+        ss_flags = int.from_bytes(raw[8:12], "little")
+        ss_size = int.from_bytes(raw[16:24], "little")
+        if on_sig_stack(st, sp):
+            return -E.EPERM
+        mode = ss_flags & ~SS_AUTODISARM
+        if mode not in (SS_DISABLE, SS_ONSTACK, 0):
+            return -E.EINVAL
+        if mode == SS_DISABLE:
+            ss_sp = ss_size = 0
+        elif ss_size < self.min_sigstksz():
+            return -E.ENOMEM
+        st.sas_ss_sp, st.sas_ss_size = ss_sp, ss_size
+        st.sas_ss_flags = ss_flags if mode != SS_DISABLE else SS_DISABLE
         return 0
 
     def save_altstack(self, task: Task, sp: int) -> bytes:
@@ -965,6 +980,12 @@ class SignalMixin:
             return self.do_sigaltstack(cpu, task, uss, 0, sp) != -E.EFAULT
         except Exception:
             return False
+
+    def restore_altstack_raw(self, cpu, task, raw: bytes, sp: int) -> bool:
+        """restore_altstack from the uc_stack bytes of a frame already copied in (rt_sigreturn's
+        one read of the frame): the same rules, and no fault is possible any more."""
+        self._set_altstack(self._sig_init(task), raw, sp)
+        return True
 
     # ---- syscalls: sending -----------------------------------------------------------------------
     def _processes(self) -> list[Task]:

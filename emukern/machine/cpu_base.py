@@ -113,6 +113,7 @@ class Cpu:
         self._uc_rr = uclib.uc_reg_read
         self._uc_rw = uclib.uc_reg_write
         self._uc_rrb = uclib.uc_reg_read_batch
+        self._uc_rwb = uclib.uc_reg_write_batch
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
@@ -151,6 +152,22 @@ class Cpu:
             return buf[:]
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
+
+    def make_batch_writer(self, regids: Sequence[int]) -> Callable[[Sequence[int]], None]:
+        """A writer for a fixed list of 64-bit registers in one libunicorn call (values in the
+        list's order; a PC among them redirects the CPU as a single write would)."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        uc_rwb = self._uc_rwb
+        uch = self._uch
+
+        def write(values: Sequence[int]) -> None:
+            buf[:] = [v & 0xFFFF_FFFF_FFFF_FFFF for v in values]
+            uc_rwb(uch, ids, ptrs, n)
+        write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return write
 
     # ---- time ----------------------------------------------------------------------------------
     @property
