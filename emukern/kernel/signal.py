@@ -258,7 +258,6 @@ class TaskSig:
     fault_code: int = 0
     delivered: int = 0
     returned: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def on_sig_stack(st: TaskSig, sp: int) -> bool:
@@ -468,10 +467,6 @@ class SignalMixin:
         deliverable signal (each handler's frame stacks on the previous one, so the last one
         runs first, as in Linux's loop over TIF_SIGPENDING)."""
         st = task.sigstate
-        if st.notes:
-            notes, st.notes = st.notes, []
-            for n in notes:
-                self._log_signal(cpu, task, n, trap)
         restart = st.restart
         st.restart = None
         if restart is not None:
@@ -606,16 +601,15 @@ class SignalMixin:
     def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
         """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
         being handled, or an entry of its own when the delivery happens outside a trap (a
-        context switch, the tick).  Lines written inside a syscall handler wait in
-        ``sigstate.notes`` until do_signal passes them to the syscall's trap."""
+        context switch, the tick).  Lines written inside a syscall handler (rt_sigreturn) go to
+        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap."""
         if trap is not None:
             if trap.notes is None:
                 trap.notes = [text]
             else:
                 trap.notes.append(text)
         elif self._in_handler:
-            task.sigstate.notes.append(text)
-            task.sigpending = True          # do_signal collects them on the way out
+            self.syscall_notes.append(text)     # type: ignore[attr-defined]  # do_syscall adds them to the trap
         else:
             self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))   # type: ignore[attr-defined]
 

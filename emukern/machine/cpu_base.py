@@ -153,6 +153,21 @@ class Cpu:
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
 
+    def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
+        """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
+        libunicorn call: their values back to back in the host's byte order (little-endian)."""
+        n = len(regids)
+        buf = (ctypes.c_char * (n * width))()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + width * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        rrb, uch = self._uc_rrb, self._uch
+
+        def read() -> bytes:
+            rrb(uch, ids, ptrs, n)
+            return buf.raw
+        read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return read
+
     def make_batch_writer(self, regids: Sequence[int]) -> Callable[[Sequence[int]], None]:
         """A writer for a fixed list of 64-bit registers in one libunicorn call (values in the
         list's order; a PC among them redirects the CPU as a single write would)."""

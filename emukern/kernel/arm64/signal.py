@@ -165,7 +165,9 @@ def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") ->
     """Save the live FP/SVE state into the task's buffer; an SVE-form state also gets its FPSIMD
     view (the fpsimd_context record always holds V0-V31)."""
     th = task.thread
-    F.fpsimd_save_user_state(k, cpu, task)
+    # the FPSIMD form is read through the register file (no nested stub run, ~30 us); only SVE
+    # state (Z above 128 bits, P, FFR) needs the sve_save_state stub
+    F.fpsimd_save_user_state(k, cpu, task, regs=True)
     cpu.stub_sync()
     if th.fp_type == F.FP_STATE_SVE:
         F.sve_to_fpsimd(k, th)

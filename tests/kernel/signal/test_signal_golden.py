@@ -27,6 +27,8 @@ def test_run_matches_the_golden_record(name, build_dir):
     assert got["exit_status"] == want["exit_status"]
     assert got["n_frames"] == want["n_frames"]
     assert got["frames"] == want["frames"], f"{name}: the signal frames' bytes changed"
+    assert len(got["insns"]) == len(want["insns"])
+    assert all(g <= w for g, w in zip(got["insns"], want["insns"]))
     assert got["json"] == want["json"], (f"{name}: the run's JSON summary changed (re-record with "
                                          f"python -m tests.kernel.signal.signal_golden --update "
                                          f"only if the change is intended)")
