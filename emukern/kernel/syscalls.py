@@ -166,6 +166,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.ESRCH
         if resource > 15:
             return -E.EINVAL
+        if resource == 4:               # RLIMIT_CORE: kept, it decides WCOREDUMP (kernel/signal/jobctl.py)
+            return self.prlimit_core(cpu, task, new, old)
         if old:
             inf = (1 << 64) - 1
             cur = {3: self.arch.STACK_SIZE, 7: 1024}.get(resource, inf)   # RLIMIT_STACK, RLIMIT_NOFILE
@@ -535,7 +537,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
 
     def do_group_exit(self, cpu, task, status: int, signaled: bool = False) -> None:
         """Kill every thread of the group; the leader carries the status."""
-        code = status & 0x7F if signaled else status
+        code = status & 0xFF if signaled else status       # the signal, | 0x80 when a core was dumped
         for t in list(self.tasks.values()):
             if t.tgid == task.tgid and t.alive and t is not task:
                 self._remove_from_queues(t)
@@ -544,7 +546,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         leader = self.tasks.get(task.tgid)
         if leader is not None:
             leader.exit_code = code
-            leader.term_signal = status if signaled else 0
+            leader.term_signal = status & 0x7F if signaled else 0
 
     def _remove_from_queues(self, t: Task) -> None:
         for wq in getattr(t, "waitqueues", []):
@@ -605,6 +607,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
+            jc = self.wait_task_stopped_continued(task, c, options, status_ptr)  # type: ignore[attr-defined]
+            if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
+                return jc
         if options & WNOHANG:
             return 0
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]

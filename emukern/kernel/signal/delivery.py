@@ -150,7 +150,9 @@ class SignalDelivery(SignalBase):
             self._log_signal(cpu, task, f"{signal_name(sig)}: default action {default_action(sig)}: "
                                         f"the thread group dies", trap)
         cpu.charge(self.cost.signal_deliver)
-        self.do_group_exit(cpu, task, sig, signaled=True)   # type: ignore[attr-defined]
+        # the wait status: the signal, with WCOREDUMP (0x80) when do_coredump would write a core
+        core = 0x80 if self.core_dump_written(task, sig) else 0          # type: ignore[attr-defined]
+        self.do_group_exit(cpu, task, sig | core, signaled=True)   # type: ignore[attr-defined]
 
     @staticmethod
     def _why(info: KSigInfo) -> str:

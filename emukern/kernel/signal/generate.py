@@ -43,7 +43,7 @@ class SignalGenerate(SignalBase):
         if m & (SIG_KERNEL_STOP | _mask(SIGCONT, SIGKILL)):
             group = self._threads(t) or [t]
             if sig == SIGCONT or sig == SIGKILL:
-                self.do_signal_continue(cpu, t)
+                self.do_signal_continue(cpu, t, sig)
             if m & SIG_KERNEL_STOP:
                 for th in group:
                     th.sigstate.pending.flush(sigmask(SIGCONT))

@@ -35,8 +35,9 @@ class JobControl(SignalBase):
 
     def do_signal_stop(self, cpu: "Cpu", task: Task, sig: int, trap: "Trap | None") -> None:
         """The group stops: every thread parks (TASK_STOPPED, shown as blocked 'stopped') at its
-        next return to user mode until SIGCONT or SIGKILL.  (No CLD_STOPPED report to the
-        parent: wait4's WUNTRACED is not modelled.)"""
+        next return to user mode until SIGCONT or SIGKILL.  The thread that completes the stop
+        (the last one to park) records the signal for wait4(WUNTRACED) and tells the parent
+        (do_notify_parent_cldstop, CLD_STOPPED), as Linux's do_signal_stop does."""
         sigs = task.signal
         if not sigs.stop_pending:
             sigs.stop_pending = sig
@@ -46,8 +47,70 @@ class JobControl(SignalBase):
                     self.signal_wake_up_state(cpu, t)
         self._log_signal(cpu, task, f"{signal_name(sig)}: group stop (the thread parks until SIGCONT)", trap)
         sigs.stopped = True
+        if all(t is task or _parked(t) for t in self._threads(task)):
+            # the group stop is complete: SIGNAL_STOP_STOPPED with group_exit_code = the signal
+            sigs.group_exit_code = sigs.stop_pending
+            sigs.stop_continued = False
+            self.do_notify_parent_cldstop(cpu, task, CLD_STOPPED, trap)
         task.waitqueues = []                                    # type: ignore[attr-defined]
         self.block_current(cpu, task, f"stopped ({signal_name(sig)})")   # type: ignore[attr-defined]
+
+    def do_notify_parent_cldstop(self, cpu: "Cpu", task: Task, why: int, trap: "Trap | None" = None) -> None:
+        """SIGCHLD with CLD_STOPPED (si_status = the stop signal) or CLD_CONTINUED (SIGCONT) to
+        the parent process — unless its SIGCHLD action is SIG_IGN or has SA_NOCLDSTOP — and a
+        wake-up of a parent sleeping in wait4 either way (__wake_up_parent).  The siginfo
+        describes the group leader, as Linux's does."""
+        leader = self.tasks.get(task.tgid) or task
+        parent = leader.parent
+        if parent is None:
+            return
+        parent = self._group_target(parent) or parent
+        if not parent.alive:
+            return
+        status = leader.signal.group_exit_code & 0x7F if why == CLD_STOPPED else SIGCONT
+        hz = self.clock.tick_cycles
+        info = KSigInfo(SIGCHLD, why, pid=leader.tgid, status=status, utime=leader.utime // hz,
+                        stime=leader.stime // hz)
+        if parent.sighand is None:
+            init_task_signals(parent)
+        ka = parent.sighand.action[SIGCHLD]
+        sent = ka.handler != SIG_IGN and not ka.flags & SA_NOCLDSTOP
+        if sent:
+            self.send_signal(cpu, parent, info, True)
+        self._log_signal(cpu, task, f"do_notify_parent_cldstop: {'CLD_STOPPED' if why == CLD_STOPPED else 'CLD_CONTINUED'}"
+                                    f" to pid {parent.tgid}" + ("" if sent else " (no SIGCHLD: SA_NOCLDSTOP/SIG_IGN)"), trap)
+        wq = self.child_wait.get(parent.tgid)                   # type: ignore[attr-defined]
+        if wq:
+            self.wake_queue(wq, cpu.now)                        # type: ignore[attr-defined]
+
+    def wait_task_stopped_continued(self, task: Task, child: Task, options: int, status_ptr: int) -> int:
+        """wait_task_stopped / wait_task_continued for one child process (wait4): its pid when it
+        reports a stop (WUNTRACED: status = signal << 8 | 0x7f, WIFSTOPPED) or a continue
+        (WCONTINUED: status 0xffff, WIFCONTINUED), each reported once; 0 otherwise."""
+        sigs = child.signal
+        if sigs is None:
+            return 0
+        if options & WUNTRACED and sigs.stopped and sigs.group_exit_code:
+            status = (sigs.group_exit_code << 8) | 0x7F
+            if not options & WNOWAIT:
+                sigs.group_exit_code = 0
+        elif options & WCONTINUED and sigs.stop_continued:
+            status = 0xFFFF
+            if not options & WNOWAIT:
+                sigs.stop_continued = False
+        else:
+            return 0
+        if status_ptr:
+            task.mm.write_u32(status_ptr, status)
+        return child.tgid
+
+    def core_dump_written(self, task: Task, sig: int) -> bool:
+        """Would do_coredump write a core for this core-action signal?  Linux's init starts
+        everything with RLIMIT_CORE 0 and binfmt_elf dumps nothing below min_coredump (one page),
+        so only a raised limit (prlimit64/setrlimit) gets the wait status its 0x80 bit
+        (WCOREDUMP).  emukern writes no core file itself."""
+        return bool(sigmask(sig) & SIG_KERNEL_COREDUMP) and task.signal is not None \
+            and task.signal.rlim_core[0] >= ELF_EXEC_PAGESIZE
 
     def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
         """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
@@ -62,12 +125,47 @@ class JobControl(SignalBase):
                 pc.need_resched = True
                 self.cpus[pc.index].stop()
 
-    def do_signal_continue(self, cpu: "Cpu", t: Task) -> None:
+    def do_signal_continue(self, cpu: "Cpu", t: Task, sig: int = SIGCONT) -> None:
+        """SIGCONT (or SIGKILL) resumes a stopped group.  For SIGCONT, as prepare_signal does:
+        SIGNAL_STOP_CONTINUED for wait4(WCONTINUED) and the parent told CLD_CONTINUED — or
+        CLD_STOPPED when the stop had not completed yet."""
         sigs = t.signal
         if not sigs.stop_pending and not sigs.stopped:
             return
+        threads = self._threads(t)
+        complete = sigs.stopped and all(_parked(th) for th in threads)
         sigs.stop_pending = 0
         sigs.stopped = False
-        for th in self._threads(t):
-            if th.state is TaskState.BLOCKED and th.wait_reason.startswith("stopped"):
+        if sig == SIGCONT:
+            sigs.group_exit_code = 0
+            sigs.stop_continued = True
+        for th in threads:
+            if _parked(th):
                 self.wake_up(th, cpu.now)                       # type: ignore[attr-defined]
+        if sig == SIGCONT:
+            self.do_notify_parent_cldstop(cpu, t, CLD_CONTINUED if complete else CLD_STOPPED)
+
+
+    def prlimit_core(self, cpu: "Cpu", task: Task, new: int, old: int) -> int:
+        """prlimit64(RLIMIT_CORE) on the caller: the old (soft, hard) pair out, the new one in
+        (-EINVAL when soft > hard; emukern's tasks run as root, so raising the hard limit is
+        allowed, as CAP_SYS_RESOURCE allows it)."""
+        sigs = task.signal
+        if sigs is None:
+            init_task_signals(task)
+            sigs = task.signal
+        cur = sigs.rlim_core
+        lim = None
+        if new:
+            raw = task.mm.read(new, 16)
+            lim = (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+            if lim[0] > lim[1]:
+                return -E.EINVAL
+        if old:
+            task.mm.write(old, cur[0].to_bytes(8, "little") + cur[1].to_bytes(8, "little"))
+        if lim is not None:
+            sigs.rlim_core = lim
+        return 0
+
+def _parked(t: Task) -> bool:
+    return t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped")

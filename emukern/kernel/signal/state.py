@@ -130,6 +130,9 @@ class SignalStruct:
     notified_parent: bool = False
     stop_pending: int = 0               # group stop in progress: the stop signal (JOBCTL_STOP_PENDING)
     stopped: bool = False               # SIGNAL_STOP_STOPPED
+    group_exit_code: int = 0            # the stop signal wait4(WUNTRACED) has yet to report
+    stop_continued: bool = False        # SIGNAL_STOP_CONTINUED: wait4(WCONTINUED) has yet to report
+    rlim_core: tuple[int, int] = (0, RLIM_INFINITY)    # RLIMIT_CORE (soft, hard): Linux's init has 0
 
 
 @dataclass
@@ -145,6 +148,7 @@ class TaskSig:
     wait_real_blocked: int = 0
     wait_set: int = 0
     sleep_target: int | None = None         # nanosleep's wake-up (for the remaining time)
+    poll_deadline: int | None = None        # ppoll's timeout, fixed on its first pass
     exit_signal: int = SIGCHLD
     fault_address: int = 0                 # arm64 thread.fault_address / fault_code (esr_context)
     fault_code: int = 0
@@ -188,7 +192,8 @@ def copy_signals(child: Task, parent: Task, flags: int) -> None:
     if flags & CLONE_THREAD:
         child.signal = parent.signal
     else:
-        child.signal = SignalStruct(pgid=parent.signal.pgid, sid=parent.signal.sid)
+        child.signal = SignalStruct(pgid=parent.signal.pgid, sid=parent.signal.sid,
+                                    rlim_core=parent.signal.rlim_core)      # copy_signal: rlimits
     pst = parent.sigstate
     child.sigstate = TaskSig(blocked=pst.blocked, exit_signal=flags & 0xFF)
     if not flags & 0x100:           # fork: the child inherits the alternate stack (same memory)

@@ -170,46 +170,91 @@ class SignalSyscalls(SignalBase):
         return info.signo
 
     def sys_ppoll(self, cpu, task, ufds, nfds, tmo, sigmask_ptr, sigsetsize, *a):
-        """ppoll with no descriptors — glibc's pause() and a signal-aware sleep: wait (with the
-        temporary mask) for a signal or the timeout.  Polling descriptors is not modelled
-        (-ENOSYS, as before)."""
+        """ppoll (glibc's poll() and pause() too) — fs/select.c do_sys_poll: each pollfd's
+        revents from the file's poll mask (POLLNVAL for a closed descriptor, a regular file is
+        always ready); when none is ready, sleep on the files' wait queues until one changes,
+        the timeout (fixed on the first pass) or a signal.  A signal ends it with
+        -ERESTARTNOHAND: EINTR once a handler ran, whatever SA_RESTART says, and a transparent
+        restart otherwise.  The temporary sigmask is swapped in for the wait; it stays while a
+        handler's frame saves the original (restore_saved_sigmask_unless)."""
+        from emukern.kernel.epoll import _queues, file_poll
         from emukern.kernel.syscalls import BLOCK
         st = self._sig_init(task)
-        if st.in_wait == "ppoll":
-            st.in_wait = ""
-            if task.woken_value == -E.ETIMEDOUT:
-                task.woken_value = None
-                if st.saved_sigmask is not None:
-                    st.blocked, st.saved_sigmask = st.saved_sigmask, None
-                    self.recalc_sigpending(task)
-                return 0
+        again = st.in_wait == "ppoll"
+        st.in_wait = ""
+        timed_out = False
+        if again:                               # woken: by a file, the timer or (not) a signal
+            timed_out = task.woken_value == -E.ETIMEDOUT
+            task.woken_value = None
+            for wq in getattr(task, "waitqueues", []):
+                wq.remove(task)
+            task.waitqueues = []                                   # type: ignore[attr-defined]
+            target = st.poll_deadline
+        else:
+            cpu.charge(self.cost.syscall_body)
+            if nfds > 1024:                     # RLIMIT_NOFILE
+                return -E.EINVAL
+            target = None
+            if tmo:
+                raw = task.mm.read(tmo, 16)
+                sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
+                if sec < 0 or not 0 <= nsec < 10**9:
+                    return -E.EINVAL
+                target = cpu.now + self.clock.cycles_for_ns(sec * 10**9 + nsec)
+            if sigmask_ptr:
+                if sigsetsize != 8:
+                    return -E.EINVAL
+                st.saved_sigmask = st.blocked
+                self.set_current_blocked(task, task.mm.read_u64(sigmask_ptr))
+        st.poll_deadline = None
+        queues: list = []
+        ready = 0
         if nfds:
-            return -E.ENOSYS
-        target = None
-        if tmo:
-            raw = task.mm.read(tmo, 16)
-            sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
-            if sec < 0 or not 0 <= nsec < 10**9:
-                return -E.EINVAL
-            target = cpu.now + self.clock.cycles_for_ns(sec * 10**9 + nsec)
-        if sigmask_ptr:
-            if sigsetsize != 8:
-                return -E.EINVAL
-            st.saved_sigmask = st.blocked
-            self.set_current_blocked(task, task.mm.read_u64(sigmask_ptr))
+            try:
+                raw = bytearray(task.mm.read(ufds, 8 * nfds))
+            except Exception:
+                self._ppoll_restore_mask(task)
+                return -E.EFAULT
+            for i in range(nfds):
+                fd = int.from_bytes(raw[8 * i:8 * i + 4], "little", signed=True)
+                events = int.from_bytes(raw[8 * i + 4:8 * i + 6], "little")
+                rev = 0
+                if fd >= 0:
+                    f = task.files.get(fd) if task.files is not None else None
+                    if f is None:
+                        rev = POLLNVAL
+                    else:
+                        mask = file_poll(f)
+                        if mask is None:        # no ->poll: DEFAULT_POLLMASK
+                            mask = POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM
+                        rev = mask & (events | POLLERR | POLLHUP)
+                        queues += _queues(f)
+                raw[8 * i + 6:8 * i + 8] = rev.to_bytes(2, "little")
+                ready += bool(rev)
+        expired = timed_out or (target is not None and target <= cpu.now)
+        if ready or expired:
+            if nfds:
+                task.mm.write(ufds, bytes(raw))
+            self._ppoll_restore_mask(task)
+            return ready
         if task.sigpending:
             return -ERESTARTNOHAND
-        if target is not None and target <= cpu.now:
-            if st.saved_sigmask is not None:
-                st.blocked, st.saved_sigmask = st.saved_sigmask, None
-                self.recalc_sigpending(task)
-            return 0
         st.in_wait = "ppoll"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
+        for wq in queues:
+            wq.add(task)
+        task.waitqueues = queues                               # type: ignore[attr-defined]
         if target is not None:
+            st.poll_deadline = target
             self.add_timer(task, target)                        # type: ignore[attr-defined]
         self.block_current(cpu, task, "ppoll")                  # type: ignore[attr-defined]
         return BLOCK
+
+    def _ppoll_restore_mask(self, task: Task) -> None:
+        """ppoll returns without a signal to handle: the caller's mask comes back at once."""
+        st = task.sigstate
+        if st.saved_sigmask is not None:
+            st.blocked, st.saved_sigmask = st.saved_sigmask, None
+            self.recalc_sigpending(task)
 
     def sys_sigaltstack(self, cpu, task, uss, uoss, *a):
         return self.do_sigaltstack(cpu, task, uss, uoss, self._user_sp(cpu))
