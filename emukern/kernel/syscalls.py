@@ -61,6 +61,7 @@ SYSCALL_NAMES = {
     137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
     155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll", 107: "timer_create",
     108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
+    95: "waitid",
 }
 from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)

@@ -179,7 +179,7 @@ class Cpu:
         uch = self._uch
 
         def write(values: Sequence[int]) -> None:
-            buf[:] = [v & 0xFFFF_FFFF_FFFF_FFFF for v in values]
+            buf[:] = values             # (a c_uint64 array keeps the low 64 bits, as _write's mask)
             uc_rwb(uch, ids, ptrs, n)
         write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return write

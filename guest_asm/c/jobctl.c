@@ -1,5 +1,5 @@
 /* Job control as a parent sees it, and poll/ppoll interrupted by signals (issue 12).
- * Run with one part name: stop, nocldstop, parent-stop, core, core-limit, ppoll.
+ * Run with one part name: stop, nocldstop, parent-stop, core, core-limit, ppoll, waitid.
  * Only the parent prints; SIGCHLD siginfo is recorded by the handler and printed at the end.
  * qemu-user is the oracle for every part but core-limit (qemu clears its own RLIMIT_CORE
  * before it re-raises a guest's fatal signal, so the host never reports a dump). */
@@ -206,6 +206,44 @@ static void part_ppoll(void) {
     printf("bad fd: poll -> %d revents %#x\n", r, fds[0].revents);
 }
 
+static void show_si(const char *what, int r, siginfo_t *si, pid_t pid) {
+    printf("%s: ret %d signo %d code %d status %d pid %s\n", what, r, si->si_signo, si->si_code,
+           si->si_status, si->si_pid == pid ? "child" : si->si_pid == 0 ? "0" : "?");
+}
+
+static void part_waitid(void) {
+    int go[2];
+    if (pipe(go)) { perror("pipe"); exit(1); }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        raise(SIGSTOP);
+        read(go[0], &c, 1);
+        _exit(7);
+    }
+    siginfo_t si;
+    memset(&si, 0x55, sizeof si);
+    int r = waitid(P_PID, pid, &si, WSTOPPED);
+    show_si("WSTOPPED", r, &si, pid);
+    memset(&si, 0x55, sizeof si);
+    r = waitid(P_PID, pid, &si, WSTOPPED | WNOHANG);
+    show_si("reported once (WNOHANG)", r, &si, pid);
+    kill(pid, SIGCONT);
+    r = waitid(P_ALL, 0, &si, WCONTINUED);
+    show_si("WCONTINUED", r, &si, pid);
+    write(go[1], "x", 1);
+    r = waitid(P_PGID, 0, &si, WEXITED | WNOWAIT);
+    show_si("WEXITED|WNOWAIT", r, &si, pid);
+    r = waitid(P_PID, pid, &si, WEXITED);
+    show_si("WEXITED", r, &si, pid);
+    errno = 0;
+    r = waitid(P_ALL, 0, &si, WEXITED | WNOHANG);
+    printf("no child left: ret %d errno %s\n", r, errno == ECHILD ? "ECHILD" : "?");
+    errno = 0;
+    r = waitid(P_ALL, 0, &si, WNOHANG);
+    printf("no WEXITED/WSTOPPED/WCONTINUED: ret %d errno %s\n", r, errno == EINVAL ? "EINVAL" : "?");
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *part = argc > 1 ? argv[1] : "";
@@ -215,6 +253,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(part, "core")) part_core();
     else if (!strcmp(part, "core-limit")) part_core_limit();
     else if (!strcmp(part, "ppoll")) part_ppoll();
+    else if (!strcmp(part, "waitid")) part_waitid();
     else { fprintf(stderr, "unknown part %s\n", part); return 2; }
     printf("done\n");
     return 0;

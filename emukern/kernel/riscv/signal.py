@@ -216,7 +216,9 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     sigframe, V record, END — is read in one copy; a record outside that span (a frame the
     program rearranged) is read where it is, with the same checks."""
     mm = task.mm
-    size = get_rt_frame_size(k, cpu, False)
+    size = SIZEOF_FRAME                                 # get_rt_frame_size(k, cpu, False), inline
+    if k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF:
+        size = (size + riscv_v_sc_size(cpu.rvv.vlenb) + CTX_HDR + 15) & ~15
     try:
         raw = mm.read(frame, size)
     except MemoryFault:

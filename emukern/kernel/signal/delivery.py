@@ -166,17 +166,20 @@ class SignalDelivery(SignalBase):
 
     def arch_setup_rt_frame(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
                             oldset: int) -> str | None:
-        if self.config.arch == "riscv64":
-            from emukern.kernel.riscv import signal as rs
-            return rs.setup_rt_frame(self, cpu, task, info, ka, oldset)
-        from emukern.kernel.arm64 import signal as asig
-        return asig.setup_rt_frame(self, cpu, task, info, ka, oldset)
+        return self._arch_signal().setup_rt_frame(self, cpu, task, info, ka, oldset)
+
+    _arch_sig_mod: Any = None
 
     def _arch_signal(self) -> Any:
-        if self.config.arch == "riscv64":
-            from emukern.kernel.riscv import signal as mod
-        else:
-            from emukern.kernel.arm64 import signal as mod      # type: ignore[no-redef]
+        """kernel/riscv/signal.py or kernel/arm64/signal.py (looked up once: it is on the path
+        of every delivery and rt_sigreturn)."""
+        mod = self._arch_sig_mod
+        if mod is None:
+            if self.config.arch == "riscv64":
+                from emukern.kernel.riscv import signal as mod
+            else:
+                from emukern.kernel.arm64 import signal as mod      # type: ignore[no-redef]
+            self._arch_sig_mod = mod
         return mod
 
     def sys_rt_sigreturn(self, cpu, task, *a):
@@ -218,6 +221,10 @@ class SignalDelivery(SignalBase):
             return -ERESTARTNOHAND
         # A wait loop looks at its condition before at signal_pending (do_wait, pipe_read,
         # pipe_write): if what it waited for is there, the call completes normally.
+        if name == "waitid":            # the same look at the children first
+            ret = self._waitid(cpu, task, s32(args[0]), s32(args[1]), args[2], args[3] & 0xFFFFFFFF,
+                               probe=True)
+            return ret if ret is not None else -ERESTARTSYS
         if name == "wait4":
             ret = self.sys_wait4(cpu, task, args[0], args[1], args[2] | 1, args[3])   # WNOHANG probe
             return ret if ret != 0 else -ERESTARTSYS

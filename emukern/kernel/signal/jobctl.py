@@ -2,6 +2,8 @@
 SIGCONT, orphaned process groups."""
 from __future__ import annotations
 
+import struct
+
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
@@ -166,6 +168,91 @@ class JobControl(SignalBase):
         if lim is not None:
             sigs.rlim_core = lim
         return 0
+
+    # ---- waitid (kernel/exit.c: kernel_waitid, wait_task_zombie/stopped/continued) ----------
+    def sys_waitid(self, cpu, task, idtype, upid, infop, options, rusage, *a):
+        """waitid: P_ALL / P_PID / P_PGID children; WEXITED, WSTOPPED (= WUNTRACED), WCONTINUED,
+        WNOWAIT (the child stays waitable), WNOHANG (0 with a zeroed siginfo when none is
+        ready).  The siginfo holds si_signo SIGCHLD, si_code CLD_*, si_pid, si_uid, si_status."""
+        from emukern.kernel.syscalls import BLOCK
+        from emukern.kernel.files import WaitQueue
+        ret = self._waitid(cpu, task, s32(idtype), s32(upid), infop, options & 0xFFFFFFFF)
+        if ret is not None:
+            return ret
+        parent = self.tasks.get(task.tgid, task)
+        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
+        wq.add(task)
+        task.waitqueues = [wq]                                  # type: ignore[attr-defined]
+        self.block_current(cpu, task, "waitid")                 # type: ignore[attr-defined]
+        return BLOCK
+
+    def _waitid(self, cpu, task: Task, idtype: int, upid: int, infop: int, options: int,
+                probe: bool = False) -> int | None:
+        """One pass of do_wait for waitid: the return value, or None when it would sleep (or,
+        for a ``probe`` after a signal woke the caller, when no child had anything to report)."""
+        P_ALL, P_PID, P_PGID = 0, 1, 2
+        if options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | 0xE0000000) \
+                or not options & (WEXITED | WSTOPPED | WCONTINUED):
+            return -E.EINVAL
+        if idtype == P_ALL:
+            def match(c: Task) -> bool:
+                return True
+        elif idtype == P_PID:
+            if upid <= 0:
+                return -E.EINVAL
+
+            def match(c: Task) -> bool:
+                return c.tgid == upid
+        elif idtype == P_PGID:
+            if upid < 0:
+                return -E.EINVAL
+            pgid = upid or task.signal.pgid
+
+            def match(c: Task) -> bool:
+                return c.signal is not None and c.signal.pgid == pgid
+        else:
+            return -E.EINVAL
+        parent = self.tasks.get(task.tgid, task)
+        kids = [c for c in parent.children if c.state != TaskState.DEAD and match(c)]
+        if not kids:
+            return -E.ECHILD
+        for c in kids:
+            sigs = c.signal
+            if c.state == TaskState.ZOMBIE and options & WEXITED and \
+                    not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
+                st = c.exit_code
+                code, status = ((CLD_DUMPED if st & 0x80 else CLD_KILLED, st & 0x7F) if st & 0x7F
+                                else (CLD_EXITED, (st >> 8) & 0xFF))
+                if not options & WNOWAIT:
+                    c.state = TaskState.DEAD
+                    self._to_release.append(c)                  # type: ignore[attr-defined]
+            elif options & WSTOPPED and sigs is not None and sigs.stopped and sigs.group_exit_code:
+                code, status = CLD_STOPPED, sigs.group_exit_code
+                if not options & WNOWAIT:
+                    sigs.group_exit_code = 0
+            elif options & WCONTINUED and sigs is not None and sigs.stop_continued:
+                code, status = CLD_CONTINUED, SIGCONT
+                if not options & WNOWAIT:
+                    sigs.stop_continued = False
+            else:
+                continue
+            return self._put_waitid(task, infop, SIGCHLD, code, c.tgid, status)
+        if options & WNOHANG and not probe:
+            return self._put_waitid(task, infop, 0, 0, 0, 0)
+        return None
+
+    def _put_waitid(self, task: Task, infop: int, signo: int, code: int, pid: int, status: int) -> int:
+        if infop:
+            try:
+                task.mm.write(infop, _WAITID_HEAD.pack(signo, 0, code))
+                task.mm.write(infop + 16, _WAITID_CHLD.pack(pid, 0, status))
+            except Exception:
+                return -E.EFAULT
+        return 0
+
+_WAITID_HEAD = struct.Struct("<iii")             # si_signo, si_errno, si_code
+_WAITID_CHLD = struct.Struct("<iIi")             # si_pid, si_uid, si_status
+
 
 def _parked(t: Task) -> bool:
     return t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped")

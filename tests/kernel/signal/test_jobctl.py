@@ -12,6 +12,8 @@ revents/EINTR.  Where it is not, the kernel source is:
 * ppoll's sigmask: poll_select_finish -> restore_saved_sigmask_unless puts the caller's mask
   back as ppoll returns, so a signal held by the temporary mask is handled before user code
   resumes; qemu-user 7.2 leaves it pending until a later syscall unblocks it.
+* waitid(WNOHANG) with nothing to report: kernel/exit.c writes every field of a zeroed
+  waitid_info (si_status 0); qemu-user 7.2 leaves the caller's siginfo as it was.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ from emukern.pytest_plugin import GUEST_ASM
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 # the ppoll lines where qemu-user is not Linux (see the module docstring)
-LINUX_ONLY = ("ppoll with SIGALRM blocked", "alarms right after", "ppoll unblocking")
+LINUX_ONLY = {"ppoll": ("ppoll with SIGALRM blocked", "alarms right after", "ppoll unblocking"),
+              "waitid": ("reported once (WNOHANG)",)}
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +75,14 @@ def _field(lines, prefix):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
-@pytest.mark.parametrize("part", ["stop", "parent-stop", "core", "ppoll", "nocldstop"])
+@pytest.mark.parametrize("part", ["stop", "parent-stop", "core", "ppoll", "nocldstop", "waitid"])
 def test_part_matches_qemu(built, arch, part, tmp_path):
     got = _run(built, arch, part)
     want = _qemu(arch, _elf(built, arch), part, tmp_path)
     if part == "nocldstop":        # qemu reports the stop and the continue despite SA_NOCLDSTOP
         got = [line for line in got if not line.startswith("SIGCHLD")]
         want = [line for line in want if not line.startswith("SIGCHLD")]
-    drop = LINUX_ONLY if part == "ppoll" else ()
+    drop = LINUX_ONLY.get(part, ())
     assert [x for x in got if not x.startswith(drop)] == [x for x in want if not x.startswith(drop)]
 
 
@@ -127,6 +130,19 @@ def test_ppoll_mask_and_eintr(built, arch):
     assert "ppoll unblocking SIGALRM -> -1 errno EINTR, alarms 3, SIGALRM blocked again 1" in out
     assert "bad fd: poll -> 1 revents 0x20" in out                           # POLLNVAL
     assert "writer closed: poll -> 1 revents 0x10" in out                    # POLLHUP
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_waitid(built, arch):
+    out = _run(built, arch, "waitid")
+    assert out[:7] == [
+        "WSTOPPED: ret 0 signo 17 code 5 status 19 pid child",            # CLD_STOPPED, SIGSTOP
+        "reported once (WNOHANG): ret 0 signo 0 code 0 status 0 pid 0",   # a zeroed waitid_info
+        "WCONTINUED: ret 0 signo 17 code 6 status 18 pid child",
+        "WEXITED|WNOWAIT: ret 0 signo 17 code 1 status 7 pid child",      # still waitable after
+        "WEXITED: ret 0 signo 17 code 1 status 7 pid child",
+        "no child left: ret -1 errno ECHILD",
+        "no WEXITED/WSTOPPED/WCONTINUED: ret -1 errno EINVAL"]
 
 
 def test_jobctl_run_is_deterministic(built):
