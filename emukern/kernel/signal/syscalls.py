@@ -191,7 +191,6 @@ class SignalSyscalls(SignalBase):
             task.waitqueues = []                                   # type: ignore[attr-defined]
             target = st.poll_deadline
         else:
-            cpu.charge(self.cost.syscall_body)
             if nfds > 1024:                     # RLIMIT_NOFILE
                 return -E.EINVAL
             target = None
