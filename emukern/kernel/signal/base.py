@@ -33,10 +33,11 @@ class SignalBase:
     def sig_ignored(self, t: Task, sig: int) -> bool:
         """sig_ignored: a blocked signal is always queued (the action may change before it is
         unblocked); otherwise SIG_IGN or a default action of 'ignore' drops it at once."""
-        if t.sigstate.blocked & sigmask(sig):
+        m = 1 << (sig - 1)                              # sigmask(sig)
+        if t.sigstate.blocked & m:
             return False
         h = t.sighand.action[sig].handler
-        return h == SIG_IGN or (h == SIG_DFL and bool(sigmask(sig) & SIG_KERNEL_IGNORE))
+        return h == SIG_IGN or (h == SIG_DFL and bool(m & SIG_KERNEL_IGNORE))
 
     def _sig_init(self, task: Task) -> TaskSig:
         if task.sighand is None:

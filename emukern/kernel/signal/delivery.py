@@ -107,7 +107,7 @@ class SignalDelivery(SignalBase):
         st.saved_sigmask = None
         newblocked = oldset | ka.mask
         if not ka.flags & SA_NODEFER:
-            newblocked |= sigmask(info.signo)
+            newblocked |= 1 << (info.signo - 1)
         st.blocked = newblocked & ~SIG_KERNEL_ONLY
         if ka.flags & SA_RESETHAND:
             task.sighand.action[info.signo] = SigAction()

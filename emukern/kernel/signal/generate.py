@@ -30,7 +30,7 @@ class SignalGenerate(SignalBase):
         if not self.prepare_signal(cpu, t, sig):
             return 0
         pending = t.signal.shared_pending if group else t.sigstate.pending
-        if sig < SIGRTMIN and pending.signal & sigmask(sig):
+        if sig < SIGRTMIN and pending.signal & (1 << (sig - 1)):
             return 0                    # legacy signals do not queue twice
         pending.add(info)
         self.complete_signal(cpu, t, sig, group)
@@ -56,10 +56,12 @@ class SignalGenerate(SignalBase):
 
     def complete_signal(self, cpu: "Cpu", p: Task, sig: int, group: bool) -> None:
         """Pick a thread that does not block the signal (the target first) and wake it."""
+        m = 1 << (sig - 1)
+
         def wants(t: Task) -> bool:
-            return t.alive and not t.sigstate.blocked & sigmask(sig)
+            return t.alive and not t.sigstate.blocked & m
         target = None
-        if wants(p):
+        if p.alive and not p.sigstate.blocked & m:      # wants(p), inline
             target = p
         elif group:
             target = next((t for t in sorted(self._threads(p), key=lambda x: x.tid) if wants(t)), None)

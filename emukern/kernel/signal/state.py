@@ -76,7 +76,7 @@ class SigPending:
     queue: list[KSigInfo] = field(default_factory=list)
 
     def add(self, info: KSigInfo) -> None:
-        self.signal |= sigmask(info.signo)
+        self.signal |= 1 << (info.signo - 1)            # sigmask(), inline on the hot path
         self.queue.append(info)
 
     def take(self, sig: int) -> KSigInfo:
@@ -87,8 +87,10 @@ class SigPending:
                 break
         else:
             q = KSigInfo(sig, SI_USER)
-        if not any(x.signo == sig for x in self.queue):
-            self.signal &= ~sigmask(sig)
+        for x in self.queue:
+            if x.signo == sig:
+                return q
+        self.signal &= ~(1 << (sig - 1))
         return q
 
     def flush(self, mask: int) -> None:
