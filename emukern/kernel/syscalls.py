@@ -66,6 +66,7 @@ SYSCALL_NAMES = {
     137: "rt_sigtimedwait", 138: "rt_sigqueueinfo", 139: "rt_sigreturn", 154: "setpgid",
     155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll", 107: "timer_create",
     108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
+    95: "waitid",
 }
 from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
@@ -698,7 +699,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
 
     def do_group_exit(self, cpu, task, status: int, signaled: bool = False) -> None:
         """Kill every thread of the group; the leader carries the status."""
-        code = status & 0x7F if signaled else status
+        code = status & 0xFF if signaled else status       # the signal, | 0x80 when a core was dumped
         for t in list(self.tasks.values()):
             if t.tgid == task.tgid and t.alive and t is not task:
                 self._remove_from_queues(t)
@@ -707,7 +708,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         leader = self.tasks.get(task.tgid)
         if leader is not None:
             leader.exit_code = code
-            leader.term_signal = status if signaled else 0
+            leader.term_signal = status & 0x7F if signaled else 0
 
     def _remove_from_queues(self, t: Task) -> None:
         for wq in getattr(t, "waitqueues", []):
@@ -773,6 +774,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
+            jc = self.wait_task_stopped_continued(task, c, options, status_ptr)  # type: ignore[attr-defined]
+            if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
+                return jc
         # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
         got = wait_task_traced(self, task, traced, status_ptr)
         if got:

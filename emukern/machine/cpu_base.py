@@ -113,6 +113,7 @@ class Cpu:
         self._uc_rr = uclib.uc_reg_read
         self._uc_rw = uclib.uc_reg_write
         self._uc_rrb = uclib.uc_reg_read_batch
+        self._uc_rwb = uclib.uc_reg_write_batch
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
@@ -151,6 +152,37 @@ class Cpu:
             return buf[:]
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
+
+    def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
+        """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
+        libunicorn call: their values back to back in the host's byte order (little-endian)."""
+        n = len(regids)
+        buf = (ctypes.c_char * (n * width))()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + width * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        rrb, uch = self._uc_rrb, self._uch
+
+        def read() -> bytes:
+            rrb(uch, ids, ptrs, n)
+            return buf.raw
+        read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return read
+
+    def make_batch_writer(self, regids: Sequence[int]) -> Callable[[Sequence[int]], None]:
+        """A writer for a fixed list of 64-bit registers in one libunicorn call (values in the
+        list's order; a PC among them redirects the CPU as a single write would)."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        uc_rwb = self._uc_rwb
+        uch = self._uch
+
+        def write(values: Sequence[int]) -> None:
+            buf[:] = values             # (a c_uint64 array keeps the low 64 bits, as _write's mask)
+            uc_rwb(uch, ids, ptrs, n)
+        write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return write
 
     # ---- time ----------------------------------------------------------------------------------
     @property

@@ -308,6 +308,13 @@ class AddressSpace:
             return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
+        m = self.find(addr)
+        if m is not None and need in m.perms and addr + len(data) <= m.end:   # fast path
+            off = m.offset + addr - m.start
+            m.buf[off: off + len(data)] = data
+            if "x" in m.perms:
+                self.code_gen += 1
+            return
         pos = 0
         for m, o, n in self._span(addr, len(data), need):
             m.buf[o: o + n] = data[pos: pos + n]

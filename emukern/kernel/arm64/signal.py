@@ -66,6 +66,8 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 _FRAME_REGS = ([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
                + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
 _PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
+_ENTRY_REGS = [UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
+               UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC]
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
@@ -165,7 +167,9 @@ def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") ->
     """Save the live FP/SVE state into the task's buffer; an SVE-form state also gets its FPSIMD
     view (the fpsimd_context record always holds V0-V31)."""
     th = task.thread
-    F.fpsimd_save_user_state(k, cpu, task)
+    # the FPSIMD form is read through the register file (no nested stub run, ~30 us); only SVE
+    # state (Z above 128 bits, P, FFR) needs the sve_save_state stub
+    F.fpsimd_save_user_state(k, cpu, task, regs=True)
     cpu.stub_sync()
     if th.fp_type == F.FP_STATE_SVE:
         F.sve_to_fpsimd(k, th)
@@ -230,15 +234,14 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     record = _u64(regs[29]) + _u64(regs[30])
     if not _write_user(k, cpu, task, frame, bytes(buf)) or not _write_user(k, cpu, task, rec, record):
         return None
-    # setup_return
-    cpu.set_reg(0, info.signo)
-    if ka.flags & S.SA_SIGINFO:
-        cpu.set_reg(1, frame)
-        cpu.set_reg(2, frame + UC)
-    cpu.sp = frame
-    cpu.set_reg(29, rec)
-    cpu.set_reg(30, ka.restorer if ka.flags & S.SA_RESTORER else k.sigtramp_addr)
-    cpu.set_pc(ka.handler)
+    # setup_return: x0 (x1, x2 with SA_SIGINFO), sp, the frame record in x29, x30, pc — one batch
+    writers = k.__dict__.setdefault("_a64_sig_entry", {})
+    wr = writers.get(cpu.index)
+    if wr is None:
+        wr = writers[cpu.index] = cpu.make_batch_writer(_ENTRY_REGS)
+    siginfo = ka.flags & S.SA_SIGINFO
+    wr((info.signo, frame if siginfo else regs[1], frame + UC if siginfo else regs[2], frame, rec,
+        ka.restorer if ka.flags & S.SA_RESTORER else k.sigtramp_addr, ka.handler))
     return f"frame at {frame:#x} ({size} bytes); {note}"
 
 
@@ -275,8 +278,24 @@ def _rd32(mm: Any, addr: int) -> int:
     return int.from_bytes(mm.read(addr, 4), "little")
 
 
+class _FrameReader:
+    """copy_from_user for rt_sigreturn: served from the frame already copied in (one read of
+    rt_sigframe) when the span lies inside it, from the address space otherwise (records behind
+    an extra_context, a datap pointing elsewhere) — with the same faults."""
+
+    def __init__(self, mm: Any, base: int, raw: bytes) -> None:
+        self.mm, self.base, self.raw, self.end = mm, base, raw, base + len(raw)
+
+    def read(self, addr: int, n: int) -> bytes:
+        if self.base <= addr and addr + n <= self.end:
+            o = addr - self.base
+            return self.raw[o:o + n]
+        return self.mm.read(addr, n)
+
+
 def parse_user_sigframe(mm: Any, frame: int) -> tuple[dict[str, tuple[int, int]], str]:
-    """Walk the records (following one extra_context); ({name: (address, size)}, error)."""
+    """Walk the records (following one extra_context); ({name: (address, size)}, error).
+    ``mm`` is anything with ``read(addr, n)`` (the address space or a _FrameReader)."""
     base, offset, limit = frame + RESERVED, 0, RESERVED_SIZE
     have_extra = False
     found: dict[str, tuple[int, int]] = {}
@@ -343,9 +362,13 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     new = list(_PACK_REGS.unpack_from(raw, SC_REGS))
     pstate = new[33]
     new[33] = pstate & 0xF000_0000
-    for i, (a, b) in enumerate(zip(new, user_regs(k, cpu))):
-        if a != b:
-            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
+    # x0-x30, sp, pc and NZCV in one libunicorn batch
+    writers = k.__dict__.setdefault("_a64_sig_write", {})
+    wr = writers.get(cpu.index)
+    if wr is None:
+        wr = writers[cpu.index] = cpu.make_batch_writer(_FRAME_REGS)
+    wr(new)
+    mm = _FrameReader(mm, frame, raw)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
     # exceptions) fails the frame, and the kernel keeps just NZCV (done above).
@@ -361,14 +384,14 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
         return False, "no fpsimd record"
     try:
         if "sve" in recs:
-            ok, note = restore_sve_fpsimd_context(k, cpu, task, recs)
+            ok, note = restore_sve_fpsimd_context(k, cpu, task, recs, mm)
         else:
-            ok, note = restore_fpsimd_context(k, cpu, task, recs)
+            ok, note = restore_fpsimd_context(k, cpu, task, recs, mm)
     except MemoryFault:
         return False, "record data not readable"
     if not ok:
         return False, note
-    if not k.restore_altstack(cpu, task, frame + UC_STACK, cpu.sp):
+    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], new[31]):
         return False, "uc_stack not readable"
     return True, note
 
@@ -390,21 +413,23 @@ def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: byte
     F.fpsimd_flush_task_state(th)
 
 
-def restore_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]]) -> tuple[bool, str]:
+def restore_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]],
+                           mm: Any = None) -> tuple[bool, str]:
     if recs["fpsimd"][1] != FPSIMD_CONTEXT_SIZE:
         return False, "fpsimd record of the wrong size"
     cpu.stub_sync()
     th = task.thread
     had = th.tif_sve
-    vregs, fpsr, fpcr = _fpsimd_from_record(task.mm, recs)
+    vregs, fpsr, fpcr = _fpsimd_from_record(mm or task.mm, recs)
     th.tif_sve = False
     th.fp_type = F.FP_STATE_FPSIMD
     fpsimd_update_current_state(k, cpu, task, vregs, fpsr, fpcr)
     return True, "FPSIMD-only state" + (" (TIF_SVE cleared)" if had else "")
 
 
-def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]]) -> tuple[bool, str]:
-    mm = task.mm
+def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, tuple[int, int]],
+                               mm: Any = None) -> tuple[bool, str]:
+    mm = mm or task.mm
     th = task.thread
     head, size = recs["sve"]
     hdr = mm.read(head, 16)

@@ -61,16 +61,30 @@ SIGTRAMP_WORDS = (0x08B00893, 0x00000073)        # li a7, 139 (__NR_rt_sigreturn
 _FRAME_REGS = ([UR.UC_RISCV_REG_PC] + [UR.UC_RISCV_REG_X0 + i for i in range(1, 32)]
                + [UR.UC_RISCV_REG_F0 + i for i in range(32)] + [UR.UC_RISCV_REG_FCSR])
 _PACK_REGS = struct.Struct("<32Q")
+# setup_rt_frame's handler entry: pc, ra, sp, a0-a2
+_ENTRY_REGS = [UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
+               UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12]
+# ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
+_PACK_UC = struct.Struct("<QQQiIQQ")
+_END_HDR = struct.Struct("<II")
+_U64 = struct.Struct("<Q")
 _PACK_FP = struct.Struct("<32QI")
+
+
+def _fns(k: "Kernel", cpu: Any) -> tuple[Any, Any, Any]:
+    """This CPU's cached libunicorn batches: (read pc/x/f/fcsr, write pc+x1..x31, write the
+    handler entry registers) — one C call each instead of a call per register."""
+    cache = k.__dict__.setdefault("_rv_sig_batch", {})
+    fns = cache.get(cpu.index)
+    if fns is None:
+        fns = cache[cpu.index] = (cpu.make_batch(_FRAME_REGS), cpu.make_batch_writer(_FRAME_REGS[:32]),
+                                  cpu.make_batch_writer(_ENTRY_REGS))
+    return fns
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
     """[pc, x1..x31, f0..f31, fcsr] of the CPU (a cached batch reader per CPU)."""
-    readers = k.__dict__.setdefault("_rv_sig_batch", {})
-    rd = readers.get(cpu.index)
-    if rd is None:
-        rd = readers[cpu.index] = cpu.make_batch(_FRAME_REGS)
-    return rd()
+    return _fns(k, cpu)[0]()
 
 
 def riscv_v_sc_size(vlenb: int) -> int:
@@ -115,19 +129,30 @@ def save_v_state(k: "Kernel", cpu: Any, task: "Task") -> tuple[bytes, str]:
 def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.SigAction,
                    oldset: int) -> str | None:
     """get_sigframe + setup_rt_frame + setup_sigcontext; returns the trap-log note, None when
-    the frame cannot be written (the caller forces SIGSEGV)."""
+    the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
+    and copied to the user stack once; the handler's registers are set in one batch."""
     st = task.sigstate
-    regs = user_regs(k, cpu)
+    rd, _w, entry = _fns(k, cpu)
+    regs = rd()
     sp = regs[2]
-    v_on = k.config.has_v and _v_on(cpu)
-    size = get_rt_frame_size(k, cpu, False)
-    if S.on_sig_stack(st, sp) and not S.on_sig_stack(st, sp - size):
+    v_on = k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF     # riscv_v_vstate_query
+    if v_on:
+        rec = riscv_v_sc_size(cpu.rvv.vlenb)
+        size = (SIZEOF_FRAME + rec + CTX_HDR + 15) & ~15              # get_rt_frame_size
+    else:
+        size = (SIZEOF_FRAME + 15) & ~15
+    ss_size = st.sas_ss_size
+    on_stack = ss_size != 0 and st.sas_ss_sp < sp <= st.sas_ss_sp + ss_size      # on_sig_stack
+    if on_stack and not (st.sas_ss_sp < sp - size <= st.sas_ss_sp + ss_size):
         return None                 # would overflow the alternate stack: an always-bad address
-    frame = (S.sigsp(st, sp, ka) - size) & ~0xF
+    top = st.sas_ss_sp + ss_size if ka.flags & S.SA_ONSTACK and ss_size and not on_stack else sp  # sigsp
+    frame = (top - size) & ~0xF
     buf = bytearray(size)
     buf[0:128] = info.to_bytes()
-    buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
-    buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
+    # uc_flags, uc_link = 0; uc_stack as __save_altstack; uc_sigmask
+    _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp,
+                       (S.SS_ONSTACK if on_stack else 0) if ss_size else S.SS_DISABLE, 0, ss_size,
+                       oldset & 0xFFFF_FFFF_FFFF_FFFF)
     _PACK_REGS.pack_into(buf, MCONTEXT, *regs[0:32])          # sc_regs: pc, x1..x31
     # fstate_save: the live F/D registers and fcsr
     _PACK_FP.pack_into(buf, SC_FPREGS, *regs[32:64], regs[64] & 0xFFFFFFFF)
@@ -136,7 +161,6 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     if v_on:
         data, note = save_v_state(k, cpu, task)
         vs = task.thread.v
-        rec = riscv_v_sc_size(cpu.rvv.vlenb)
         state = ext + CTX_HDR
         datap = frame + state + V_STATE
         buf[ext:ext + 8] = RISCV_V_MAGIC.to_bytes(4, "little") + rec.to_bytes(4, "little")
@@ -144,17 +168,11 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
                                       + _u64(cpu.rvv.vlenb) + _u64(datap))
         buf[state + V_STATE:state + V_STATE + len(data)] = data
         ext += rec
-    buf[SC_RESERVED:SC_RESERVED + 4] = bytes(4)
-    buf[ext:ext + 8] = END_MAGIC.to_bytes(4, "little") + END_HDR_SIZE.to_bytes(4, "little")
-    if not _write_user(k, cpu, task, frame, bytes(buf)):
+    # sc_extdesc.reserved (SC_RESERVED) and the END header {0, 0} are the buffer's zeroes
+    if not _write_user(k, cpu, task, frame, buf):
         return None
-    # the handler: pc, sp, a0-a2, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER)
-    cpu.set_pc(ka.handler)
-    cpu.set_reg(2, frame)
-    cpu.set_reg(10, info.signo)
-    cpu.set_reg(11, frame)
-    cpu.set_reg(12, frame + UC)
-    cpu.set_reg(1, k.sigtramp_addr)
+    # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
+    entry((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
     return f"frame at {frame:#x} ({size} bytes); {note}"
 
 
@@ -181,7 +199,7 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     """rt_sigreturn: restore the mask, sc_regs, F/D state, the extension records and the altstack;
     anything malformed is a bad frame: SIGSEGV, as Linux's badframe path forces."""
     frame = cpu.reg(2)
-    ok, why = restore_frame(k, cpu, task, frame)
+    ok, why, a0 = restore_frame(k, cpu, task, frame)
     task.sigstate.returned += 1
     if not ok:
         k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
@@ -190,68 +208,91 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
             "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
         return 0
     k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
-    return cpu.reg(10)
+    return a0
 
 
-def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str]:
+def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str, int]:
+    """restore_sigframe: (ok, note, the restored a0).  The frame as setup_rt_frame built it —
+    sigframe, V record, END — is read in one copy; a record outside that span (a frame the
+    program rearranged) is read where it is, with the same checks."""
     mm = task.mm
+    size = SIZEOF_FRAME                                 # get_rt_frame_size(k, cpu, False), inline
+    if k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF:
+        size = (size + riscv_v_sc_size(cpu.rvv.vlenb) + CTX_HDR + 15) & ~15
     try:
-        raw = mm.read(frame, SIZEOF_FRAME)
+        raw = mm.read(frame, size)
     except MemoryFault:
-        return False, "frame not readable"
-    k.set_current_blocked(task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
-    # restore_sigcontext: sc_regs is laid out as the start of pt_regs; then fstate_restore
-    new = list(_PACK_REGS.unpack_from(raw, MCONTEXT)) + list(_PACK_FP.unpack_from(raw, SC_FPREGS))
-    new[64] &= 0xFF                 # fcsr: frm + fflags
-    cur = user_regs(k, cpu)
-    for i, (a, b) in enumerate(zip(new, cur)):
-        if a != b:
-            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
-    if int.from_bytes(raw[SC_RESERVED:SC_RESERVED + 4], "little"):
-        return False, "sc_extdesc.reserved is not zero"
+        try:
+            raw = mm.read(frame, SIZEOF_FRAME)
+        except MemoryFault:
+            return False, "frame not readable", 0
+    k.set_current_blocked(task, _U64.unpack_from(raw, UC_SIGMASK)[0])
+    # restore_sigcontext: sc_regs is laid out as the start of pt_regs; then fstate_restore.  The
+    # scalar registers go back in one batch; the F state only when the handler changed it.
+    gprs = list(_PACK_REGS.unpack_from(raw, MCONTEXT))
+    fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
+    fp[32] &= 0xFF                  # fcsr: frm + fflags
+    rd, write_gprs, _e = _fns(k, cpu)
+    write_gprs(gprs)
+    cur = rd()
+    if cur[32:] != fp:
+        for i in range(33):
+            if fp[i] != cur[32 + i]:
+                cpu._write(_FRAME_REGS[32 + i], fp[i])       # (the kernel's hot-path register write)
+    if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
+        return False, "sc_extdesc.reserved is not zero", gprs[10]
     ptr = frame + SC_EXT_HDR
+    end = frame + len(raw)
     note = "no V record"
     for _ in range(16):
         try:
-            hdr = mm.read(ptr, CTX_HDR)
+            magic, rsize = _END_HDR.unpack_from(raw if ptr + CTX_HDR <= end else mm.read(ptr, CTX_HDR),
+                                                ptr - frame if ptr + CTX_HDR <= end else 0)
         except MemoryFault:
-            return False, f"extension header at {ptr:#x} not readable"
-        magic, size = int.from_bytes(hdr[:4], "little"), int.from_bytes(hdr[4:], "little")
+            return False, f"extension header at {ptr:#x} not readable", gprs[10]
         if magic == END_MAGIC:
-            if size != END_HDR_SIZE:
-                return False, f"END header with size {size}"
+            if rsize != END_HDR_SIZE:
+                return False, f"END header with size {rsize}", gprs[10]
             break
         if magic == RISCV_V_MAGIC:
-            if not k.config.has_v or not _v_on(cpu) or size != riscv_v_sc_size(cpu.rvv.vlenb):
-                return False, (f"V record of size {size} (expected {riscv_v_sc_size(cpu.rvv.vlenb)})"
-                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off")
-            ok, note = __restore_v_state(k, cpu, task, ptr + CTX_HDR)
+            if not k.config.has_v or not _v_on(cpu) or rsize != riscv_v_sc_size(cpu.rvv.vlenb):
+                return False, (f"V record of size {rsize} (expected {riscv_v_sc_size(cpu.rvv.vlenb)})"
+                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off"), gprs[10]
+            ok, note = __restore_v_state(k, cpu, task, ptr + CTX_HDR, raw, frame)
             if not ok:
-                return False, note
+                return False, note, gprs[10]
         else:
-            return False, f"unknown extension magic {magic:#x}"
-        ptr += size
+            return False, f"unknown extension magic {magic:#x}", gprs[10]
+        ptr += rsize
     else:
-        return False, "no END header"
-    if not k.restore_altstack(cpu, task, frame + UC_STACK, cpu.reg(2)):
-        return False, "uc_stack not readable"
-    return True, note
+        return False, "no END header", gprs[10]
+    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], gprs[2]):
+        return False, "uc_stack not readable", gprs[10]
+    return True, note, gprs[10]
 
 
-def __restore_v_state(k: "Kernel", cpu: Any, task: "Task", state: int) -> tuple[bool, str]:
+def __restore_v_state(k: "Kernel", cpu: Any, task: "Task", state: int, raw: bytes = b"",
+                      base: int = 0) -> tuple[bool, str]:
     """Copy the record into the task's context (datap is followed wherever it points, with
     copy_from_user's checks), then riscv_v_vstate_set_restore: under each riscv-discard policy
     as that Linux version does (Clean with "treat VS_INITIAL as discard", Initial before)."""
     mm = task.mm
     vlenb = cpu.rvv.vlenb
+    n = 32 * vlenb
+
+    def read(addr: int, size: int) -> bytes:
+        """copy_from_user, from the frame already copied when the span lies inside it"""
+        if base <= addr and addr + size <= base + len(raw):
+            return raw[addr - base:addr - base + size]
+        return mm.read(addr, size)
     try:
-        raw = mm.read(state, V_STATE)
-        datap = int.from_bytes(raw[40:48], "little")
-        data = mm.read(datap, 32 * vlenb)
+        hdr = read(state, V_STATE)
+        datap = int.from_bytes(hdr[40:48], "little")
+        data = read(datap, n)
     except MemoryFault:
         return False, "V record data not readable"
     vs = task.thread.v
-    vs.vstart, vs.vl, vs.vtype, vs.vcsr = (int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(4))
+    vs.vstart, vs.vl, vs.vtype, vs.vcsr = (int.from_bytes(hdr[8 * i:8 * i + 8], "little") for i in range(4))
     if vs.datap is None:
         vs.datap = bytearray(32 * vlenb)
     vs.datap[:] = data

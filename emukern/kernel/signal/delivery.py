@@ -1,0 +1,281 @@
+"""Delivering signals on the way back to user mode — mirrors arch_do_signal_or_restart and
+get_signal (kernel/signal.c): dequeue, the default actions, handle_signal with the arch's
+setup_rt_frame, rt_sigreturn, the ERESTART* codes of interrupted syscalls, the debugger view."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel import errno as E
+from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
+from emukern.kernel.signal.defs import _mask        # noqa: F401
+from emukern.kernel.signal.state import *           # noqa: F401,F403
+from emukern.kernel.signal.base import SignalBase
+from emukern.kernel.task import Task, TaskState      # noqa: F401
+
+if TYPE_CHECKING:
+    from emukern.machine.cpu_base import Cpu
+    from emukern.machine.trap import Trap
+
+
+class SignalDelivery(SignalBase):
+    """do_signal and what it calls."""
+
+    # ---- delivery: exit_to_user_mode_loop -> arch_do_signal_or_restart ------------------------
+    def dequeue_signal(self, t: Task, mask: int) -> KSigInfo | None:
+        """The lowest pending signal not in ``mask``: synchronous ones first, the thread's own set
+        before the process's."""
+        st = t.sigstate
+        for pending in (st.pending, t.signal.shared_pending):
+            avail = pending.signal & ~mask
+            if not avail:
+                continue
+            sync = avail & SYNCHRONOUS_MASK
+            bits = sync or avail
+            sig = (bits & -bits).bit_length()
+            return pending.take(sig)
+        return None
+
+    def do_signal(self, cpu: "Cpu", task: Task, trap: "Trap | None" = None) -> None:
+        """arch_do_signal_or_restart: resolve a pending syscall restart, then deliver every
+        deliverable signal (each handler's frame stacks on the previous one, so the last one
+        runs first, as in Linux's loop over TIF_SIGPENDING)."""
+        st = task.sigstate
+        restart = st.restart
+        st.restart = None
+        if restart is not None:
+            nr, args, code = restart
+            # prepare for the restart: a0/x0 back to its original value, pc back at ecall/svc
+            cpu.set_reg(10 if self.config.arch == "riscv64" else 0, args[0])
+            cpu.set_pc(cpu.get_pc() - 4)
+        if task.signal.stop_pending and not task.signal.group_exit:
+            # another thread started a group stop: park here (a restart is already prepared)
+            self.do_signal_stop(cpu, task, task.signal.stop_pending, trap)
+            return
+        handled = False
+        while task.sigpending:
+            info = self.dequeue_signal(task, st.blocked)
+            self.recalc_sigpending(task)
+            if info is None:
+                break
+            sig = info.signo
+            if task.ptrace is not None and sig != SIGKILL:
+                from emukern.kernel.ptrace import ptrace_signal
+                if ptrace_signal(self, cpu, task, info, trap):
+                    return          # a ptrace-stop: the tracer decides what is delivered
+            ka = task.sighand.action[sig]
+            if ka.handler == SIG_IGN:
+                continue
+            if ka.handler == SIG_DFL:
+                act = default_action(sig)
+                if act == "ignore":
+                    continue
+                if act == "stop":
+                    if sig != SIGSTOP and self.is_current_pgrp_orphaned(task):
+                        continue        # Linux: no terminal stops for an orphaned process group
+                    self.do_signal_stop(cpu, task, sig, trap)
+                    return
+                self._fatal_signal(cpu, task, info, trap)
+                return
+            if restart is not None:
+                code = restart[2]
+                if code in (ERESTARTNOHAND, ERESTART_RESTARTBLOCK) or (
+                        code == ERESTARTSYS and not ka.flags & SA_RESTART):
+                    cpu.set_reg(10 if self.config.arch == "riscv64" else 0, (-E.EINTR) & (2**64 - 1))
+                    cpu.set_pc(cpu.get_pc() + 4)
+                restart = None
+            self.handle_signal(cpu, task, info, ka, trap)
+            handled = True
+        if restart is not None and restart[2] == ERESTART_RESTARTBLOCK:
+            pass        # restart_syscall: emukern re-runs the call itself (same arguments)
+        if not handled and st.saved_sigmask is not None:
+            st.blocked = st.saved_sigmask           # restore_saved_sigmask
+            st.saved_sigmask = None
+            self.recalc_sigpending(task)
+
+    def handle_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
+                      trap: "Trap | None") -> None:
+        st = task.sigstate
+        oldset = st.saved_sigmask if st.saved_sigmask is not None else st.blocked
+        cpu.charge(self.cost.signal_deliver)
+        note = self.arch_setup_rt_frame(cpu, task, info, ka, oldset)
+        if note is None:
+            # signal_setup_done(failed): the frame could not be written -> force SIGSEGV
+            self._log_signal(cpu, task, f"{signal_name(info.signo)}: cannot write the signal frame: SIGSEGV",
+                             trap)
+            task.sighand.action[SIGSEGV].handler = SIG_DFL
+            self.force_sig_info(cpu, task, KSigInfo(SIGSEGV, SI_KERNEL, report={
+                "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
+                "why": f"could not write the frame for {signal_name(info.signo)} (stack unusable)"}))
+            return
+        # signal_delivered: block sa_mask (+ the signal unless SA_NODEFER), SA_RESETHAND
+        st.saved_sigmask = None
+        newblocked = oldset | ka.mask
+        if not ka.flags & SA_NODEFER:
+            newblocked |= 1 << (info.signo - 1)
+        st.blocked = newblocked & ~SIG_KERNEL_ONLY
+        if ka.flags & SA_RESETHAND:
+            task.sighand.action[info.signo] = SigAction()
+        st.delivered += 1
+        self.recalc_sigpending(task)
+        self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
+                                    f"handler {ka.handler:#x}: {note}", trap)
+        for cb in self.signal_listeners:                # type: ignore[attr-defined]
+            cb(cpu, task, info)
+
+    def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
+        """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
+        being handled, or an entry of its own when the delivery happens outside a trap (a
+        context switch, the tick).  Lines written inside a syscall handler (rt_sigreturn) go to
+        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap."""
+        if trap is not None:
+            if trap.notes is None:
+                trap.notes = [text]
+            else:
+                trap.notes.append(text)
+        elif self._in_handler:
+            self.syscall_notes.append(text)     # type: ignore[attr-defined]  # do_syscall adds them to the trap
+        else:
+            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))   # type: ignore[attr-defined]
+
+    _in_handler = False
+
+    def _fatal_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, trap: "Trap | None") -> None:
+        """do_group_exit(sig): the default action kills the whole thread group."""
+        sig = info.signo
+        report = info.report or {"signal": sig, "signame": signal_name(sig), "tid": task.tid,
+                                 "why": self._why(info)}
+        report["signal"], report["signame"] = sig, signal_name(sig)
+        task.fault_report = report
+        if self.fault_report is None:                   # type: ignore[has-type]
+            self.fault_report = report
+        if trap is not None and not trap.decision:
+            trap.decision = f"{signal_name(sig)}: {report.get('why', '')}"
+        if trap is None or info.report is None:
+            self._log_signal(cpu, task, f"{signal_name(sig)}: default action {default_action(sig)}: "
+                                        f"the thread group dies", trap)
+        cpu.charge(self.cost.signal_deliver)
+        # the wait status: the signal, with WCOREDUMP (0x80) when do_coredump would write a core
+        core = 0x80 if self.core_dump_written(task, sig) else 0          # type: ignore[attr-defined]
+        self.do_group_exit(cpu, task, sig | core, signaled=True)   # type: ignore[attr-defined]
+
+    @staticmethod
+    def _why(info: KSigInfo) -> str:
+        if info.code == SI_USER:
+            return f"killed by {signal_name(info.signo)} from pid {info.pid}"
+        if info.code == SI_TKILL:
+            return f"killed by {signal_name(info.signo)} (tkill) from pid {info.pid}"
+        if info.code == SI_KERNEL:
+            return f"{signal_name(info.signo)} sent by the kernel"
+        return f"{signal_name(info.signo)} (si_code {info.code})"
+
+    def arch_setup_rt_frame(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
+                            oldset: int) -> str | None:
+        return self._arch_signal().setup_rt_frame(self, cpu, task, info, ka, oldset)
+
+    _arch_sig_mod: Any = None
+
+    def _arch_signal(self) -> Any:
+        """kernel/riscv/signal.py or kernel/arm64/signal.py (looked up once: it is on the path
+        of every delivery and rt_sigreturn)."""
+        mod = self._arch_sig_mod
+        if mod is None:
+            if self.config.arch == "riscv64":
+                from emukern.kernel.riscv import signal as mod
+            else:
+                from emukern.kernel.arm64 import signal as mod      # type: ignore[no-redef]
+            self._arch_sig_mod = mod
+        return mod
+
+    def sys_rt_sigreturn(self, cpu, task, *a):
+        self._sig_init(task)
+        cpu.charge(self.cost.syscall_body)
+        self._in_handler = True
+        try:
+            return self._arch_signal().sys_rt_sigreturn(self, cpu, task)
+        finally:
+            self._in_handler = False
+
+    def signal_minsigstksz(self) -> int:
+        """AT_MINSIGSTKSZ: the largest frame this machine's kernel can build (VLEN / SVE VL)."""
+        return self._arch_signal().signal_minsigstksz(self)
+
+    @property
+    def sigtramp_addr(self) -> int:
+        return self.arch.STACK_TOP - self.arch.STACK_SIZE - 2 * 4096
+
+    def map_sigtramp(self, mm: Any) -> None:
+        """The sigreturn trampoline page (Linux: the vDSO's __vdso_rt_sigreturn /
+        __kernel_rt_sigreturn): a handler's return address when the program gave none."""
+        words = self._arch_signal().SIGTRAMP_WORDS
+        mm.map(self.sigtramp_addr, 4096, "r-x", "[vdso]")
+        mm.write(self.sigtramp_addr, b"".join(w.to_bytes(4, "little") for w in words), need="")
+
+    # ---- the blocked-syscall side: ERESTART* codes ---------------------------------------------
+    def syscall_interrupted(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> int | None:
+        """A task a signal woke (woken_value SIG_WAKE) ends its sleep here instead of re-running
+        the wait: the code says what ``do_signal`` does with the call (restart or -EINTR)."""
+        if task.woken_value is not SIG_WAKE:
+            return None
+        task.woken_value = None
+        name = self.syscall_name(nr)                    # type: ignore[attr-defined]
+        if name in ("rt_sigsuspend", "rt_sigtimedwait"):
+            return None                                 # they look at the pending set themselves
+        if name == "ppoll":
+            task.sigstate.in_wait = ""
+            return -ERESTARTNOHAND
+        # A wait loop looks at its condition before at signal_pending (do_wait, pipe_read,
+        # pipe_write): if what it waited for is there, the call completes normally.
+        if name == "waitid":            # the same look at the children first
+            ret = self._waitid(cpu, task, s32(args[0]), s32(args[1]), args[2], args[3] & 0xFFFFFFFF,
+                               probe=True)
+            return ret if ret is not None else -ERESTARTSYS
+        if name == "wait4":
+            ret = self.sys_wait4(cpu, task, args[0], args[1], args[2] | 1, args[3])   # WNOHANG probe
+            return ret if ret != 0 else -ERESTARTSYS
+        if name in ("read", "write"):
+            from emukern.kernel.files import PipeEnd
+            f = task.files.get(s32(args[0])) if task.files is not None else None
+            if isinstance(f, PipeEnd):
+                p = f.pipe
+                if (name == "read" and (p.buf or p.writers == 0)) or \
+                        (name == "write" and (len(p.buf) < 65536 or p.readers == 0)):
+                    return None
+        if name in ("nanosleep", "clock_nanosleep"):
+            st = task.sigstate
+            target = st.sleep_target
+            rem_ptr = args[1] if name == "nanosleep" else args[3]
+            absolute = name == "clock_nanosleep" and args[1] & 1
+            if rem_ptr and target is not None and not absolute:
+                left = max(0, int(self.clock.ns(target) - self.clock.ns(cpu.now)))
+                try:
+                    task.mm.write(rem_ptr, (left // 10**9).to_bytes(8, "little") + (left % 10**9).to_bytes(8, "little"))
+                except Exception:
+                    return -E.EFAULT
+            return -ERESTART_RESTARTBLOCK if not absolute else -ERESTARTNOHAND
+        return -ERESTARTSYS
+
+    def note_restart(self, task: Task, nr: int, args: tuple[int, ...], ret: int) -> None:
+        """Record an ERESTART* return so do_signal can resolve it (regs->a0 in Linux)."""
+        if task.sighand is None:
+            init_task_signals(task)
+        task.sigstate.restart = (nr, args, -ret)
+        task.sigpending = True          # make the return path look (TIF_SIGPENDING was set)
+
+    # ---- the debugger's view ----------------------------------------------------------------------
+    def signal_view(self, task: Task) -> dict[str, Any]:
+        """Dispositions, pending and blocked sets and the alternate stack (``info signals``)."""
+        self._sig_init(task)
+        st = task.sigstate
+        acts = {}
+        for sig in range(1, NSIG + 1):
+            a = task.sighand.action[sig]
+            if a.handler != SIG_DFL or a.flags or a.mask:
+                acts[signal_name(sig)] = {"handler": "SIG_IGN" if a.handler == SIG_IGN else f"{a.handler:#x}",
+                                          "flags": a.flags, "mask": a.mask}
+        def names(m: int) -> list[str]:
+            return [signal_name(s) for s in range(1, NSIG + 1) if m & sigmask(s)]
+        return {"tid": task.tid, "actions": acts, "blocked": names(st.blocked),
+                "pending": names(st.pending.signal), "shared_pending": names(task.signal.shared_pending.signal),
+                "altstack": {"sp": st.sas_ss_sp, "size": st.sas_ss_size,
+                             "flags": "SS_DISABLE" if not st.sas_ss_size else "enabled"},
+                "delivered": st.delivered, "sigreturns": st.returned}

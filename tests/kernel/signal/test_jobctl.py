@@ -1,0 +1,152 @@
+"""Job control as the parent sees it, the core-dump bit and poll/ppoll interrupted by signals
+(guest_asm/c/jobctl.c, static glibc on both arches).
+
+qemu-user is the oracle for wait4's WUNTRACED/WCONTINUED statuses, the CLD_STOPPED /
+CLD_CONTINUED / CLD_EXITED / CLD_KILLED SIGCHLDs, WCOREDUMP with RLIMIT_CORE 0 and poll's
+revents/EINTR.  Where it is not, the kernel source is:
+* SA_NOCLDSTOP: kernel/signal.c do_notify_parent_cldstop sends no SIGCHLD for a stop or a
+  continue; qemu-user 7.2 passes only SA_RESTART to its host sigaction, so it reports them.
+* RLIMIT_CORE >= a page: do_coredump writes a core (binfmt_elf's min_coredump is
+  ELF_EXEC_PAGESIZE) and the wait status gets 0x80; qemu's answer depends on the host's
+  core_pattern and working directory.
+* ppoll's sigmask: poll_select_finish -> restore_saved_sigmask_unless puts the caller's mask
+  back as ppoll returns, so a signal held by the temporary mask is handled before user code
+  resumes; qemu-user 7.2 leaves it pending until a later syscall unblocks it.
+* waitid(WNOHANG) with nothing to report: kernel/exit.c writes every field of a zeroed
+  waitid_info (si_status 0); qemu-user 7.2 leaves the caller's siginfo as it was.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from emukern.api import Machine
+from emukern.pytest_plugin import GUEST_ASM
+
+CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
+QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
+# the ppoll lines where qemu-user is not Linux (see the module docstring)
+LINUX_ONLY = {"ppoll": ("ppoll with SIGALRM blocked", "alarms right after", "ppoll unblocking"),
+              "waitid": ("reported once (WNOHANG)",)}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = {}
+    d = tmp_path_factory.mktemp("jobctl")
+    for arch, cc in CC.items():
+        if shutil.which(cc) is None:
+            continue
+        exe = d / f"jobctl-{arch}"
+        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "jobctl.c")],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        out[arch] = exe
+    return out
+
+
+def _elf(built, arch):
+    if arch not in built:
+        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
+    return built[arch]
+
+
+def _run(built, arch, part):
+    r = Machine().load(_elf(built, arch), [part]).run()
+    assert r.exit_status == 0, (r.message, r.fault)
+    assert r.stdout.endswith(b"done\n")
+    return r.stdout.decode().splitlines()
+
+
+def _qemu(arch, exe, part, cwd):
+    if shutil.which(QEMU[arch]) is None:
+        pytest.skip(f"{QEMU[arch]} is not installed")
+    q = subprocess.run([QEMU[arch], str(exe), part], capture_output=True, timeout=120, cwd=cwd)
+    assert q.returncode == 0, q.stderr
+    return q.stdout.decode().splitlines()
+
+
+def _field(lines, prefix):
+    return next(line for line in lines if line.startswith(prefix))
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("arch", list(CC))
+@pytest.mark.parametrize("part", ["stop", "parent-stop", "core", "ppoll", "nocldstop", "waitid"])
+def test_part_matches_qemu(built, arch, part, tmp_path):
+    got = _run(built, arch, part)
+    want = _qemu(arch, _elf(built, arch), part, tmp_path)
+    if part == "nocldstop":        # qemu reports the stop and the continue despite SA_NOCLDSTOP
+        got = [line for line in got if not line.startswith("SIGCHLD")]
+        want = [line for line in want if not line.startswith("SIGCHLD")]
+    drop = LINUX_ONLY.get(part, ())
+    assert [x for x in got if not x.startswith(drop)] == [x for x in want if not x.startswith(drop)]
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_stop_and_continue_statuses(built, arch):
+    out = _run(built, arch, "stop")
+    assert _field(out, "stop:").startswith("stop: status=0x137f")            # WIFSTOPPED, SIGSTOP
+    assert "the stop is reported once: waitpid WNOHANG -> 0" in out
+    assert _field(out, "continue:").startswith("continue: status=0xffff")    # WIFCONTINUED
+    assert _field(out, "exit:").startswith("exit: status=0x300")
+    # CLD_STOPPED (5) with the stop signal, CLD_CONTINUED (6) with SIGCONT, CLD_EXITED (1)
+    assert [x for x in out if x.startswith("SIGCHLD")] == [
+        "SIGCHLD 0: si_code=5 si_status=19", "SIGCHLD 1: si_code=6 si_status=18",
+        "SIGCHLD 2: si_code=1 si_status=3"]
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_sa_nocldstop_suppresses_stop_and_continue_sigchld(built, arch):
+    out = _run(built, arch, "nocldstop")
+    assert _field(out, "stop:").startswith("stop: status=0x137f")            # wait4 still reports it
+    assert _field(out, "continue:").startswith("continue: status=0xffff")
+    assert [x for x in out if x.startswith("SIGCHLD")] == ["SIGCHLD 0: si_code=1 si_status=3"]
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_core_bit_follows_rlimit_core(built, arch):
+    out = _run(built, arch, "core")
+    assert all("core=0" in x for x in out if x.startswith("killed by"))       # RLIMIT_CORE 0: no core
+    lim = _run(built, arch, "core-limit")
+    assert "RLIMIT_CORE soft=1048576 hard=unlimited" in lim
+    assert _field(lim, "killed by 3:").startswith("killed by 3: status=0x83")   # WCOREDUMP
+    assert _field(lim, "killed by 11:").startswith("killed by 11: status=0xb")  # limit 1 < a page
+    assert _field(lim, "killed by 15:").startswith("killed by 15: status=0xf")  # no core action
+    assert [x for x in lim if x.startswith("SIGCHLD")] == [
+        "SIGCHLD 0: si_code=3 si_status=3", "SIGCHLD 1: si_code=2 si_status=11",
+        "SIGCHLD 2: si_code=2 si_status=15"]                                    # CLD_DUMPED, CLD_KILLED
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_ppoll_mask_and_eintr(built, arch):
+    out = _run(built, arch, "ppoll")
+    assert "empty pipe, SIGALRM: poll -> -1 errno EINTR alarms 1" in out      # SA_RESTART or not
+    assert "ppoll with SIGALRM blocked -> 0, alarms 2" in out                # timed out, then handled
+    assert "alarms right after ppoll returned: 2" in out
+    assert "ppoll unblocking SIGALRM -> -1 errno EINTR, alarms 3, SIGALRM blocked again 1" in out
+    assert "bad fd: poll -> 1 revents 0x20" in out                           # POLLNVAL
+    assert "writer closed: poll -> 1 revents 0x10" in out                    # POLLHUP
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_waitid(built, arch):
+    out = _run(built, arch, "waitid")
+    assert out[:7] == [
+        "WSTOPPED: ret 0 signo 17 code 5 status 19 pid child",            # CLD_STOPPED, SIGSTOP
+        "reported once (WNOHANG): ret 0 signo 0 code 0 status 0 pid 0",   # a zeroed waitid_info
+        "WCONTINUED: ret 0 signo 17 code 6 status 18 pid child",
+        "WEXITED|WNOWAIT: ret 0 signo 17 code 1 status 7 pid child",      # still waitable after
+        "WEXITED: ret 0 signo 17 code 1 status 7 pid child",
+        "no child left: ret -1 errno ECHILD",
+        "no WEXITED/WSTOPPED/WCONTINUED: ret -1 errno EINVAL"]
+
+
+def test_jobctl_run_is_deterministic(built):
+    exe = _elf(built, "riscv64")
+    a = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
+    b = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
+    assert a == b
