@@ -216,7 +216,7 @@ def print_info(what: str) -> None:
                 t.add_row(o.name, o.origin, o.what)
             con.print(t)
     if what in ("costs", "all"):
-        from emukern.machine.cost import CostTable
+        from emukern.kernel.cost import CostTable
         t = Table(title="cost model (--cost KEY=CYCLES)")
         for c in ("key", "cycles", "models"):
             t.add_column(c)

@@ -342,7 +342,8 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
     cpu = dbg.cpu
     if dbg.arch != "arm64":
         raise DebugError("info zregs/pregs are for arm64 SVE", hint="on RISC-V use `info vregs`")
-    reader = getattr(cpu, "read_sve_state", None)
+    from emukern.debug.regs import has_sve, read_sve
+    reader = (lambda: read_sve(cpu)) if has_sve(cpu) else None
     out = [f"SVE VL={getattr(cpu, 'vl', '?')} bits, EL0 access {'enabled' if getattr(cpu, 'sve_el0', False) else 'trapped'}"]
     if callable(reader):
         if what == "z":
@@ -373,7 +374,7 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
             active = flags.count("1")
             out.append(f"{name:<4} {flags}  ({active} of {len(flags)} active; raw {bits:#0{2 + 2 * len(data)}x})")
         return out
-    out.append("[yellow]Z/P registers need the SVE register stubs (cpu.read_sve_state), not available yet;[/]")
+    out.append("[yellow]this CPU has no SVE: Z/P registers cannot be read;[/]")
     if what == "p":
         out.append("predicate registers cannot be shown")
         return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
@@ -28,10 +28,13 @@ from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.clock import Clock
-from emukern.machine.cost import CostTable
+from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
+
+if TYPE_CHECKING:
+    from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 
 TRAP_LOG_LIMIT = 20000
 # The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
@@ -76,7 +79,7 @@ class TrapRecord:
 
     @property
     def decision(self) -> str:
-        return self.trap.describe()
+        return self.trap.describe(E.NAMES)
 
     def __repr__(self) -> str:
         return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
@@ -104,12 +107,17 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     parked_traps: int = 0
     kernel_vector_regions: int = 0  # kernel_vector_begin/end pairs (RISC-V vectorised user copies)
     fp_saves: int = 0              # RISC-V fstate_save calls that wrote a Dirty FP context back
+    # arm64 (kernel/arm64/fpsimd.py setup): every task's sve_state/fpsimd_state buffer, and the
+    # SVE events the patch author counted, summed over tasks
+    sve_area: "SveStateArea | None" = None
+    sve_stats: "Counter[str]"
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
         config.validate()
         self.config = config
         self.clock = Clock(config.freq_hz, config.hz, config.timer_freq)
+        self.sve_stats = Counter()
         self.cost = CostTable()
         if config.cost_file:
             self.cost.load_file(config.cost_file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
@@ -19,6 +19,9 @@ from emukern.kernel.syscalls import BLOCK
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
+
+if TYPE_CHECKING:
+    from emukern.kernel.arm64.fpsimd import FpsimdLastState
 
 
 # The end of the simulated clock, in cycles (Linux's KTIME_MAX for this model): 2^62 cycles are
@@ -44,6 +47,8 @@ class PerCpu:
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
     last_ino: int = 0           # get_next_ino's per-CPU batch position
     kernel_mode_v: bool = False  # RISC-V: inside kernel_vector_begin/end (RISCV_KERNEL_MODE_V)
+    # arm64: whose user FP state is live in this CPU's registers (fpsimd.py's fpsimd_last_state)
+    fpsimd_last_state: "FpsimdLastState | None" = None
 
 
 class SchedulerMixin:

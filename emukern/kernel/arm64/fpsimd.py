@@ -3,9 +3,10 @@
 Lazy FP state as in Linux: a task's registers stay live on a CPU until another task's are loaded
 there; ``fpsimd_last_state`` (per CPU) and ``thread.fpsimd_cpu`` say whose state is live, and
 TIF_FOREIGN_FPSTATE makes the return to user reload it (``fpsimd_restore_current_state``).
-State buffers are slots of the machine's :class:`SveStateArea` (Linux's ``sve_state`` and
-``uw.fpsimd_state``); every save, load and flush runs the kernel's real instruction sequence on
-the CPU as a stub (``cpu.queue_stub``), so its cost is counted instruction by instruction.
+State buffers are slots of the kernel's :class:`~emukern.kernel.arm64.entry_fpsimd.SveStateArea`
+(Linux's ``sve_state`` and ``uw.fpsimd_state``); every save, load and flush runs the kernel's real
+instruction sequence (entry_fpsimd.py, entry-fpsimd.S) on the CPU, so its cost is counted
+instruction by instruction.
 
 Mark Brown's "arm64/sve: Performance improvements with SVE state saving" (``kernel.policy("arm64-sve")``):
 
@@ -22,9 +23,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from emukern.kernel import errno as E
+from emukern.kernel.arm64 import entry_fpsimd
+from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
 from emukern.machine.trap import Trap
 
@@ -89,24 +92,24 @@ def _jiffies(k: "Kernel", cpu: "Arm64Cpu") -> int:
     return k.clock.jiffies(cpu.now)
 
 
-def _last(cpu: "Arm64Cpu") -> FpsimdLastState:
-    return cpu.fpsimd_last_state  # type: ignore[attr-defined,no-any-return]
+def _last(k: "Kernel", cpu: "Arm64Cpu") -> FpsimdLastState:
+    last = k.percpu[cpu.index].fpsimd_last_state
+    assert last is not None
+    return last
 
 
 def _count(k: "Kernel", th: Arm64Thread, key: str, n: int = 1) -> None:
     th.stats[key] += n
-    k.sve_stats[key] += n  # type: ignore[attr-defined]
+    k.sve_stats[key] += n
 
 
 def setup(k: "Kernel") -> None:
-    from emukern.machine.cpu_arm64 import SveStateArea
-    area = SveStateArea(slots=k.config.max_tasks + len(k.cpus) + 64, max_vl=max(k.config.sve_vls))
-    k.sve_area = area  # type: ignore[attr-defined]
-    k.sve_stats = Counter()  # type: ignore[attr-defined]
+    """The per-task state area, each CPU's fpsimd_last_state, the sequences on every CPU."""
+    k.sve_area = SveStateArea(slots=k.config.max_tasks + len(k.cpus) + 64, max_vl=max(k.config.sve_vls))
+    k.sve_stats = Counter()
     for cpu in k.cpus:
-        cpu.attach_state_area(area)  # type: ignore[attr-defined]
-        cpu.fpsimd_last_state = FpsimdLastState()  # type: ignore[attr-defined]
-    k.fpsimd_last_state = [c.fpsimd_last_state for c in k.cpus]  # type: ignore[attr-defined]
+        entry_fpsimd.install(cast("Arm64Cpu", cpu))
+        k.percpu[cpu.index].fpsimd_last_state = FpsimdLastState()
 
 
 def supported_vls(k: "Kernel") -> list[int]:
@@ -141,7 +144,7 @@ def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
 
 def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int, why: str) -> None:
     """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
-    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")
+    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")   # (no buffer: the hot path)
     _count(k, th, f"flush_{why}")
 
 
@@ -151,8 +154,9 @@ def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
 
 
 # ---- memory-side conversions (Python on the buffers, like the C loops in fpsimd.c) ----------
-def _area(k: "Kernel") -> Any:
-    return k.sve_area  # type: ignore[attr-defined]
+def _area(k: "Kernel") -> SveStateArea:
+    assert k.sve_area is not None, "arm64 fpsimd.setup has not run"
+    return k.sve_area
 
 
 def fpsimd_to_sve(k: "Kernel", th: Arm64Thread) -> None:
@@ -186,9 +190,9 @@ def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bo
         pt = parent.thread
         # arch_dup_task_struct: fpsimd_preserve_current_state(), then copy the FPSIMD state; the
         # child starts without TIF_SVE and with fp_type FPSIMD
-        pcpu = k.cpus[parent.cpu]
+        pcpu = cast("Arm64Cpu", k.cpus[parent.cpu])
         if k.percpu[parent.cpu].curr is parent:
-            fpsimd_save_user_state(k, pcpu, parent)       # type: ignore[arg-type]
+            fpsimd_save_user_state(k, pcpu, parent)
             pcpu.stub_sync()
         if pt.fp_type == FP_STATE_SVE:
             sve_to_fpsimd(k, pt)
@@ -224,9 +228,9 @@ def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     if not isinstance(th, Arm64Thread) or not th.state:
         return
     cpu.stub_sync()                   # nothing queued may still point at the slot
-    for c in k.cpus:
-        last = _last(c)               # type: ignore[arg-type]
-        if last.task is task:
+    for pc in k.percpu:
+        last = pc.fpsimd_last_state
+        if last is not None and last.task is task:
             last.task = None
     _area(k).release(th.state)
     th.state = 0
@@ -235,7 +239,7 @@ def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 # ---- binding, saving, loading -------------------------------------------------------------------
 def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
-    last = _last(cpu)
+    last = _last(k, cpu)
     last.task, last.sve_vl, last.to_save = task, th.vl, FP_STATE_CURRENT
     th.fpsimd_cpu = cpu.index
     if k.config.has_sve:
@@ -248,7 +252,7 @@ def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     """Save the live user state of ``task`` (current) to its buffer, SVE or FPSIMD form."""
     th: Arm64Thread = task.thread
-    last = _last(cpu)
+    last = _last(k, cpu)
     if th.tif_foreign_fpstate or last.task is not task:
         return
     # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry.  Which test
@@ -263,11 +267,11 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     if save_sve:
         if cpu.vl != last.sve_vl:
             raise AssertionError(f"fpsimd_save: CPU VL {cpu.vl} != bound VL {last.sve_vl}")
-        cpu.queue_stub("sve_save_state", *cpu.sve_slot_args(th.state))
+        entry_fpsimd.queue(cpu, "sve_save_state", _area(k), th.state)
         th.fp_type, th.sve_state_vl = FP_STATE_SVE, last.sve_vl
         _count(k, th, "save_sve")
     else:
-        cpu.queue_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(th.state))
+        entry_fpsimd.queue(cpu, "fpsimd_save_state", _area(k), th.state)
         th.fp_type = FP_STATE_FPSIMD
         _count(k, th, "save_fpsimd")
 
@@ -294,10 +298,10 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     if sve and pol != "legacy" and th.tif_sve:
         sve_set_vq(k, cpu, th.vl)     # p1: TIF_SVE may stay set with FPSIMD-only state
     if restore_sve:
-        cpu.queue_stub("sve_load_state", *cpu.sve_slot_args(th.state))
+        entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
         _count(k, th, "load_sve")
         return
-    cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
+    entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
     _count(k, th, "load_fpsimd")
     if sve and had_tif_sve:
         _count(k, th, "load_fpsimd_tif_sve")       # the loads the patch author counted
@@ -364,12 +368,12 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     # (fpsimd_syscall_enter's to_save; 6.2..6.1x leave to_save alone and test in_syscall())
     if variant == "fpsimd_syscall_enter":
-        _last(cpu).to_save = FP_STATE_FPSIMD
+        _last(k, cpu).to_save = FP_STATE_FPSIMD
     return note
 
 
 def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    _last(cpu).to_save = FP_STATE_CURRENT
+    _last(k, cpu).to_save = FP_STATE_CURRENT
     task.thread.in_syscall = False
 
 
@@ -387,7 +391,7 @@ def fpsimd_thread_switch_out(k: "Kernel", cpu: "Arm64Cpu", prev: "Task") -> None
 def fpsimd_thread_switch_in(k: "Kernel", cpu: "Arm64Cpu", nxt: "Task") -> None:
     """fpsimd_thread_switch, second half: is next's state still live here?"""
     th: Arm64Thread = nxt.thread
-    wrong_task = _last(cpu).task is not nxt
+    wrong_task = _last(k, cpu).task is not nxt
     wrong_cpu = th.fpsimd_cpu != cpu.index
     th.tif_foreign_fpstate = wrong_task or wrong_cpu
 

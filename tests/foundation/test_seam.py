@@ -1,0 +1,41 @@
+"""Issue 17, "the seam between hardware and kernel": machine/ is hardware only, the kernel reaches
+it through a small public API.  These read the source, so a regression fails here by name."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+import emukern
+
+ROOT = Path(emukern.__file__).parent
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports (at the top or inside a function)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+    return out
+
+
+def test_machine_imports_nothing_from_the_kernel():
+    bad = {str(p.relative_to(ROOT)): sorted(m for m in _imports(p) if m.startswith("emukern.kernel"))
+           for p in (ROOT / "machine").rglob("*.py")}
+    assert {p: m for p, m in bad.items() if m} == {}
+
+
+def test_kernel_code_and_data_live_in_the_kernel():
+    # the kernel-path cost table and the arm64 entry-fpsimd sequences / sve_state storage
+    assert importlib.util.find_spec("emukern.machine.cost") is None
+    from emukern.kernel import cost
+    assert {"exception_entry", "schedule", "switch_to", "sve_access_trap"} <= set(cost.DEFAULT_COSTS)
+    from emukern.machine import cpu_arm64
+    for name in ("STUB_WORDS", "STUB_TEXT", "SveStateArea", "build_stub_words", "enc_str_z"):
+        assert not hasattr(cpu_arm64, name), name
+    from emukern.kernel.arm64 import entry_fpsimd
+    assert set(entry_fpsimd.STUB_WORDS) == {"sve_save_state", "sve_load_state", "sve_flush_live",
+                                            "sve_flush_p", "fpsimd_save_state", "fpsimd_load_state"}
