@@ -406,6 +406,7 @@ def view_task(dbg: Any, args: list[str]) -> list[str]:
         out.append(f"  affinity {sorted(task.affinity)}")
     if task.pending is not None:
         out.append(f"  pending syscall {dbg.k.syscall_name(task.pending[0])}")
+    out.append(_tif_line(dbg.k, task))
     th = task.thread
     if th is not None:
         out += ["  thread:"] + ["    " + esc(line) for line in _thread_state(dbg, task)]
@@ -431,6 +432,8 @@ def _thread_state(dbg: Any, task: Any) -> list[str]:
     fields = getattr(th, "__dataclass_fields__", None)
     names = list(fields) if fields else [n for n in vars(th) if not n.startswith("_")]
     for n in names:
+        if n == "task":
+            continue                    # (the back-reference to the flags word's task)
         v = getattr(th, n, None)
         if isinstance(v, dict) and "v" in v:
             v = f"<saved fpsimd: {len(v['v'])} V regs>"
@@ -479,6 +482,16 @@ def view_cpu(dbg: Any, args: list[str]) -> list[str]:
     return out
 
 
+def _tif_line(k: Any, task: Any) -> str:
+    """The task's thread flags word, every flag the arch's model uses, by its Linux name."""
+    from emukern.kernel.thread_info import ARCH_FLAGS, TIF_FLAGS
+    if task is None:
+        return "  TIF flags -"
+    names = ARCH_FLAGS.get(k.config.arch, ())
+    return f"  TIF flags {task.flags:#x}: " + ", ".join(
+        f"{n}={'set' if task.flags & TIF_FLAGS[n] else 'clear'}" for n in names)
+
+
 def view_kernel(dbg: Any, args: list[str]) -> list[str]:
     k = dbg.k
     cpu = dbg.cpu
@@ -493,9 +506,9 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
         from emukern.machine.cpu_riscv import VS_NAMES
         vs = getattr(cpu, "vs", None)
         out.append(f"  sstatus.VS {VS_NAMES.get(vs, vs)}")
+        out.append(_tif_line(k, task))
         if task is not None and getattr(task.thread, "v", None) is not None:
             st = task.thread.v
-            out.append(f"  TIF_RISCV_V_DEFER_RESTORE {'set' if getattr(st, 'defer_restore', False) else 'clear'}")
             try:
                 from emukern.kernel.riscv.vector import vstate_view
                 v = vstate_view(task, cpu)
@@ -506,12 +519,8 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
             if last:
                 out.append(f"  last vector decision: {esc(last)}")
     else:
+        out.append(_tif_line(k, task))
         th = getattr(task, "thread", None)
-        flags = []
-        for name in ("tif_sve", "tif_foreign_fpstate", "tif_sve_vl_inherit", "tif_sme"):
-            if th is not None and hasattr(th, name):
-                flags.append(f"{name.upper()}={'set' if getattr(th, name) else 'clear'}")
-        out.append("  TIF flags " + (", ".join(flags) if flags else "-"))
         from emukern.debug.conditions import EvalContext, lookup
         ctx = EvalContext(k, cpu, task, None)
         to = lookup("sve_timeout", ctx)

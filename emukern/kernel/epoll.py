@@ -166,7 +166,7 @@ class EpollMixin:
             if f.nonblock:
                 return -E.EAGAIN
             f.wq.add(task)
-            task.waitqueues = [f.wq]                    # type: ignore[attr-defined]
+            task.waitqueues = [f.wq]
             self.block_current(cpu, task, "eventfd_read")  # type: ignore[attr-defined]
             from emukern.kernel.syscalls import BLOCK
             return BLOCK
@@ -188,7 +188,7 @@ class EpollMixin:
             if f.nonblock:
                 return -E.EAGAIN
             f.wq.add(task)
-            task.waitqueues = [f.wq]                    # type: ignore[attr-defined]
+            task.waitqueues = [f.wq]
             self.block_current(cpu, task, "eventfd_write")  # type: ignore[attr-defined]
             from emukern.kernel.syscalls import BLOCK
             return BLOCK
@@ -275,11 +275,11 @@ class EpollMixin:
         maxevents = _int32(maxevents)
         timed_out = task.woken_value == -E.ETIMEDOUT
         task.woken_value = None
-        for wq in getattr(task, "waitqueues", []):
+        for wq in task.waitqueues:
             wq.remove(task)
-        task.waitqueues = []                          # type: ignore[attr-defined]
-        deadline = getattr(task, "ep_deadline", None)
-        task.ep_deadline = None                       # type: ignore[attr-defined]
+        task.waitqueues = []
+        deadline = task.ep_deadline
+        task.ep_deadline = None
         cpu.charge(self.cost.syscall_body)
         if maxevents <= 0 or maxevents > EP_MAX_EVENTS:
             return -E.EINVAL
@@ -307,9 +307,9 @@ class EpollMixin:
             queues += _queues(it.file)
         for wq in queues:
             wq.add(task)
-        task.waitqueues = queues                      # type: ignore[attr-defined]
+        task.waitqueues = queues
         if deadline is not None:
-            task.ep_deadline = deadline               # type: ignore[attr-defined]
+            task.ep_deadline = deadline
             self.add_timer(task, deadline)            # type: ignore[attr-defined]
         self.block_current(cpu, task, "epoll_wait")   # type: ignore[attr-defined]
         return BLOCK

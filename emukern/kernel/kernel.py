@@ -27,6 +27,7 @@ from emukern.kernel.smp import RunLoopMixin
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
+from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.clock import Clock
 from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
@@ -65,10 +66,16 @@ def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimi
 class TrapRecord:
     """One entry of the trap log.  Built on every trap, so it stores the Trap and formats lazily."""
 
-    __slots__ = ("seq", "cpu", "tid", "time", "trap")
+    __slots__ = ("seq", "cpu", "tid", "time", "trap", "flags")
 
-    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap) -> None:
+    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap, flags: int = 0) -> None:
         self.seq, self.cpu, self.tid, self.time, self.trap = seq, cpu, tid, time, trap
+        self.flags = flags          # the task's thread flags word as the trap left it
+
+    @property
+    def tif(self) -> list[str]:
+        """The thread flags set when the trap returned, by their Linux names."""
+        return thread_flag_names(self.flags)
 
     kind = property(lambda self: self.trap.kind.value)
     pc = property(lambda self: self.trap.pc)
@@ -79,7 +86,8 @@ class TrapRecord:
 
     @property
     def decision(self) -> str:
-        return self.trap.describe(E.NAMES)
+        t = self.trap      # a Trap, or a signal event logged beside the traps (signal.py)
+        return t.describe(E.NAMES) if isinstance(t, Trap) else t.describe()
 
     def __repr__(self) -> str:
         return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
@@ -111,6 +119,10 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     # SVE events the patch author counted, summed over tasks
     sve_area: "SveStateArea | None" = None
     sve_stats: "Counter[str]"
+    # arm64 (kernel/arm64/traps.py setup): the undef hook list/MRS emulation state, and the
+    # sanitised ID registers of the system (cpufeature.py SystemIdRegs)
+    arm64_undef: Any = None
+    id_regs: Any = None
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
@@ -253,7 +265,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         init_task_signals(task)
         # /proc/self/exe is a guest path: the program's place in the root, or its name at the
         # top of it when it comes from outside the root (a host path means nothing in the guest)
-        task.exe = (self.vfs.guest_path_of_host(str(path))  # type: ignore[attr-defined]
+        task.exe = (self.vfs.guest_path_of_host(str(path))
                     or "/" + Path(path).name)
         self.tasks[task.tid] = task
         self.init_task = task
@@ -328,16 +340,17 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         from emukern.machine.memory import page_up
         init = max(self.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
         mm.map(stack_top - init, init, "rw-", "[stack]")
-        mm.stack_limit = stack_top - self.arch.STACK_SIZE  # type: ignore[attr-defined]
+        mm.stack_limit = stack_top - self.arch.STACK_SIZE
         mm.write(lay.sp, lay.blob)
-        mm.saved_auxv = lay.auxv          # type: ignore[attr-defined]   (/proc/self/auxv)
-        task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)  # type: ignore[attr-defined]
+        mm.saved_auxv = lay.auxv          # (/proc/self/auxv)
+        task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)
 
     def exec_commit(self, task: Task) -> None:
-        mm, entry, sp, argv = task.exec_pending      # type: ignore[attr-defined]
-        del task.exec_pending                        # type: ignore[attr-defined]
+        assert task.exec_pending is not None
+        mm, entry, sp, argv = task.exec_pending
+        task.exec_pending = None
         task.mm = mm
-        task.argv = argv                             # type: ignore[attr-defined]   (/proc/self/cmdline)
+        task.argv = argv                             # (/proc/self/cmdline)
         task.ctx = self.arch.initial_context(entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
 
@@ -439,7 +452,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        ucount = cpu._cs.count - cpu.stub_insns + cpu.extra_user    # Cpu.user_cycles, inlined
+        ucount = cpu.user_cycles
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         task.utime += user if user < total else total
@@ -447,7 +460,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         pcpu.last_mark = now
         pcpu.user_mark = ucount
         costs = self._costs
-        cpu.sys_cycles += costs["exception_entry"]
+        cpu.charge(costs["exception_entry"])
         kind = trap.kind
         self.trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
         listeners = self.trap_listeners
@@ -458,9 +471,9 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         else:
             self.arch.handle_trap(cpu, task, trap)
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
-            if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
+            if cpu.mm is not task.mm or cpu.mm.version != cpu.mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-            if task.sigpending:         # exit_to_user_mode_loop: TIF_SIGPENDING -> do_signal
+            if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
                 self.do_signal(cpu, task, trap)
             note = self.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
             if note:
@@ -468,15 +481,15 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
                     trap.notes = [note]
                 else:
                     trap.notes.append(note)
-        cpu.sys_cycles += costs["exception_return"]
+        cpu.charge(costs["exception_return"])
         end = cpu.now
         trap.cycles = end - now
         self.trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
-        pcpu.user_mark = cpu._cs.count - cpu.stub_insns + cpu.extra_user
+        pcpu.user_mark = cpu.user_cycles
         self._seq += 1
-        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap))
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
         for cb in listeners:
             cb("exit", cpu, task, trap)
         if pcpu.need_resched:
@@ -484,12 +497,12 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
 
     def _log_trap(self, cpu: Cpu, task: Task, trap: Trap) -> None:
         self._seq += 1
-        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap))
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap, task.flags))
 
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
         """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
         (deferred restores, lazy FP)."""
-        if task.sigpending or task.signal is not None and task.signal.stop_pending:
+        if task.flags & TIF_SIGPENDING or task.signal is not None and task.signal.stop_pending:
             self.do_signal(cpu, task)
             if task.state is not TaskState.RUNNABLE:
                 self.schedule(cpu)      # a fatal signal or a group stop: pick something else
@@ -505,7 +518,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         note = self.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         if note:
             trap.notes = [note]
-        cpu.sys_cycles += self._costs["syscall_dispatch"]
+        cpu.charge(self._costs["syscall_dispatch"])
         task.syscalls += 1
         name, ret = self._call_syscall(cpu, task, nr, args)
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
@@ -531,7 +544,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""
         from emukern.machine.memory import page_down
         mm = task.mm
-        limit = getattr(mm, "stack_limit", None)
+        limit = mm.stack_limit
         stack = next((m for m in mm.mappings if m.name == "[stack]"), None)
         if limit is None or stack is None or not limit <= addr < stack.start:
             return False

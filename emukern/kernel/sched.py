@@ -47,6 +47,7 @@ class PerCpu:
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
     last_ino: int = 0           # get_next_ino's per-CPU batch position
     kernel_mode_v: bool = False  # RISC-V: inside kernel_vector_begin/end (RISCV_KERNEL_MODE_V)
+    kernel_vector_cycles: int = 0  # RISC-V: cycles of vector code the kernel ran on this CPU
     # arm64: whose user FP state is live in this CPU's registers (fpsimd.py's fpsimd_last_state)
     fpsimd_last_state: "FpsimdLastState | None" = None
 
@@ -128,7 +129,7 @@ class SchedulerMixin:
                 continue
             if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
                 task.woken_value = -E.ETIMEDOUT
-                for wq in getattr(task, "waitqueues", []):
+                for wq in task.waitqueues:
                     wq.remove(task)
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 

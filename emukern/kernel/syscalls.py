@@ -5,6 +5,7 @@ blocked syscall is re-run from the start when the task is woken, like Linux's wa
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.errors import MemoryFault
@@ -88,9 +89,15 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     config: Any
     tasks: dict
     percpu: list
+    cpus: list
     clock: Any
     arch: Any
     sysctl: Any
+    _dispatch: dict[int, tuple[str, Callable[..., Any]]]   # build_syscall_table()
+    unknown_syscalls: Counter[int]                        # numbers that got -ENOSYS
+    futex_queues: dict[tuple[int, int], WaitQueue]        # (mm, uaddr) -> the futex's waiters
+    child_wait: dict[int, WaitQueue]                      # tgid -> its wait4 sleepers
+    _to_release: list[Task]                               # reaped tasks to release_task later
 
     def syscall_name(self, nr: int) -> str:
         return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
@@ -107,9 +114,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> tuple[str, Any]:
         """(name, return value) through the dispatch table: an unknown number is -ENOSYS (and
         counted), a bad user pointer -EFAULT, an allocation the host refuses -ENOMEM."""
-        entry = self._dispatch.get(nr)          # type: ignore[attr-defined]
+        entry = self._dispatch.get(nr)
         if entry is None:
-            self.unknown_syscalls[nr] += 1       # type: ignore[attr-defined]
+            self.unknown_syscalls[nr] += 1
             return f"syscall_{nr}", -E.ENOSYS
         name, fn = entry
         try:
@@ -217,7 +224,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if p.writers == 0:
                     return 0
                 p.rwait.add(task)
-                task.waitqueues = [p.rwait]   # type: ignore[attr-defined]
+                task.waitqueues = [p.rwait]
                 self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
                 return BLOCK
             cpu.charge(self.cost.pipe_op)
@@ -247,7 +254,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         room = 65536 - len(p.buf)
         if room <= 0:
             p.wwait.add(task)
-            task.waitqueues = [p.wwait]   # type: ignore[attr-defined]
+            task.waitqueues = [p.wwait]
             self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
             return BLOCK
         cpu.charge(self.cost.pipe_op)
@@ -455,9 +462,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             cur = task.mm.read_u32(uaddr)
             if cur != (val & 0xFFFFFFFF):
                 return -E.EAGAIN
-            wq = self.futex_queues.setdefault(key, WaitQueue("futex"))  # type: ignore[attr-defined]
+            wq = self.futex_queues.setdefault(key, WaitQueue("futex"))
             wq.add(task)
-            task.waitqueues = [wq]  # type: ignore[attr-defined]
+            task.waitqueues = [wq]
             if timeout:
                 ts = task.mm.read(timeout, 16)
                 sec, nsec = int.from_bytes(ts[:8], "little", signed=True), int.from_bytes(ts[8:], "little", signed=True)
@@ -473,7 +480,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             self.block_current(cpu, task, "futex")  # type: ignore[attr-defined]
             return BLOCK
         if cmd == FUTEX_WAKE:
-            wq = self.futex_queues.get(key)  # type: ignore[attr-defined]
+            wq = self.futex_queues.get(key)
             if wq is None:
                 return 0
             return self.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)  # type: ignore[attr-defined]
@@ -493,9 +500,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         else:
             # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
             # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
-            for attr in ("stack_limit", "saved_auxv"):
-                if hasattr(task.mm, attr):
-                    setattr(mm, attr, getattr(task.mm, attr))
+            mm.stack_limit, mm.saved_auxv = task.mm.stack_limit, task.mm.saved_auxv
         files = task.files if flags & CLONE_FILES else task.files.dup_table()
         child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                      parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
@@ -547,14 +552,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             leader.term_signal = status if signaled else 0
 
     def _remove_from_queues(self, t: Task) -> None:
-        for wq in getattr(t, "waitqueues", []):
+        for wq in t.waitqueues:
             wq.remove(t)
         for pc in self.percpu:
             if t in pc.rq:
                 pc.rq.remove(t)
             if pc.curr is t and pc.index != -1:
                 pc.need_resched = True
-                self.cpus[pc.index].stop()  # type: ignore[attr-defined]
+                self.cpus[pc.index].stop()
 
     def do_exit(self, cpu, task, status: int, current: bool = True) -> None:
         if not task.alive:
@@ -563,7 +568,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if task.clear_child_tid and task.mm.users > 1:
             try:
                 task.mm.write_u32(task.clear_child_tid, 0)
-                wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))  # type: ignore[attr-defined]
+                wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))
                 if wq:
                     self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
             except MemoryFault:
@@ -580,12 +585,12 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if task.is_thread_leader:
             task.state = TaskState.ZOMBIE if task.parent is not None and not reap else TaskState.DEAD
             if task.parent is not None:
-                wq = self.child_wait.get(task.parent.tgid)  # type: ignore[attr-defined]
+                wq = self.child_wait.get(task.parent.tgid)
                 if wq:
                     self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
         else:
             task.state = TaskState.DEAD
-            self._to_release.append(task)  # type: ignore[attr-defined]
+            self._to_release.append(task)
         if current and self.percpu[cpu.index].curr is task:
             self.account(cpu, task)  # type: ignore[attr-defined]
             self.percpu[cpu.index].need_resched = True
@@ -601,14 +606,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
                 c.state = TaskState.DEAD
-                self._to_release.append(c)  # type: ignore[attr-defined]   (release_task)
+                self._to_release.append(c)   # (release_task)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
         if options & WNOHANG:
             return 0
-        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
+        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
         wq.add(task)
-        task.waitqueues = [wq]  # type: ignore[attr-defined]
+        task.waitqueues = [wq]
         self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
         return BLOCK

@@ -6,7 +6,7 @@ pread64, dup, fcntl), and the file-backed side of mmap.  Paths resolve only insi
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
@@ -17,6 +17,9 @@ from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.syscalls_proc import ProcSyscallsMixin
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
 
 U64 = (1 << 64) - 1
 ENOTTY = 25
@@ -49,15 +52,16 @@ def _s32(v: int) -> int:
 
 class FileSyscallsMixin(ProcSyscallsMixin):
     cost: Any
+    config: Any
     vfs: Vfs
     procfs: ProcFs
 
     def fs_init(self) -> None:
         """Mount the guest root with /proc and /dev over it (the kernel's boot-time mounts)."""
-        cfg = self.config      # type: ignore[attr-defined]
+        cfg = self.config
         root = getattr(cfg, "root", None)
         Vfs.check_root(root)
-        self.procfs = ProcFs(self)        # type: ignore[arg-type]
+        self.procfs = ProcFs(cast("Kernel", self))
         self.vfs = Vfs(root, bool(getattr(cfg, "root_rw", False)), self.procfs.mounts())
 
     def fs_init_task(self, task) -> None:
@@ -135,7 +139,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
     # ---- open -----------------------------------------------------------------------------------
     def do_sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode) -> int:
         """do_filp_open: walk, maybe create, check, then the object's open."""
-        arch = self.config.arch       # type: ignore[attr-defined]
+        arch = self.config.arch
         flags &= 0xFFFFFFFF
         path = self._user_path(task, path_ptr)
         if isinstance(path, int):
@@ -152,7 +156,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             node = made
         if isinstance(node, int):
             return node
-        if flags & O_CREAT and flags & O_EXCL and not getattr(node, "_created", False):
+        if flags & O_CREAT and flags & O_EXCL and not node.created:
             return -E.EEXIST
         if node.is_link:
             return -ELOOP if not flags & O_PATH else task.files.install(VfsFile(node, 0), cloexec=cloexec)
@@ -209,7 +213,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         node = self.vfs.child(parent, name)
         if node is None:
             return -E.ENOENT
-        node._created = True      # type: ignore[attr-defined]   (O_EXCL is satisfied)
+        node.created = True       # (O_EXCL is satisfied)
         return node
 
     def sys_mkdirat(self, cpu, task, dirfd, path_ptr, mode, *a):

@@ -165,6 +165,18 @@ class StubOp:
     saves: bool = False
 
 
+ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
+
+
+def read_model_sysregs(encodings: "list[tuple[int, int, int, int, int]]",
+                       cpu_model: int = ARM64_MODEL_MAX) -> list[int]:
+    """The reset values of system registers (op0, op1, crn, crm, op2) of a CPU model, read from a
+    fresh, never-run instance: the ID registers the kernel sanitises, without booting a CPU."""
+    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+    uc.ctl_set_cpu_model(cpu_model)
+    return [int(uc.cpr_read(*enc)) for enc in encodings]
+
+
 def is_sve_encoding(word: int) -> bool:
     """True for the SVE encoding space (op0 = 0b0010 in bits 28:25)."""
     return (word >> 25) & 0xF == 0b0010

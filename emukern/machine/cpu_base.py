@@ -138,6 +138,10 @@ class Cpu:
         self._rv.value = value & 0xFFFF_FFFF_FFFF_FFFF
         self._uc_rw(self._uch, regid, self._prv)
 
+    # Public, for the kernel's hot paths (a syscall's return value, a signal frame's registers):
+    # a 64-bit register by its Unicorn id in one libunicorn call (the same function, no wrapper)
+    write_regid = _write
+
     def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
         """A reader for a fixed list of 64-bit registers in one libunicorn call."""
         n = len(regids)
@@ -166,6 +170,11 @@ class Cpu:
     @property
     def user_insns(self) -> int:
         return self.counter.count - self.stub_insns
+
+    @property
+    def mapped_version(self) -> int:
+        """The version of :attr:`mm` whose mappings Unicorn has now (``sync_mm`` catches up)."""
+        return self._mapped_version
 
     @property
     def user_cycles(self) -> int:

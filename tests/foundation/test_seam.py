@@ -39,3 +39,35 @@ def test_kernel_code_and_data_live_in_the_kernel():
     from emukern.kernel.arm64 import entry_fpsimd
     assert set(entry_fpsimd.STUB_WORDS) == {"sve_save_state", "sve_load_state", "sve_flush_live",
                                             "sve_flush_p", "fpsimd_save_state", "fpsimd_load_state"}
+
+
+# ---- item 2: a small public machine API for what the kernel needs -----------------------------
+import re
+
+_PRIVATE_ON_CPU = re.compile(r"\b(?:cpu|c|pcpu|cpus\[[^\]]*\]|self\.cpu|dbg\.cpu)\._[a-z]\w*")
+
+
+def _sources(*dirs: str):
+    for d in dirs:
+        for p in sorted((ROOT / d).rglob("*.py")):
+            yield p, p.read_text()
+
+
+def test_kernel_and_debugger_use_no_private_cpu_attributes():
+    hits = [f"{p.relative_to(ROOT)}:{n}: {m.group(0)}" for p, text in _sources("kernel", "debug")
+            for n, line in enumerate(text.splitlines(), 1) for m in _PRIVATE_ON_CPU.finditer(line)]
+    assert hits == []
+
+
+def test_kernel_charges_time_only_through_cpu_charge():
+    # no cpu.sys_cycles/extra_user/idle_cycles arithmetic beside Cpu.charge(), no counter struct
+    pat = re.compile(r"\.(?:sys_cycles|extra_user|idle_cycles|stub_insns)\s*[-+]?=(?!=)|\._cs\b|\.counter\.(?:count|deadline)\s*[-+]?=")
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p, text in _sources("kernel")
+            for n, line in enumerate(text.splitlines(), 1) if pat.search(line)]
+    assert hits == []
+
+
+def test_kernel_creates_no_unicorn_instance():
+    pat = re.compile(r"\bUc\(")
+    hits = [str(p.relative_to(ROOT)) for p, text in _sources("kernel") if pat.search(text)]
+    assert hits == []

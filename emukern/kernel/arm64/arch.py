@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class Arm64Arch(ArchBase):
     name = "arm64"
     uname_machine = "aarch64"
+    _elf_hwcaps: tuple[int, int] | None = None     # setup_elf_hwcaps' answer, computed once
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
@@ -44,11 +45,10 @@ class Arm64Arch(ArchBase):
 
     def elf_hwcaps(self) -> tuple[int, int]:
         """setup_elf_hwcaps() over the sanitised ID registers (kernel/arm64/hwcap.py), once."""
-        caps = getattr(self, "_elf_hwcaps", None)
+        caps = self._elf_hwcaps
         if caps is None:
             from emukern.kernel.arm64.hwcap import setup_elf_hwcaps
-            caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs,  # type: ignore[attr-defined]
-                                                       sve=self.k.config.has_sve)
+            caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs, sve=self.k.config.has_sve)
         return caps
 
     def cpuinfo(self) -> str:
@@ -62,7 +62,7 @@ class Arm64Arch(ArchBase):
         return tuple(cpu.reg(i) for i in range(6))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu._write(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: straight to libunicorn)
+        cpu.write_regid(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}

@@ -29,6 +29,8 @@ from emukern.kernel import errno as E
 from emukern.kernel.arm64 import entry_fpsimd
 from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
+from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL_INHERIT, FlagView,
+                                        set_thread_flag)
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -70,9 +72,8 @@ class Arm64Thread:
     state: int = 0                    # slot address in the machine's SveStateArea (0: none)
     fp_type: str = FP_STATE_FPSIMD    # which form the saved state in memory has
     sve_state_vl: int = 0             # VL of the SVE form in memory
-    tif_sve: bool = False
-    tif_foreign_fpstate: bool = True
-    tif_sve_vl_inherit: bool = False
+    # the Task whose flags word holds TIF_SVE, TIF_FOREIGN_FPSTATE and TIF_SVE_VL_INHERIT
+    task: "Task | None" = field(default=None, repr=False, compare=False)
     fpsimd_cpu: int = -1              # NR_CPUS: bound to no CPU
     in_syscall: bool = False          # in_syscall(pt_regs): the last kernel entry was an svc
     sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
@@ -81,6 +82,11 @@ class Arm64Thread:
     # instrumentation (what the patch author counted, and what the benchmark reports)
     stats: Counter = field(default_factory=Counter)
     dropped_at_load: bool = False     # TIF_SVE was dropped by an FPSIMD-only load since the last trap
+
+    # the thread flags, as bits of the task's flags word (kernel/thread_info.py)
+    tif_sve = FlagView(TIF_SVE)
+    tif_foreign_fpstate = FlagView(TIF_FOREIGN_FPSTATE)
+    tif_sve_vl_inherit = FlagView(TIF_SVE_VL_INHERIT)
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -184,7 +190,9 @@ def sve_alloc(k: "Kernel", th: Arm64Thread) -> None:
 def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> Arm64Thread:
     if exec_ and isinstance(task.thread, Arm64Thread):
         return task.thread            # execve keeps the thread; fpsimd_flush_thread resets it
-    th = Arm64Thread(vl=k.config.sve_vl)
+    th = Arm64Thread(task=task, vl=k.config.sve_vl)
+    # a new thread's registers are nowhere yet: TIF_FOREIGN_FPSTATE (its TIF_SVE starts clear)
+    set_thread_flag(task, TIF_FOREIGN_FPSTATE)
     th.state = _area(k).alloc()
     if parent is not None and isinstance(parent.thread, Arm64Thread):
         pt = parent.thread

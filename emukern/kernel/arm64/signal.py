@@ -191,7 +191,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
     buf[SC_FAULT:SC_FAULT + 8] = _u64(st.fault_address)
     _PACK_REGS.pack_into(buf, SC_REGS, *regs[0:33], regs[33] & 0xF000_0000)    # pstate: EL0t, NZCV
-    a = k.sve_area                                                       # type: ignore[attr-defined]
+    a = k.sve_area
     # fpsimd_context
     o = lay.fpsimd_offset
     fpsr, fpcr = a.fpsr_fpcr(th.state)
@@ -345,7 +345,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     new[33] = pstate & 0xF000_0000
     for i, (a, b) in enumerate(zip(new, user_regs(k, cpu))):
         if a != b:
-            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
+            cpu.write_regid(_FRAME_REGS[i], a)  # (the kernel's hot-path register write)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
     # exceptions) fails the frame, and the kernel keeps just NZCV (done above).
@@ -382,7 +382,7 @@ def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: byte
     """The FPSIMD view goes into the task's buffer (and into the low bits of Z if TIF_SVE);
     the registers are loaded on the way out (TIF_FOREIGN_FPSTATE), by task_fpsimd_load."""
     th = task.thread
-    a = k.sve_area                                                       # type: ignore[attr-defined]
+    a = k.sve_area
     a.write(th.state + a.fp_off, vregs)
     a.write(th.state + a.fpsr_off, _u32(fpsr) + _u32(fpcr))
     if th.tif_sve:
@@ -428,7 +428,7 @@ def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[s
             return False, f"SVE record of size {size} too small for VL {vl * 8}"
         F.fpsimd_flush_task_state(th)
         F.sve_alloc(k, th)
-        a = k.sve_area                                                   # type: ignore[attr-defined]
+        a = k.sve_area
         data = mm.read(head + 16, sve_sig_regs_size(vq))
         zb, pb = vq * 16, vq * 2
         st = {"vl": th.vl, "z": [data[i * zb:(i + 1) * zb] for i in range(32)],

@@ -5,12 +5,13 @@ arch/riscv/include/asm/vector.h); this file only calls its hook points where Lin
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.riscv import vector
 from unicorn import riscv_const as R
 
+from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
 
 # sstatus.FS shares the VS encoding (SR_FS_OFF/INITIAL/CLEAN/DIRTY)
@@ -65,7 +66,7 @@ class RiscvArch(ArchBase):
         return tuple(cpu.reg(i) for i in range(10, 16))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu._write(_A0_REG, value)           # regs->a0 (hot path: straight to libunicorn)
+        cpu.write_regid(_A0_REG, value)      # regs->a0 (hot path: straight to libunicorn)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         x = [0] * 32
@@ -120,13 +121,13 @@ class RiscvArch(ArchBase):
 
     # --- hook points -------------------------------------------------------------------------
     def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
-        if cpu.vs == VS_OFF:                                         # type: ignore[attr-defined]
+        if cast(RiscvCpu, cpu).vs == VS_OFF:
             return None                     # V never used (or off): nothing to discard
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
     def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
-        if not task.thread.v.defer_restore:  # the common case: only the flag test is charged
-            cpu.sys_cycles += self.k.cost.tif_check
+        if not task.flags & TIF_RISCV_V_DEFER_RESTORE:   # the common case: only the test is charged
+            cpu.charge(self.k.cost.tif_check)
             return None
         return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 

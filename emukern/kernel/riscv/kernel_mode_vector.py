@@ -124,7 +124,7 @@ def __asm_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", dst: int, sr
     except MemoryFault:
         unit.vstart = 0                      # the fixup path: the kernel resets vstart
     cpu.charge(cycles)
-    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + cycles
+    k.percpu[cpu.index].kernel_vector_cycles += cycles
     return regs.x[12]
 
 

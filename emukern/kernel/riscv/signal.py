@@ -206,7 +206,7 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     cur = user_regs(k, cpu)
     for i, (a, b) in enumerate(zip(new, cur)):
         if a != b:
-            cpu._write(_FRAME_REGS[i], a)       # (the kernel's hot-path register write)
+            cpu.write_regid(_FRAME_REGS[i], a)  # (the kernel's hot-path register write)
     if int.from_bytes(raw[SC_RESERVED:SC_RESERVED + 4], "little"):
         return False, "sc_extdesc.reserved is not zero"
     ptr = frame + SC_EXT_HDR

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.plugins import kernel_function
 from emukern.kernel.sysctl import SysctlEntry
+from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE, FlagView, clear_thread_flag
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap
 
@@ -77,10 +78,12 @@ class VState:
     vstart: int = 0
     vcsr: int = 0
     vs: int = VS_OFF                    # regs->status.VS while switched out
-    defer_restore: bool = False         # TIF_RISCV_V_DEFER_RESTORE
     ctrl: int = 0                       # thread.vstate_ctrl (prctl)
     stats: dict[str, int] = field(default_factory=lambda: {"saves": 0, "restores": 0, "discards": 0,
                                                            "first_use": 0})
+    # the Task whose flags word holds TIF_RISCV_V_DEFER_RESTORE (kernel/thread_info.py)
+    task: Any = field(default=None, repr=False, compare=False)
+    defer_restore = FlagView(TIF_RISCV_V_DEFER_RESTORE)
 
 
 class _StubRegs:
@@ -127,7 +130,7 @@ def _run(k: "Kernel", cpu: RiscvCpu, words: tuple[int, ...], regs: _StubRegs, me
     for w in words:
         cycles += cpu.rvv.execute(w, regs, mem).cycles
     cpu.charge(cycles)
-    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + cycles
+    k.percpu[cpu.index].kernel_vector_cycles += cycles
 
 
 def _vs(task: "Task") -> VState:
@@ -271,7 +274,8 @@ def _ctrl_init(k: "Kernel", st: VState) -> None:
 
 def riscv_v_new_task(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> VState:
     """fork: copy_thread turns status.VS off and clears the context, keeping vstate_ctrl."""
-    st = VState()
+    st = VState(task=task)
+    clear_thread_flag(task, TIF_RISCV_V_DEFER_RESTORE)     # a fresh context has nothing deferred
     if parent is not None and parent.thread is not None and parent.thread.v is not None:
         st.ctrl = parent.thread.v.ctrl
     if exec_:
