@@ -71,3 +71,17 @@ def test_kernel_creates_no_unicorn_instance():
     pat = re.compile(r"\bUc\(")
     hits = [str(p.relative_to(ROOT)) for p, text in _sources("kernel") if pat.search(text)]
     assert hits == []
+
+
+# ---- item 7: a Linux change's policy is read where its hunks are, not interleaved -------------
+def _function_source(path: Path, name: str) -> str:
+    tree = ast.parse(path.read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name)
+    return ast.get_source_segment(path.read_text(), fn) or ""
+
+
+def test_task_fpsimd_load_reads_the_sve_policy_once():
+    # two blocks (before / after "arm64/sve: Performance improvements with SVE state saving"),
+    # chosen by one read of the switch -- not a legacy/p1 test in each of four ifs
+    src = _function_source(ROOT / "kernel" / "arm64" / "fpsimd.py", "task_fpsimd_load")
+    assert src.count("_pol(k)") == 1 and src.count('"legacy"') == 1

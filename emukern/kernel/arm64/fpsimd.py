@@ -30,7 +30,8 @@ from emukern.kernel.arm64 import entry_fpsimd
 from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
 from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL_INHERIT, FlagView,
-                                        set_thread_flag)
+                                        clear_thread_flag, set_thread_flag, test_and_clear_thread_flag,
+                                        test_thread_flag)
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -286,25 +287,45 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 
 @kernel_function
 def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    """Load the task's saved FP state into the CPU (return to user with TIF_FOREIGN_FPSTATE).
+
+    Two blocks, one per side of Mark Brown's "arm64/sve: Performance improvements with SVE state
+    saving" (patch 1): ``legacy`` is the function before it, ``p1``/``p1+p2`` after it -- the
+    patch moves the ZCR_EL1 write out of the FP_STATE_SVE case (hunk 1 -> hunk 2) and adds the
+    sve_timeout decision after an FPSIMD-only load (hunk 3)."""
     th: Arm64Thread = task.thread
-    pol = _pol(k)
     sve = k.config.has_sve
-    had_tif_sve = th.tif_sve
-    restore_sve = False
-    if sve:
-        if th.fp_type == FP_STATE_FPSIMD:
-            if pol == "legacy" and th.tif_sve:
+    had_tif_sve = test_thread_flag(task, TIF_SVE)
+    if _pol(k) == "legacy":
+        # ---- before the patch ------------------------------------------------------------------
+        restore_sve = False
+        if sve:
+            if th.fp_type == FP_STATE_FPSIMD:
                 # Stop tracking SVE for this task until next use.
-                th.tif_sve = False
-                th.dropped_at_load = True
-                _count(k, th, "drop_tif_sve_load")
-        else:
-            th.tif_sve = True
-            if pol == "legacy":
+                if test_and_clear_thread_flag(task, TIF_SVE):
+                    th.dropped_at_load = True
+                    _count(k, th, "drop_tif_sve_load")
+            else:                                        # FP_STATE_SVE
+                set_thread_flag(task, TIF_SVE)
                 sve_set_vq(k, cpu, th.vl)
-            restore_sve = True
-    if sve and pol != "legacy" and th.tif_sve:
-        sve_set_vq(k, cpu, th.vl)     # p1: TIF_SVE may stay set with FPSIMD-only state
+                restore_sve = True
+        if restore_sve:
+            entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
+            _count(k, th, "load_sve")
+            return
+        entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
+        _count(k, th, "load_fpsimd")
+        if sve and had_tif_sve:
+            _count(k, th, "load_fpsimd_tif_sve")        # the loads the patch author counted
+        return
+
+    # ---- with the patch (p1, p1+p2) ----------------------------------------------------------
+    restore_sve = sve and th.fp_type == FP_STATE_SVE
+    if restore_sve:
+        set_thread_flag(task, TIF_SVE)
+    # hunk 2: SVE may stay enabled while only FPSIMD state is loaded, so always set the VL
+    if sve and test_thread_flag(task, TIF_SVE):
+        sve_set_vq(k, cpu, th.vl)
     if restore_sve:
         entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
         _count(k, th, "load_sve")
@@ -312,10 +333,11 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
     _count(k, th, "load_fpsimd")
     if sve and had_tif_sve:
-        _count(k, th, "load_fpsimd_tif_sve")       # the loads the patch author counted
-    if sve and pol != "legacy" and th.tif_sve:
+        _count(k, th, "load_fpsimd_tif_sve")            # the loads the patch author counted
+    # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
+    if sve and test_thread_flag(task, TIF_SVE):
         if _jiffies(k, cpu) > th.sve_timeout:
-            th.tif_sve = False
+            clear_thread_flag(task, TIF_SVE)
             th.dropped_at_load = True
             sve_user_disable(k, cpu)
             _count(k, th, "drop_tif_sve_load")
