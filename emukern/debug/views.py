@@ -85,18 +85,6 @@ def location_line(dbg: Any, cpu: Any = None) -> str:
     return f"[bold]=>[/] {esc(where(dbg, pc))}:  [cyan]{esc(disasm_at(dbg, pc))}[/]"
 
 
-_HANDLERS = {
-    ("riscv64", TrapKind.ILLEGAL): "do_trap_insn_illegal",
-    ("riscv64", TrapKind.MEM_FAULT): "do_page_fault",
-    ("riscv64", TrapKind.BREAKPOINT): "do_trap_break",
-    ("arm64", TrapKind.ILLEGAL): "do_el0_undef",
-    ("arm64", TrapKind.SYSREG): "do_el0_sys",
-    ("arm64", TrapKind.SVE_ACCESS): "do_sve_acc",
-    ("arm64", TrapKind.MEM_FAULT): "do_page_fault",
-    ("arm64", TrapKind.BREAKPOINT): "do_el0_brk",
-}
-
-
 def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
     """The kernel function that is about to handle ``trap`` (as the arch code dispatches it)."""
     if trap.kind is TrapKind.SYSCALL:
@@ -107,14 +95,8 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
             return "do_syscall"
     if trap.kind is TrapKind.TIMER:
         return "scheduler_tick"
-    h = _HANDLERS.get((dbg.arch, trap.kind), "")
-    if dbg.arch == "riscv64" and trap.kind is TrapKind.ILLEGAL and "first-use" in dbg.classify(cpu, trap):
-        h = "do_trap_insn_illegal -> riscv_v_first_use_handler"
-    if dbg.arch == "arm64" and trap.kind is TrapKind.ILLEGAL and "mrs" in dbg.classify(cpu, trap):
-        # the arm64-mrs switch decides the path (read now: it may have been switched at run time)
-        h = ("do_el0_undef -> try_emulate_mrs" if dbg.k.policy("arm64-mrs") == "direct"
-             else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
-    return h or "?"
+    # the arch's own dispatch table (ArchBase.TRAP_HANDLERS / trap_handler_path), not a copy
+    return dbg.k.arch.trap_handler_path(cpu, trap, dbg.classify(cpu, trap)) or "?"
 
 
 def decision_of(trap: Any) -> str:

@@ -85,3 +85,22 @@ def test_task_fpsimd_load_reads_the_sve_policy_once():
     # chosen by one read of the switch -- not a legacy/p1 test in each of four ifs
     src = _function_source(ROOT / "kernel" / "arm64" / "fpsimd.py", "task_fpsimd_load")
     assert src.count("_pol(k)") == 1 and src.count('"legacy"') == 1
+
+
+# ---- item 6: the debugger asks the arch which handler a trap goes to --------------------------
+def test_debugger_has_no_copy_of_the_arch_dispatch_table():
+    names = ("do_el0_undef", "do_el0_sys", "do_sve_acc", "do_el0_brk", "do_trap_insn_illegal",
+             "do_trap_break", "do_page_fault", "riscv_v_first_use_handler")
+    hits = [f"{p.relative_to(ROOT)}: {n}" for p, text in _sources("debug") for n in names
+            if f'"{n}' in text or f"'{n}" in text]
+    assert hits == []
+
+
+def test_arch_tables_name_the_handlers_the_kernel_logs():
+    from emukern.kernel.arm64.arch import Arm64Arch
+    from emukern.kernel.riscv.arch import RiscvArch
+    from emukern.machine.trap import TrapKind
+    assert Arm64Arch.TRAP_HANDLERS[TrapKind.SVE_ACCESS] == "do_sve_acc"
+    assert RiscvArch.TRAP_HANDLERS[TrapKind.ILLEGAL] == "do_trap_insn_illegal"
+    for arch in (Arm64Arch, RiscvArch):
+        assert {TrapKind.ILLEGAL, TrapKind.MEM_FAULT, TrapKind.BREAKPOINT} <= set(arch.TRAP_HANDLERS)

@@ -26,6 +26,9 @@ class Arm64Arch(ArchBase):
     name = "arm64"
     uname_machine = "aarch64"
     _elf_hwcaps: tuple[int, int] | None = None     # setup_elf_hwcaps' answer, computed once
+    TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
+                     TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
+                     TrapKind.BREAKPOINT: "do_el0_brk"}
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
@@ -100,6 +103,13 @@ class Arm64Arch(ArchBase):
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return fpsimd.sve_prctl(self.k, cpu, task, option, a2)
+
+    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+        if trap.kind is TrapKind.ILLEGAL and "mrs" in classes:
+            # the arm64-mrs switch decides the path (read now: it may be switched at run time)
+            return ("do_el0_undef -> try_emulate_mrs" if self.k.policy("arm64-mrs") == "direct"
+                    else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
+        return super().trap_handler_path(cpu, trap, classes)
 
     def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         assert isinstance(cpu, Arm64Cpu)

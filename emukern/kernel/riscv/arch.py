@@ -186,9 +186,17 @@ class RiscvArch(ArchBase):
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return vector.riscv_v_prctl(self.k, cpu, task, option, a2)
 
+    TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_trap_insn_illegal", TrapKind.MEM_FAULT: "do_page_fault",
+                     TrapKind.BREAKPOINT: "do_trap_break"}
+
+    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+        if trap.kind is TrapKind.ILLEGAL and "first-use" in classes:
+            return "do_trap_insn_illegal -> riscv_v_first_use_handler"
+        return super().trap_handler_path(cpu, trap, classes)
+
     def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         if trap.kind is TrapKind.ILLEGAL:
-            trap.handler = "do_trap_insn_illegal"
+            trap.handler = self.TRAP_HANDLERS[TrapKind.ILLEGAL]
             # Linux: do_trap_insn_illegal -> riscv_v_first_use_handler before sending SIGILL
             if vector.riscv_v_first_use_handler(self.k, cpu, task, trap):
                 return
