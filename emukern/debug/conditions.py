@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from emukern.debug.errors import DebugError
+from emukern.kernel.errno import NAMES as ERRNO_NAMES
 from emukern.kernel.thread_info import ARCH_FLAGS, TIF_FLAGS, TIF_RISCV_V_DEFER_RESTORE
+from emukern.machine.trap import Trap
 
 
 @dataclass
@@ -123,10 +125,18 @@ register_variable("cpu", lambda c: c.cpu.index, "CPU index")
 register_variable("tid", lambda c: getattr(c.task, "tid", None), "current task id")
 register_variable("trap", _trap_attr("kind"), "kind of the trap just handled (syscall, illegal, ...)")
 register_variable("handler", _trap_attr("handler"), "handler of the trap just handled")
+def decision_of(trap: Any) -> str:
+    """The handler's decision (a syscall's is its return value, an error by its errno name) plus
+    what the entry/exit work decided, e.g. the deferred vstate discard (``Trap.describe``)."""
+    if isinstance(trap, Trap):
+        return trap.describe(ERRNO_NAMES)
+    describe = getattr(trap, "describe", None)
+    return describe() if describe is not None else (getattr(trap, "decision", "") or "")
+
+
 def _decision(ctx: EvalContext) -> Any:
     if ctx.trap is None:
         return None
-    from emukern.debug.views import decision_of
     return decision_of(ctx.trap)
 
 

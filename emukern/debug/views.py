@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from rich.markup import escape as esc
 
+from emukern.debug.conditions import EvalContext, decision_of, lookup
 from emukern.debug.errors import DebugError
 from emukern.debug.regs import display_name, main_registers, read_register
 from emukern.machine.trap import TrapKind
@@ -97,13 +98,6 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
         return "scheduler_tick"
     # the arch's own dispatch table (ArchBase.TRAP_HANDLERS / trap_handler_path), not a copy
     return dbg.k.arch.trap_handler_path(cpu, trap, dbg.classify(cpu, trap)) or "?"
-
-
-def decision_of(trap: Any) -> str:
-    """The handler's decision (a syscall's is its return value) plus what the entry/exit work
-    decided, e.g. the deferred vstate discard (``Trap.describe``)."""
-    describe = getattr(trap, "describe", None)
-    return describe() if describe is not None else (getattr(trap, "decision", "") or "")
 
 
 def info_decision(info: Any) -> str:
@@ -503,7 +497,6 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
     else:
         out.append(_tif_line(k, task))
         th = getattr(task, "thread", None)
-        from emukern.debug.conditions import EvalContext, lookup
         ctx = EvalContext(k, cpu, task, None)
         to = lookup("sve_timeout", ctx)
         jf = k.clock.jiffies(now)

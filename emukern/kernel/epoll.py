@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile, PipeEnd, StdinFile, WaitQueue
+from emukern.kernel.sysret import BLOCK, s64
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -150,6 +151,7 @@ class EpollMixin:
 
     cost: Any
     clock: Any
+    sched: Any          # the kernel's Scheduler (kernel/sched.py)
 
     # ---- eventfd ---------------------------------------------------------------------------------
     def sys_eventfd2(self, cpu, task, initval, flags, *a):
@@ -167,14 +169,13 @@ class EpollMixin:
                 return -E.EAGAIN
             f.wq.add(task)
             task.waitqueues = [f.wq]
-            self.block_current(cpu, task, "eventfd_read")  # type: ignore[attr-defined]
-            from emukern.kernel.syscalls import BLOCK
+            self.sched.block_current(cpu, task, "eventfd_read")
             return BLOCK
         val = 1 if f.semaphore else f.count
         task.mm.write(buf, val.to_bytes(8, "little"))
         f.count -= val
         cpu.charge(self.cost.syscall_body)
-        self.wake_queue(f.wq, cpu.now)                # type: ignore[attr-defined]
+        self.sched.wake_queue(f.wq, cpu.now)
         return 8
 
     def eventfd_write(self, cpu, task, f: EventFdFile, buf: int, count: int) -> Any:
@@ -189,13 +190,12 @@ class EpollMixin:
                 return -E.EAGAIN
             f.wq.add(task)
             task.waitqueues = [f.wq]
-            self.block_current(cpu, task, "eventfd_write")  # type: ignore[attr-defined]
-            from emukern.kernel.syscalls import BLOCK
+            self.sched.block_current(cpu, task, "eventfd_write")
             return BLOCK
         f.count += val
         cpu.charge(self.cost.syscall_body)
         if val:
-            self.wake_queue(f.wq, cpu.now)            # type: ignore[attr-defined]
+            self.sched.wake_queue(f.wq, cpu.now)
         return 8
 
     # ---- epoll -----------------------------------------------------------------------------------
@@ -206,7 +206,6 @@ class EpollMixin:
         return task.files.install(EventPollFile())
 
     def sys_epoll_ctl(self, cpu, task, epfd, op, fd, event, *a):
-        from emukern.kernel.syscalls import s64
         epfd, fd = s64(epfd), s64(fd)
         cpu.charge(self.cost.syscall_body)
         ep, f = task.files.get(epfd), task.files.get(fd)
@@ -243,7 +242,7 @@ class EpollMixin:
         else:
             return -E.EINVAL
         # a waiter on this epoll must look again (ep_insert/ep_modify wake ep->wq when ready)
-        self.wake_queue(ep.wq, cpu.now)               # type: ignore[attr-defined]
+        self.sched.wake_queue(ep.wq, cpu.now)
         return 0
 
     def sys_epoll_pwait(self, cpu, task, epfd, events, maxevents, timeout, sigmask, sigsetsize, *a):
@@ -271,7 +270,6 @@ class EpollMixin:
 
         The deadline is fixed on the first pass (a re-run after a wake-up that found nothing
         keeps the original one, as ep_poll's loop does with its absolute expiry)."""
-        from emukern.kernel.syscalls import BLOCK, s64
         maxevents = _int32(maxevents)
         timed_out = task.woken_value == -E.ETIMEDOUT
         task.woken_value = None
@@ -310,8 +308,8 @@ class EpollMixin:
         task.waitqueues = queues
         if deadline is not None:
             task.ep_deadline = deadline
-            self.add_timer(task, deadline)            # type: ignore[attr-defined]
-        self.block_current(cpu, task, "epoll_wait")   # type: ignore[attr-defined]
+            self.sched.add_timer(task, deadline)
+        self.sched.block_current(cpu, task, "epoll_wait")
         return BLOCK
 
 

@@ -245,7 +245,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     task.exe = node.path                  # (/proc/self/exe)
     task.comm = path.rsplit("/", 1)[-1][:15]
     for wq in task.files.do_close_on_exec():
-        k.wake_queue(wq, cpu.now)
+        k.sched.wake_queue(wq, cpu.now)
     from emukern.kernel.signal import flush_signal_handlers
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)
     cpu.attach_mm(task.mm)

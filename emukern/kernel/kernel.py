@@ -6,8 +6,10 @@ A trap's path (each arrow one call with a Linux name):
   (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
   (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
 
-The scheduler lives in :mod:`emukern.kernel.sched` and the SMP run loop in
-:mod:`emukern.kernel.smp` (mixins of :class:`Kernel`); syscalls in :mod:`emukern.kernel.syscalls`.
+The scheduler (:class:`emukern.kernel.sched.Scheduler`, ``kernel.sched``) and the SMP run loop
+(:class:`emukern.kernel.smp.RunLoop`, ``kernel.runloop``) are objects the kernel owns, with
+explicit interfaces; the syscalls (:mod:`emukern.kernel.syscalls`) and the signal code
+(:mod:`emukern.kernel.signal`) are still mixins of :class:`Kernel`.
 """
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.spinlock import SpinLock
-from emukern.kernel.sched import PerCpu, SchedulerMixin
+from emukern.kernel.sched import PerCpu, Scheduler
 from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
-from emukern.kernel.smp import RunLoopMixin
+from emukern.kernel.smp import RunLoop
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
@@ -94,7 +96,7 @@ class TrapRecord:
                 f"{self.handler}: {self.decision})")
 
 
-class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
+class Kernel(SyscallsMixin, SignalMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -156,7 +158,6 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self._to_release: list[Task] = []          # DEAD tasks to release once off every CPU
         self._freed_mms = 0
         self._shared_last_ino = 0
-        self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
         self.reaped_kept = 0
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
@@ -185,10 +186,8 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
-        # CPU clocks as the run loop last saw them: only the CPU a round advances changes, so each
-        # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
-        self._clocks = [0] * config.cpus
-        self._last_cpu: Cpu | None = None
+        self.sched = Scheduler(self)
+        self.runloop = RunLoop(self)
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
             rvv = getattr(cpu, "rvv", None)
@@ -199,6 +198,50 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
         self.policies.booted = True               # from now on a policy switch is a run-time one
+
+    # ---- the scheduler's and the run loop's interfaces, for callers that hold the kernel --------
+    # (the signal code calls these through self; everything new should call kernel.sched /
+    # kernel.runloop directly)
+    def select_cpu(self, task: Task, new: bool = False) -> int:
+        return self.sched.select_cpu(task, new)
+
+    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        self.sched.enqueue(task, cpu_index, now)
+
+    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
+        self.sched.wake_up(task, now, value)
+
+    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
+        return self.sched.wake_queue(wq, now, nr, value)
+
+    def add_timer(self, task: Task, wake_at: int) -> bool:
+        return self.sched.add_timer(task, wake_at)
+
+    def account(self, cpu: Cpu, task: Task | None) -> None:
+        self.sched.account(cpu, task)
+
+    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
+        self.sched.block_current(cpu, task, reason)
+
+    def schedule(self, cpu: Cpu) -> None:
+        self.sched.schedule(cpu)
+
+    def run(self) -> Any:
+        """Run until the first process exits or a budget ends (:meth:`RunLoop.run`)."""
+        return self.runloop.run()
+
+    def step_loop(self, max_rounds: int) -> bool:
+        return self.runloop.step_loop(max_rounds)
+
+    def resume_trap(self) -> bool:
+        return self.runloop.resume_trap()
+
+    def _kill_everything(self) -> None:
+        self.runloop.kill_everything()
+
+    @property
+    def elapsed(self) -> int:
+        return self.runloop.elapsed
 
     def _make_arch(self) -> Any:
         if self.config.arch == "riscv64":
@@ -287,7 +330,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
             raise ElfError(f"{path}: cannot load the program: {exc}",
                            hint="its segments need more memory than the machine gives a process "
                                 "(4 GiB per address space; --mem-limit machine-wide)") from None
-        self.enqueue(task, 0, now=0)
+        self.sched.enqueue(task, 0, now=0)
         self.symbols = dict(image.symbols)
         self.image = image
         return task
@@ -505,7 +548,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         if task.flags & TIF_SIGPENDING or task.signal is not None and task.signal.stop_pending:
             self.do_signal(cpu, task)
             if task.state is not TaskState.RUNNABLE:
-                self.schedule(cpu)      # a fatal signal or a group stop: pick something else
+                self.sched.schedule(cpu)      # a fatal signal or a group stop: pick something else
                 return
         self.arch.exit_to_user(cpu, task)
 
@@ -529,7 +572,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         if ret is BLOCK:
             task.pending = (nr, args)
             if task.state is not TaskState.BLOCKED:
-                self.block_current(cpu, task, name)
+                self.sched.block_current(cpu, task, name)
             trap.decision = f"blocked ({task.wait_reason})"
             return
         if task.state is TaskState.RUNNABLE and self.percpu[cpu.index].curr is task:

@@ -12,22 +12,20 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.epoll import EpollMixin, EventFdFile
+from emukern.kernel.fs import FS_SYSCALL_NAMES
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
+from emukern.kernel.syscalls_fs import FileSyscallsMixin
+from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
 if TYPE_CHECKING:
+    from emukern.kernel.sched import Scheduler
     from emukern.machine.cpu_base import Cpu
 
 
-class _Block:
-    def __repr__(self) -> str:
-        return "BLOCK"
-
-
-BLOCK: Any = _Block()
-U64 = (1 << 64) - 1
 
 # clone flags
 CLONE_VM, CLONE_FS, CLONE_FILES, CLONE_SIGHAND = 0x100, 0x200, 0x400, 0x800
@@ -63,22 +61,13 @@ SYSCALL_NAMES = {
     155: "getpgid", 156: "getsid", 157: "setsid", 73: "ppoll", 107: "timer_create",
     108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
 }
-from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
-
-
-def s64(v: int) -> int:
-    v &= U64
-    return v - (1 << 64) if v >> 63 else v
 
 
 def prot_str(prot: int) -> str:
     return ("r" if prot & PROT_READ else "-") + ("w" if prot & PROT_WRITE else "-") + ("x" if prot & PROT_EXEC else "-")
 
-
-from emukern.kernel.epoll import EpollMixin, EventFdFile  # noqa: E402
-from emukern.kernel.syscalls_fs import FileSyscallsMixin  # noqa: E402
 
 
 class SyscallsMixin(FileSyscallsMixin, EpollMixin):
@@ -93,11 +82,19 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     clock: Any
     arch: Any
     sysctl: Any
+    sched: "Scheduler"                                    # kernel.sched (kernel/sched.py)
     _dispatch: dict[int, tuple[str, Callable[..., Any]]]   # build_syscall_table()
     unknown_syscalls: Counter[int]                        # numbers that got -ENOSYS
     futex_queues: dict[tuple[int, int], WaitQueue]        # (mm, uaddr) -> the futex's waiters
     child_wait: dict[int, WaitQueue]                      # tgid -> its wait4 sleepers
     _to_release: list[Task]                               # reaped tasks to release_task later
+
+    if TYPE_CHECKING:       # what the syscalls call on the rest of the kernel (Kernel, SignalMixin)
+        def force_sig(self, cpu: "Cpu", task: Task, sig: int, trap: Any, why: str) -> None: ...
+        def get_next_ino(self, cpu: "Cpu") -> int: ...
+        def alloc_tid(self) -> int: ...
+        def mmput(self, mm: Any) -> None: ...
+        def exit_notify(self, cpu: "Cpu", task: Task) -> bool: ...
 
     def syscall_name(self, nr: int) -> str:
         return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
@@ -225,12 +222,12 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                     return 0
                 p.rwait.add(task)
                 task.waitqueues = [p.rwait]
-                self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
+                self.sched.block_current(cpu, task, "pipe_read")
                 return BLOCK
             cpu.charge(self.cost.pipe_op)
             data = bytes(p.buf[:count])
             del p.buf[:count]
-            self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
+            self.sched.wake_queue(p.wwait, cpu.now)
         elif isinstance(f, VfsFile):
             got = f.read(count)
             if isinstance(got, int):
@@ -248,19 +245,19 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
 
     def _pipe_write(self, cpu, task, p: Pipe, data: bytes) -> Any:
         if p.readers == 0:
-            self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+            self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")
             # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
             return -E.EPIPE
         room = 65536 - len(p.buf)
         if room <= 0:
             p.wwait.add(task)
             task.waitqueues = [p.wwait]
-            self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
+            self.sched.block_current(cpu, task, "pipe_write")
             return BLOCK
         cpu.charge(self.cost.pipe_op)
         chunk = data[:room]
         p.buf += chunk
-        self.wake_queue(p.rwait, cpu.now)  # type: ignore[attr-defined]
+        self.sched.wake_queue(p.rwait, cpu.now)
         return len(chunk)
 
     def sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode, *a):
@@ -269,7 +266,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_close(self, cpu, task, fd, *a):
         ret, wqs = task.files.close(s64(fd))
         for wq in wqs:
-            self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+            self.sched.wake_queue(wq, cpu.now)
         return ret
 
     def sys_pipe2(self, cpu, task, fds_ptr, flags, *a):
@@ -277,7 +274,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.EINVAL
         if task.mm.find(fds_ptr) is None:
             return -E.EFAULT
-        p = Pipe(ino=self.get_next_ino(cpu))  # type: ignore[attr-defined]
+        p = Pipe(ino=self.get_next_ino(cpu))
         rfd = task.files.install(PipeEnd(p, write=False))
         wfd = task.files.install(PipeEnd(p, write=True))
         task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
@@ -369,8 +366,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return 0
         task.waitqueues = []
         task.sigstate.sleep_target = target       # for the remaining time if a signal interrupts
-        self.add_timer(task, target)  # type: ignore[attr-defined]
-        self.block_current(cpu, task, "nanosleep")  # type: ignore[attr-defined]
+        self.sched.add_timer(task, target)
+        self.sched.block_current(cpu, task, "nanosleep")
         return BLOCK
 
     def sys_nanosleep(self, cpu, task, req, rem, *a):
@@ -476,14 +473,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if wake <= cpu.now:
                     wq.remove(task)
                     return -E.ETIMEDOUT
-                self.add_timer(task, wake)  # type: ignore[attr-defined]
-            self.block_current(cpu, task, "futex")  # type: ignore[attr-defined]
+                self.sched.add_timer(task, wake)
+            self.sched.block_current(cpu, task, "futex")
             return BLOCK
         if cmd == FUTEX_WAKE:
             wq = self.futex_queues.get(key)
             if wq is None:
                 return 0
-            return self.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)  # type: ignore[attr-defined]
+            return self.sched.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)
         return -E.ENOSYS
 
     # ---- process lifecycle ---------------------------------------------------------------------
@@ -493,7 +490,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if flags & CLONE_THREAD and not (flags & CLONE_VM and flags & CLONE_SIGHAND):
             return -E.EINVAL
         cpu.charge(self.cost.fork)
-        tid = self.alloc_tid()  # type: ignore[attr-defined]
+        tid = self.alloc_tid()
         mm = task.mm if flags & CLONE_VM else task.mm.fork()
         if flags & CLONE_VM:
             mm.users += 1
@@ -523,7 +520,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             # not children, so wait4 never sees them
             self.tasks.get(task.tgid, task).children.append(child)
         child.cpu = cpu.index
-        self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
+        self.sched.enqueue(child, self.sched.select_cpu(child, new=True), cpu.now)
         return tid
 
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
@@ -570,29 +567,29 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 task.mm.write_u32(task.clear_child_tid, 0)
                 wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))
                 if wq:
-                    self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now, nr=1, value=0)
             except MemoryFault:
                 pass
-        self.mmput(task.mm)  # type: ignore[attr-defined]   (exit_mm: the last user frees it)
+        self.mmput(task.mm)   # (exit_mm: the last user frees it)
         if task.files is not None:
             others = [t for t in self.tasks.values() if t is not task and t.alive and t.files is task.files]
             if not others:
                 for wq in task.files.close_all():
-                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now)
         self.arch.exit_thread(cpu, task)
         # children of an exiting process are reparented to init (or reaped if init is gone)
-        reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
+        reap = self.exit_notify(cpu, task)    # (SIGCHLD to the parent)
         if task.is_thread_leader:
             task.state = TaskState.ZOMBIE if task.parent is not None and not reap else TaskState.DEAD
             if task.parent is not None:
                 wq = self.child_wait.get(task.parent.tgid)
                 if wq:
-                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now)
         else:
             task.state = TaskState.DEAD
             self._to_release.append(task)
         if current and self.percpu[cpu.index].curr is task:
-            self.account(cpu, task)  # type: ignore[attr-defined]
+            self.sched.account(cpu, task)
             self.percpu[cpu.index].need_resched = True
             cpu.stop()
         self._remove_from_queues(task)
@@ -615,5 +612,5 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
         wq.add(task)
         task.waitqueues = [wq]
-        self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
+        self.sched.block_current(cpu, task, "wait4")
         return BLOCK

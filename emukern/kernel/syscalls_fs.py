@@ -53,6 +53,10 @@ def _s32(v: int) -> int:
 class FileSyscallsMixin(ProcSyscallsMixin):
     cost: Any
     config: Any
+
+    if TYPE_CHECKING:       # (SyscallsMixin: read/write themselves)
+        def sys_read(self, cpu: Any, task: Any, fd: int, buf: int, count: int, *a: int) -> Any: ...
+        def sys_write(self, cpu: Any, task: Any, fd: int, buf: int, count: int, *a: int) -> Any: ...
     vfs: Vfs
     procfs: ProcFs
 
@@ -374,7 +378,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
-        return self._each_iov(vec, lambda base, n: self.sys_write(cpu, task, fd, base, n))  # type: ignore[attr-defined]
+        return self._each_iov(vec, lambda base, n: self.sys_write(cpu, task, fd, base, n))
 
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
         vec = self._vec(task, iov, iovcnt)
@@ -383,10 +387,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if isinstance(f, VfsFile) and f.readable:
             # a file fills the buffers in order (do_iter_readv)
-            return self._each_iov(vec, lambda base, n: self.sys_read(cpu, task, fd, base, n))  # type: ignore[attr-defined]
+            return self._each_iov(vec, lambda base, n: self.sys_read(cpu, task, fd, base, n))
         for base, length in vec:              # like a pipe read: fill the first non-empty buffer
             if length:
-                return self.sys_read(cpu, task, fd, base, length)  # type: ignore[attr-defined]
+                return self.sys_read(cpu, task, fd, base, length)
         return 0
 
     def _fstat_file(self, f: Any) -> bytes:

@@ -6,6 +6,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 import emukern
 
 ROOT = Path(emukern.__file__).parent
@@ -104,3 +106,132 @@ def test_arch_tables_name_the_handlers_the_kernel_logs():
     assert RiscvArch.TRAP_HANDLERS[TrapKind.ILLEGAL] == "do_trap_insn_illegal"
     for arch in (Arm64Arch, RiscvArch):
         assert {TrapKind.ILLEGAL, TrapKind.MEM_FAULT, TrapKind.BREAKPOINT} <= set(arch.TRAP_HANDLERS)
+
+
+# ---- item 5: the scheduler and the run loop are owned objects; no import cycles ---------------
+def _import_graph(package: str) -> dict[str, set[str]]:
+    """module -> the emukern modules it imports anywhere (functions included, TYPE_CHECKING
+    blocks excluded: those never run)."""
+    mods = {}
+    for p in ROOT.rglob("*.py"):
+        parts = ("emukern",) + p.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = p
+
+    def walk(node: ast.AST):
+        for ch in ast.iter_child_nodes(node):
+            if isinstance(ch, ast.If) and "TYPE_CHECKING" in ast.dump(ch.test):
+                continue
+            yield ch
+            yield from walk(ch)
+
+    graph: dict[str, set[str]] = {}
+    for name, p in mods.items():
+        if not name.startswith(package):
+            continue
+        out: set[str] = set()
+        pkg = name if p.name == "__init__.py" else name.rpartition(".")[0]
+        for n in walk(ast.parse(p.read_text())):
+            targets = []
+            if isinstance(n, ast.Import):
+                targets = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom):
+                base = n.module or ""
+                if n.level:
+                    base = ".".join(pkg.split(".")[:len(pkg.split(".")) - n.level + 1] + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in n.names]
+            for t in targets:
+                while t and t not in mods:
+                    t = t.rpartition(".")[0]
+                if t.startswith(package) and t != name:
+                    out.add(t)
+        graph[name] = out
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(comp)
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# kernel/signal.py and the arch signal files are being split by another change: the generic code
+# picks the arch's frame code (and arm64's uses a RISC-V helper); that family is the only cycle
+# left, and it may only shrink
+SIGNAL_FAMILY = {"emukern.kernel.signal", "emukern.kernel.arm64.signal", "emukern.kernel.riscv.signal",
+                 "emukern.kernel.syscalls", "emukern.kernel.exec"}
+
+
+def test_no_import_cycles_in_the_kernel_and_machine():
+    cycles = _cycles(_import_graph("emukern.kernel")) + [
+        c for c in _cycles(_import_graph("emukern.machine")) if not all(m.startswith("emukern.machine.rvv") for m in c)]
+    assert [sorted(c) for c in cycles if not c <= SIGNAL_FAMILY] == []
+    sched_deps = _import_graph("emukern.kernel")["emukern.kernel.sched"]
+    assert "emukern.kernel.syscalls" not in sched_deps and "emukern.kernel.kernel" not in sched_deps
+
+
+def test_debugger_views_and_conditions_do_not_import_each_other_both_ways():
+    g = _import_graph("emukern.debug")
+    assert not ("emukern.debug.views" in g["emukern.debug.conditions"]
+                and "emukern.debug.conditions" in g["emukern.debug.views"])
+
+
+@pytest.mark.parametrize("module", [
+    "emukern.kernel.sched", "emukern.kernel.smp", "emukern.kernel.syscalls", "emukern.kernel.epoll",
+    "emukern.kernel.signal", "emukern.kernel.exec", "emukern.kernel.policies", "emukern.kernel.plugins",
+    "emukern.kernel.task", "emukern.kernel.thread_info", "emukern.kernel.cost", "emukern.kernel.sysret",
+    "emukern.kernel.arm64.fpsimd", "emukern.kernel.arm64.entry_fpsimd", "emukern.kernel.riscv.vector",
+    "emukern.machine.cpu_arm64", "emukern.debug.views", "emukern.debug.conditions"])
+def test_each_module_imports_alone(module):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                       cwd=ROOT.parent, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_kernel_owns_scheduler_and_run_loop_objects():
+    from emukern.kernel import kernel as K
+    from emukern.kernel.sched import Scheduler
+    from emukern.kernel.smp import RunLoop
+    bases = {b.__name__ for b in K.Kernel.__mro__}
+    assert "SchedulerMixin" not in bases and "RunLoopMixin" not in bases
+    from emukern.config import MachineConfig
+    k = K.Kernel(MachineConfig(arch="riscv64"))
+    assert isinstance(k.sched, Scheduler) and isinstance(k.runloop, RunLoop)
+    assert k.sched.percpu is k.percpu and k.runloop.k is k
+
+
+def test_no_type_ignore_attr_defined_in_the_seam_files():
+    # kernel state hung on CPU/Kernel/Task objects used to need these; everything is declared
+    files = ["kernel/kernel.py", "kernel/sched.py", "kernel/smp.py", "kernel/task.py", "kernel/syscalls.py",
+             "kernel/syscalls_fs.py", "kernel/syscalls_proc.py", "kernel/epoll.py", "kernel/exec.py",
+             "kernel/fs/vfs.py", "kernel/arm64/fpsimd.py", "kernel/arm64/traps.py", "kernel/arm64/arch.py",
+             "kernel/riscv/arch.py", "kernel/arm64/signal.py", "machine/cpu_arm64.py", "debug/views.py"]
+    hits = [f"{f}:{n}" for f in files for n, line in enumerate((ROOT / f).read_text().splitlines(), 1)
+            if "type: ignore[attr-defined" in line]
+    assert hits == []
