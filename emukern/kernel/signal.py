@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.sysret import BLOCK
 from emukern.kernel.task import Task, TaskState
 
 if TYPE_CHECKING:
@@ -322,6 +323,18 @@ class SignalMixin:
     cost: Any
     clock: Any
     arch: Any
+    signal_listeners: list[Any]                # (cpu, task, siginfo) when a handler's frame is set up
+    fault_report: dict[str, Any] | None
+    _seq: int                                  # the kernel's event sequence (trap log, timers)
+
+    if TYPE_CHECKING:       # what the signal code calls on the rest of the kernel
+        def wake_up(self, task: Task, now: int, value: int | None = None) -> None: ...
+        def block_current(self, cpu: "Cpu", task: Task, reason: str) -> None: ...
+        def add_timer(self, task: Task, wake_at: int) -> bool: ...
+        def account(self, cpu: "Cpu", task: Task | None) -> None: ...
+        def _log_trap(self, cpu: "Cpu", task: Task, trap: Any) -> None: ...
+        def do_group_exit(self, cpu: "Cpu", task: Task, status: int, signaled: bool = False) -> None: ...
+        def syscall_name(self, nr: int) -> str: ...
 
     # ---- helpers --------------------------------------------------------------------------------
     def _threads(self, task: Task) -> list[Task]:
@@ -399,8 +412,8 @@ class SignalMixin:
         if t.state is TaskState.BLOCKED:
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
-            t.waitqueues = []                               # type: ignore[attr-defined]
-            self.wake_up(t, cpu.now, SIG_WAKE)              # type: ignore[attr-defined]
+            t.waitqueues = []
+            self.wake_up(t, cpu.now, SIG_WAKE)
             return
         for pc in self.percpu:
             if pc.curr is t and pc.index != cpu.index:
@@ -538,16 +551,16 @@ class SignalMixin:
                     self.signal_wake_up_state(cpu, t)
         self._log_signal(cpu, task, f"{signal_name(sig)}: group stop (the thread parks until SIGCONT)", trap)
         sigs.stopped = True
-        task.waitqueues = []                                    # type: ignore[attr-defined]
-        self.block_current(cpu, task, f"stopped ({signal_name(sig)})")   # type: ignore[attr-defined]
+        task.waitqueues = []
+        self.block_current(cpu, task, f"stopped ({signal_name(sig)})")
 
     def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
         """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
         if t.state is TaskState.BLOCKED and not t.wait_reason.startswith("stopped"):
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
-            t.waitqueues = []                                   # type: ignore[attr-defined]
-            self.wake_up(t, cpu.now, SIG_WAKE)                  # type: ignore[attr-defined]
+            t.waitqueues = []
+            self.wake_up(t, cpu.now, SIG_WAKE)
             return
         for pc in self.percpu:
             if pc.curr is t and pc.index != cpu.index:
@@ -562,7 +575,7 @@ class SignalMixin:
         sigs.stopped = False
         for th in self._threads(t):
             if th.state is TaskState.BLOCKED and th.wait_reason.startswith("stopped"):
-                self.wake_up(th, cpu.now)                       # type: ignore[attr-defined]
+                self.wake_up(th, cpu.now)
 
     def handle_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
                       trap: "Trap | None") -> None:
@@ -591,7 +604,7 @@ class SignalMixin:
         self.recalc_sigpending(task)
         self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
                                     f"handler {ka.handler:#x}: {note}", trap)
-        for cb in self.signal_listeners:                # type: ignore[attr-defined]
+        for cb in self.signal_listeners:
             cb(cpu, task, info)
 
     def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
@@ -608,7 +621,7 @@ class SignalMixin:
             task.sigstate.notes.append(text)
             task.sigpending = True          # do_signal collects them on the way out
         else:
-            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))   # type: ignore[attr-defined]
+            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))
 
     _in_handler = False
 
@@ -619,7 +632,7 @@ class SignalMixin:
                                  "why": self._why(info)}
         report["signal"], report["signame"] = sig, signal_name(sig)
         task.fault_report = report
-        if self.fault_report is None:                   # type: ignore[has-type]
+        if self.fault_report is None:
             self.fault_report = report
         if trap is not None and not trap.decision:
             trap.decision = f"{signal_name(sig)}: {report.get('why', '')}"
@@ -627,7 +640,7 @@ class SignalMixin:
             self._log_signal(cpu, task, f"{signal_name(sig)}: default action {default_action(sig)}: "
                                         f"the thread group dies", trap)
         cpu.charge(self.cost.signal_deliver)
-        self.do_group_exit(cpu, task, sig, signaled=True)   # type: ignore[attr-defined]
+        self.do_group_exit(cpu, task, sig, signaled=True)
 
     @staticmethod
     def _why(info: KSigInfo) -> str:
@@ -685,7 +698,7 @@ class SignalMixin:
         if task.woken_value is not SIG_WAKE:
             return None
         task.woken_value = None
-        name = self.syscall_name(nr)                    # type: ignore[attr-defined]
+        name = self.syscall_name(nr)
         if name in ("rt_sigsuspend", "rt_sigtimedwait"):
             return None                                 # they look at the pending set themselves
         if name == "ppoll":
@@ -806,13 +819,12 @@ class SignalMixin:
     def sys_rt_sigsuspend(self, cpu, task, unewset, sigsetsize, *a):
         """Wait with a temporary mask; always -EINTR once a handler ran (ERESTARTNOHAND); the
         old mask comes back when the handler's frame has saved it (saved_sigmask)."""
-        from emukern.kernel.syscalls import BLOCK
         st = self._sig_init(task)
         if st.in_wait == "sigsuspend":
             if task.sigpending:
                 st.in_wait = ""
                 return -ERESTARTNOHAND
-            self.block_current(cpu, task, "rt_sigsuspend")      # type: ignore[attr-defined]
+            self.block_current(cpu, task, "rt_sigsuspend")
             return BLOCK
         if sigsetsize != 8:
             return -E.EINVAL
@@ -822,14 +834,13 @@ class SignalMixin:
         if task.sigpending:
             return -ERESTARTNOHAND
         st.in_wait = "sigsuspend"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
-        self.block_current(cpu, task, "rt_sigsuspend")          # type: ignore[attr-defined]
+        task.waitqueues = []
+        self.block_current(cpu, task, "rt_sigsuspend")
         return BLOCK
 
     def sys_rt_sigtimedwait(self, cpu, task, uthese, uinfo, uts, sigsetsize, *a):
         """Take a signal of the set synchronously: its number (and siginfo), -EAGAIN on
         timeout, -EINTR when another signal's handler interrupts the wait."""
-        from emukern.kernel.syscalls import BLOCK
         st = self._sig_init(task)
         if st.in_wait == "sigtimedwait":
             timed_out = task.woken_value == -E.ETIMEDOUT
@@ -867,10 +878,10 @@ class SignalMixin:
         st.blocked = st.blocked & ~these
         self.recalc_sigpending(task)
         st.in_wait = "sigtimedwait"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
+        task.waitqueues = []
         if target is not None:
-            self.add_timer(task, target)                        # type: ignore[attr-defined]
-        self.block_current(cpu, task, "rt_sigtimedwait")        # type: ignore[attr-defined]
+            self.add_timer(task, target)
+        self.block_current(cpu, task, "rt_sigtimedwait")
         return BLOCK
 
     def _sigwait_done(self, task: Task, info: KSigInfo, uinfo: int) -> int:
@@ -882,7 +893,6 @@ class SignalMixin:
         """ppoll with no descriptors — glibc's pause() and a signal-aware sleep: wait (with the
         temporary mask) for a signal or the timeout.  Polling descriptors is not modelled
         (-ENOSYS, as before)."""
-        from emukern.kernel.syscalls import BLOCK
         st = self._sig_init(task)
         if st.in_wait == "ppoll":
             st.in_wait = ""
@@ -914,17 +924,17 @@ class SignalMixin:
                 self.recalc_sigpending(task)
             return 0
         st.in_wait = "ppoll"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
+        task.waitqueues = []
         if target is not None:
-            self.add_timer(task, target)                        # type: ignore[attr-defined]
-        self.block_current(cpu, task, "ppoll")                  # type: ignore[attr-defined]
+            self.add_timer(task, target)
+        self.block_current(cpu, task, "ppoll")
         return BLOCK
 
     def sys_sigaltstack(self, cpu, task, uss, uoss, *a):
         return self.do_sigaltstack(cpu, task, uss, uoss, self._user_sp(cpu))
 
     def _user_sp(self, cpu: "Cpu") -> int:
-        return cpu.reg(2) if self.config.arch == "riscv64" else cpu.sp   # type: ignore[attr-defined]
+        return cpu.reg(2) if self.config.arch == "riscv64" else cpu.sp
 
     def min_sigstksz(self) -> int:
         return 5120 if self.config.arch == "arm64" else 2048    # MINSIGSTKSZ of each uapi
@@ -1105,7 +1115,7 @@ class SignalMixin:
         which = s32(which)
         if which not in (0, 1, 2):
             return -E.EINVAL
-        self.account(cpu, task)                                  # type: ignore[attr-defined]
+        self.account(cpu, task)
         it = task.signal.itimers[which]
         left = max(0, it.expires - self._itimer_now(cpu, task, which)) if it.expires else 0
         self._put_itimer(task, value, left, it.interval)
@@ -1120,7 +1130,7 @@ class SignalMixin:
         if which not in (0, 1, 2):
             return -E.EINVAL
         cpu.charge(self.cost.syscall_body)
-        self.account(cpu, task)                                  # type: ignore[attr-defined]
+        self.account(cpu, task)
         it = task.signal.itimers[which]
         now = self._itimer_now(cpu, task, which)
         if ovalue:
@@ -1143,7 +1153,7 @@ class SignalMixin:
 
     def _arm_real(self, cpu, task: Task, it: ITimer) -> None:
         import heapq
-        self._seq += 1                                       # type: ignore[has-type]
+        self._seq += 1
         pc = self.percpu[cpu.index]
         heapq.heappush(pc.timers, (it.expires, self._seq, _RealTimer(task.signal, it.seq, task.tgid)))
 
@@ -1249,7 +1259,7 @@ class SignalMixin:
 
     def _arm_posix(self, cpu, task: Task, tm: PosixTimer) -> None:
         import heapq
-        self._seq += 1                                       # type: ignore[has-type]
+        self._seq += 1
         heapq.heappush(self.percpu[cpu.index].timers,
                        (tm.expires, self._seq, _PosixTimerEvent(task.signal, tm, tm.seq)))
 
