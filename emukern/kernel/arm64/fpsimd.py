@@ -100,9 +100,8 @@ def _jiffies(k: "Kernel", cpu: "Arm64Cpu") -> int:
 
 
 def _last(k: "Kernel", cpu: "Arm64Cpu") -> FpsimdLastState:
-    last = k.percpu[cpu.index].fpsimd_last_state
-    assert last is not None
-    return last
+    # (hot: no check -- setup gives every CPU its fpsimd_last_state before anything runs)
+    return k.percpu[cpu.index].fpsimd_last_state
 
 
 def _count(k: "Kernel", th: Arm64Thread, key: str, n: int = 1) -> None:
@@ -347,15 +346,15 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 
 
 def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
-    th: Arm64Thread = task.thread
     cpu.charge(k.cost.tif_check)
-    if th.tif_foreign_fpstate:
-        th.tif_foreign_fpstate = False
-        had_sve = th.tif_sve
+    if task.flags & TIF_FOREIGN_FPSTATE:         # (every return to user: one bit test)
+        clear_thread_flag(task, TIF_FOREIGN_FPSTATE)
+        th: Arm64Thread = task.thread
+        had_sve = test_thread_flag(task, TIF_SVE)
         task_fpsimd_load(k, cpu, task)
         fpsimd_bind_task_to_cpu(k, cpu, task)
         form = "SVE" if th.fp_type == FP_STATE_SVE else "FPSIMD-only"
-        change = " (TIF_SVE dropped)" if had_sve and not th.tif_sve else ""
+        change = " (TIF_SVE dropped)" if had_sve and not test_thread_flag(task, TIF_SVE) else ""
         return f"TIF_FOREIGN_FPSTATE: task_fpsimd_load of {form} state{change}"
     return None
 
@@ -374,18 +373,17 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
         # Mark Brown, 6.2): every syscall of a TIF_SVE task stops tracking SVE -- TIF_SVE is
         # cleared and EL0 SVE traps again, so the next SVE instruction takes do_sve_acc(), which
         # zeroes the state above the FPSIMD subset.  Nothing is flushed here.
-        if th.tif_sve:
-            th.tif_sve = False
+        if test_and_clear_thread_flag(task, TIF_SVE):
             sve_user_disable(k, cpu)
             _count(k, th, "drop_tif_sve_syscall")
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
-    if th.tif_sve:
+    if task.flags & TIF_SVE:
         if _pol(k) == "p1+p2":
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
             if _jiffies(k, cpu) > th.sve_timeout:
                 # tasks that don't block in a syscall also get a chance to drop TIF_SVE
-                th.tif_sve = False
+                clear_thread_flag(task, TIF_SVE)
                 sve_user_disable(k, cpu)
                 _count(k, th, "drop_tif_sve_syscall")
                 note = "sve_timeout passed: TIF_SVE cleared, EL0 SVE traps again (no flush)"

@@ -5,7 +5,7 @@ arch/riscv/include/asm/vector.h); this file only calls its hook points where Lin
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.riscv import vector
@@ -120,8 +120,8 @@ class RiscvArch(ArchBase):
         vector.riscv_v_exit_thread(self.k, cpu, task)
 
     # --- hook points -------------------------------------------------------------------------
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
-        if cast(RiscvCpu, cpu).vs == VS_OFF:
+    def syscall_enter(self, cpu: "RiscvCpu", task: "Task") -> str | None:   # type: ignore[override]
+        if cpu.vs == VS_OFF:
             return None                     # V never used (or off): nothing to discard
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
