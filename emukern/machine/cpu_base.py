@@ -100,7 +100,7 @@ class Cpu:
         self.stub_insns = 0       # instructions executed in kernel stubs (counted by the counter)
         self.mm: AddressSpace | None = None
         self._mapped: list[tuple[int, int, int, int]] = []
-        self._mapped_version = -1
+        self.mapped_version = -1   # public (read-only for others): mm.version Unicorn maps now
         self.on_trap: TrapHandler | None = None
         self.running = False
         self.stop_requested = False
@@ -172,11 +172,6 @@ class Cpu:
         return self.counter.count - self.stub_insns
 
     @property
-    def mapped_version(self) -> int:
-        """The version of :attr:`mm` whose mappings Unicorn has now (``sync_mm`` catches up)."""
-        return self._mapped_version
-
-    @property
     def user_cycles(self) -> int:
         """Cycles spent in user mode: one per user instruction plus the extra cycles of long
         user instructions (vector instructions on the RVV unit)."""
@@ -212,7 +207,7 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
-        if mm is self.mm and mm.version == self._mapped_version:
+        if mm is self.mm and mm.version == self.mapped_version:
             if self.scan_code and mm.code_gen != self._code_gen:
                 self._reset_code_view()
             if self.scan_code and mm.scan_gen != self._scan_gen:
@@ -232,7 +227,7 @@ class Cpu:
         if mm is not self.mm:
             self._code_gen = mm.code_gen
         self.mm = mm
-        self._mapped_version = mm.version
+        self.mapped_version = mm.version
         if self.scan_code:
             if mm.code_gen != self._code_gen:
                 self._reset_code_view()
@@ -248,7 +243,7 @@ class Cpu:
 
     def sync_mm(self) -> None:
         mm = self.mm
-        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen
+        if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
                                or mm.scan_gen != self._scan_gen):
             self.attach_mm(mm)
 
@@ -498,7 +493,7 @@ class Cpu:
         self.on_trap(self, trap)
         self.commit_charges()
         mm = self.mm
-        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self._mapped_version:
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
             self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
