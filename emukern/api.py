@@ -91,6 +91,9 @@ class Machine:
     :param echo_stderr: the same for the guest's standard error.
     """
 
+    # the arch the user named on a command line (None: not named), checked against the program's
+    explicit_arch: str | None = None
+
     def __init__(self, config: MachineConfig | None = None, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None, **options: Any) -> None:
         cfg = config or MachineConfig()
@@ -121,7 +124,7 @@ class Machine:
         :returns: the machine itself, so ``Machine(...).load(p).run()`` chains.
         :raises ConfigError: unknown file, assembly error, arch mismatch, invalid option.
         """
-        explicit = getattr(self, "explicit_arch", None)
+        explicit = self.explicit_arch
         prog, src_arch = resolve_program(path, explicit or self.config.arch,
                                          arch_is_default=explicit is None and not self._arch_given)
         arch = src_arch or elf_arch(prog)

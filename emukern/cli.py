@@ -197,7 +197,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         load_plugin(spec)       # before validating --policy: a plug-in may add the value it names
     from emukern.kernel.policies import Policies
     Policies(cfg.policies)      # validate names/values before anything runs
-    from emukern.machine.cost import CostTable
+    from emukern.kernel.cost import CostTable
     ct = CostTable()
     for k, v in cfg.costs.items():
         ct.override(k, v)

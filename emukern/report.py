@@ -96,7 +96,7 @@ def print_trap_trace(kernel: Any, console: Console | None = None) -> None:
     for rec in kernel.trap_log:
         con.print(f"[dim]#{rec.seq:<6}[/] cpu{rec.cpu} tid{rec.tid} t={rec.time:<10} {rec.kind:<10} "
                   f"pc={rec.pc:#x} {rec.syndrome}  [bold]{rec.handler}[/]: {rec.decision} "
-                  f"[dim]({rec.cycles} cycles)[/]", markup=True)
+                  f"[dim]({rec.cycles} cycles; {'|'.join(rec.tif) or 'no TIF flags'})[/]", markup=True)
     if len(kernel.trap_log) == kernel.trap_log.maxlen:
         con.print(f"[dim](only the last {kernel.trap_log.maxlen} traps are kept)[/]")
 
@@ -217,7 +217,7 @@ def print_info(what: str) -> None:
                 t.add_row(o.name, o.origin, o.what)
             con.print(t)
     if what in ("costs", "all"):
-        from emukern.machine.cost import CostTable
+        from emukern.kernel.cost import CostTable
         t = Table(title="cost model (--cost KEY=CYCLES)")
         for c in ("key", "cycles", "models"):
             t.add_column(c)

@@ -179,7 +179,7 @@ def run(ctx: Any) -> dict[str, Any]:
 
 def cost_table(console: Any) -> dict[str, int]:
     """Print (and return) the cost-model constants the MRS figures depend on."""
-    from emukern.machine.cost import DEFAULT_COSTS
+    from emukern.kernel.cost import DEFAULT_COSTS
     t = Table(title="Cost-model constants these figures depend on (cycles; `--cost key=value` to change)")
     t.add_column("key")
     t.add_column("cycles", justify="right")

@@ -11,7 +11,7 @@
   (FPGA, VLEN=512): 599.84 -> 559.17 (-6.78 %).
 
 Every figure is simulated cycles from the cost model: user instructions at one cycle, kernel paths
-from ``emukern.machine.cost.DEFAULT_COSTS``, and the kernel's vector save/restore/clobber sequences
+from ``emukern.kernel.cost.DEFAULT_COSTS``, and the kernel's vector save/restore/clobber sequences
 executed on the RVV unit and charged by ``emukern.machine.rvv.cost``.  Nothing here is fitted to the
 published figures; the output says where and why they differ, and every claim it prints is checked
 against this run's rows (``clobber_claim``, ``lat_ctx_claims``, ``vlen_claim``).
@@ -170,7 +170,7 @@ def run(ctx: Any) -> dict[str, Any]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from emukern.machine.cost import DEFAULT_COSTS
+    from emukern.kernel.cost import DEFAULT_COSTS
     from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV_DEFAULTS
 
     con = ctx.console

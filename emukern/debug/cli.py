@@ -46,7 +46,7 @@ def machine_factory(a: argparse.Namespace) -> Callable[[], Any]:
     def make() -> Any:
         cfg = config_from_args(a)
         m = Machine(cfg, echo_stdout=out, echo_stderr=err)   # type: ignore[arg-type]
-        m.explicit_arch = a.arch     # type: ignore[attr-defined]
+        m.explicit_arch = a.arch
         m.load(a.program, a.args)
         if not warned:               # once, not again at every `restart`
             warned.append(True)

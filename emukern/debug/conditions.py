@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from emukern.debug.errors import DebugError
+from emukern.kernel.errno import NAMES as ERRNO_NAMES
+from emukern.kernel.thread_info import ARCH_FLAGS, TIF_FLAGS, TIF_RISCV_V_DEFER_RESTORE
+from emukern.machine.trap import Trap
 
 
 @dataclass
@@ -92,12 +95,25 @@ def _syscall(ctx: EvalContext) -> Any:
     return t.handler or None
 
 
+def _tif(name: str, bit: int) -> Callable[[EvalContext], Any]:
+    """A thread flag of the current task's flags word; no value for a flag its arch does not use."""
+    def get(ctx: EvalContext) -> Any:
+        if ctx.task is None or name not in ARCH_FLAGS.get(ctx.kernel.config.arch, ()):
+            return None
+        return bool(ctx.task.flags & bit)
+    return get
+
+
 register_variable("vs", _vs, "RISC-V sstatus.VS of the CPU (Off/Initial/Clean/Dirty)")
-register_variable("defer_restore", _thread_attr("defer_restore", arch="riscv64"), "RISC-V TIF_RISCV_V_DEFER_RESTORE")
-register_variable("tif_riscv_v_defer_restore", _thread_attr("defer_restore", arch="riscv64"), "alias of defer_restore")
-register_variable("tif_sve", _thread_attr("tif_sve", arch="arm64"), "arm64 TIF_SVE of the task")
-register_variable("tif_foreign_fpstate", _thread_attr("tif_foreign_fpstate", "foreign_fpstate", arch="arm64"),
-                  "arm64 TIF_FOREIGN_FPSTATE (when modelled)")
+# every TIF_* flag of kernel/thread_info.py, by its Linux name (break when TIF_SVE, tif_sve-changes)
+for _name, _bit in TIF_FLAGS.items():
+    if any(_name in names for names in ARCH_FLAGS.values()):
+        _arches = "/".join(a for a, names in ARCH_FLAGS.items() if _name in names)
+        register_variable(_name, _tif(_name, _bit), f"{_name} of the task's thread flags ({_arches})")
+register_variable("thread_flags", lambda c: None if c.task is None else c.task.flags,
+                  "the task's whole thread_info flags word")
+register_variable("defer_restore", _tif("TIF_RISCV_V_DEFER_RESTORE", TIF_RISCV_V_DEFER_RESTORE),
+                  "alias of TIF_RISCV_V_DEFER_RESTORE")
 register_variable("sve_timeout", _sve_timeout, "arm64 sve_timeout in jiffies (when modelled)")
 register_variable("sve_vl", _thread_attr("vl", arch="arm64"), "arm64 task SVE vector length (bits)")
 register_variable("sve_el0", lambda c: getattr(c.cpu, "sve_el0", None), "arm64 CPACR_EL1.ZEN lets EL0 use SVE")
@@ -109,10 +125,18 @@ register_variable("cpu", lambda c: c.cpu.index, "CPU index")
 register_variable("tid", lambda c: getattr(c.task, "tid", None), "current task id")
 register_variable("trap", _trap_attr("kind"), "kind of the trap just handled (syscall, illegal, ...)")
 register_variable("handler", _trap_attr("handler"), "handler of the trap just handled")
+def decision_of(trap: Any) -> str:
+    """The handler's decision (a syscall's is its return value, an error by its errno name) plus
+    what the entry/exit work decided, e.g. the deferred vstate discard (``Trap.describe``)."""
+    if isinstance(trap, Trap):
+        return trap.describe(ERRNO_NAMES)
+    describe = getattr(trap, "describe", None)
+    return describe() if describe is not None else (getattr(trap, "decision", "") or "")
+
+
 def _decision(ctx: EvalContext) -> Any:
     if ctx.trap is None:
         return None
-    from emukern.debug.views import decision_of
     return decision_of(ctx.trap)
 
 
@@ -151,7 +175,7 @@ def lookup(name: str, ctx: EvalContext) -> Any:
 # trap sees every change.  Everything else a condition can read -- registers, pc, vs (the vector
 # unit sets VS=Dirty when an instruction writes a vector register), cycles, insns -- changes at
 # guest instructions, so a condition that reads one is also checked before every instruction.
-TRAP_TIME_VARIABLES = {"defer_restore", "tif_riscv_v_defer_restore", "tif_sve", "tif_foreign_fpstate",
+TRAP_TIME_VARIABLES = {"defer_restore", "thread_flags", *(n.lower() for n in TIF_FLAGS),
                        "sve_timeout", "sve_vl", "sve_el0", "jiffies", "cpu", "tid", "trap", "handler",
                        "decision", "trap_cycles", "syscall", "traps"}
 

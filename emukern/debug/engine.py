@@ -803,7 +803,7 @@ class Debugger:
 
     def _init_alive(self) -> bool:
         try:
-            return bool(self.k._init_alive())
+            return bool(self.k.runloop.init_alive())
         except Exception:
             return False
 

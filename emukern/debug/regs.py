@@ -182,13 +182,13 @@ def rv_counter(cpu: Any, name: str) -> int:
 
 # ---- arm64 SVE ----------------------------------------------------------------------------------------
 def has_sve(cpu: Any) -> bool:
-    return _arch(cpu) == "arm64" and bool(getattr(cpu, "has_sve", False)) and \
-        callable(getattr(cpu, "read_sve_state", None))
+    return _arch(cpu) == "arm64" and bool(getattr(cpu, "has_sve", False))
 
 
 def read_sve(cpu: Any) -> dict[str, Any]:
-    """Z0-Z31, P0-P15, FFR (bytes at the current VL) through the CPU's SVE save stub."""
-    return cpu.read_sve_state()
+    """Z0-Z31, P0-P15, FFR (bytes at the current VL) through the kernel's sve_save_state."""
+    from emukern.kernel.arm64.entry_fpsimd import read_sve_state
+    return read_sve_state(cpu)
 
 
 def read_sve_register(cpu: Any, name: str, st: dict[str, Any]) -> bytes:
@@ -207,4 +207,5 @@ def write_sve_register(cpu: Any, name: str, data: bytes, st: dict[str, Any] | No
         regs = list(st[key])
         regs[int(name[1:])] = data
         st[key] = regs
-    cpu.write_sve_state(st)
+    from emukern.kernel.arm64.entry_fpsimd import write_sve_state
+    write_sve_state(cpu, st)

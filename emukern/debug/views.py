@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from rich.markup import escape as esc
 
+from emukern.debug.conditions import EvalContext, decision_of, lookup
 from emukern.debug.errors import DebugError
 from emukern.debug.regs import display_name, main_registers, read_register
 from emukern.machine.trap import TrapKind
@@ -85,18 +86,6 @@ def location_line(dbg: Any, cpu: Any = None) -> str:
     return f"[bold]=>[/] {esc(where(dbg, pc))}:  [cyan]{esc(disasm_at(dbg, pc))}[/]"
 
 
-_HANDLERS = {
-    ("riscv64", TrapKind.ILLEGAL): "do_trap_insn_illegal",
-    ("riscv64", TrapKind.MEM_FAULT): "do_page_fault",
-    ("riscv64", TrapKind.BREAKPOINT): "do_trap_break",
-    ("arm64", TrapKind.ILLEGAL): "do_el0_undef",
-    ("arm64", TrapKind.SYSREG): "do_el0_sys",
-    ("arm64", TrapKind.SVE_ACCESS): "do_sve_acc",
-    ("arm64", TrapKind.MEM_FAULT): "do_page_fault",
-    ("arm64", TrapKind.BREAKPOINT): "do_el0_brk",
-}
-
-
 def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
     """The kernel function that is about to handle ``trap`` (as the arch code dispatches it)."""
     if trap.kind is TrapKind.SYSCALL:
@@ -107,21 +96,8 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
             return "do_syscall"
     if trap.kind is TrapKind.TIMER:
         return "scheduler_tick"
-    h = _HANDLERS.get((dbg.arch, trap.kind), "")
-    if dbg.arch == "riscv64" and trap.kind is TrapKind.ILLEGAL and "first-use" in dbg.classify(cpu, trap):
-        h = "do_trap_insn_illegal -> riscv_v_first_use_handler"
-    if dbg.arch == "arm64" and trap.kind is TrapKind.ILLEGAL and "mrs" in dbg.classify(cpu, trap):
-        # the arm64-mrs switch decides the path (read now: it may have been switched at run time)
-        h = ("do_el0_undef -> try_emulate_mrs" if dbg.k.policy("arm64-mrs") == "direct"
-             else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
-    return h or "?"
-
-
-def decision_of(trap: Any) -> str:
-    """The handler's decision (a syscall's is its return value) plus what the entry/exit work
-    decided, e.g. the deferred vstate discard (``Trap.describe``)."""
-    describe = getattr(trap, "describe", None)
-    return describe() if describe is not None else (getattr(trap, "decision", "") or "")
+    # the arch's own dispatch table (ArchBase.TRAP_HANDLERS / trap_handler_path), not a copy
+    return dbg.k.arch.trap_handler_path(cpu, trap, dbg.classify(cpu, trap)) or "?"
 
 
 def info_decision(info: Any) -> str:
@@ -342,7 +318,8 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
     cpu = dbg.cpu
     if dbg.arch != "arm64":
         raise DebugError("info zregs/pregs are for arm64 SVE", hint="on RISC-V use `info vregs`")
-    reader = getattr(cpu, "read_sve_state", None)
+    from emukern.debug.regs import has_sve, read_sve
+    reader = (lambda: read_sve(cpu)) if has_sve(cpu) else None
     out = [f"SVE VL={getattr(cpu, 'vl', '?')} bits, EL0 access {'enabled' if getattr(cpu, 'sve_el0', False) else 'trapped'}"]
     if callable(reader):
         if what == "z":
@@ -373,7 +350,7 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
             active = flags.count("1")
             out.append(f"{name:<4} {flags}  ({active} of {len(flags)} active; raw {bits:#0{2 + 2 * len(data)}x})")
         return out
-    out.append("[yellow]Z/P registers need the SVE register stubs (cpu.read_sve_state), not available yet;[/]")
+    out.append("[yellow]this CPU has no SVE: Z/P registers cannot be read;[/]")
     if what == "p":
         out.append("predicate registers cannot be shown")
         return out
@@ -405,6 +382,7 @@ def view_task(dbg: Any, args: list[str]) -> list[str]:
         out.append(f"  affinity {sorted(task.affinity)}")
     if task.pending is not None:
         out.append(f"  pending syscall {dbg.k.syscall_name(task.pending[0])}")
+    out.append(_tif_line(dbg.k, task))
     th = task.thread
     if th is not None:
         out += ["  thread:"] + ["    " + esc(line) for line in _thread_state(dbg, task)]
@@ -430,6 +408,8 @@ def _thread_state(dbg: Any, task: Any) -> list[str]:
     fields = getattr(th, "__dataclass_fields__", None)
     names = list(fields) if fields else [n for n in vars(th) if not n.startswith("_")]
     for n in names:
+        if n == "task":
+            continue                    # (the back-reference to the flags word's task)
         v = getattr(th, n, None)
         if isinstance(v, dict) and "v" in v:
             v = f"<saved fpsimd: {len(v['v'])} V regs>"
@@ -478,6 +458,16 @@ def view_cpu(dbg: Any, args: list[str]) -> list[str]:
     return out
 
 
+def _tif_line(k: Any, task: Any) -> str:
+    """The task's thread flags word, every flag the arch's model uses, by its Linux name."""
+    from emukern.kernel.thread_info import ARCH_FLAGS, TIF_FLAGS
+    if task is None:
+        return "  TIF flags -"
+    names = ARCH_FLAGS.get(k.config.arch, ())
+    return f"  TIF flags {task.flags:#x}: " + ", ".join(
+        f"{n}={'set' if task.flags & TIF_FLAGS[n] else 'clear'}" for n in names)
+
+
 def view_kernel(dbg: Any, args: list[str]) -> list[str]:
     k = dbg.k
     cpu = dbg.cpu
@@ -492,9 +482,9 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
         from emukern.machine.cpu_riscv import VS_NAMES
         vs = getattr(cpu, "vs", None)
         out.append(f"  sstatus.VS {VS_NAMES.get(vs, vs)}")
+        out.append(_tif_line(k, task))
         if task is not None and getattr(task.thread, "v", None) is not None:
             st = task.thread.v
-            out.append(f"  TIF_RISCV_V_DEFER_RESTORE {'set' if getattr(st, 'defer_restore', False) else 'clear'}")
             try:
                 from emukern.kernel.riscv.vector import vstate_view
                 v = vstate_view(task, cpu)
@@ -505,13 +495,8 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
             if last:
                 out.append(f"  last vector decision: {esc(last)}")
     else:
+        out.append(_tif_line(k, task))
         th = getattr(task, "thread", None)
-        flags = []
-        for name in ("tif_sve", "tif_foreign_fpstate", "tif_sve_vl_inherit", "tif_sme"):
-            if th is not None and hasattr(th, name):
-                flags.append(f"{name.upper()}={'set' if getattr(th, name) else 'clear'}")
-        out.append("  TIF flags " + (", ".join(flags) if flags else "-"))
-        from emukern.debug.conditions import EvalContext, lookup
         ctx = EvalContext(k, cpu, task, None)
         to = lookup("sve_timeout", ctx)
         jf = k.clock.jiffies(now)

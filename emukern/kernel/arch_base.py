@@ -20,6 +20,9 @@ class ArchBase:
     STACK_INIT = 128 << 10        # initially mapped; grows on faults (expand_stack)
     # raw_copy_{from,to}_user through an arch-specific path (RISC-V kernel-mode vector), or None
     vector_usercopy: Any = None
+    # trap kind -> the Linux function its exception vector calls (entry-common.c / traps.c): the
+    # name handle_trap's handlers log, and what the debugger says is about to run
+    TRAP_HANDLERS: dict[TrapKind, str] = {}
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
@@ -94,10 +97,15 @@ class ArchBase:
     def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         self.default_trap(cpu, task, trap)
 
+    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+        """The handler(s) ``trap`` is about to go through, before it runs (the debugger's "handler"
+        line); ``classes`` are the debugger's names for the trap (first-use, mrs ...)."""
+        return self.TRAP_HANDLERS.get(trap.kind, "")
+
     def default_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         k = self.k
         if trap.kind is TrapKind.MEM_FAULT:
-            trap.handler = "do_page_fault"
+            trap.handler = self.TRAP_HANDLERS[TrapKind.MEM_FAULT]
             if trap.addr is not None and k.expand_stack(task, trap.addr):
                 trap.decision = f"stack grown to cover {trap.addr:#x}; retry the access"
                 cpu.sync_mm()
@@ -105,9 +113,9 @@ class ArchBase:
             k.force_sig(cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
                         f"of unmapped or protected address {trap.addr:#x}")
         elif trap.kind is TrapKind.BREAKPOINT:
-            trap.handler = "do_trap_break" if self.name == "riscv64" else "do_el0_brk"
+            trap.handler = self.TRAP_HANDLERS[TrapKind.BREAKPOINT]
             k.force_sig(cpu, task, E.SIGTRAP, trap, "breakpoint instruction")
         else:
-            trap.handler = trap.handler or ("do_trap_insn_illegal" if self.name == "riscv64" else "do_el0_undef")
+            trap.handler = trap.handler or self.TRAP_HANDLERS.get(TrapKind.ILLEGAL, "")
             why = trap.detail or "illegal instruction"
             k.force_sig(cpu, task, E.SIGILL, trap, why)

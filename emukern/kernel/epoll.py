@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile, PipeEnd, StdinFile, WaitQueue
+from emukern.kernel.sysret import BLOCK, s64
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -150,6 +151,7 @@ class EpollMixin:
 
     cost: Any
     clock: Any
+    sched: Any          # the kernel's Scheduler (kernel/sched.py)
 
     # ---- eventfd ---------------------------------------------------------------------------------
     def sys_eventfd2(self, cpu, task, initval, flags, *a):
@@ -166,15 +168,14 @@ class EpollMixin:
             if f.nonblock:
                 return -E.EAGAIN
             f.wq.add(task)
-            task.waitqueues = [f.wq]                    # type: ignore[attr-defined]
-            self.block_current(cpu, task, "eventfd_read")  # type: ignore[attr-defined]
-            from emukern.kernel.syscalls import BLOCK
+            task.waitqueues = [f.wq]
+            self.sched.block_current(cpu, task, "eventfd_read")
             return BLOCK
         val = 1 if f.semaphore else f.count
         task.mm.write(buf, val.to_bytes(8, "little"))
         f.count -= val
         cpu.charge(self.cost.syscall_body)
-        self.wake_queue(f.wq, cpu.now)                # type: ignore[attr-defined]
+        self.sched.wake_queue(f.wq, cpu.now)
         return 8
 
     def eventfd_write(self, cpu, task, f: EventFdFile, buf: int, count: int) -> Any:
@@ -188,14 +189,13 @@ class EpollMixin:
             if f.nonblock:
                 return -E.EAGAIN
             f.wq.add(task)
-            task.waitqueues = [f.wq]                    # type: ignore[attr-defined]
-            self.block_current(cpu, task, "eventfd_write")  # type: ignore[attr-defined]
-            from emukern.kernel.syscalls import BLOCK
+            task.waitqueues = [f.wq]
+            self.sched.block_current(cpu, task, "eventfd_write")
             return BLOCK
         f.count += val
         cpu.charge(self.cost.syscall_body)
         if val:
-            self.wake_queue(f.wq, cpu.now)            # type: ignore[attr-defined]
+            self.sched.wake_queue(f.wq, cpu.now)
         return 8
 
     # ---- epoll -----------------------------------------------------------------------------------
@@ -206,7 +206,6 @@ class EpollMixin:
         return task.files.install(EventPollFile())
 
     def sys_epoll_ctl(self, cpu, task, epfd, op, fd, event, *a):
-        from emukern.kernel.syscalls import s64
         epfd, fd = s64(epfd), s64(fd)
         cpu.charge(self.cost.syscall_body)
         ep, f = task.files.get(epfd), task.files.get(fd)
@@ -243,7 +242,7 @@ class EpollMixin:
         else:
             return -E.EINVAL
         # a waiter on this epoll must look again (ep_insert/ep_modify wake ep->wq when ready)
-        self.wake_queue(ep.wq, cpu.now)               # type: ignore[attr-defined]
+        self.sched.wake_queue(ep.wq, cpu.now)
         return 0
 
     def sys_epoll_pwait(self, cpu, task, epfd, events, maxevents, timeout, sigmask, sigsetsize, *a):
@@ -271,15 +270,14 @@ class EpollMixin:
 
         The deadline is fixed on the first pass (a re-run after a wake-up that found nothing
         keeps the original one, as ep_poll's loop does with its absolute expiry)."""
-        from emukern.kernel.syscalls import BLOCK, s64
         maxevents = _int32(maxevents)
         timed_out = task.woken_value == -E.ETIMEDOUT
         task.woken_value = None
-        for wq in getattr(task, "waitqueues", []):
+        for wq in task.waitqueues:
             wq.remove(task)
-        task.waitqueues = []                          # type: ignore[attr-defined]
-        deadline = getattr(task, "ep_deadline", None)
-        task.ep_deadline = None                       # type: ignore[attr-defined]
+        task.waitqueues = []
+        deadline = task.ep_deadline
+        task.ep_deadline = None
         cpu.charge(self.cost.syscall_body)
         if maxevents <= 0 or maxevents > EP_MAX_EVENTS:
             return -E.EINVAL
@@ -307,11 +305,11 @@ class EpollMixin:
             queues += _queues(it.file)
         for wq in queues:
             wq.add(task)
-        task.waitqueues = queues                      # type: ignore[attr-defined]
+        task.waitqueues = queues
         if deadline is not None:
-            task.ep_deadline = deadline               # type: ignore[attr-defined]
-            self.add_timer(task, deadline)            # type: ignore[attr-defined]
-        self.block_current(cpu, task, "epoll_wait")   # type: ignore[attr-defined]
+            task.ep_deadline = deadline
+            self.sched.add_timer(task, deadline)
+        self.sched.block_current(cpu, task, "epoll_wait")
         return BLOCK
 
 

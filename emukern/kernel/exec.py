@@ -237,16 +237,16 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         except ElfError as exc:
             raise ExecError(ENOEXEC, exc.message) from None
     except ExecError as exc:
-        task.exec_error = exc.why         # type: ignore[attr-defined]   (for the trap log)
+        task.exec_error = exc.why         # (for the trap log)
         return -exc.errno
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
     k.exec_commit(task)
     k.mmput(old_mm)                       # exec drops the old mm: its last user frees it
-    task.exe = node.path                  # type: ignore[attr-defined]   (/proc/self/exe)
+    task.exe = node.path                  # (/proc/self/exe)
     task.comm = path.rsplit("/", 1)[-1][:15]
     for wq in task.files.do_close_on_exec():
-        k.wake_queue(wq, cpu.now)
+        k.sched.wake_queue(wq, cpu.now)
     from emukern.kernel.signal import flush_signal_handlers
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)
     cpu.attach_mm(task.mm)

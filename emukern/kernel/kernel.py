@@ -6,14 +6,16 @@ A trap's path (each arrow one call with a Linux name):
   (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
   (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
 
-The scheduler lives in :mod:`emukern.kernel.sched` and the SMP run loop in
-:mod:`emukern.kernel.smp` (mixins of :class:`Kernel`); syscalls in :mod:`emukern.kernel.syscalls`.
+The scheduler (:class:`emukern.kernel.sched.Scheduler`, ``kernel.sched``) and the SMP run loop
+(:class:`emukern.kernel.smp.RunLoop`, ``kernel.runloop``) are objects the kernel owns, with
+explicit interfaces; the syscalls (:mod:`emukern.kernel.syscalls`) and the signal code
+(:mod:`emukern.kernel.signal`) are still mixins of :class:`Kernel`.
 """
 from __future__ import annotations
 
 from collections import Counter, deque
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
@@ -22,17 +24,21 @@ from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
 from emukern.kernel.preempt import PREEMPTED, PreemptStats, describe as describe_preemption
 from emukern.kernel.spinlock import SpinLock
-from emukern.kernel.sched import PerCpu, SchedulerMixin
+from emukern.kernel.sched import PerCpu, Scheduler
 from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
-from emukern.kernel.smp import RunLoopMixin
+from emukern.kernel.smp import RunLoop
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
+from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.clock import Clock
-from emukern.machine.cost import CostTable
+from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
+
+if TYPE_CHECKING:
+    from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 
 TRAP_LOG_LIMIT = 20000
 # The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
@@ -63,10 +69,16 @@ def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimi
 class TrapRecord:
     """One entry of the trap log.  Built on every trap, so it stores the Trap and formats lazily."""
 
-    __slots__ = ("seq", "cpu", "tid", "time", "trap")
+    __slots__ = ("seq", "cpu", "tid", "time", "trap", "flags")
 
-    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap) -> None:
+    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap, flags: int = 0) -> None:
         self.seq, self.cpu, self.tid, self.time, self.trap = seq, cpu, tid, time, trap
+        self.flags = flags          # the task's thread flags word as the trap left it
+
+    @property
+    def tif(self) -> list[str]:
+        """The thread flags set when the trap returned, by their Linux names."""
+        return thread_flag_names(self.flags)
 
     kind = property(lambda self: self.trap.kind.value)
     pc = property(lambda self: self.trap.pc)
@@ -77,14 +89,15 @@ class TrapRecord:
 
     @property
     def decision(self) -> str:
-        return self.trap.describe()
+        t = self.trap      # a Trap, or a signal event logged beside the traps (signal.py)
+        return t.describe(E.NAMES) if isinstance(t, Trap) else t.describe()
 
     def __repr__(self) -> str:
         return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
                 f"{self.handler}: {self.decision})")
 
 
-class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
+class Kernel(SyscallsMixin, SignalMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -105,12 +118,21 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
     parked_traps: int = 0
     kernel_vector_regions: int = 0  # kernel_vector_begin/end pairs (RISC-V vectorised user copies)
     fp_saves: int = 0              # RISC-V fstate_save calls that wrote a Dirty FP context back
+    # arm64 (kernel/arm64/fpsimd.py setup): every task's sve_state/fpsimd_state buffer, and the
+    # SVE events the patch author counted, summed over tasks
+    sve_area: "SveStateArea | None" = None
+    sve_stats: "Counter[str]"
+    # arm64 (kernel/arm64/traps.py setup): the undef hook list/MRS emulation state, and the
+    # sanitised ID registers of the system (cpufeature.py SystemIdRegs)
+    arm64_undef: Any = None
+    id_regs: Any = None
 
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
         config.validate()
         self.config = config
         self.clock = Clock(config.freq_hz, config.hz, config.timer_freq)
+        self.sve_stats = Counter()
         self.cost = CostTable()
         if config.cost_file:
             self.cost.load_file(config.cost_file)
@@ -137,7 +159,6 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self._to_release: list[Task] = []          # DEAD tasks to release once off every CPU
         self._freed_mms = 0
         self._shared_last_ino = 0
-        self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
         self.reaped_kept = 0
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
@@ -167,10 +188,8 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
-        # CPU clocks as the run loop last saw them: only the CPU a round advances changes, so each
-        # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
-        self._clocks = [0] * config.cpus
-        self._last_cpu: Cpu | None = None
+        self.sched = Scheduler(self)
+        self.runloop = RunLoop(self)
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
             rvv = getattr(cpu, "rvv", None)
@@ -181,6 +200,50 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
         self.policies.booted = True               # from now on a policy switch is a run-time one
+
+    # ---- the scheduler's and the run loop's interfaces, for callers that hold the kernel --------
+    # (the signal code calls these through self; everything new should call kernel.sched /
+    # kernel.runloop directly)
+    def select_cpu(self, task: Task, new: bool = False) -> int:
+        return self.sched.select_cpu(task, new)
+
+    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        self.sched.enqueue(task, cpu_index, now)
+
+    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
+        self.sched.wake_up(task, now, value)
+
+    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
+        return self.sched.wake_queue(wq, now, nr, value)
+
+    def add_timer(self, task: Task, wake_at: int) -> bool:
+        return self.sched.add_timer(task, wake_at)
+
+    def account(self, cpu: Cpu, task: Task | None) -> None:
+        self.sched.account(cpu, task)
+
+    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
+        self.sched.block_current(cpu, task, reason)
+
+    def schedule(self, cpu: Cpu) -> None:
+        self.sched.schedule(cpu)
+
+    def run(self) -> Any:
+        """Run until the first process exits or a budget ends (:meth:`RunLoop.run`)."""
+        return self.runloop.run()
+
+    def step_loop(self, max_rounds: int) -> bool:
+        return self.runloop.step_loop(max_rounds)
+
+    def resume_trap(self) -> bool:
+        return self.runloop.resume_trap()
+
+    def _kill_everything(self) -> None:
+        self.runloop.kill_everything()
+
+    @property
+    def elapsed(self) -> int:
+        return self.runloop.elapsed
 
     def _make_arch(self) -> Any:
         if self.config.arch == "riscv64":
@@ -247,7 +310,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         init_task_signals(task)
         # /proc/self/exe is a guest path: the program's place in the root, or its name at the
         # top of it when it comes from outside the root (a host path means nothing in the guest)
-        task.exe = (self.vfs.guest_path_of_host(str(path))  # type: ignore[attr-defined]
+        task.exe = (self.vfs.guest_path_of_host(str(path))
                     or "/" + Path(path).name)
         self.tasks[task.tid] = task
         self.init_task = task
@@ -270,7 +333,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
             raise ElfError(f"{path}: cannot load the program: {exc}",
                            hint="its segments need more memory than the machine gives a process "
                                 "(4 GiB per address space; --mem-limit machine-wide)") from None
-        self.enqueue(task, 0, now=0)
+        self.sched.enqueue(task, 0, now=0)
         self.symbols = dict(image.symbols)
         self.image = image
         return task
@@ -326,16 +389,17 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         from emukern.machine.memory import page_up
         init = max(self.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
         mm.map(stack_top - init, init, "rw-", "[stack]")
-        mm.stack_limit = stack_top - stack_gap(rlimit(self, task, RLIMIT_STACK))  # type: ignore[attr-defined]
+        mm.stack_limit = stack_top - stack_gap(rlimit(self, task, RLIMIT_STACK))
         mm.write(lay.sp, lay.blob)
-        mm.saved_auxv = lay.auxv          # type: ignore[attr-defined]   (/proc/self/auxv)
-        task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)  # type: ignore[attr-defined]
+        mm.saved_auxv = lay.auxv          # (/proc/self/auxv)
+        task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)
 
     def exec_commit(self, task: Task) -> None:
-        mm, entry, sp, argv = task.exec_pending      # type: ignore[attr-defined]
-        del task.exec_pending                        # type: ignore[attr-defined]
+        assert task.exec_pending is not None
+        mm, entry, sp, argv = task.exec_pending
+        task.exec_pending = None
         task.mm = mm
-        task.argv = argv                             # type: ignore[attr-defined]   (/proc/self/cmdline)
+        task.argv = argv                             # (/proc/self/cmdline)
         task.ctx = self.arch.initial_context(entry, sp)
         task.thread = self.arch.new_thread_state(task, None, exec_=True)
 
@@ -437,7 +501,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        ucount = cpu._cs.count - cpu.stub_insns + cpu.extra_user    # Cpu.user_cycles, inlined
+        ucount = cpu.user_cycles
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         task.utime += user if user < total else total
@@ -445,7 +509,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         pcpu.last_mark = now
         pcpu.user_mark = ucount
         costs = self._costs
-        cpu.sys_cycles += costs["exception_entry"]
+        cpu.charge(costs["exception_entry"])
         kind = trap.kind
         self.trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
         listeners = self.trap_listeners
@@ -456,9 +520,9 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         else:
             self.arch.handle_trap(cpu, task, trap)
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
-            if cpu.mm is not task.mm or cpu.mm.version != cpu._mapped_version:
+            if cpu.mm is not task.mm or cpu.mm.version != cpu.mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-            if task.sigpending:         # exit_to_user_mode_loop: TIF_SIGPENDING -> do_signal
+            if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
                 self.do_signal(cpu, task, trap)
             note = self.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
             if note:
@@ -466,15 +530,15 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
                     trap.notes = [note]
                 else:
                     trap.notes.append(note)
-        cpu.sys_cycles += costs["exception_return"]
+        cpu.charge(costs["exception_return"])
         end = cpu.now
         trap.cycles = end - now
         self.trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
-        pcpu.user_mark = cpu._cs.count - cpu.stub_insns + cpu.extra_user
+        pcpu.user_mark = cpu.user_cycles
         self._seq += 1
-        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap))
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
         for cb in listeners:
             cb("exit", cpu, task, trap)
         if pcpu.need_resched:
@@ -482,15 +546,15 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
 
     def _log_trap(self, cpu: Cpu, task: Task, trap: Trap) -> None:
         self._seq += 1
-        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap))
+        self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, cpu.now, trap, task.flags))
 
     def exit_to_user_mode(self, cpu: Cpu, task: Task) -> None:
         """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
         (deferred restores, lazy FP)."""
-        if task.sigpending or task.signal is not None and task.signal.stop_pending:
+        if task.flags & TIF_SIGPENDING or task.signal is not None and task.signal.stop_pending:
             self.do_signal(cpu, task)
             if task.state is not TaskState.RUNNABLE:
-                self.schedule(cpu)      # a fatal signal or a group stop: pick something else
+                self.sched.schedule(cpu)      # a fatal signal or a group stop: pick something else
                 return
         self.arch.exit_to_user(cpu, task)
 
@@ -503,7 +567,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         note = self.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         if note:
             trap.notes = [note]
-        cpu.sys_cycles += self._costs["syscall_dispatch"]
+        cpu.charge(self._costs["syscall_dispatch"])
         task.syscalls += 1
         name, ret = self._call_syscall(cpu, task, nr, args)
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
@@ -514,7 +578,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         if ret is BLOCK:
             task.pending = (nr, args)
             if task.state is not TaskState.BLOCKED:
-                self.block_current(cpu, task, name)
+                self.sched.block_current(cpu, task, name)
             trap.decision = f"blocked ({task.wait_reason})"
             return
         if ret is PREEMPTED:            # switched out at a preemption point (kernel/preempt.py)
@@ -533,7 +597,7 @@ class Kernel(SyscallsMixin, SignalMixin, SchedulerMixin, RunLoopMixin):
         """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""
         from emukern.machine.memory import page_down
         mm = task.mm
-        limit = getattr(mm, "stack_limit", None)
+        limit = mm.stack_limit
         stack = next((m for m in mm.mappings if m.name == "[stack]"), None)
         if limit is None or stack is None or not limit <= addr < stack.start:
             return False

@@ -45,6 +45,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from emukern.errors import ConfigError
+from emukern.kernel.switches import SWITCHES
 
 # name -> (module that defines it, what it decides).  Only these can be replaced: each is decorated
 # with @kernel_function at its definition and every caller calls it through its module's global
@@ -160,7 +161,6 @@ def register_variant(switch: str, value: str, *, base: str, what: str,
                      runtime: bool = True, origin: str | None = None) -> Variant:
     """Add ``value`` to ``switch``: decision points follow built-in ``base`` except the kernel
     functions in ``overrides`` (name -> replacement).  Re-registering the same value replaces it."""
-    from emukern.kernel.policies import SWITCHES
     sw = SWITCHES.get(switch)
     if sw is None:
         raise ConfigError(f"unknown policy {switch!r}", hint="known policies: " + ", ".join(SWITCHES))

@@ -276,7 +276,7 @@ def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
     k.percpu[cpu.index].need_resched = False
     before = offset(task.resume)
     name, ret = k._call_syscall(cpu, task, nr, args)
-    from emukern.kernel.syscalls import BLOCK
+    from emukern.kernel.sysret import BLOCK
     trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
     trap.handler = name
     notes, k.syscall_notes = k.syscall_notes, []

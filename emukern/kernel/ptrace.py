@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.signal import KSigInfo, SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
+from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
+from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ def _siginfo_from_bytes(b: bytes) -> KSigInfo:
 
 
 def _signame(sig: int) -> str:
-    from emukern.kernel.signal import signal_name
+    from emukern.kernel.signal.defs import signal_name
     return signal_name(sig)
 
 

@@ -1,6 +1,6 @@
 """The scheduler: per-CPU run queues, wake-ups, timers, accounting and the context switch.
 
-Mixed into :class:`emukern.kernel.kernel.Kernel`.  ``schedule()`` picks the next task for a CPU;
+Owned by :class:`emukern.kernel.kernel.Kernel` as ``kernel.sched``.  ``schedule()`` picks the next task for a CPU;
 ``_switch_out``/``_switch_in`` are ``context_switch``: the outgoing task's registers are saved and
 the arch's ``__switch_to`` halves run (FP/vector state stays on the CPU until the arch saves it),
 then the incoming task's mm and registers are loaded.  A task blocked in a syscall re-runs it
@@ -12,14 +12,18 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
-from emukern.kernel.syscalls import BLOCK
+from emukern.kernel.sysret import BLOCK
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
+
+if TYPE_CHECKING:
+    from emukern.kernel.arm64.fpsimd import FpsimdLastState
+    from emukern.kernel.kernel import Kernel
 
 
 # The end of the simulated clock, in cycles (Linux's KTIME_MAX for this model): 2^62 cycles are
@@ -45,21 +49,29 @@ class PerCpu:
     sync_hint: bool = False     # its last run reached a sync point: next run stops at sync_floor
     last_ino: int = 0           # get_next_ino's per-CPU batch position
     kernel_mode_v: bool = False  # RISC-V: inside kernel_vector_begin/end (RISCV_KERNEL_MODE_V)
+    kernel_vector_cycles: int = 0  # RISC-V: cycles of vector code the kernel ran on this CPU
+    # arm64: whose user FP state is live in this CPU's registers (fpsimd.py's fpsimd_last_state)
+    fpsimd_last_state: "FpsimdLastState | None" = None
 
 
-class SchedulerMixin:
-    """Scheduling half of the kernel (state lives on the Kernel: percpu, cpus, cost, arch)."""
+class Scheduler:
+    """The scheduler, owned by the kernel as ``kernel.sched``: run queues (``kernel.percpu``),
+    wake-ups, timers, accounting, ``schedule()`` and the context switch.
 
-    percpu: list[PerCpu]
-    cpus: list[Cpu]
-    cost: Any
-    arch: Any
-    _seq: int
+    Its interface (what the syscall, signal and run-loop code call): :meth:`select_cpu`,
+    :meth:`enqueue`, :meth:`wake_up`, :meth:`wake_queue`, :meth:`add_timer`, :meth:`run_timers`,
+    :meth:`account`, :meth:`block_current`, :meth:`schedule`.  What it needs from the rest of
+    the kernel it reaches through ``self.k`` (the arch's switch hooks, the syscall table for a
+    restart, the signal code for ERESTART and ITIMER_REAL)."""
+
+    def __init__(self, k: "Kernel") -> None:
+        self.k = k
+        self.percpu: list[PerCpu] = k.percpu      # the run queues (the same list as kernel.percpu)
 
     def select_cpu(self, task: Task, new: bool = False) -> int:
         """select_task_rq: a new task goes to the least loaded allowed CPU (fork balancing); a
         woken task stays on its previous CPU when that CPU is idle or no allowed CPU is idle."""
-        if new or not task.allowed_on(task.cpu) or task.cpu >= len(self.cpus):
+        if new or not task.allowed_on(task.cpu) or task.cpu >= len(self.k.cpus):
             return self._least_loaded(task)
         prev = self.percpu[task.cpu]
         if prev.curr is None and not prev.rq:
@@ -111,20 +123,20 @@ class SchedulerMixin:
             return False
         task.sleeps_forever = False
         task.wake_at = wake_at
-        self._seq += 1
-        heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self._seq, task))
+        self.k._seq += 1
+        heapq.heappush(self.percpu[task.cpu].timers, (wake_at, self.k._seq, task))
         return True
 
-    def _run_timers(self, cpu: Cpu) -> None:
+    def run_timers(self, cpu: Cpu) -> None:
         pc = self.percpu[cpu.index]
         while pc.timers and pc.timers[0][0] <= cpu.now:
             wake_at, _, task = heapq.heappop(pc.timers)
             if task.state is None:                      # a process's ITIMER_REAL (signal.py)
-                self.it_real_fn(cpu, task, wake_at)     # type: ignore[attr-defined]
+                self.k.it_real_fn(cpu, task, wake_at)
                 continue
             if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
                 task.woken_value = -E.ETIMEDOUT
-                for wq in getattr(task, "waitqueues", []):
+                for wq in task.waitqueues:
                     wq.remove(task)
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 
@@ -173,7 +185,7 @@ class SchedulerMixin:
                 prev.slice_start = cpu.now
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
-                self.exit_to_user_mode(cpu, prev)
+                self.k.exit_to_user_mode(cpu, prev)
                 return
             if prev is not None:
                 if preempted:
@@ -193,7 +205,7 @@ class SchedulerMixin:
                 pc.curr = nxt
                 preempted = nxt.state is TaskState.RUNNABLE
                 continue
-            self.exit_to_user_mode(cpu, nxt)
+            self.k.exit_to_user_mode(cpu, nxt)
             return
 
     def _pick_next(self, cpu: Cpu) -> Task | None:
@@ -218,19 +230,19 @@ class SchedulerMixin:
             prev.nvcsw += 1
         else:
             prev.nivcsw += 1
-        self.arch.switch_from(cpu, prev)
+        self.k.arch.switch_from(cpu, prev)
         self.percpu[cpu.index].curr = None
 
     def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
         """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""
         pc = self.percpu[cpu.index]
-        cpu.charge(self.cost.schedule)
+        cpu.charge(self.k.cost.schedule)
         if cpu.mm is not nxt.mm:
-            cpu.charge(self.cost.switch_mm)
+            cpu.charge(self.k.cost.switch_mm)
         cpu.attach_mm(nxt.mm)
-        cpu.charge(self.cost.switch_to)
+        cpu.charge(self.k.cost.switch_to)
         cpu.load_context(nxt.ctx)
-        self.arch.switch_to(cpu, nxt)
+        self.k.arch.switch_to(cpu, nxt)
         pc.curr = nxt
         pc.nr_switches += 1
         nxt.cpu = cpu.index
@@ -245,9 +257,9 @@ class SchedulerMixin:
             return resume_syscall(self, cpu, task)
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
-        ret = self.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None  # type: ignore[attr-defined]
+        ret = self.k.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None
         if ret is None:
-            _name, ret = self._call_syscall(cpu, task, nr, args)
+            _name, ret = self.k._call_syscall(cpu, task, nr, args)
         if ret is BLOCK:
             task.state = TaskState.BLOCKED
             self.percpu[cpu.index].curr = None
@@ -257,6 +269,6 @@ class SchedulerMixin:
         task.pending = None
         if task.alive:
             if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
-                self.note_restart(task, nr, args, ret)  # type: ignore[attr-defined]
-            self.arch.set_syscall_return(cpu, ret)
+                self.k.note_restart(task, nr, args, ret)
+            self.k.arch.set_syscall_return(cpu, ret)
         return True

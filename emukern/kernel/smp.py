@@ -1,6 +1,6 @@
 """The SMP run loop: N CPUs on one deterministic clock.
 
-Mixed into :class:`emukern.kernel.kernel.Kernel`.  Each round advances the CPU whose local clock
+Owned by :class:`emukern.kernel.kernel.Kernel` as ``kernel.runloop``.  Each round advances the CPU whose local clock
 is furthest behind (busy before idle, then lowest index), by at most ``quantum`` cycles past the
 others and never past its next tick or timer, so CPUs reach shared resources in simulated-time
 order.  An idle CPU jumps to its next event.  Nothing here reads host time except the wall-clock
@@ -19,6 +19,7 @@ from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
     from emukern.kernel.result import RunResult
 
 _NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
@@ -33,20 +34,24 @@ class StopRun(Exception):
         self.message = message
 
 
-class RunLoopMixin:
-    """The run loop half of the kernel."""
+class RunLoop:
+    """The SMP run loop, owned by the kernel as ``kernel.runloop``: rounds over the CPUs on one
+    clock, ticks, the run budget.  Interface: :meth:`run`, :meth:`step_loop`, :meth:`resume_trap`,
+    :meth:`init_alive`, :attr:`elapsed`, :meth:`kill_everything`; it drives the kernel through
+    ``self.k`` (handle_trap, the scheduler ``k.sched``, the debugger gates on the kernel)."""
 
-    cpus: list[Cpu]
-    percpu: list[Any]
-    config: Any
-    clock: Any
-    cost: Any
-    _climit: int | None = None          # _cycle_limit(), computed once by Kernel.__init__
-    _host_deadline: float | None = None
+    def __init__(self, k: "Kernel") -> None:
+        self.k = k
+        self._climit = self._cycle_limit()        # --max-cycles / --timeout, in cycles
+        self._host_deadline: float | None = None
+        # CPU clocks as the run loop last saw them: only the CPU a round advances changes, so each
+        # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
+        self._clocks = [0] * k.config.cpus
+        self._last_cpu: Cpu | None = None
 
     def run(self) -> "RunResult":
         from emukern.kernel.result import RunResult
-        if self.init_task is None:
+        if self.k.init_task is None:
             raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
         t_wall = time.perf_counter()
         self._arm_host_deadline()
@@ -54,8 +59,8 @@ class RunLoopMixin:
             self._loop()
         except StopRun as stop:
             self._halt(stop)
-        self.wall_seconds += time.perf_counter() - t_wall
-        return RunResult.from_kernel(self)
+        self.k.wall_seconds += time.perf_counter() - t_wall
+        return RunResult.from_kernel(self.k)
 
     def step_loop(self, max_rounds: int) -> bool:
         """Run at most ``max_rounds`` scheduler rounds; False when the machine has finished."""
@@ -72,9 +77,9 @@ class RunLoopMixin:
 
     def _halt(self, stop: StopRun) -> None:
         """The machine stops (budget, deadlock): record why and stop every task."""
-        self.stop_reason = stop.reason
-        self.stop_message = stop.message
-        self._kill_everything()
+        self.k.stop_reason = stop.reason
+        self.k.stop_message = stop.message
+        self.kill_everything()
 
     def _loop(self) -> None:
         self._refresh_clocks()
@@ -82,28 +87,28 @@ class RunLoopMixin:
             pass
 
     def _refresh_clocks(self) -> None:
-        self._clocks = [c.now for c in self.cpus]
+        self._clocks = [c.now for c in self.k.cpus]
         self._last_cpu = None
 
     def _round(self) -> bool:
         """One scheduling decision: advance the CPU that is furthest behind."""
-        if self.init_task is None or not self._init_alive():
-            if not self.stop_reason:
-                self.stop_reason = "exited"
-                left = self.live_tasks()
+        if self.k.init_task is None or not self.init_alive():
+            if not self.k.stop_reason:
+                self.k.stop_reason = "exited"
+                left = self.k.live_tasks()
                 if left:
                     # the first process is the machine's init: when it is gone the run ends
-                    self.stop_message = (f"the first process exited while {len(left)} other task(s) "
+                    self.k.stop_message = (f"the first process exited while {len(left)} other task(s) "
                                          f"were still alive ({', '.join(str(t.tid) for t in left)}); "
                                          "they were stopped")
-                    self._kill_everything()
+                    self.kill_everything()
             return False
         last = self._last_cpu
         if last is not None:
             self._clocks[last.index] = last.now
         cpu = self._last_cpu = self._pick_cpu()
         if cpu is None:
-            live = self.live_tasks()
+            live = self.k.live_tasks()
             blocked = [f"{t.tid}:{t.wait_reason}" + (" forever" if t.sleeps_forever else "") for t in live]
             if live and all(t.sleeps_forever for t in live):
                 raise StopRun("deadlock", "the guest sleeps forever: every task waits on a timeout "
@@ -114,21 +119,21 @@ class RunLoopMixin:
         if cpu.now >= TIME_MAX:
             cpu.stop()
             raise StopRun("budget", f"the simulated clock reached its end ({TIME_MAX:,} cycles, "
-                          f"{self.clock.seconds(TIME_MAX) / 31_557_600:,.0f} years)")
+                          f"{self.k.clock.seconds(TIME_MAX) / 31_557_600:,.0f} years)")
         limit = self._climit
-        pc = self.percpu[cpu.index]
+        pc = self.k.percpu[cpu.index]
         if pc.curr is None:
             pc.parked_trap = None
             if pc.rq:
-                self.schedule(cpu)
+                self.k.sched.schedule(cpu)
                 return True
             target = self._idle_target(cpu)
             if limit is not None:
                 target = min(target, max(limit, cpu.now + 1))   # idle up to the budget, not past
             cpu.idle_until(min(target, TIME_MAX))
             pc.last_mark = cpu.now
-            pc.next_tick = self.clock.next_tick(cpu.now)
-            self._run_timers(cpu)
+            pc.next_tick = self.k.clock.next_tick(cpu.now)
+            self.k.sched.run_timers(cpu)
             self._check_budget(cpu)
             return True
         parked = pc.parked_trap
@@ -136,11 +141,11 @@ class RunLoopMixin:
             # this CPU is now the furthest behind: its parked trap may take the shared resource
             pc.parked_trap = None
             if pc.curr.alive:                   # (dropped if killed while parked)
-                self.handle_trap(cpu, parked)
+                self.k.handle_trap(cpu, parked)
             pc.sync_hint = True
         until = min(pc.next_tick, self._lockstep_limit(cpu))
-        if self.config.max_insns is not None:
-            left = self.config.max_insns - sum(c.user_insns for c in self.cpus)
+        if self.k.config.max_insns is not None:
+            left = self.k.config.max_insns - sum(c.user_insns for c in self.k.cpus)
             # at most `left` more user instructions (fewer if kernel work is charged): the run
             # stops at exactly --max-insns; with nothing left the CPU does not run and
             # _check_budget ends the run after this round
@@ -149,17 +154,17 @@ class RunLoopMixin:
             until = min(until, max(limit, cpu.now + 1))
         if pc.timers:
             until = min(until, pc.timers[0][0])
-        if self.run_cap is not None:
-            cap = self.run_cap(cpu)
+        if self.k.run_cap is not None:
+            cap = self.k.run_cap(cpu)
             if cap is not None:
                 until = min(until, cap)
         if parked is not None:
             if until > cpu.now and not pc.need_resched and pc.curr is not None \
-                    and pc.curr.state is TaskState.RUNNABLE and self.deferred_trap is None:
+                    and pc.curr.state is TaskState.RUNNABLE and self.k.deferred_trap is None:
                 cpu.run(until)
         elif until > cpu.now:
             cpu.run(until)
-        if self.deferred_trap is not None:
+        if self.k.deferred_trap is not None:
             return True                         # stopped at a trap the debugger holds
         if pc.parked_trap is not None:
             return True                         # parked at a sync point: resumed next time
@@ -168,70 +173,70 @@ class RunLoopMixin:
 
     def _finish_round(self, cpu: Cpu) -> None:
         """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
-        pc = self.percpu[cpu.index]
+        pc = self.k.percpu[cpu.index]
         if pc.curr is not None:
-            self.account(cpu, pc.curr)
-        self._run_timers(cpu)
+            self.k.sched.account(cpu, pc.curr)
+        self.k.sched.run_timers(cpu)
         if cpu.now >= pc.next_tick:
             self._timer_tick(cpu)
         if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
-            self.schedule(cpu)
-        if self._dead_mms or self._to_release:
-            self._reap()
+            self.k.sched.schedule(cpu)
+        if self.k._dead_mms or self.k._to_release:
+            self.k._reap()
         self._check_budget(cpu)
 
     def resume_trap(self) -> bool:
         """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
         hook, CPU stopped), then the rest of that scheduler round.  False when the machine has
         finished (like :meth:`step_loop`)."""
-        if self.deferred_trap is None:
+        if self.k.deferred_trap is None:
             return True
-        cpu, trap = self.deferred_trap
-        self.deferred_trap = None
-        if self.deferred_pc is not None and cpu.get_pc() == trap.pc:
-            cpu.set_pc(self.deferred_pc)         # as the hook saw it (unless the debugger moved it)
-        self.deferred_pc = None
-        gate, self.trap_gate = self.trap_gate, None
+        cpu, trap = self.k.deferred_trap
+        self.k.deferred_trap = None
+        if self.k.deferred_pc is not None and cpu.get_pc() == trap.pc:
+            cpu.set_pc(self.k.deferred_pc)         # as the hook saw it (unless the debugger moved it)
+        self.k.deferred_pc = None
+        gate, self.k.trap_gate = self.k.trap_gate, None
         try:
-            self.handle_trap(cpu, trap)
+            self.k.handle_trap(cpu, trap)
             self._finish_round(cpu)             # the tail of _round for this CPU
         except StopRun as stop:
             self._halt(stop)
             return False
         finally:
-            self.trap_gate = gate
-        return self.init_task is not None and self._init_alive()
+            self.k.trap_gate = gate
+        return self.k.init_task is not None and self.init_alive()
 
-    def _init_alive(self) -> bool:
-        init = self.init_task
+    def init_alive(self) -> bool:
+        init = self.k.init_task
         assert init is not None
         if init.alive:
             return True
-        return any(t.tgid == init.tgid and t.alive for t in self.tasks.values())
+        return any(t.tgid == init.tgid and t.alive for t in self.k.tasks.values())
 
     def _pick_cpu(self) -> Cpu | None:
         """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
         # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
         keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
-                for t, p in zip(self._clocks, self.percpu)]
+                for t, p in zip(self._clocks, self.k.percpu)]
         m = min(keys)
-        return None if m == _NO_WORK else self.cpus[keys.index(m)]
+        return None if m == _NO_WORK else self.k.cpus[keys.index(m)]
 
     def _idle_target(self, cpu: Cpu) -> int:
-        pc = self.percpu[cpu.index]
+        pc = self.k.percpu[cpu.index]
         cands = [pc.timers[0][0]] if pc.timers else []
-        cands += [t for t, p in zip(self._clocks, self.percpu) if p is not pc and p.curr is not None]
+        cands += [t for t, p in zip(self._clocks, self.k.percpu) if p is not pc and p.curr is not None]
         cands += [t.ready_at for t in pc.rq]
         target = min(cands) if cands else cpu.now
         return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
 
     def _lockstep_limit(self, cpu: Cpu) -> int:
-        me = self.percpu[cpu.index]
-        others = [t for t, p in zip(self._clocks, self.percpu) if p is not me and (p.curr is not None or p.rq)]
+        me = self.k.percpu[cpu.index]
+        others = [t for t, p in zip(self._clocks, self.k.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
-            self.sync_floor = TIME_MAX
+            self.k.sync_floor = TIME_MAX
             return TIME_MAX
-        self.sync_floor = floor = min(others)
+        self.k.sync_floor = floor = min(others)
         if me.sync_hint:
             # it keeps taking a shared lock: run only up to where the others are, so its next
             # acquisition happens inside the hook instead of being parked and re-delivered
@@ -239,42 +244,42 @@ class RunLoopMixin:
                 return cpu.now              # already ahead (a parked trap just ran): no run now
             me.sync_hint = False
             return max(floor, cpu.now + 1)
-        return max(floor, cpu.now) + self.config.quantum
+        return max(floor, cpu.now) + self.k.config.quantum
 
     def _timer_tick(self, cpu: Cpu) -> None:
         """The per-CPU timer interrupt: taken between two user instructions."""
-        pc = self.percpu[cpu.index]
+        pc = self.k.percpu[cpu.index]
         pc.ticks += 1
-        pc.next_tick = self.clock.next_tick(cpu.now)
+        pc.next_tick = self.k.clock.next_tick(cpu.now)
         task = pc.curr
         if task is None:
             return
-        trap = Trap(TrapKind.TIMER, self.config.arch, cpu.get_pc(), cpu=cpu.index,
-                    cause=(1 << 63) | 5 if self.config.arch == "riscv64" else None)
+        trap = Trap(TrapKind.TIMER, self.k.config.arch, cpu.get_pc(), cpu=cpu.index,
+                    cause=(1 << 63) | 5 if self.k.config.arch == "riscv64" else None)
         t0 = cpu.now
-        cpu.charge(self.cost.timer_tick)
-        self.trap_counts["timer"] += 1
-        for cb in self.trap_listeners:
+        cpu.charge(self.k.cost.timer_tick)
+        self.k.trap_counts["timer"] += 1
+        for cb in self.k.trap_listeners:
             cb("enter", cpu, task, trap)
         trap.handler = "scheduler_tick"
-        self.itimer_tick(cpu, task)                 # type: ignore[attr-defined]  (ITIMER_VIRTUAL/PROF)
-        slice_cycles = self.clock.tick_cycles * self.config.timeslice_ticks
+        self.k.itimer_tick(cpu, task)   # (ITIMER_VIRTUAL/PROF)
+        slice_cycles = self.k.clock.tick_cycles * self.k.config.timeslice_ticks
         if pc.rq and cpu.now - task.slice_start >= slice_cycles:
             pc.need_resched = True
             trap.decision = "time slice used up: preempt"
         else:
             trap.decision = "continue"
         if not pc.need_resched:
-            self.exit_to_user_mode(cpu, task)
+            self.k.exit_to_user_mode(cpu, task)
         trap.cycles = cpu.now - t0
-        self._log_trap(cpu, task, trap)
-        for cb in self.trap_listeners:
+        self.k._log_trap(cpu, task, trap)
+        for cb in self.k.trap_listeners:
             cb("exit", cpu, task, trap)
-        self.account(cpu, task)
+        self.k.sched.account(cpu, task)
 
     def _cycle_limit(self) -> int | None:
         """The simulated-time budget in cycles (--max-cycles, --timeout), kernel work included."""
-        cfg = self.config
+        cfg = self.k.config
         lims = []
         if cfg.max_cycles is not None:
             lims.append(cfg.max_cycles)
@@ -283,35 +288,35 @@ class RunLoopMixin:
         return min(lims) if lims else None
 
     def _arm_host_deadline(self) -> None:
-        if self.config.host_timeout is not None and self._host_deadline is None:
-            self._host_deadline = time.perf_counter() + self.config.host_timeout
+        if self.k.config.host_timeout is not None and self._host_deadline is None:
+            self._host_deadline = time.perf_counter() + self.k.config.host_timeout
 
     def _check_budget(self, cpu: Cpu) -> None:
-        limit = self.config.max_insns
-        if limit is not None and sum(c.user_insns for c in self.cpus) >= limit:
+        limit = self.k.config.max_insns
+        if limit is not None and sum(c.user_insns for c in self.k.cpus) >= limit:
             cpu.stop()
             raise StopRun("budget", f"the --max-insns budget of {limit:,} user instructions ran out; "
                           "the guest may be stuck in a loop — raise --max-insns if it is just long")
         climit = self._climit
         if climit is not None and cpu.now >= climit:
             cpu.stop()
-            cfg = self.config
+            cfg = self.k.config
             what = (f"--timeout {cfg.timeout:g} s" if cfg.timeout is not None and
                     round(cfg.timeout * cfg.freq_hz) == climit else "--max-cycles")
-            raise StopRun("budget", f"stopped at {cpu.now:,} cycles ({self.clock.seconds(cpu.now):.6g} s) of "
+            raise StopRun("budget", f"stopped at {cpu.now:,} cycles ({self.k.clock.seconds(cpu.now):.6g} s) of "
                           f"simulated time, kernel work included ({what}); raise it if the guest is just long")
         deadline = self._host_deadline
         if deadline is not None and time.perf_counter() >= deadline:
             cpu.stop()
-            raise StopRun("budget", f"stopped after {self.config.host_timeout:g} host seconds "
+            raise StopRun("budget", f"stopped after {self.k.config.host_timeout:g} host seconds "
                           f"(--host-timeout) at {self.elapsed:,} simulated cycles")
 
-    def _kill_everything(self) -> None:
-        for t in list(self.tasks.values()):
+    def kill_everything(self) -> None:
+        for t in list(self.k.tasks.values()):
             if t.alive:
                 t.state = TaskState.DEAD
                 t.exit_code = E.SIGKILL
 
     @property
     def elapsed(self) -> int:
-        return max(c.now for c in self.cpus)
+        return max(c.now for c in self.k.cpus)

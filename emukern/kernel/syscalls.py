@@ -7,6 +7,7 @@ preemption point, the call continues from its recorded progress when switched ba
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.errors import MemoryFault
@@ -15,22 +16,20 @@ from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFi
 from emukern.kernel import preempt as P
 from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
+from emukern.kernel.epoll import EpollMixin, EventFdFile
+from emukern.kernel.fs import FS_SYSCALL_NAMES
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
+from emukern.kernel.syscalls_fs import FileSyscallsMixin
+from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
 from emukern.machine.memory import PAGE, OutOfMemory, page_up
 
 if TYPE_CHECKING:
+    from emukern.kernel.sched import Scheduler
     from emukern.machine.cpu_base import Cpu
 
 
-class _Block:
-    def __repr__(self) -> str:
-        return "BLOCK"
-
-
-BLOCK: Any = _Block()
-U64 = (1 << 64) - 1
 
 # clone flags
 CLONE_VM, CLONE_FS, CLONE_FILES, CLONE_SIGHAND = 0x100, 0x200, 0x400, 0x800
@@ -68,22 +67,13 @@ SYSCALL_NAMES = {
     108: "timer_gettime", 109: "timer_getoverrun", 110: "timer_settime", 111: "timer_delete",
     95: "waitid",
 }
-from emukern.kernel.fs import FS_SYSCALL_NAMES  # noqa: E402   (kernel/fs, syscalls_fs/_proc)
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
-
-
-def s64(v: int) -> int:
-    v &= U64
-    return v - (1 << 64) if v >> 63 else v
 
 
 def prot_str(prot: int) -> str:
     return ("r" if prot & PROT_READ else "-") + ("w" if prot & PROT_WRITE else "-") + ("x" if prot & PROT_EXEC else "-")
 
-
-from emukern.kernel.epoll import EpollMixin, EventFdFile  # noqa: E402
-from emukern.kernel.syscalls_fs import FileSyscallsMixin  # noqa: E402
 
 
 class SyscallsMixin(FileSyscallsMixin, EpollMixin):
@@ -94,9 +84,24 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     config: Any
     tasks: dict
     percpu: list
+    cpus: list
     clock: Any
     arch: Any
     sysctl: Any
+    sched: "Scheduler"                                    # kernel.sched (kernel/sched.py)
+    _dispatch: dict[int, tuple[str, Callable[..., Any]]]   # build_syscall_table()
+    unknown_syscalls: Counter[int]                        # numbers that got -ENOSYS
+    futex_queues: dict[tuple[int, int], WaitQueue]        # (mm, uaddr) -> the futex's waiters
+    child_wait: dict[int, WaitQueue]                      # tgid -> its wait4 sleepers
+    _to_release: list[Task]                               # reaped tasks to release_task later
+
+    if TYPE_CHECKING:       # what the syscalls call on the rest of the kernel (Kernel, SignalMixin)
+        def force_sig(self, cpu: "Cpu", task: Task, sig: int, trap: Any, why: str) -> None: ...
+        def wait_task_stopped_continued(self, task: Task, child: Task, options: int, status_ptr: int) -> int: ...
+        def get_next_ino(self, cpu: "Cpu") -> int: ...
+        def alloc_tid(self) -> int: ...
+        def mmput(self, mm: Any) -> None: ...
+        def exit_notify(self, cpu: "Cpu", task: Task) -> bool: ...
 
     def syscall_name(self, nr: int) -> str:
         return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
@@ -113,9 +118,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _call_syscall(self, cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> tuple[str, Any]:
         """(name, return value) through the dispatch table: an unknown number is -ENOSYS (and
         counted), a bad user pointer -EFAULT, an allocation the host refuses -ENOMEM."""
-        entry = self._dispatch.get(nr)          # type: ignore[attr-defined]
+        entry = self._dispatch.get(nr)
         if entry is None:
-            self.unknown_syscalls[nr] += 1       # type: ignore[attr-defined]
+            self.unknown_syscalls[nr] += 1
             return f"syscall_{nr}", -E.ENOSYS
         name, fn = entry
         try:
@@ -309,8 +314,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         owner = p.mutex_owner
         if owner is not None and owner is not task and owner.alive:
             p.lockwait.add(task)
-            task.waitqueues = [p.lockwait]   # type: ignore[attr-defined]
-            self.block_current(cpu, task, why)  # type: ignore[attr-defined]
+            task.waitqueues = [p.lockwait]
+            self.sched.block_current(cpu, task, why)
             return False
         p.mutex_owner = task
         return True
@@ -318,7 +323,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def _pipe_unlock(self, cpu, p: Pipe) -> None:
         p.mutex_owner = None
         if p.lockwait.waiters:
-            self.wake_queue(p.lockwait, cpu.now)  # type: ignore[attr-defined]
+            self.sched.wake_queue(p.lockwait, cpu.now)
 
     def _pipe_read(self, cpu, task, p: Pipe, buf, count, res) -> Any:
         """pipe_read: a page at a time under pipe->mutex; no cond_resched() inside (only the full
@@ -330,8 +335,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if p.writers == 0:
                     return 0
                 p.rwait.add(task)
-                task.waitqueues = [p.rwait]   # type: ignore[attr-defined]
-                self.block_current(cpu, task, "pipe_read")  # type: ignore[attr-defined]
+                task.waitqueues = [p.rwait]
+                self.sched.block_current(cpu, task, "pipe_read")
                 return BLOCK
             if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_read"):
                 return P.preempted(self, task, P.MIGHT_RESCHED)
@@ -352,7 +357,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if got is P.PREEMPTED:
             return got
         self._pipe_unlock(cpu, p)
-        self.wake_queue(p.wwait, cpu.now)  # type: ignore[attr-defined]
+        self.sched.wake_queue(p.wwait, cpu.now)
         if got >= 0:
             cpu.charge(self.cost.syscall_body)
         return got
@@ -364,13 +369,13 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return 0                        # a null write succeeds before any check
         if P.fresh(res):
             if p.readers == 0:
-                self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")  # type: ignore[attr-defined]
+                self.force_sig(cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")
                 # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
                 return -E.EPIPE
             if len(p.buf) >= 65536:
                 p.wwait.add(task)
-                task.waitqueues = [p.wwait]   # type: ignore[attr-defined]
-                self.block_current(cpu, task, "pipe_write")  # type: ignore[attr-defined]
+                task.waitqueues = [p.wwait]
+                self.sched.block_current(cpu, task, "pipe_write")
                 return BLOCK
             if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_write"):
                 return P.preempted(self, task, P.MIGHT_RESCHED)
@@ -392,7 +397,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return got
         self._pipe_unlock(cpu, p)
         if got > 0:
-            self.wake_queue(p.rwait, cpu.now)  # type: ignore[attr-defined]
+            self.sched.wake_queue(p.rwait, cpu.now)
         return got
 
     def sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode, *a):
@@ -401,7 +406,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_close(self, cpu, task, fd, *a):
         ret, wqs = task.files.close(s64(fd))
         for wq in wqs:
-            self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+            self.sched.wake_queue(wq, cpu.now)
         return ret
 
     def sys_pipe2(self, cpu, task, fds_ptr, flags, *a):
@@ -409,7 +414,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.EINVAL
         if task.mm.find(fds_ptr) is None:
             return -E.EFAULT
-        p = Pipe(ino=self.get_next_ino(cpu))  # type: ignore[attr-defined]
+        p = Pipe(ino=self.get_next_ino(cpu))
         rfd = task.files.install(PipeEnd(p, write=False))
         wfd = task.files.install(PipeEnd(p, write=True))
         task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
@@ -520,8 +525,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return 0
         task.waitqueues = []
         task.sigstate.sleep_target = target       # for the remaining time if a signal interrupts
-        self.add_timer(task, target)  # type: ignore[attr-defined]
-        self.block_current(cpu, task, "nanosleep")  # type: ignore[attr-defined]
+        self.sched.add_timer(task, target)
+        self.sched.block_current(cpu, task, "nanosleep")
         return BLOCK
 
     def sys_nanosleep(self, cpu, task, req, rem, *a):
@@ -613,9 +618,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             cur = task.mm.read_u32(uaddr)
             if cur != (val & 0xFFFFFFFF):
                 return -E.EAGAIN
-            wq = self.futex_queues.setdefault(key, WaitQueue("futex"))  # type: ignore[attr-defined]
+            wq = self.futex_queues.setdefault(key, WaitQueue("futex"))
             wq.add(task)
-            task.waitqueues = [wq]  # type: ignore[attr-defined]
+            task.waitqueues = [wq]
             if timeout:
                 ts = task.mm.read(timeout, 16)
                 sec, nsec = int.from_bytes(ts[:8], "little", signed=True), int.from_bytes(ts[8:], "little", signed=True)
@@ -627,14 +632,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 if wake <= cpu.now:
                     wq.remove(task)
                     return -E.ETIMEDOUT
-                self.add_timer(task, wake)  # type: ignore[attr-defined]
-            self.block_current(cpu, task, "futex")  # type: ignore[attr-defined]
+                self.sched.add_timer(task, wake)
+            self.sched.block_current(cpu, task, "futex")
             return BLOCK
         if cmd == FUTEX_WAKE:
-            wq = self.futex_queues.get(key)  # type: ignore[attr-defined]
+            wq = self.futex_queues.get(key)
             if wq is None:
                 return 0
-            return self.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)  # type: ignore[attr-defined]
+            return self.sched.wake_queue(wq, cpu.now, nr=max(0, s64(val)), value=0)
         return -E.ENOSYS
 
     # ---- process lifecycle ---------------------------------------------------------------------
@@ -644,16 +649,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if flags & CLONE_THREAD and not (flags & CLONE_VM and flags & CLONE_SIGHAND):
             return -E.EINVAL
         cpu.charge(self.cost.fork)
-        tid = self.alloc_tid()  # type: ignore[attr-defined]
+        tid = self.alloc_tid()
         mm = task.mm if flags & CLONE_VM else task.mm.fork()
         if flags & CLONE_VM:
             mm.users += 1
         else:
             # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
             # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
-            for attr in ("stack_limit", "saved_auxv"):
-                if hasattr(task.mm, attr):
-                    setattr(mm, attr, getattr(task.mm, attr))
+            mm.stack_limit, mm.saved_auxv = task.mm.stack_limit, task.mm.saved_auxv
         files = task.files if flags & CLONE_FILES else task.files.dup_table()
         child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                      parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
@@ -677,7 +680,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             # not children, so wait4 never sees them
             self.tasks.get(task.tgid, task).children.append(child)
         child.cpu = cpu.index
-        self.enqueue(child, self.select_cpu(child, new=True), cpu.now)  # type: ignore[attr-defined]
+        self.sched.enqueue(child, self.sched.select_cpu(child, new=True), cpu.now)
         return tid
 
     def sys_ptrace(self, cpu, task, request, pid, addr, data, *a):
@@ -711,14 +714,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             leader.term_signal = status & 0x7F if signaled else 0
 
     def _remove_from_queues(self, t: Task) -> None:
-        for wq in getattr(t, "waitqueues", []):
+        for wq in t.waitqueues:
             wq.remove(t)
         for pc in self.percpu:
             if t in pc.rq:
                 pc.rq.remove(t)
             if pc.curr is t and pc.index != -1:
                 pc.need_resched = True
-                self.cpus[pc.index].stop()  # type: ignore[attr-defined]
+                self.cpus[pc.index].stop()
 
     def do_exit(self, cpu, task, status: int, current: bool = True) -> None:
         if not task.alive:
@@ -727,34 +730,34 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if task.clear_child_tid and task.mm.users > 1:
             try:
                 task.mm.write_u32(task.clear_child_tid, 0)
-                wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))  # type: ignore[attr-defined]
+                wq = self.futex_queues.get((id(task.mm), task.clear_child_tid))
                 if wq:
-                    self.wake_queue(wq, cpu.now, nr=1, value=0)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now, nr=1, value=0)
             except MemoryFault:
                 pass
-        self.mmput(task.mm)  # type: ignore[attr-defined]   (exit_mm: the last user frees it)
+        self.mmput(task.mm)   # (exit_mm: the last user frees it)
         if task.files is not None:
             others = [t for t in self.tasks.values() if t is not task and t.alive and t.files is task.files]
             if not others:
                 for wq in task.files.close_all():
-                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now)
         self.arch.exit_thread(cpu, task)
         from emukern.kernel.ptrace import exit_ptrace
         exit_ptrace(self, cpu, task)          # a dying tracer detaches its tracees
         task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
         # children of an exiting process are reparented to init (or reaped if init is gone)
-        reap = self.exit_notify(cpu, task)    # type: ignore[attr-defined]  (SIGCHLD to the parent)
+        reap = self.exit_notify(cpu, task)    # (SIGCHLD to the parent)
         if task.is_thread_leader:
             task.state = TaskState.ZOMBIE if task.parent is not None and not reap else TaskState.DEAD
             if task.parent is not None:
-                wq = self.child_wait.get(task.parent.tgid)  # type: ignore[attr-defined]
+                wq = self.child_wait.get(task.parent.tgid)
                 if wq:
-                    self.wake_queue(wq, cpu.now)  # type: ignore[attr-defined]
+                    self.sched.wake_queue(wq, cpu.now)
         else:
             task.state = TaskState.DEAD
-            self._to_release.append(task)  # type: ignore[attr-defined]
+            self._to_release.append(task)
         if current and self.percpu[cpu.index].curr is task:
-            self.account(cpu, task)  # type: ignore[attr-defined]
+            self.sched.account(cpu, task)
             self.percpu[cpu.index].need_resched = True
             cpu.stop()
         self._remove_from_queues(task)
@@ -770,11 +773,11 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
                 c.state = TaskState.DEAD
-                self._to_release.append(c)  # type: ignore[attr-defined]   (release_task)
+                self._to_release.append(c)   # (release_task)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return c.tid
-            jc = self.wait_task_stopped_continued(task, c, options, status_ptr)  # type: ignore[attr-defined]
+            jc = self.wait_task_stopped_continued(task, c, options, status_ptr)
             if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
                 return jc
         # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
@@ -783,8 +786,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return got
         if options & WNOHANG:
             return 0
-        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
+        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
         wq.add(task)
-        task.waitqueues = [wq]  # type: ignore[attr-defined]
-        self.block_current(cpu, task, "wait4")  # type: ignore[attr-defined]
+        task.waitqueues = [wq]
+        self.sched.block_current(cpu, task, "wait4")
         return BLOCK

@@ -6,7 +6,7 @@ pread64, dup, fcntl), and the file-backed side of mmap.  Paths resolve only insi
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
@@ -18,6 +18,9 @@ from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.syscalls_proc import ProcSyscallsMixin
+
+if TYPE_CHECKING:
+    from emukern.kernel.kernel import Kernel
 
 U64 = (1 << 64) - 1
 ENOTTY = 25
@@ -50,15 +53,28 @@ def _s32(v: int) -> int:
 
 class FileSyscallsMixin(ProcSyscallsMixin):
     cost: Any
+    config: Any
+
+    if TYPE_CHECKING:       # (SyscallsMixin: read/write themselves)
+        def sys_read(self, cpu: Any, task: Any, fd: int, buf: int, count: int, *a: int) -> Any: ...
+        def sys_write(self, cpu: Any, task: Any, fd: int, buf: int, count: int, *a: int) -> Any: ...
+        def _do_read(self, cpu: Any, task: Any, fd: int, buf: int, count: int, res: Any = None,
+                     off: int | None = None) -> Any: ...
+        def _do_write(self, cpu: Any, task: Any, fd: int, buf: int, count: int, res: Any = None,
+                      off: int | None = None) -> Any: ...
+        def _read_iter(self, cpu: Any, task: Any, f: Any, buf: int, count: int, res: Any,
+                       off: int | None = None) -> Any: ...
+        def _write_iter(self, cpu: Any, task: Any, f: Any, buf: int, count: int, res: Any,
+                        off: int | None = None) -> Any: ...
     vfs: Vfs
     procfs: ProcFs
 
     def fs_init(self) -> None:
         """Mount the guest root with /proc and /dev over it (the kernel's boot-time mounts)."""
-        cfg = self.config      # type: ignore[attr-defined]
+        cfg = self.config
         root = getattr(cfg, "root", None)
         Vfs.check_root(root)
-        self.procfs = ProcFs(self)        # type: ignore[arg-type]
+        self.procfs = ProcFs(cast("Kernel", self))
         self.vfs = Vfs(root, bool(getattr(cfg, "root_rw", False)), self.procfs.mounts())
 
     def fs_init_task(self, task) -> None:
@@ -136,7 +152,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
     # ---- open -----------------------------------------------------------------------------------
     def do_sys_openat(self, cpu, task, dirfd, path_ptr, flags, mode) -> int:
         """do_filp_open: walk, maybe create, check, then the object's open."""
-        arch = self.config.arch       # type: ignore[attr-defined]
+        arch = self.config.arch
         flags &= 0xFFFFFFFF
         path = self._user_path(task, path_ptr)
         if isinstance(path, int):
@@ -153,7 +169,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             node = made
         if isinstance(node, int):
             return node
-        if flags & O_CREAT and flags & O_EXCL and not getattr(node, "_created", False):
+        if flags & O_CREAT and flags & O_EXCL and not node.created:
             return -E.EEXIST
         if node.is_link:
             return -ELOOP if not flags & O_PATH else task.files.install(VfsFile(node, 0), cloexec=cloexec)
@@ -210,7 +226,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         node = self.vfs.child(parent, name)
         if node is None:
             return -E.ENOENT
-        node._created = True      # type: ignore[attr-defined]   (O_EXCL is satisfied)
+        node.created = True       # (O_EXCL is satisfied)
         return node
 
     def sys_mkdirat(self, cpu, task, dirfd, path_ptr, mode, *a):
@@ -273,7 +289,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if isinstance(f, HostFile) and count & U64:       # filemap_read's loop (kernel/preempt.py)
             if task.mm.find(buf) is None:
                 return -E.EFAULT
-            return P.run_long(task, None, lambda r: self._read_iter(cpu, task, f, buf, count & U64, r, off))  # type: ignore[attr-defined]
+            return P.run_long(task, None, lambda r: self._read_iter(cpu, task, f, buf, count & U64, r, off))
         data = f.pread(count & U64, off)
         if isinstance(data, int):
             return data
@@ -291,7 +307,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return -E.EINVAL
         if isinstance(f, HostFile):                         # generic_perform_write's loop
             n = min(count & U64, 1 << 24)
-            return P.run_long(task, None, lambda r: self._write_iter(cpu, task, f, buf, n, r, off))  # type: ignore[attr-defined]
+            return P.run_long(task, None, lambda r: self._write_iter(cpu, task, f, buf, n, r, off))
         data = copy_from_user(self, cpu, task, buf, min(count & U64, 1 << 24))   # charges the copy
         cpu.charge(self.cost.syscall_body)
         return f.pwrite(data, off)
@@ -394,7 +410,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
-        return self._each_iov_long(task, vec, lambda base, n, res: self._do_write(cpu, task, fd, base, n, res))  # type: ignore[attr-defined]
+        return self._each_iov_long(task, vec, lambda base, n, res: self._do_write(cpu, task, fd, base, n, res))
 
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
         vec = self._vec(task, iov, iovcnt)
@@ -403,10 +419,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
         if isinstance(f, VfsFile) and f.readable:
             # a file fills the buffers in order (do_iter_readv)
-            return self._each_iov_long(task, vec, lambda base, n, res: self._do_read(cpu, task, fd, base, n, res))  # type: ignore[attr-defined]
+            return self._each_iov_long(task, vec, lambda base, n, res: self._do_read(cpu, task, fd, base, n, res))
         for base, length in vec:              # like a pipe read: fill the first non-empty buffer
             if length:
-                return self.sys_read(cpu, task, fd, base, length)  # type: ignore[attr-defined]
+                return self.sys_read(cpu, task, fd, base, length)
         return 0
 
     def _fstat_file(self, f: Any) -> bytes:

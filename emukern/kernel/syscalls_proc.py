@@ -5,7 +5,7 @@ model: task times are its accounted cycles converted on the machine's clock."""
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 
@@ -24,6 +24,9 @@ class ProcSyscallsMixin:
     clock: Any
     config: Any
 
+    if TYPE_CHECKING:       # (SignalMixin)
+        def _sig_init(self, task: Any) -> Any: ...
+
     def _leader(self, task: Any) -> Any:
         return self.tasks.get(task.tgid, task)
 
@@ -39,7 +42,7 @@ class ProcSyscallsMixin:
     def _signal_struct(self, t: Any) -> Any:
         leader = self._leader(t)
         if leader.signal is None:
-            self._sig_init(leader)              # type: ignore[attr-defined]
+            self._sig_init(leader)
         return leader.signal
 
     def pgid_of(self, t: Any) -> int:

@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Any
 
 from emukern.kernel.files import FdTable
+from emukern.kernel.thread_info import TIF_SIGPENDING, FlagView
 from emukern.machine.memory import AddressSpace
 
 
@@ -43,6 +44,8 @@ class Task:
     # of a syscall switched out at a preemption point (continued, not restarted, when switched in)
     preempt_count: int = 0
     resume: Any = None
+    waitqueues: list[Any] = field(default_factory=list)   # the WaitQueues it sleeps on
+    ep_deadline: int | None = None  # epoll_pwait's timeout (cycles) while it sleeps there
     # accounting
     utime: int = 0
     stime: int = 0
@@ -51,17 +54,31 @@ class Task:
     syscalls: int = 0
     start_time: int = 0
     slice_start: int = 0
-    # per-architecture thread state (Linux's thread_struct / thread_info flags)
+    # thread_info.flags: every TIF_* flag of the task (kernel/thread_info.py)
+    flags: int = 0
+    # per-architecture thread state (Linux's thread_struct)
     thread: Any = None
-    # signals (emukern/kernel/signal.py): sighand_struct, signal_struct, the per-thread state,
-    # and TIF_SIGPENDING
+    # signals (emukern/kernel/signal.py): sighand_struct, signal_struct, the per-thread state;
+    # ``sigpending`` is TIF_SIGPENDING of the flags word
     sighand: Any = None
     signal: Any = None
     sigstate: Any = None
-    sigpending: bool = False
     fault_report: dict[str, Any] | None = None
     rlim: list[tuple[int, int]] | None = None   # resource limits, shared by threads (kernel/resource.py)
     ptrace: Any = None                          # kernel/ptrace.py: the tracing link, None untraced
+    # files and exec
+    fs: Any = None                  # fs_struct (kernel/fs/vfs.py FsStruct): cwd, umask
+    exe: str | None = None          # /proc/self/exe
+    argv: list[str] = field(default_factory=list)   # /proc/self/cmdline
+    exec_error: str = ""            # why the last execve failed (for the trap log)
+    # an exec_image(commit=False) waiting for exec_commit: (mm, entry, sp, argv)
+    exec_pending: tuple[AddressSpace, int, int, list[str]] | None = None
+
+    sigpending = FlagView(TIF_SIGPENDING)
+
+    @property
+    def task(self) -> "Task":           # (FlagView's owner: a task is its own flags word's owner)
+        return self
 
     @property
     def alive(self) -> bool:

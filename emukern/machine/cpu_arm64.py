@@ -15,19 +15,18 @@ Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py check
   ID-register read — and costs a Python call each.)
 * Only V0-V31 (the low 128 bits of Z) are visible through the Unicorn API.  Z bits above 128, P0-P15
   and FFR are reached with real SVE instructions: the kernel's SVE/FPSIMD save, load and flush
-  sequences run as *stubs* on the CPU (see "SVE kernel stubs" below), so their cost is counted by
+  sequences run as *stubs* on the CPU (see "Kernel sequences" below), so their cost is counted by
   the instruction counter.  An AdvSIMD write of V (``mov v0.16b, v0.16b``, ``ldp q``) zeroes the
   Z bits above 128 up to the current VL when EL0 may use SVE (tests/machine/test_sve_stub.py).
 
-SVE kernel stubs (design)
--------------------------
-The stub sequences (``sve_save_state``, ``sve_load_state``, ``sve_flush_live``, ``sve_flush_p``,
-``fpsimd_save_state``, ``fpsimd_load_state``) are encoded once (``build_stub_words``; a test checks
-every word against llvm-mc) and written after the ``eret`` in the machine-owned stub page.  Each
-ends in ``brk #0xe4e`` (the ``ret``).  Task state buffers live in a machine-owned
-:class:`SveStateArea` in host memory; no CPU maps it.  A save or load stub works on this CPU's
-slot-sized *bounce buffer* at ``SVE_AREA_BASE`` (the slot is copied in before a load and out
-after a save).
+Kernel sequences ("stubs") (design)
+-----------------------------------
+The machine knows no kernel code: the kernel loads its instruction sequences (arm64's
+entry-fpsimd.S save/load/flush, :mod:`emukern.kernel.arm64.entry_fpsimd`) into the kernel text of
+the machine-owned stub page with :meth:`Arm64Cpu.install_kernel_text`, each named with its length
+and whether it loads or saves through the bounce buffer (:class:`KernelSeq`).  Each ends in
+``brk #0xe4e`` (the ``ret``).  A loading or saving sequence works on this CPU's *bounce buffer* at
+``BOUNCE_BASE``: the kernel buffer passed with it is copied in before a load and out after a save.
 
 Machine pages (issue: EL0 must not reach them)
 ----------------------------------------------
@@ -74,7 +73,7 @@ import ctypes
 import mmap
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
@@ -123,17 +122,28 @@ CPACR_ZEN_ALL = 3 << 16      # ZEN=11: SVE usable at EL0 too
 SVE_VL_MIN, SVE_VL_MAX = 128, 2048
 
 
-# ---- SVE kernel stubs: encodings ------------------------------------------------------------------
-STUB_CODE = STUB_BASE + 0x1000    # stub code after the eret page
-STUB_BRK_IMM = 0xE4E
-SVE_AREA_BASE = 0x40_0000_0000    # machine-owned task FP/SVE state buffers (above the stub page)
-STUB_ARG_REGS = (0, 1, 2, 3)      # registers the stubs use (saved/restored around them)
-# The stubs never touch the task buffers themselves: each CPU has one slot-sized bounce buffer,
-# the only FP/SVE state memory Unicorn can see, at SVE_AREA_BASE.  A load stub gets its slot
-# copied in first, a save stub's result is copied out to the slot after it.
-BOUNCE_BASE = SVE_AREA_BASE
-STUB_LOADS = frozenset({"sve_load_state", "fpsimd_load_state"})
-STUB_SAVES = frozenset({"sve_save_state", "fpsimd_save_state"})
+# ---- kernel text: instruction sequences the kernel runs on this CPU --------------------------------
+KERNEL_TEXT = STUB_BASE + 0x1000  # the kernel's sequences, after the eret page (install_kernel_text)
+KERNEL_SEQ_BRK_IMM = 0xE4E
+KERNEL_SEQ_RET = 0xD4200000 | (KERNEL_SEQ_BRK_IMM << 5)   # brk #0xe4e: every sequence's "ret"
+STUB_ARG_REGS = (0, 1, 2, 3)      # argument registers of a sequence (saved/restored around it)
+# A sequence never sees kernel memory itself: each CPU has one bounce buffer, the only buffer
+# memory Unicorn can see, no-access outside a run that asked for it.  A "loads" sequence gets the
+# kernel's buffer copied in first, a "saves" sequence's bounce buffer is copied out after it.
+# Its size holds one task's FP/SVE state at the largest VL (32 Z + 17 P of 2048 bits + FPSIMD).
+BOUNCE_BASE = 0x40_0000_0000
+BOUNCE_SIZE = 0x3000
+
+
+@dataclass(frozen=True)
+class KernelSeq:
+    """One kernel instruction sequence in the kernel text: where it starts (offset), how many
+    instructions it has (its closing ``brk #0xe4e`` included), whether it reads or writes the
+    bounce buffer."""
+    offset: int
+    length: int
+    loads: bool = False
+    saves: bool = False
 
 
 _CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
@@ -144,247 +154,28 @@ class StubOverrun(RuntimeError):
     (the stub page cannot be written or reached by the guest), reported instead of hanging."""
 
 
-def _imm9_mul_vl(imm: int) -> int:
-    if not -256 <= imm <= 255:
-        raise ValueError(f"mul vl offset {imm} out of range")
-    imm &= 0x1FF
-    return ((imm >> 3) << 16) | ((imm & 7) << 10)
-
-
-def enc_str_z(zt: int, rn: int, imm: int) -> int:
-    return 0xE5804000 | _imm9_mul_vl(imm) | (rn << 5) | zt
-
-
-def enc_ldr_z(zt: int, rn: int, imm: int) -> int:
-    return 0x85804000 | _imm9_mul_vl(imm) | (rn << 5) | zt
-
-
-def enc_str_p(pt: int, rn: int, imm: int) -> int:
-    return 0xE5800000 | _imm9_mul_vl(imm) | (rn << 5) | pt
-
-
-def enc_ldr_p(pt: int, rn: int, imm: int) -> int:
-    return 0x85800000 | _imm9_mul_vl(imm) | (rn << 5) | pt
-
-
-def enc_rdffr(pd: int) -> int:          # rdffr pd.b
-    return 0x2519F000 | pd
-
-
-def enc_wrffr(pn: int) -> int:          # wrffr pn.b
-    return 0x25289000 | (pn << 5)
-
-
-def enc_pfalse(pd: int) -> int:         # pfalse pd.b
-    return 0x2518E400 | pd
-
-
-def enc_mov_v(vd: int, vn: int) -> int:  # mov vd.16b, vn.16b (orr vd.16b, vn.16b, vn.16b)
-    return 0x4EA01C00 | (vn << 16) | (vn << 5) | vd
-
-
-def enc_stp_q(t1: int, t2: int, rn: int, off: int) -> int:
-    return 0xAD000000 | (((off // 16) & 0x7F) << 15) | (t2 << 10) | (rn << 5) | t1
-
-
-def enc_ldp_q(t1: int, t2: int, rn: int, off: int) -> int:
-    return 0xAD400000 | (((off // 16) & 0x7F) << 15) | (t2 << 10) | (rn << 5) | t1
-
-
-def enc_str_w(rt: int, rn: int, off: int) -> int:
-    return 0xB9000000 | ((off // 4) << 10) | (rn << 5) | rt
-
-
-def enc_ldr_w(rt: int, rn: int, off: int) -> int:
-    return 0xB9400000 | ((off // 4) << 10) | (rn << 5) | rt
-
-
-def enc_mrs_fpsr(rt: int) -> int:
-    return 0xD53B4420 | rt
-
-
-def enc_mrs_fpcr(rt: int) -> int:
-    return 0xD53B4400 | rt
-
-
-def enc_msr_fpsr(rt: int) -> int:
-    return 0xD51B4420 | rt
-
-
-def enc_msr_fpcr(rt: int) -> int:
-    return 0xD51B4400 | rt
-
-
-def enc_brk(imm: int) -> int:
-    return 0xD4200000 | (imm << 5)
-
-
-STUB_RET = enc_brk(STUB_BRK_IMM)
-
-
-def build_stub_words() -> dict[str, list[int]]:
-    """The kernel's FP/SVE register sequences (arch/arm64/kernel/entry-fpsimd.S, fpsimdmacros.h).
-
-    Arguments: ``sve_save_state``/``sve_load_state``: x0 = Z0 slot, x1 = P0 slot (FFR is stored as
-    a 17th predicate), x2 = FPSR/FPCR words; ``fpsimd_*_state``: x0 = V0..V31 (512 bytes) then FPSR,
-    FPCR; the flushes take none.  The text form of each is in :data:`STUB_TEXT` (checked by tests).
-    """
-    save = ([enc_str_z(i, 0, i) for i in range(32)] + [enc_str_p(i, 1, i) for i in range(16)]
-            + [enc_rdffr(0), enc_str_p(0, 1, 16), enc_ldr_p(0, 1, 0),
-               enc_mrs_fpsr(3), enc_str_w(3, 2, 0), enc_mrs_fpcr(3), enc_str_w(3, 2, 4), STUB_RET])
-    load = ([enc_ldr_p(0, 1, 16), enc_wrffr(0)] + [enc_ldr_p(i, 1, i) for i in range(16)]
-            + [enc_ldr_z(i, 0, i) for i in range(32)]
-            + [enc_ldr_w(3, 2, 0), enc_msr_fpsr(3), enc_ldr_w(3, 2, 4), enc_msr_fpcr(3), STUB_RET])
-    flush_p = [enc_pfalse(i) for i in range(16)] + [enc_wrffr(0), STUB_RET]
-    flush_live = [enc_mov_v(i, i) for i in range(32)] + flush_p
-    fp_save = ([enc_stp_q(i, i + 1, 0, 16 * i) for i in range(0, 32, 2)]
-               + [enc_mrs_fpsr(3), enc_str_w(3, 0, 512), enc_mrs_fpcr(3), enc_str_w(3, 0, 516), STUB_RET])
-    fp_load = ([enc_ldp_q(i, i + 1, 0, 16 * i) for i in range(0, 32, 2)]
-               + [enc_ldr_w(3, 0, 512), enc_msr_fpsr(3), enc_ldr_w(3, 0, 516), enc_msr_fpcr(3), STUB_RET])
-    return {"sve_save_state": save, "sve_load_state": load, "sve_flush_live": flush_live,
-            "sve_flush_p": flush_p, "fpsimd_save_state": fp_save, "fpsimd_load_state": fp_load}
-
-
-def _stub_text() -> dict[str, str]:
-    ret = f"brk #{STUB_BRK_IMM:#x}"
-    fl_p = [f"pfalse p{i}.b" for i in range(16)] + ["wrffr p0.b", ret]
-    return {
-        "sve_save_state": "\n".join([f"str z{i}, [x0, #{i}, mul vl]" for i in range(32)]
-                                    + [f"str p{i}, [x1, #{i}, mul vl]" for i in range(16)]
-                                    + ["rdffr p0.b", "str p0, [x1, #16, mul vl]", "ldr p0, [x1]",
-                                       "mrs x3, fpsr", "str w3, [x2]", "mrs x3, fpcr", "str w3, [x2, #4]", ret]),
-        "sve_load_state": "\n".join(["ldr p0, [x1, #16, mul vl]", "wrffr p0.b"]
-                                    + [f"ldr p{i}, [x1, #{i}, mul vl]" for i in range(16)]
-                                    + [f"ldr z{i}, [x0, #{i}, mul vl]" for i in range(32)]
-                                    + ["ldr w3, [x2]", "msr fpsr, x3", "ldr w3, [x2, #4]", "msr fpcr, x3", ret]),
-        "sve_flush_live": "\n".join([f"mov v{i}.16b, v{i}.16b" for i in range(32)] + fl_p),
-        "sve_flush_p": "\n".join(fl_p),
-        "fpsimd_save_state": "\n".join([f"stp q{i}, q{i + 1}, [x0, #{16 * i}]" for i in range(0, 32, 2)]
-                                       + ["mrs x3, fpsr", "str w3, [x0, #512]", "mrs x3, fpcr",
-                                          "str w3, [x0, #516]", ret]),
-        "fpsimd_load_state": "\n".join([f"ldp q{i}, q{i + 1}, [x0, #{16 * i}]" for i in range(0, 32, 2)]
-                                       + ["ldr w3, [x0, #512]", "msr fpsr, x3", "ldr w3, [x0, #516]",
-                                          "msr fpcr, x3", ret]),
-    }
-
-
-STUB_TEXT = _stub_text()
-STUB_WORDS = build_stub_words()
-
-
-def _layout_stubs() -> tuple[dict[str, tuple[int, int]], bytes]:
-    table: dict[str, tuple[int, int]] = {}
-    image = bytearray()
-    for name, words in STUB_WORDS.items():
-        addr = STUB_CODE + len(image)
-        image += b"".join(w.to_bytes(4, "little") for w in words)
-        table[name] = (addr, len(words))
-        image += bytes((-len(image)) % 64)
-    return table, bytes(image)
-
-
-STUBS, STUB_IMAGE = _layout_stubs()      # name -> (entry address, instruction count incl. the brk)
-STUB_CODE_END = STUB_CODE + len(STUB_IMAGE)
-STUB_BRK_AT = {name: entry + 4 * (n - 1) for name, (entry, n) in STUBS.items()}   # the closing brk
-
-
-def _slot_size(max_vl: int) -> tuple[int, int, int]:
-    """(p_off, fp_off, slot_size) of one task buffer for vector lengths up to ``max_vl``."""
-    vlb = max_vl // 8
-    p_off = 32 * vlb
-    fp_off = (p_off + 17 * (vlb // 8) + 15) & ~15
-    return p_off, fp_off, (fp_off + 528 + 63) & ~63
-
-
-BOUNCE_SIZE = (_slot_size(SVE_VL_MAX)[2] + 0xFFF) & ~0xFFF
-
-
-class SveStateArea:
-    """Machine-owned memory for the kernel's per-task FP/SVE register buffers.
-
-    One anonymous host mapping, mapped at :data:`SVE_AREA_BASE` into every CPU with
-    ``mem_map_ptr`` (so a buffer saved on one CPU is loadable on another), outside every user
-    address space.  Slot layout (Linux's ``sve_state`` then ``user_fpsimd_state``): Z0..Z31 at the
-    saving VL, P0..P15 then FFR at ``p_off``, V0..V31 at ``fp_off`` then FPSR and FPCR (32-bit).
-    """
-
-    def __init__(self, slots: int = 1160, max_vl: int = SVE_VL_MAX, base: int = SVE_AREA_BASE) -> None:
-        self.max_vl = max_vl
-        self.base = base
-        self.p_off, self.fp_off, self.slot_size = _slot_size(max_vl)
-        self.fpsr_off = self.fp_off + 512
-        self.size = (slots * self.slot_size + 0xFFF) & ~0xFFF
-        self.buf = mmap.mmap(-1, self.size)
-        self._free = list(range(slots - 1, -1, -1))
-
-    def host_addr(self) -> int:
-        import ctypes
-        return ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
-
-    def alloc(self) -> int:
-        """A zeroed slot; returns its guest address."""
-        if not self._free:
-            raise MemoryError("SVE state area exhausted")
-        addr = self.base + self._free.pop() * self.slot_size
-        self.zero(addr, self.slot_size)
-        return addr
-
-    def release(self, addr: int) -> None:
-        self._free.append((addr - self.base) // self.slot_size)
-
-    def slot_of(self, addr: int) -> int:
-        """The slot an address inside it belongs to (a stub argument points into one slot)."""
-        i = (addr - self.base) // self.slot_size
-        if not 0 <= addr - self.base < self.size or i * self.slot_size + self.slot_size > self.size:
-            raise ValueError(f"{addr:#x} is not inside the FP/SVE state area")
-        return self.base + i * self.slot_size
-
-    def read(self, addr: int, n: int) -> bytes:
-        o = addr - self.base
-        return bytes(self.buf[o:o + n])
-
-    def write(self, addr: int, data: bytes) -> None:
-        o = addr - self.base
-        self.buf[o:o + len(data)] = data
-
-    def zero(self, addr: int, n: int) -> None:
-        self.write(addr, bytes(n))
-
-    # typed views of one slot
-    def zreg(self, slot: int, vl: int, i: int) -> bytes:
-        return self.read(slot + i * vl // 8, vl // 8)
-
-    def preg(self, slot: int, vl: int, i: int) -> bytes:
-        return self.read(slot + self.p_off + i * vl // 64, vl // 64)
-
-    def vregs(self, slot: int) -> list[int]:
-        raw = self.read(slot + self.fp_off, 512)
-        return [int.from_bytes(raw[16 * i:16 * i + 16], "little") for i in range(32)]
-
-    def fpsr_fpcr(self, slot: int) -> tuple[int, int]:
-        raw = self.read(slot + self.fpsr_off, 8)
-        return int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
-
-    def decode_sve(self, slot: int, vl: int) -> dict[str, Any]:
-        fpsr, fpcr = self.fpsr_fpcr(slot)
-        return {"vl": vl, "z": [self.zreg(slot, vl, i) for i in range(32)],
-                "p": [self.preg(slot, vl, i) for i in range(16)], "ffr": self.preg(slot, vl, 16),
-                "fpsr": fpsr, "fpcr": fpcr}
-
-    def encode_sve(self, slot: int, st: dict[str, Any]) -> None:
-        vl = st["vl"]
-        for i, z in enumerate(st["z"]):
-            self.write(slot + i * vl // 8, bytes(z).ljust(vl // 8, b"\0")[:vl // 8])
-        for i, p in enumerate(list(st["p"]) + [st.get("ffr", b"")]):
-            self.write(slot + self.p_off + i * vl // 64, bytes(p).ljust(vl // 64, b"\0")[:vl // 64])
-        self.write(slot + self.fpsr_off, st.get("fpsr", 0).to_bytes(4, "little") + st.get("fpcr", 0).to_bytes(4, "little"))
-
-
 @dataclass
 class StubOp:
     name: str
     args: tuple[int, ...]
     vl: int
+    entry: int = 0
+    length: int = 0
+    buf: memoryview | None = None    # the kernel's buffer a load reads / a save fills
+    loads: bool = False
+    saves: bool = False
+
+
+ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
+
+
+def read_model_sysregs(encodings: "list[tuple[int, int, int, int, int]]",
+                       cpu_model: int = ARM64_MODEL_MAX) -> list[int]:
+    """The reset values of system registers (op0, op1, crn, crm, op2) of a CPU model, read from a
+    fresh, never-run instance: the ID registers the kernel sanitises, without booting a CPU."""
+    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+    uc.ctl_set_cpu_model(cpu_model)
+    return [int(uc.cpr_read(*enc)) for enc in encodings]
 
 
 def is_sve_encoding(word: int) -> bool:
@@ -439,14 +230,13 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
         self.cpr_write(CNTKCTL_EL1, 0)       # EL0 counter reads go through the MRS hook
-        uc.mem_write(STUB_CODE, STUB_IMAGE)
+        self._seqs: dict[str, tuple[int, int, bool, bool]] = {}   # name -> entry, length, loads, saves
+        self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
         self._chain: tuple[dict[int, int], int, int] | None = None   # in-flight: regs, user pc, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
         self.stub_cycles: Counter[str] = Counter()       # stub name -> instructions executed
-        self.state_area: SveStateArea | None = None
-        self._scratch = 0
         self.sve_el0 = False                 # what the kernel programmed (CPACR_EL1.ZEN == 11)
         self._hw_zen: bool | None = None     # what is in the register right now
         self._hw_vl = 0
@@ -512,43 +302,45 @@ class Arm64Cpu(Cpu):
         return changed
 
     # ---- SVE kernel stubs (see the module docstring) -------------------------------------------
-    def attach_state_area(self, area: SveStateArea) -> None:
-        """Give this CPU the machine's task FP/SVE buffer area (once)."""
-        if self.state_area is area:
+    def install_kernel_text(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
+        """Load the kernel's instruction sequences into the execute-only stub page (at
+        :data:`KERNEL_TEXT`); ``seqs`` names each one.  Idempotent for the same image.
+
+        The machine checks what it needs to stay safe, not what the code does: every sequence
+        lies inside the text and ends in ``brk #0xe4e`` (its "ret")."""
+        if image == self._kernel_text:
             return
-        if self.state_area is not None:
-            raise RuntimeError("a different SVE state area is already mapped")
-        if area.slot_size > BOUNCE_SIZE:
-            raise ValueError(f"SVE state slots of {area.slot_size} bytes do not fit the stub bounce buffer")
-        # The area itself stays host memory: no CPU maps it, the stubs reach one slot at a time
-        # through this CPU's bounce buffer (see _stub_prepare)
-        self.state_area = area
-        self._scratch = area.alloc()
+        if self._kernel_text:
+            raise RuntimeError("this CPU already has different kernel text")
+        if KERNEL_TEXT + len(image) > STUB_BASE + STUB_SIZE:
+            raise ValueError(f"kernel text of {len(image)} bytes does not fit the stub page")
+        table: dict[str, tuple[int, int, bool, bool]] = {}
+        for name, q in seqs.items():
+            end = q.offset + 4 * q.length
+            if q.length < 1 or q.offset % 4 or end > len(image) \
+                    or int.from_bytes(image[end - 4:end], "little") != KERNEL_SEQ_RET:
+                raise ValueError(f"kernel sequence {name!r} does not end in brk #{KERNEL_SEQ_BRK_IMM:#x} "
+                                 f"inside the kernel text")
+            table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves)
+        self.uc.mem_write(KERNEL_TEXT, image)
+        self._kernel_text = bytes(image)
+        self._seqs = table
 
-    def _area(self) -> SveStateArea:
-        if self.state_area is None:      # a CPU used on its own (tests): a small private area
-            self.attach_state_area(SveStateArea(slots=8))
-        assert self.state_area is not None
-        return self.state_area
+    def queue_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
+        """Queue a kernel sequence to run on this CPU (in order, before any further user
+        instruction).  ``args`` go to x0-x3; for a sequence that loads or saves, ``buf`` is the
+        kernel buffer copied into the bounce buffer before it / out of it after it."""
+        seq = self._seqs.get(name)
+        if seq is None:
+            raise KeyError(f"no kernel stub {name!r} (install_kernel_text first)")
+        entry, n, loads, saves = seq
+        if (loads or saves) and (buf is None or len(buf) > BOUNCE_SIZE):
+            raise ValueError(f"kernel stub {name!r} needs a buffer of at most {BOUNCE_SIZE} bytes")
+        self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves))
 
-    def sve_slot_args(self, slot: int) -> tuple[int, int, int]:
-        """(x0, x1, x2) for sve_save_state/sve_load_state on a buffer slot."""
-        a = self._area()
-        return slot, slot + a.p_off, slot + a.fpsr_off
-
-    def fpsimd_slot_args(self, slot: int) -> tuple[int]:
-        """(x0,) for fpsimd_save_state/fpsimd_load_state on a buffer slot."""
-        return (slot + self._area().fp_off,)
-
-    def queue_stub(self, name: str, *args: int) -> None:
-        """Queue a kernel stub to run on this CPU (in order, before any further user instruction)."""
-        if name not in STUBS:
-            raise KeyError(f"no kernel stub {name!r}")
-        self._stub_queue.append(StubOp(name, tuple(args), self.vl))
-
-    def run_stub(self, name: str, *args: int) -> None:
+    def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a stub and run the queue now (synchronously)."""
-        self.queue_stub(name, *args)
+        self.queue_stub(name, *args, buf=buf)
         self.stub_sync()
 
     def stub_sync(self) -> None:
@@ -563,7 +355,7 @@ class Arm64Cpu(Cpu):
         try:
             while self._stub_queue:
                 op = self._stub_queue[0]
-                entry, n = STUBS[op.name]
+                entry, n = op.entry, op.length
                 self._stub_prepare(op)
                 before = self.counter.count
                 # the counter stops the run before the final brk (which stands for the ret) ...
@@ -606,18 +398,11 @@ class Arm64Cpu(Cpu):
             self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
 
     def _stub_prepare(self, op: StubOp) -> None:
-        data = op.name in STUB_LOADS or op.name in STUB_SAVES
-        self._open_window(bounce=data)
+        self._open_window(bounce=op.loads or op.saves)
         self._hw_set(True, op.vl)
-        args = op.args
-        if data:
-            a = self._area()
-            slot = a.slot_of(args[0])
-            args = tuple(x - slot + BOUNCE_BASE for x in args)
-            if op.name in STUB_LOADS:
-                o = slot - a.base
-                self._bounce[:a.slot_size] = a.buf[o:o + a.slot_size]
-        for r, v in zip(STUB_ARG_REGS, args):
+        if op.loads and op.buf is not None:
+            self._bounce[:len(op.buf)] = op.buf
+        for r, v in zip(STUB_ARG_REGS, op.args):
             self.uc.reg_write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
@@ -625,10 +410,8 @@ class Arm64Cpu(Cpu):
         self.stub_insns += n
         self.stub_stats[op.name] += 1
         self.stub_cycles[op.name] += n
-        if op.name in STUB_SAVES:
-            a = self._area()
-            o = a.slot_of(op.args[0]) - a.base
-            a.buf[o:o + a.slot_size] = self._bounce[:a.slot_size]
+        if op.saves and op.buf is not None:
+            op.buf[:] = self._bounce[:len(op.buf)]
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
@@ -640,7 +423,7 @@ class Arm64Cpu(Cpu):
         op = self._stub_queue.pop(0)
         self._stub_prepare(op)
         self._chain_op = (op, self.counter.count)
-        entry, n = STUBS[op.name]
+        entry, n = op.entry, op.length
         # bounded: the counter stops the CPU if the stub runs past its closing brk
         self.counter.deadline = self.counter.count + n
         self.set_pc(entry)
@@ -665,30 +448,13 @@ class Arm64Cpu(Cpu):
         self.counter.deadline = deadline
         self._hw_set(self.sve_el0, self.vl)
 
-    def _quietly(self, name: str, *args: int) -> None:
-        """Run one stub without leaving a trace on the clock (inspection by tests/debugger)."""
+    def run_stub_quietly(self, name: str, *args: int, buf: memoryview | None = None) -> None:
+        """Run one kernel sequence without leaving a trace on the clock (an inspection by a
+        test or the debugger, e.g. reading Z/P/FFR with the kernel's save sequence)."""
         self.stub_sync()
         saved = (self.counter.count, self.stub_insns, self.stub_stats.copy(), self.stub_cycles.copy())
-        self.run_stub(name, *args)
+        self.run_stub(name, *args, buf=buf)
         self.counter.count, self.stub_insns, self.stub_stats, self.stub_cycles = saved
-
-    def read_sve_state(self) -> dict[str, Any]:
-        """Z0-Z31 at the current VL, P0-P15 and FFR (bytes, little-endian), FPSR/FPCR, VL.
-
-        Runs ``sve_save_state`` into a per-CPU scratch buffer after any queued kernel stubs.  The
-        read itself leaves no trace on the clock (an inspection, not kernel work)."""
-        a = self._area()
-        self._quietly("sve_save_state", *self.sve_slot_args(self._scratch))
-        return a.decode_sve(self._scratch, self.vl)
-
-    def write_sve_state(self, st: dict[str, Any]) -> None:
-        """Load Z/P/FFR (and FPSR/FPCR) at the current VL with ``sve_load_state`` (tests, debugger).
-
-        Missing entries load as zero; like :meth:`read_sve_state` it does not advance the clock."""
-        a = self._area()
-        full = {"z": [b""] * 32, "p": [b""] * 16, "ffr": b"", "fpsr": 0, "fpcr": 0, **st, "vl": self.vl}
-        a.encode_sve(self._scratch, full)
-        self._quietly("sve_load_state", *self.sve_slot_args(self._scratch))
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
@@ -795,7 +561,7 @@ class Arm64Cpu(Cpu):
             self._stub_queue.clear()
             self._close_window()
             raise StubOverrun(f"kernel stub {op} did not reach its closing brk within "
-                              f"{STUBS[op][1] if op in STUBS else '?'} instructions "
+                              f"{self._seqs[op][1] if op in self._seqs else '?'} instructions "
                               f"(pc {self.get_pc():#x}): emulator error")
 
     def _user_in_stub_page(self) -> None:
@@ -925,7 +691,8 @@ class Arm64Cpu(Cpu):
         pc = self.get_pc()
         if self._chain is not None:
             name = self._chain_op[0].name if self._chain_op else "?"
-            if intno == 7 and pc == STUB_BRK_AT.get(name):
+            op = self._chain_op[0] if self._chain_op else None
+            if intno == 7 and op is not None and pc == op.entry + 4 * (op.length - 1):
                 self._chain_step()      # the brk #0xe4e ending a kernel stub
                 return
             raise StubOverrun(f"exception {intno} at {pc:#x} inside kernel stub {name}: emulator error")

@@ -100,7 +100,7 @@ class Cpu:
         self.stub_insns = 0       # instructions executed in kernel stubs (counted by the counter)
         self.mm: AddressSpace | None = None
         self._mapped: list[tuple[int, int, int, int]] = []
-        self._mapped_version = -1
+        self.mapped_version = -1   # public (read-only for others): mm.version Unicorn maps now
         self.on_trap: TrapHandler | None = None
         self.running = False
         self.stop_requested = False
@@ -114,6 +114,8 @@ class Cpu:
         self._uc_rw = uclib.uc_reg_write
         self._uc_rrb = uclib.uc_reg_read_batch
         self._uc_rwb = uclib.uc_reg_write_batch
+        # batch_reader/batch_writer: id(register tuple) -> (the tuple, kind, the C-call closure)
+        self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
@@ -138,6 +140,32 @@ class Cpu:
     def _write(self, regid: int, value: int) -> None:
         self._rv.value = value & 0xFFFF_FFFF_FFFF_FFFF
         self._uc_rw(self._uch, regid, self._prv)
+
+    # Public, for the kernel's hot paths (a syscall's return value, a signal frame's registers):
+    # a 64-bit register by its Unicorn id in one libunicorn call (the same function, no wrapper)
+    write_regid = _write
+
+    def batch_reader(self, regids: tuple[int, ...]) -> Callable[[], list[int]]:
+        """:meth:`make_batch`, made once per CPU for each register tuple (cached by the tuple's
+        identity: pass a module-level constant)."""
+        ent = self._batches.get(id(regids))
+        if ent is None or ent[0] is not regids or ent[1] != "r":
+            ent = self._batches[id(regids)] = (regids, "r", self.make_batch(regids))
+        return ent[2]
+
+    def batch_reader_raw(self, regids: tuple[int, ...], width: int) -> Callable[[], bytes]:
+        """:meth:`make_batch_raw`, cached per CPU like :meth:`batch_reader`."""
+        ent = self._batches.get(id(regids))
+        if ent is None or ent[0] is not regids or ent[1] != width:
+            ent = self._batches[id(regids)] = (regids, width, self.make_batch_raw(regids, width))
+        return ent[2]
+
+    def batch_writer(self, regids: tuple[int, ...]) -> Callable[[Sequence[int]], None]:
+        """:meth:`make_batch_writer`, cached per CPU like :meth:`batch_reader`."""
+        ent = self._batches.get(id(regids))
+        if ent is None or ent[0] is not regids or ent[1] != "w":
+            ent = self._batches[id(regids)] = (regids, "w", self.make_batch_writer(regids))
+        return ent[2]
 
     def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
         """A reader for a fixed list of 64-bit registers in one libunicorn call."""
@@ -235,7 +263,7 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
-        if mm is self.mm and mm.version == self._mapped_version:
+        if mm is self.mm and mm.version == self.mapped_version:
             if self.scan_code and mm.code_gen != self._code_gen:
                 self._reset_code_view()
             if self.scan_code and mm.scan_gen != self._scan_gen:
@@ -255,7 +283,7 @@ class Cpu:
         if mm is not self.mm:
             self._code_gen = mm.code_gen
         self.mm = mm
-        self._mapped_version = mm.version
+        self.mapped_version = mm.version
         if self.scan_code:
             if mm.code_gen != self._code_gen:
                 self._reset_code_view()
@@ -271,7 +299,7 @@ class Cpu:
 
     def sync_mm(self) -> None:
         mm = self.mm
-        if mm is not None and (mm.version != self._mapped_version or mm.code_gen != self._code_gen
+        if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
                                or mm.scan_gen != self._scan_gen):
             self.attach_mm(mm)
 
@@ -521,7 +549,7 @@ class Cpu:
         self.on_trap(self, trap)
         self.commit_charges()
         mm = self.mm
-        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self._mapped_version:
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
             self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:

@@ -51,6 +51,13 @@ ABI_NAMES = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
              "t3", "t4", "t5", "t6"]
 
 
+def machine_ids() -> tuple[int, int, int]:
+    """mvendorid, marchid, mimpid of the hart (Unicorn's RISC-V CPU), from a fresh instance."""
+    uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+    return (int(uc.reg_read(R.UC_RISCV_REG_MVENDORID)), int(uc.reg_read(R.UC_RISCV_REG_MARCHID)),
+            int(uc.reg_read(R.UC_RISCV_REG_MIMPID)))
+
+
 def counter_csr_read(word: int) -> tuple[int, int] | None:
     """(csr, rd) if ``word`` only reads cycle/time/instret (csrrs/csrrc with x0, or the imm forms
     with uimm 0), else None."""

@@ -130,6 +130,10 @@ class AddressSpace:
     # other CPUs keep such a page write-protected in their view (see cpu_base)
     scanned: dict[int, int] = field(default_factory=dict)
     scan_gen: int = 0           # bumped when `scanned` gains or loses a page
+    # per-mm data of the OS (Linux mm_struct fields), opaque to the machine: where the stack may
+    # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
+    stack_limit: int | None = None
+    saved_auxv: list = field(default_factory=list)
 
     # ----- layout -----------------------------------------------------------------------------
     def _starts(self) -> list[int]:

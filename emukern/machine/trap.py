@@ -5,6 +5,7 @@ the syndrome out from the instruction word and the trap controls, as the hardwar
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -72,16 +73,16 @@ class Trap:
     def iss(self) -> int | None:
         return None if self.esr is None else self.esr & 0x1FFFFFF
 
-    def describe(self) -> str:
-        """The handler's decision, a syscall's return value, and the entry/exit notes."""
+    def describe(self, errno_names: "Mapping[int, str] | None" = None) -> str:
+        """The handler's decision, a syscall's return value (an error by its name in
+        ``errno_names``: the kernel's table, the machine has none), and the entry/exit notes."""
         d = self.decision
         if not d and self.ret is not None:
             r = self.ret
             if r >= 0 or r < -4095:
                 d = f"returned {r}"
             else:
-                from emukern.kernel.errno import NAMES
-                d = f"returned -{NAMES.get(-r, -r)}"
+                d = f"returned -{(errno_names or {}).get(-r, -r)}"
         if self.notes:
             return "; ".join([d, *self.notes] if d else self.notes)
         return d

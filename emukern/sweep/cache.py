@@ -63,7 +63,7 @@ def config_fingerprint(cfg: Any) -> dict[str, Any]:
 
 
 def resolved_costs(cfg: Any) -> dict[str, int]:
-    from emukern.machine.cost import CostTable
+    from emukern.kernel.cost import CostTable
     ct = CostTable()
     if cfg.cost_file:
         ct.load_file(cfg.cost_file)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emukern.bench import arm64_mrs as bench
-from emukern.machine.cost import DEFAULT_COSTS
+from emukern.kernel.cost import DEFAULT_COSTS
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_arm64 import (BOUNCE_BASE, STUB_BASE, STUBS, SVE_AREA_BASE, Arm64Cpu,
-                                       StubOverrun, SveStateArea, enc_brk)
+from emukern.kernel.arm64 import entry_fpsimd as EF
+from emukern.kernel.arm64.entry_fpsimd import STUBS, SVE_AREA_BASE, SveStateArea, enc_brk
+from emukern.machine.cpu_arm64 import BOUNCE_BASE, STUB_BASE, Arm64Cpu, StubOverrun
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import TrapKind
 
@@ -115,6 +116,7 @@ def test_child_cannot_reach_parents_saved_fp_state(run_guest):
 # ---- the stubs themselves: read-only to the guest, bounded for the machine ----------------------
 def _cpu() -> Arm64Cpu:
     cpu = Arm64Cpu(0, Clock(), sve_vl=256)
+    EF.install(cpu)
     mm = AddressSpace()
     mm.map(0x10_0000, 0x1000, "r-x", "code", (0xD4000001).to_bytes(4, "little") + enc_brk(1).to_bytes(4, "little"))
     cpu.attach_mm(mm)
@@ -143,10 +145,9 @@ def test_stub_that_never_returns_is_an_emulator_error_not_a_hang():
 def test_save_and_load_go_through_the_bounce_buffer_only():
     cpu = _cpu()
     area = SveStateArea(slots=4)
-    cpu.attach_state_area(area)
     slot = area.alloc()
     cpu.load_fp({"v": [0x1122334455667788 + i for i in range(32)], "fpsr": 0, "fpcr": 0})
-    cpu.run_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(slot))
+    EF.run(cpu, "fpsimd_save_state", area, slot)
     assert area.vregs(slot)[5] == 0x1122334455667788 + 5
     # the area is host memory only: Unicorn cannot see it, and the bounce buffer is closed
     from unicorn import UC_PROT_EXEC, UC_PROT_NONE, UcError

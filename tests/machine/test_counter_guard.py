@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_arm64 import STUBS, Arm64Cpu
+from emukern.kernel.arm64 import entry_fpsimd as EF
+from emukern.kernel.arm64.entry_fpsimd import STUBS
+from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import TrapKind
 
@@ -14,6 +16,7 @@ def cpu(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setenv("EMUKERN_PURE_PYTHON", "1")
     c = Arm64Cpu(0, Clock(), sve_vl=128)
+    EF.install(c)
     if request.param == "native" and c.counter.kind != "native":
         pytest.skip("no C compiler: the native counter is not available")
     assert c.counter.kind == request.param

@@ -1,7 +1,9 @@
-"""The SVE kernel stubs of :class:`emukern.machine.cpu_arm64.Arm64Cpu`.
+"""Kernel sequences run by :class:`emukern.machine.cpu_arm64.Arm64Cpu` (install_kernel_text,
+queue_stub, stub_sync), exercised with the kernel's entry-fpsimd sequences.
 
 Z bits above 128, P0-P15 and FFR are only reachable with real SVE instructions; the kernel's
-sequences run on the CPU as stubs (queued, then run before user code or synchronously).
+sequences run on the CPU as stubs (queued, then run before user code or synchronously).  The
+instruction words themselves are the kernel's (tests/kernel/arm64/test_entry_fpsimd.py).
 """
 from __future__ import annotations
 
@@ -11,22 +13,14 @@ import shutil
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_arm64 import (STUB_TEXT, STUB_WORDS, STUBS, Arm64Cpu, SveStateArea)
+from emukern.kernel.arm64 import entry_fpsimd as EF
+from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state, write_sve_state
+from emukern.machine.cpu_arm64 import KERNEL_SEQ_RET, Arm64Cpu, KernelSeq
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import TrapKind
 
 CODE, DATA = 0x10_0000, 0x20_0000
 VLS = (128, 256, 512)
-
-
-def has_llvm_mc() -> bool:
-    from emukern.errors import AssemblerError
-    from emukern.loader.asm import _find_mc
-    try:
-        _find_mc()
-        return True
-    except AssemblerError:
-        return False
 
 
 def asm(text: str) -> bytes:
@@ -36,6 +30,7 @@ def asm(text: str) -> bytes:
 
 def make_cpu(vl: int, code: bytes = b"") -> Arm64Cpu:
     cpu = Arm64Cpu(0, Clock(), sve_vl=vl)
+    EF.install(cpu)
     mm = AddressSpace()
     mm.map(CODE, 0x10000, "r-x", "code", code)
     mm.map(DATA, 0x10000, "rw-", "data")
@@ -54,32 +49,13 @@ def rand_state(vl: int, seed: int) -> dict:
             "ffr": ffr, "fpsr": 0x8000009F & r.getrandbits(32), "fpcr": (r.getrandbits(2) << 22)}
 
 
-@pytest.mark.skipif(not has_llvm_mc(), reason="llvm-mc not installed")
-@pytest.mark.parametrize("name", sorted(STUB_WORDS))
-def test_sve_stub_words_match_llvm_mc(name):
-    code = asm(STUB_TEXT[name])
-    words = [int.from_bytes(code[i:i + 4], "little") for i in range(0, len(code), 4)]
-    assert words == STUB_WORDS[name]
-    assert STUBS[name][1] == len(words)
-
-
-def test_sve_stub_area_layout():
-    a = SveStateArea(slots=4, max_vl=2048)
-    assert a.p_off == 32 * 256 and a.fp_off >= a.p_off + 17 * 32 and a.slot_size % 64 == 0
-    s1, s2 = a.alloc(), a.alloc()
-    assert s2 - s1 == a.slot_size or s1 - s2 == a.slot_size
-    a.write(s1, b"\xff" * 16)
-    a.release(s1)
-    assert a.read(a.alloc(), 16) == bytes(16)         # slots come back zeroed
-
-
 @pytest.mark.parametrize("vl", VLS)
 def test_sve_stub_roundtrip_and_quiet(vl):
     cpu = make_cpu(vl)
     st = rand_state(vl, vl)
     t0, s0 = cpu.now, cpu.stub_insns
-    cpu.write_sve_state(st)
-    got = cpu.read_sve_state()
+    write_sve_state(cpu, st)
+    got = read_sve_state(cpu)
     assert got["vl"] == vl
     assert got["z"] == st["z"] and got["p"] == st["p"] and got["ffr"] == st["ffr"]
     assert (got["fpsr"], got["fpcr"]) == (st["fpsr"], st["fpcr"])
@@ -91,16 +67,16 @@ def test_sve_stub_roundtrip_and_quiet(vl):
 def test_sve_stub_flush_live_and_flush_p(vl):
     cpu = make_cpu(vl)
     st = rand_state(vl, 7 + vl)
-    cpu.write_sve_state(st)
+    write_sve_state(cpu, st)
     t0 = cpu.now
     cpu.run_stub("sve_flush_p")
-    got = cpu.read_sve_state()
+    got = read_sve_state(cpu)
     assert got["z"] == st["z"]
     assert all(p == bytes(vl // 64) for p in got["p"]) and got["ffr"] == bytes(vl // 64)
     assert cpu.now - t0 == STUBS["sve_flush_p"][1] == cpu.stub_cycles["sve_flush_p"]
-    cpu.write_sve_state(st)
+    write_sve_state(cpu, st)
     cpu.run_stub("sve_flush_live")
-    got = cpu.read_sve_state()
+    got = read_sve_state(cpu)
     for i in range(32):     # mov vN.16b, vN.16b keeps V and zeroes the rest of Z
         assert got["z"][i] == st["z"][i][:16] + bytes(vl // 8 - 16)
     assert all(p == bytes(vl // 64) for p in got["p"]) and got["ffr"] == bytes(vl // 64)
@@ -110,28 +86,28 @@ def test_sve_stub_flush_live_and_flush_p(vl):
 @pytest.mark.parametrize("vl", VLS)
 def test_sve_stub_fpsimd_save_load(vl):
     cpu = make_cpu(vl)
-    a = cpu._area()
+    a = SveStateArea(slots=4)
     slot = a.alloc()
     st = rand_state(vl, 99)
-    cpu.write_sve_state(st)
-    cpu.run_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(slot))
+    write_sve_state(cpu, st)
+    EF.run(cpu, "fpsimd_save_state", a, slot)
     assert a.vregs(slot) == [int.from_bytes(z[:16], "little") for z in st["z"]]
     assert a.fpsr_fpcr(slot) == (st["fpsr"], st["fpcr"])
-    cpu.write_sve_state(rand_state(vl, 100))
-    cpu.run_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(slot))
-    got = cpu.read_sve_state()
+    write_sve_state(cpu, rand_state(vl, 100))
+    EF.run(cpu, "fpsimd_load_state", a, slot)
+    got = read_sve_state(cpu)
     # loading V (ldp q) zeroes the Z bits above 128: Linux relies on it (seed 004, patch 1)
     assert got["z"] == [z[:16] + bytes(vl // 8 - 16) for z in st["z"]]
 
 
 def test_sve_stub_runs_at_queued_vl_and_defers_sysregs():
     cpu = make_cpu(512)
-    a = cpu._area()
+    a = SveStateArea(slots=4)
     slot = a.alloc()
     st = rand_state(512, 3)
-    cpu.write_sve_state(st)
+    write_sve_state(cpu, st)
     cpu.set_sve_el0(False)
-    cpu.queue_stub("sve_save_state", *cpu.sve_slot_args(slot))
+    EF.queue(cpu, "sve_save_state", a, slot)
     cpu.set_vl(128)                       # programmed after the queued save, as in program order
     cpu.stub_sync()
     assert a.decode_sve(slot, 512)["z"] == st["z"]
@@ -198,3 +174,34 @@ def test_sve_stub_chain_not_cut_by_deadline():
     assert cpu.stub_insns == n + 1        # + the eret that entered EL0
     assert cpu.get_pc() == CODE + 4       # stopped at the first user instruction after the stubs
     assert not cpu._stubs_pending()
+
+
+def test_kernel_text_is_checked_not_interpreted():
+    """The machine runs any kernel sequence it is given, but only ones that end in its "ret"
+    inside the text, and each once per name; nothing is run before it is installed."""
+    cpu = Arm64Cpu(0, Clock(), sve_vl=128)
+    with pytest.raises(KeyError, match="install_kernel_text"):
+        cpu.queue_stub("sve_flush_p")
+    nop = (0xD503201F).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="brk"):
+        cpu.install_kernel_text(nop * 2, {"spin": KernelSeq(0, 2)})
+    ret = KERNEL_SEQ_RET.to_bytes(4, "little")
+    cpu.install_kernel_text(nop + ret, {"nop": KernelSeq(0, 2)})
+    cpu.install_kernel_text(nop + ret, {"nop": KernelSeq(0, 2)})      # idempotent
+    with pytest.raises(RuntimeError, match="different kernel text"):
+        EF.install(cpu)
+    mm = AddressSpace()
+    mm.map(CODE, 0x1000, "r-x", "code")
+    cpu.attach_mm(mm)
+    cpu.set_pc(CODE)
+    cpu.enter_el0()
+    t0 = cpu.stub_insns
+    cpu.run_stub("nop")
+    assert cpu.stub_insns - t0 == 2 and cpu.stub_cycles["nop"] == 2
+
+
+def test_saving_sequence_needs_a_buffer():
+    cpu = Arm64Cpu(0, Clock(), sve_vl=128)
+    EF.install(cpu)
+    with pytest.raises(ValueError, match="buffer"):
+        cpu.queue_stub("fpsimd_save_state", 0)

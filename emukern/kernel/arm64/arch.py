@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 class Arm64Arch(ArchBase):
     name = "arm64"
     uname_machine = "aarch64"
+    _elf_hwcaps: tuple[int, int] | None = None     # setup_elf_hwcaps' answer, computed once
+    TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
+                     TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
+                     TrapKind.BREAKPOINT: "do_el0_brk"}
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
@@ -45,11 +49,10 @@ class Arm64Arch(ArchBase):
 
     def elf_hwcaps(self) -> tuple[int, int]:
         """setup_elf_hwcaps() over the sanitised ID registers (kernel/arm64/hwcap.py), once."""
-        caps = getattr(self, "_elf_hwcaps", None)
+        caps = self._elf_hwcaps
         if caps is None:
             from emukern.kernel.arm64.hwcap import setup_elf_hwcaps
-            caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs,  # type: ignore[attr-defined]
-                                                       sve=self.k.config.has_sve)
+            caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs, sve=self.k.config.has_sve)
         return caps
 
     def cpuinfo(self) -> str:
@@ -63,7 +66,7 @@ class Arm64Arch(ArchBase):
         return tuple(cpu.reg(i) for i in range(6))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu._write(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: straight to libunicorn)
+        cpu.write_regid(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}
@@ -101,6 +104,13 @@ class Arm64Arch(ArchBase):
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return fpsimd.sve_prctl(self.k, cpu, task, option, a2)
+
+    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+        if trap.kind is TrapKind.ILLEGAL and "mrs" in classes:
+            # the arm64-mrs switch decides the path (read now: it may be switched at run time)
+            return ("do_el0_undef -> try_emulate_mrs" if self.k.policy("arm64-mrs") == "direct"
+                    else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
+        return super().trap_handler_path(cpu, trap, classes)
 
     def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         assert isinstance(cpu, Arm64Cpu)

@@ -801,26 +801,23 @@ class CpuIdRegs:
 
     @classmethod
     def from_unicorn(cls, cpu_model: int | None = None) -> "CpuIdRegs":
-        """Read every ID register from a fresh Unicorn AArch64 instance.
+        """Every ID register of the machine's AArch64 CPU model (the hardware's values, read by
+        :func:`emukern.machine.cpu_arm64.read_model_sysregs`), cached per model."""
+        from emukern.machine.cpu_arm64 import ARM64_MODEL_MAX, read_model_sysregs
 
-        Uses ``Uc.cpr_read(op0, op1, crn, crm, op2)``.  Results are cached per
-        CPU model (creating a ``Uc`` is comparatively slow).
-        """
-        from unicorn import Uc, UC_ARCH_ARM64, UC_MODE_ARM  # local: optional dep
-        from unicorn.arm64_const import UC_CPU_ARM64_MAX
-
-        model = UC_CPU_ARM64_MAX if cpu_model is None else cpu_model
+        cpu_model = ARM64_MODEL_MAX if cpu_model is None else cpu_model
         with _UNICORN_LOCK:
-            cached = _UNICORN_CACHE.get(model)
+            cached = _UNICORN_CACHE.get(cpu_model)
             if cached is not None:
                 return cached
-            uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
-            uc.ctl_set_cpu_model(model)
-            values = {n: int(uc.cpr_read(*SYSREGS[n].tuple)) for n in _ID_BLOCK_NAMES}
-            ident = {n: int(uc.cpr_read(*SYSREGS[n].tuple)) for n in _IDENT_NAMES}
+            names = _ID_BLOCK_NAMES + _IDENT_NAMES
+            raw = read_model_sysregs([SYSREGS[n].tuple for n in names], cpu_model)
+            got = dict(zip(names, raw))
+            values = {n: got[n] for n in _ID_BLOCK_NAMES}
+            ident = {n: got[n] for n in _IDENT_NAMES}
             result = cls(values, ident["MIDR_EL1"], ident["MPIDR_EL1"],
-                         ident["REVIDR_EL1"], label=f"unicorn-model-{model}")
-            _UNICORN_CACHE[model] = result
+                         ident["REVIDR_EL1"], label=f"unicorn-model-{cpu_model}")
+            _UNICORN_CACHE[cpu_model] = result
             return result
 
     @classmethod

@@ -3,9 +3,10 @@
 Lazy FP state as in Linux: a task's registers stay live on a CPU until another task's are loaded
 there; ``fpsimd_last_state`` (per CPU) and ``thread.fpsimd_cpu`` say whose state is live, and
 TIF_FOREIGN_FPSTATE makes the return to user reload it (``fpsimd_restore_current_state``).
-State buffers are slots of the machine's :class:`SveStateArea` (Linux's ``sve_state`` and
-``uw.fpsimd_state``); every save, load and flush runs the kernel's real instruction sequence on
-the CPU as a stub (``cpu.queue_stub``), so its cost is counted instruction by instruction.
+State buffers are slots of the kernel's :class:`~emukern.kernel.arm64.entry_fpsimd.SveStateArea`
+(Linux's ``sve_state`` and ``uw.fpsimd_state``); every save, load and flush runs the kernel's real
+instruction sequence (entry_fpsimd.py, entry-fpsimd.S) on the CPU, so its cost is counted
+instruction by instruction.
 
 Mark Brown's "arm64/sve: Performance improvements with SVE state saving" (``kernel.policy("arm64-sve")``):
 
@@ -22,10 +23,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
+
+from unicorn import arm64_const as UA
 
 from emukern.kernel import errno as E
+from emukern.kernel.arm64 import entry_fpsimd
+from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
+from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL_INHERIT, FlagView,
+                                        clear_thread_flag, set_thread_flag, test_and_clear_thread_flag,
+                                        test_thread_flag)
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -67,9 +75,8 @@ class Arm64Thread:
     state: int = 0                    # slot address in the machine's SveStateArea (0: none)
     fp_type: str = FP_STATE_FPSIMD    # which form the saved state in memory has
     sve_state_vl: int = 0             # VL of the SVE form in memory
-    tif_sve: bool = False
-    tif_foreign_fpstate: bool = True
-    tif_sve_vl_inherit: bool = False
+    # the Task whose flags word holds TIF_SVE, TIF_FOREIGN_FPSTATE and TIF_SVE_VL_INHERIT
+    task: "Task | None" = field(default=None, repr=False, compare=False)
     fpsimd_cpu: int = -1              # NR_CPUS: bound to no CPU
     in_syscall: bool = False          # in_syscall(pt_regs): the last kernel entry was an svc
     sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
@@ -78,6 +85,11 @@ class Arm64Thread:
     # instrumentation (what the patch author counted, and what the benchmark reports)
     stats: Counter = field(default_factory=Counter)
     dropped_at_load: bool = False     # TIF_SVE was dropped by an FPSIMD-only load since the last trap
+
+    # the thread flags, as bits of the task's flags word (kernel/thread_info.py)
+    tif_sve = FlagView(TIF_SVE)
+    tif_foreign_fpstate = FlagView(TIF_FOREIGN_FPSTATE)
+    tif_sve_vl_inherit = FlagView(TIF_SVE_VL_INHERIT)
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -89,24 +101,23 @@ def _jiffies(k: "Kernel", cpu: "Arm64Cpu") -> int:
     return k.clock.jiffies(cpu.now)
 
 
-def _last(cpu: "Arm64Cpu") -> FpsimdLastState:
-    return cpu.fpsimd_last_state  # type: ignore[attr-defined,no-any-return]
+def _last(k: "Kernel", cpu: "Arm64Cpu") -> FpsimdLastState:
+    # (hot: no check -- setup gives every CPU its fpsimd_last_state before anything runs)
+    return k.percpu[cpu.index].fpsimd_last_state
 
 
 def _count(k: "Kernel", th: Arm64Thread, key: str, n: int = 1) -> None:
     th.stats[key] += n
-    k.sve_stats[key] += n  # type: ignore[attr-defined]
+    k.sve_stats[key] += n
 
 
 def setup(k: "Kernel") -> None:
-    from emukern.machine.cpu_arm64 import SveStateArea
-    area = SveStateArea(slots=k.config.max_tasks + len(k.cpus) + 64, max_vl=max(k.config.sve_vls))
-    k.sve_area = area  # type: ignore[attr-defined]
-    k.sve_stats = Counter()  # type: ignore[attr-defined]
+    """The per-task state area, each CPU's fpsimd_last_state, the sequences on every CPU."""
+    k.sve_area = SveStateArea(slots=k.config.max_tasks + len(k.cpus) + 64, max_vl=max(k.config.sve_vls))
+    k.sve_stats = Counter()
     for cpu in k.cpus:
-        cpu.attach_state_area(area)  # type: ignore[attr-defined]
-        cpu.fpsimd_last_state = FpsimdLastState()  # type: ignore[attr-defined]
-    k.fpsimd_last_state = [c.fpsimd_last_state for c in k.cpus]  # type: ignore[attr-defined]
+        entry_fpsimd.install(cast("Arm64Cpu", cpu))
+        k.percpu[cpu.index].fpsimd_last_state = FpsimdLastState()
 
 
 def supported_vls(k: "Kernel") -> list[int]:
@@ -141,7 +152,7 @@ def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
 
 def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int, why: str) -> None:
     """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
-    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")
+    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")   # (no buffer: the hot path)
     _count(k, th, f"flush_{why}")
 
 
@@ -151,8 +162,9 @@ def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
 
 
 # ---- memory-side conversions (Python on the buffers, like the C loops in fpsimd.c) ----------
-def _area(k: "Kernel") -> Any:
-    return k.sve_area  # type: ignore[attr-defined]
+def _area(k: "Kernel") -> SveStateArea:
+    assert k.sve_area is not None, "arm64 fpsimd.setup has not run"
+    return k.sve_area
 
 
 def fpsimd_to_sve(k: "Kernel", th: Arm64Thread) -> None:
@@ -180,15 +192,17 @@ def sve_alloc(k: "Kernel", th: Arm64Thread) -> None:
 def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> Arm64Thread:
     if exec_ and isinstance(task.thread, Arm64Thread):
         return task.thread            # execve keeps the thread; fpsimd_flush_thread resets it
-    th = Arm64Thread(vl=k.config.sve_vl)
+    th = Arm64Thread(task=task, vl=k.config.sve_vl)
+    # a new thread's registers are nowhere yet: TIF_FOREIGN_FPSTATE (its TIF_SVE starts clear)
+    set_thread_flag(task, TIF_FOREIGN_FPSTATE)
     th.state = _area(k).alloc()
     if parent is not None and isinstance(parent.thread, Arm64Thread):
         pt = parent.thread
         # arch_dup_task_struct: fpsimd_preserve_current_state(), then copy the FPSIMD state; the
         # child starts without TIF_SVE and with fp_type FPSIMD
-        pcpu = k.cpus[parent.cpu]
+        pcpu = cast("Arm64Cpu", k.cpus[parent.cpu])
         if k.percpu[parent.cpu].curr is parent:
-            fpsimd_save_user_state(k, pcpu, parent)       # type: ignore[arg-type]
+            fpsimd_save_user_state(k, pcpu, parent)
             pcpu.stub_sync()
         if pt.fp_type == FP_STATE_SVE:
             sve_to_fpsimd(k, pt)
@@ -224,9 +238,9 @@ def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     if not isinstance(th, Arm64Thread) or not th.state:
         return
     cpu.stub_sync()                   # nothing queued may still point at the slot
-    for c in k.cpus:
-        last = _last(c)               # type: ignore[arg-type]
-        if last.task is task:
+    for pc in k.percpu:
+        last = pc.fpsimd_last_state
+        if last is not None and last.task is task:
             last.task = None
     _area(k).release(th.state)
     th.state = 0
@@ -235,7 +249,7 @@ def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 # ---- binding, saving, loading -------------------------------------------------------------------
 def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
-    last = _last(cpu)
+    last = _last(k, cpu)
     last.task, last.sve_vl, last.to_save = task, th.vl, FP_STATE_CURRENT
     th.fpsimd_cpu = cpu.index
     if k.config.has_sve:
@@ -245,32 +259,29 @@ def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
             sve_user_disable(k, cpu)
 
 
+# what fpsimd_save_state_regs reads: V0-V31 (16 bytes each), then FPSR and FPCR
+_Q_REGS = tuple(UA.UC_ARM64_REG_Q0 + i for i in range(32))
+_FPSR_FPCR = (UA.UC_ARM64_REG_FPSR, UA.UC_ARM64_REG_FPCR)
+
+
 def fpsimd_save_state_regs(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
     """fpsimd_save_state through the register file: V0-V31, FPSR and FPCR are what the Unicorn
     API shows of the FP state (only Z bits above 128, P and FFR need SVE instructions), so the
     FPSIMD form of a save needs no stub run.  Its cost is the stub's, charged as system time:
     the clock is the same as if the 21 instructions had run."""
     cpu.stub_sync()                       # anything queued before (a flush) happens first
-    readers = k.__dict__.setdefault("_fpsimd_regs_batch", {})
-    rd = readers.get(cpu.index)
-    if rd is None:
-        from unicorn import arm64_const as UA
-        q = cpu.make_batch_raw([UA.UC_ARM64_REG_Q0 + i for i in range(32)], 16)
-        ctl = cpu.make_batch([UA.UC_ARM64_REG_FPSR, UA.UC_ARM64_REG_FPCR])
-        rd = readers[cpu.index] = (q, ctl)
-    fpsr, fpcr = rd[1]()
+    fpsr, fpcr = cpu.batch_reader(_FPSR_FPCR)()
     a = _area(k)
-    a.write(th.state + a.fp_off, rd[0]() + (fpsr & 0xFFFFFFFF).to_bytes(4, "little")
+    a.write(th.state + a.fp_off, cpu.batch_reader_raw(_Q_REGS, 16)() + (fpsr & 0xFFFFFFFF).to_bytes(4, "little")
             + (fpcr & 0xFFFFFFFF).to_bytes(4, "little"))
-    from emukern.machine.cpu_arm64 import STUBS
-    cpu.charge(STUBS["fpsimd_save_state"][1])      # (entry, instructions including the closing brk)
+    cpu.charge(entry_fpsimd.STUBS["fpsimd_save_state"][1])      # (entry, instructions including the closing brk)
 
 
 def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task", regs: bool = False) -> None:
     """Save the live user state of ``task`` (current) to its buffer, SVE or FPSIMD form (the
     FPSIMD form through the register file when ``regs``: fpsimd_save_state_regs)."""
     th: Arm64Thread = task.thread
-    last = _last(cpu)
+    last = _last(k, cpu)
     if th.tif_foreign_fpstate or last.task is not task:
         return
     # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry.  Which test
@@ -285,50 +296,71 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task", regs: boo
     if save_sve:
         if cpu.vl != last.sve_vl:
             raise AssertionError(f"fpsimd_save: CPU VL {cpu.vl} != bound VL {last.sve_vl}")
-        cpu.queue_stub("sve_save_state", *cpu.sve_slot_args(th.state))
+        entry_fpsimd.queue(cpu, "sve_save_state", _area(k), th.state)
         th.fp_type, th.sve_state_vl = FP_STATE_SVE, last.sve_vl
         _count(k, th, "save_sve")
     else:
         if regs:
             fpsimd_save_state_regs(k, cpu, th)
         else:
-            cpu.queue_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(th.state))
+            entry_fpsimd.queue(cpu, "fpsimd_save_state", _area(k), th.state)
         th.fp_type = FP_STATE_FPSIMD
         _count(k, th, "save_fpsimd")
 
 
 @kernel_function
 def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
+    """Load the task's saved FP state into the CPU (return to user with TIF_FOREIGN_FPSTATE).
+
+    Two blocks, one per side of Mark Brown's "arm64/sve: Performance improvements with SVE state
+    saving" (patch 1): ``legacy`` is the function before it, ``p1``/``p1+p2`` after it -- the
+    patch moves the ZCR_EL1 write out of the FP_STATE_SVE case (hunk 1 -> hunk 2) and adds the
+    sve_timeout decision after an FPSIMD-only load (hunk 3)."""
     th: Arm64Thread = task.thread
-    pol = _pol(k)
     sve = k.config.has_sve
-    had_tif_sve = th.tif_sve
-    restore_sve = False
-    if sve:
-        if th.fp_type == FP_STATE_FPSIMD:
-            if pol == "legacy" and th.tif_sve:
+    had_tif_sve = test_thread_flag(task, TIF_SVE)
+    if _pol(k) == "legacy":
+        # ---- before the patch ------------------------------------------------------------------
+        restore_sve = False
+        if sve:
+            if th.fp_type == FP_STATE_FPSIMD:
                 # Stop tracking SVE for this task until next use.
-                th.tif_sve = False
-                th.dropped_at_load = True
-                _count(k, th, "drop_tif_sve_load")
-        else:
-            th.tif_sve = True
-            if pol == "legacy":
+                if test_and_clear_thread_flag(task, TIF_SVE):
+                    th.dropped_at_load = True
+                    _count(k, th, "drop_tif_sve_load")
+            else:                                        # FP_STATE_SVE
+                set_thread_flag(task, TIF_SVE)
                 sve_set_vq(k, cpu, th.vl)
-            restore_sve = True
-    if sve and pol != "legacy" and th.tif_sve:
-        sve_set_vq(k, cpu, th.vl)     # p1: TIF_SVE may stay set with FPSIMD-only state
+                restore_sve = True
+        if restore_sve:
+            entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
+            _count(k, th, "load_sve")
+            return
+        entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
+        _count(k, th, "load_fpsimd")
+        if sve and had_tif_sve:
+            _count(k, th, "load_fpsimd_tif_sve")        # the loads the patch author counted
+        return
+
+    # ---- with the patch (p1, p1+p2) ----------------------------------------------------------
+    restore_sve = sve and th.fp_type == FP_STATE_SVE
     if restore_sve:
-        cpu.queue_stub("sve_load_state", *cpu.sve_slot_args(th.state))
+        set_thread_flag(task, TIF_SVE)
+    # hunk 2: SVE may stay enabled while only FPSIMD state is loaded, so always set the VL
+    if sve and test_thread_flag(task, TIF_SVE):
+        sve_set_vq(k, cpu, th.vl)
+    if restore_sve:
+        entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
         _count(k, th, "load_sve")
         return
-    cpu.queue_stub("fpsimd_load_state", *cpu.fpsimd_slot_args(th.state))
+    entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
     _count(k, th, "load_fpsimd")
     if sve and had_tif_sve:
-        _count(k, th, "load_fpsimd_tif_sve")       # the loads the patch author counted
-    if sve and pol != "legacy" and th.tif_sve:
+        _count(k, th, "load_fpsimd_tif_sve")            # the loads the patch author counted
+    # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
+    if sve and test_thread_flag(task, TIF_SVE):
         if _jiffies(k, cpu) > th.sve_timeout:
-            th.tif_sve = False
+            clear_thread_flag(task, TIF_SVE)
             th.dropped_at_load = True
             sve_user_disable(k, cpu)
             _count(k, th, "drop_tif_sve_load")
@@ -338,15 +370,15 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 
 
 def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
-    th: Arm64Thread = task.thread
     cpu.charge(k.cost.tif_check)
-    if th.tif_foreign_fpstate:
-        th.tif_foreign_fpstate = False
-        had_sve = th.tif_sve
+    if task.flags & TIF_FOREIGN_FPSTATE:         # (every return to user: one bit test)
+        clear_thread_flag(task, TIF_FOREIGN_FPSTATE)
+        th: Arm64Thread = task.thread
+        had_sve = test_thread_flag(task, TIF_SVE)
         task_fpsimd_load(k, cpu, task)
         fpsimd_bind_task_to_cpu(k, cpu, task)
         form = "SVE" if th.fp_type == FP_STATE_SVE else "FPSIMD-only"
-        change = " (TIF_SVE dropped)" if had_sve and not th.tif_sve else ""
+        change = " (TIF_SVE dropped)" if had_sve and not test_thread_flag(task, TIF_SVE) else ""
         return f"TIF_FOREIGN_FPSTATE: task_fpsimd_load of {form} state{change}"
     return None
 
@@ -365,18 +397,17 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
         # Mark Brown, 6.2): every syscall of a TIF_SVE task stops tracking SVE -- TIF_SVE is
         # cleared and EL0 SVE traps again, so the next SVE instruction takes do_sve_acc(), which
         # zeroes the state above the FPSIMD subset.  Nothing is flushed here.
-        if th.tif_sve:
-            th.tif_sve = False
+        if test_and_clear_thread_flag(task, TIF_SVE):
             sve_user_disable(k, cpu)
             _count(k, th, "drop_tif_sve_syscall")
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
-    if th.tif_sve:
+    if task.flags & TIF_SVE:
         if _pol(k) == "p1+p2":
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
             if _jiffies(k, cpu) > th.sve_timeout:
                 # tasks that don't block in a syscall also get a chance to drop TIF_SVE
-                th.tif_sve = False
+                clear_thread_flag(task, TIF_SVE)
                 sve_user_disable(k, cpu)
                 _count(k, th, "drop_tif_sve_syscall")
                 note = "sve_timeout passed: TIF_SVE cleared, EL0 SVE traps again (no flush)"
@@ -389,12 +420,12 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     # (fpsimd_syscall_enter's to_save; 6.2..6.1x leave to_save alone and test in_syscall())
     if variant == "fpsimd_syscall_enter":
-        _last(cpu).to_save = FP_STATE_FPSIMD
+        _last(k, cpu).to_save = FP_STATE_FPSIMD
     return note
 
 
 def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    _last(cpu).to_save = FP_STATE_CURRENT
+    _last(k, cpu).to_save = FP_STATE_CURRENT
     task.thread.in_syscall = False
 
 
@@ -412,7 +443,7 @@ def fpsimd_thread_switch_out(k: "Kernel", cpu: "Arm64Cpu", prev: "Task") -> None
 def fpsimd_thread_switch_in(k: "Kernel", cpu: "Arm64Cpu", nxt: "Task") -> None:
     """fpsimd_thread_switch, second half: is next's state still live here?"""
     th: Arm64Thread = nxt.thread
-    wrong_task = _last(cpu).task is not nxt
+    wrong_task = _last(k, cpu).task is not nxt
     wrong_cpu = th.fpsimd_cpu != cpu.index
     th.tif_foreign_fpstate = wrong_task or wrong_cpu
 

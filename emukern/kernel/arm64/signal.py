@@ -63,19 +63,15 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 
 # x0-x30, sp (SP_EL0: the CPU is at EL0 whenever a trap is handled), pc, nzcv in one libunicorn
 # call; rt_sigreturn writes back only what the frame changes.
-_FRAME_REGS = ([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
+_FRAME_REGS = tuple([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
                + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
 _PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
-_ENTRY_REGS = [UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
-               UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC]
+_ENTRY_REGS = tuple([UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
+               UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC])
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
-    readers = k.__dict__.setdefault("_a64_sig_batch", {})
-    rd = readers.get(cpu.index)
-    if rd is None:
-        rd = readers[cpu.index] = cpu.make_batch(_FRAME_REGS)
-    return rd()
+    return cpu.batch_reader(_FRAME_REGS)()
 
 
 def sve_sig_regs_size(vq: int) -> int:
@@ -195,7 +191,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
     buf[SC_FAULT:SC_FAULT + 8] = _u64(st.fault_address)
     _PACK_REGS.pack_into(buf, SC_REGS, *regs[0:33], regs[33] & 0xF000_0000)    # pstate: EL0t, NZCV
-    a = k.sve_area                                                       # type: ignore[attr-defined]
+    a = k.sve_area
     # fpsimd_context
     o = lay.fpsimd_offset
     fpsr, fpcr = a.fpsr_fpcr(th.state)
@@ -235,10 +231,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     if not _write_user(k, cpu, task, frame, bytes(buf)) or not _write_user(k, cpu, task, rec, record):
         return None
     # setup_return: x0 (x1, x2 with SA_SIGINFO), sp, the frame record in x29, x30, pc — one batch
-    writers = k.__dict__.setdefault("_a64_sig_entry", {})
-    wr = writers.get(cpu.index)
-    if wr is None:
-        wr = writers[cpu.index] = cpu.make_batch_writer(_ENTRY_REGS)
+    wr = cpu.batch_writer(_ENTRY_REGS)
     siginfo = ka.flags & S.SA_SIGINFO
     wr((info.signo, frame if siginfo else regs[1], frame + UC if siginfo else regs[2], frame, rec,
         ka.restorer if ka.flags & S.SA_RESTORER else k.sigtramp_addr, ka.handler))
@@ -363,11 +356,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     pstate = new[33]
     new[33] = pstate & 0xF000_0000
     # x0-x30, sp, pc and NZCV in one libunicorn batch
-    writers = k.__dict__.setdefault("_a64_sig_write", {})
-    wr = writers.get(cpu.index)
-    if wr is None:
-        wr = writers[cpu.index] = cpu.make_batch_writer(_FRAME_REGS)
-    wr(new)
+    cpu.batch_writer(_FRAME_REGS)(new)
     mm = _FrameReader(mm, frame, raw)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
@@ -405,7 +394,7 @@ def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: byte
     """The FPSIMD view goes into the task's buffer (and into the low bits of Z if TIF_SVE);
     the registers are loaded on the way out (TIF_FOREIGN_FPSTATE), by task_fpsimd_load."""
     th = task.thread
-    a = k.sve_area                                                       # type: ignore[attr-defined]
+    a = k.sve_area
     a.write(th.state + a.fp_off, vregs)
     a.write(th.state + a.fpsr_off, _u32(fpsr) + _u32(fpcr))
     if th.tif_sve:
@@ -453,7 +442,7 @@ def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[s
             return False, f"SVE record of size {size} too small for VL {vl * 8}"
         F.fpsimd_flush_task_state(th)
         F.sve_alloc(k, th)
-        a = k.sve_area                                                   # type: ignore[attr-defined]
+        a = k.sve_area
         data = mm.read(head + 16, sve_sig_regs_size(vq))
         zb, pb = vq * 16, vq * 2
         st = {"vl": th.vl, "z": [data[i * zb:(i + 1) * zb] for i in range(32)],

@@ -53,7 +53,7 @@ lock's hand-offs (``kernel/spinlock.py``), independent of the lock-step quantum.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
@@ -212,7 +212,9 @@ class UndefState:
 
 
 def _state(k: "Kernel") -> UndefState:
-    return k.arm64_undef  # type: ignore[attr-defined,no-any-return]
+    st = k.arm64_undef
+    assert isinstance(st, UndefState), "arm64 traps.setup has not run"
+    return st
 
 
 def _mixed_endian_el0(st: UndefState) -> bool:
@@ -248,10 +250,10 @@ def setup(k: "Kernel") -> None:
     # trap) and DZE (DC ZVA allowed).  No CPU needs the trap-and-emulate workarounds of
     # user_cache_maint_handler/ctr_read_handler, so these instructions never reach do_el0_sys.
     for cpu in k.cpus:
-        cpu.set_el0_cache_controls(uct=True, uci=True, dze=True)  # type: ignore[attr-defined]
+        cast("Arm64Cpu", cpu).set_el0_cache_controls(uct=True, uci=True, dze=True)
     st = UndefState(k)
-    k.arm64_undef = st  # type: ignore[attr-defined]
-    k.id_regs = st.id_regs  # type: ignore[attr-defined]
+    k.arm64_undef = st
+    k.id_regs = st.id_regs
     st.sync_mrs_hook()                                # core_initcall(enable_mrs_emulation)
     k.policies.on_change("arm64-mrs", st.sync_mrs_hook)
     _register_deprecated(k, st)

@@ -108,7 +108,7 @@ class ProcFs:
                 "maps": _file(base + "/maps", lambda: proc_maps(t)),
                 "auxv": _file(base + "/auxv", lambda: proc_auxv(t), mode=0o400),
                 "cmdline": _file(base + "/cmdline", lambda: b"".join(
-                    a.encode("utf-8", "surrogateescape") + b"\0" for a in getattr(t, "argv", []))),
+                    a.encode("utf-8", "surrogateescape") + b"\0" for a in t.argv)),
                 "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode(), mode=0o644),
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
@@ -179,7 +179,7 @@ class ProcFs:
 
 
 def exe_path(t: "Task") -> str:
-    return getattr(t, "exe", None) or "/" + t.comm
+    return t.exe or "/" + t.comm
 
 
 def fd_target(f: Any) -> str:
@@ -210,6 +210,6 @@ def proc_maps(t: "Task") -> bytes:
 def proc_auxv(t: "Task") -> bytes:
     """The auxv pairs as the process got them (mm->saved_auxv), AT_NULL included."""
     out = bytearray()
-    for a, v in getattr(t.mm, "saved_auxv", []):
+    for a, v in t.mm.saved_auxv:
         out += (a & (2**64 - 1)).to_bytes(8, "little") + (v & (2**64 - 1)).to_bytes(8, "little")
     return bytes(out)

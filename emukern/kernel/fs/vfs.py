@@ -59,6 +59,7 @@ class Node:
     content: Callable[[], bytes] | None = None       # a synthetic regular file's bytes
     opener: Callable[[int], Any] | None = None       # a synthetic file with its own File class
     extra: dict[str, Any] = field(default_factory=dict)
+    created: bool = False                  # just made by this open's O_CREAT (O_EXCL is satisfied)
 
     @property
     def kind(self) -> int:
@@ -265,16 +266,16 @@ class FsStruct:
 
 
 def fs_of(task: "Task") -> FsStruct:
-    fs = task.__dict__.get("fs")
+    fs = task.fs
     if fs is None:
-        fs = task.fs = FsStruct()        # type: ignore[attr-defined]   (the first task)
+        fs = task.fs = FsStruct()        # (the first task)
     return fs
 
 
 def copy_fs(parent: "Task", child: "Task", share: bool) -> None:
     """copy_process -> copy_fs: CLONE_FS shares the parent's fs_struct, otherwise a copy."""
     pfs = fs_of(parent)
-    child.fs = pfs if share else FsStruct(pfs.cwd, pfs.umask)   # type: ignore[attr-defined]
+    child.fs = pfs if share else FsStruct(pfs.cwd, pfs.umask)
 
 
 def cwd_of(task: "Task", vfs: Vfs) -> Node:

@@ -44,7 +44,7 @@ def fpsimd_syscall_enter(k: Any, cpu: Any, task: Any) -> str | None:
     fpsimd.sve_user_disable(k, cpu)
     th.stats["drop_tif_sve_syscall"] += 1
     k.sve_stats["drop_tif_sve_syscall"] += 1
-    cpu.fpsimd_last_state.to_save = fpsimd.FP_STATE_FPSIMD
+    fpsimd._last(k, cpu).to_save = fpsimd.FP_STATE_FPSIMD
     return f"drop-after-n: {SYSCALLS} syscalls with TIF_SVE: TIF_SVE cleared, EL0 SVE traps again"
 
 

@@ -11,6 +11,7 @@ from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.riscv import vector
 from unicorn import riscv_const as R
 
+from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
 
 # sstatus.FS shares the VS encoding (SR_FS_OFF/INITIAL/CLEAN/DIRTY)
@@ -65,7 +66,7 @@ class RiscvArch(ArchBase):
         return tuple(cpu.reg(i) for i in range(10, 16))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu._write(_A0_REG, value)           # regs->a0 (hot path: straight to libunicorn)
+        cpu.write_regid(_A0_REG, value)      # regs->a0 (hot path: straight to libunicorn)
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         x = [0] * 32
@@ -119,14 +120,14 @@ class RiscvArch(ArchBase):
         vector.riscv_v_exit_thread(self.k, cpu, task)
 
     # --- hook points -------------------------------------------------------------------------
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
-        if cpu.vs == VS_OFF:                                         # type: ignore[attr-defined]
+    def syscall_enter(self, cpu: "RiscvCpu", task: "Task") -> str | None:   # type: ignore[override]
+        if cpu.vs == VS_OFF:
             return None                     # V never used (or off): nothing to discard
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
     def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
-        if not task.thread.v.defer_restore:  # the common case: only the flag test is charged
-            cpu.sys_cycles += self.k.cost.tif_check
+        if not task.flags & TIF_RISCV_V_DEFER_RESTORE:   # the common case: only the test is charged
+            cpu.charge(self.k.cost.tif_check)
             return None
         return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 
@@ -195,9 +196,17 @@ class RiscvArch(ArchBase):
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return vector.riscv_v_prctl(self.k, cpu, task, option, a2)
 
+    TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_trap_insn_illegal", TrapKind.MEM_FAULT: "do_page_fault",
+                     TrapKind.BREAKPOINT: "do_trap_break"}
+
+    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+        if trap.kind is TrapKind.ILLEGAL and "first-use" in classes:
+            return "do_trap_insn_illegal -> riscv_v_first_use_handler"
+        return super().trap_handler_path(cpu, trap, classes)
+
     def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
         if trap.kind is TrapKind.ILLEGAL:
-            trap.handler = "do_trap_insn_illegal"
+            trap.handler = self.TRAP_HANDLERS[TrapKind.ILLEGAL]
             # Linux: do_trap_insn_illegal -> riscv_v_first_use_handler before sending SIGILL
             if vector.riscv_v_first_use_handler(self.k, cpu, task, trap):
                 return

@@ -83,12 +83,9 @@ def riscv_isa_string(k: "Kernel") -> str:
 
 @functools.lru_cache(maxsize=1)
 def _machine_ids() -> tuple[int, int, int]:
-    """mvendorid, marchid, mimpid of Unicorn's RISC-V CPU (read once from a fresh instance)."""
-    from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64, Uc
-    from unicorn import riscv_const as R
-    uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
-    return (int(uc.reg_read(R.UC_RISCV_REG_MVENDORID)), int(uc.reg_read(R.UC_RISCV_REG_MARCHID)),
-            int(uc.reg_read(R.UC_RISCV_REG_MIMPID)))
+    """mvendorid, marchid, mimpid of the machine's RISC-V CPU (read once)."""
+    from emukern.machine.cpu_riscv import machine_ids
+    return machine_ids()
 
 
 def hart_ima_ext_0(k: "Kernel", cpu: int) -> int:

@@ -158,7 +158,7 @@ def _copy_loop(k: "Kernel", cpu: RiscvCpu, task: "Task", st: KernelVCopy) -> boo
             while st.word < len(USERCOPY_LOOP):
                 c = unit.execute(USERCOPY_LOOP[st.word], regs, st.mem).cycles
                 cpu.charge(c)
-                cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + c
+                pc.kernel_vector_cycles += c
                 st.word += 1
                 st.dirty = True                  # the kernel's sstatus.VS is Dirty now
                 if st.started and (cpu.now >= pc.next_tick or pc.need_resched) \
@@ -169,7 +169,7 @@ def _copy_loop(k: "Kernel", cpu: RiscvCpu, task: "Task", st: KernelVCopy) -> boo
             regs.write(10, regs.x[10] + step)
             regs.write(12, regs.x[12] - step)
             cpu.charge(SCALAR_PER_ITER)
-            cpu.kernel_vector_cycles += SCALAR_PER_ITER
+            pc.kernel_vector_cycles += SCALAR_PER_ITER
             st.word = 0
     except MemoryFault:
         unit.vstart = 0                      # the fixup path: the kernel resets vstart
@@ -181,48 +181,12 @@ def __asm_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", dst: int, sr
     """The RVV copy loop, run to its end; returns the bytes left (non-zero when a user access faulted)."""
     st = KernelVCopy(vector._StubRegs({10: dst, 11: src, 12: n}), _UserCopyMemory(task, kbuf), kbuf, n)
     cpu.charge(SCALAR_BEGIN_END)
-    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + SCALAR_BEGIN_END
+    k.percpu[cpu.index].kernel_vector_cycles += SCALAR_BEGIN_END
     _copy_loop(k, cpu, task, st)
     return st.regs.x[12]
 
 
-# ---- CONFIG_RISCV_ISA_V_PREEMPTIVE: the kernel's own vector context across a switch ------------------
-def riscv_preempt_v_started(task: "Task") -> KernelVCopy | None:
-    """riscv_preempt_v_started: the task was switched out inside a preemptible vector region."""
-    res = task.resume
-    st = res.kvec if res is not None else None
-    return st if st is not None and st.started else None
-
-
-def switch_to_vector_prev(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> bool:
-    """__switch_to_vector, prev half, for a task inside a preemptible region: the irq entry
-    (riscv_v_context_nesting_start) saw the kernel's VS Dirty and set RISCV_PREEMPT_V_DIRTY, so
-    the kernel vector context is saved into thread.kernel_vstate — not the user's, which
-    kernel_vector_begin already saved.  False when the task is not in such a region."""
-    st = riscv_preempt_v_started(prev)
-    if st is None:
-        return False
-    if st.dirty:
-        if st.kvstate is None:
-            st.kvstate = vector.VState(datap=bytearray(32 * cpu.rvv.vlenb))
-        vector.__riscv_v_vstate_save(k, cpu, st.kvstate)
-        k.preempt_stats.kernel_vstate_saves += 1
-        st.dirty = False
-    st.switches += 1
-    return True
-
-
-def switch_to_vector_next(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> bool:
-    """__switch_to_vector, next half: riscv_preempt_v_set_restore for a task in a preemptible
-    region (its kernel context is reloaded where the interrupt returns into the region,
-    riscv_v_context_nesting_end) instead of riscv_v_vstate_set_restore."""
-    st = riscv_preempt_v_started(nxt)
-    if st is None:
-        return False
-    st.need_restore = True
-    return True
-
-
+# ---- the user copy, resumable across a preemption (the switch halves are in vector.py) ------------
 def enter_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", user: int, n: int,
                           data: bytes | None, res: Any = None) -> tuple[Any, str]:
     """copy_from_user (``data`` None: returns the n user bytes) or copy_to_user (writes ``data``)
@@ -243,7 +207,7 @@ def enter_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", user: int, n
         st = KernelVCopy(vector._StubRegs({10: dst, 11: src, 12: n}), _UserCopyMemory(task, kbuf), kbuf, n,
                          started=preemptible)
         cpu.charge(SCALAR_BEGIN_END)
-        cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + SCALAR_BEGIN_END
+        k.percpu[cpu.index].kernel_vector_cycles += SCALAR_BEGIN_END
     elif st.need_restore:
         # riscv_v_context_nesting_end: back in the region after the switch, reload the kernel
         # vector context saved at switch-out and mark it clean

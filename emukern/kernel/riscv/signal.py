@@ -58,12 +58,13 @@ SIGTRAMP_WORDS = (0x08B00893, 0x00000073)        # li a7, 139 (__NR_rt_sigreturn
 
 # One libunicorn call reads everything a frame holds of the scalar and FP state (pc, x1-x31,
 # f0-f31, fcsr); rt_sigreturn writes back only the registers whose value the frame changes.
-_FRAME_REGS = ([UR.UC_RISCV_REG_PC] + [UR.UC_RISCV_REG_X0 + i for i in range(1, 32)]
+_FRAME_REGS = tuple([UR.UC_RISCV_REG_PC] + [UR.UC_RISCV_REG_X0 + i for i in range(1, 32)]
                + [UR.UC_RISCV_REG_F0 + i for i in range(32)] + [UR.UC_RISCV_REG_FCSR])
 _PACK_REGS = struct.Struct("<32Q")
 # setup_rt_frame's handler entry: pc, ra, sp, a0-a2
-_ENTRY_REGS = [UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
-               UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12]
+_ENTRY_REGS = tuple([UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
+               UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12])
+_GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes back in one batch
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
 _PACK_UC = struct.Struct("<QQQiIQQ")
 _END_HDR = struct.Struct("<II")
@@ -74,12 +75,7 @@ _PACK_FP = struct.Struct("<32QI")
 def _fns(k: "Kernel", cpu: Any) -> tuple[Any, Any, Any]:
     """This CPU's cached libunicorn batches: (read pc/x/f/fcsr, write pc+x1..x31, write the
     handler entry registers) — one C call each instead of a call per register."""
-    cache = k.__dict__.setdefault("_rv_sig_batch", {})
-    fns = cache.get(cpu.index)
-    if fns is None:
-        fns = cache[cpu.index] = (cpu.make_batch(_FRAME_REGS), cpu.make_batch_writer(_FRAME_REGS[:32]),
-                                  cpu.make_batch_writer(_ENTRY_REGS))
-    return fns
+    return cpu.batch_reader(_FRAME_REGS), cpu.batch_writer(_GPR_REGS), cpu.batch_writer(_ENTRY_REGS)
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
@@ -238,7 +234,7 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     if cur[32:] != fp:
         for i in range(33):
             if fp[i] != cur[32 + i]:
-                cpu._write(_FRAME_REGS[32 + i], fp[i])       # (the kernel's hot-path register write)
+                cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)
     if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
         return False, "sc_extdesc.reserved is not zero", gprs[10]
     ptr = frame + SC_EXT_HDR

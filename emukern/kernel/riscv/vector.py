@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.plugins import kernel_function
 from emukern.kernel.sysctl import SysctlEntry
+from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE, FlagView, clear_thread_flag
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap
 
@@ -77,10 +78,12 @@ class VState:
     vstart: int = 0
     vcsr: int = 0
     vs: int = VS_OFF                    # regs->status.VS while switched out
-    defer_restore: bool = False         # TIF_RISCV_V_DEFER_RESTORE
     ctrl: int = 0                       # thread.vstate_ctrl (prctl)
     stats: dict[str, int] = field(default_factory=lambda: {"saves": 0, "restores": 0, "discards": 0,
                                                            "first_use": 0})
+    # the Task whose flags word holds TIF_RISCV_V_DEFER_RESTORE (kernel/thread_info.py)
+    task: Any = field(default=None, repr=False, compare=False)
+    defer_restore = FlagView(TIF_RISCV_V_DEFER_RESTORE)
 
 
 class _StubRegs:
@@ -127,7 +130,7 @@ def _run(k: "Kernel", cpu: RiscvCpu, words: tuple[int, ...], regs: _StubRegs, me
     for w in words:
         cycles += cpu.rvv.execute(w, regs, mem).cycles
     cpu.charge(cycles)
-    cpu.kernel_vector_cycles = getattr(cpu, "kernel_vector_cycles", 0) + cycles
+    k.percpu[cpu.index].kernel_vector_cycles += cycles
 
 
 def _vs(task: "Task") -> VState:
@@ -271,7 +274,8 @@ def _ctrl_init(k: "Kernel", st: VState) -> None:
 
 def riscv_v_new_task(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> VState:
     """fork: copy_thread turns status.VS off and clears the context, keeping vstate_ctrl."""
-    st = VState()
+    st = VState(task=task)
+    clear_thread_flag(task, TIF_RISCV_V_DEFER_RESTORE)     # a fresh context has nothing deferred
     if parent is not None and parent.thread is not None and parent.thread.v is not None:
         st.ctrl = parent.thread.v.ctrl
     if exec_:
@@ -309,11 +313,48 @@ def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None
     return None
 
 
+# ---- CONFIG_RISCV_ISA_V_PREEMPTIVE: the kernel's own vector context across a switch ----------
+# (the region itself is kernel_mode_vector.py's KernelVCopy, reached through task.resume.kvec)
+def riscv_preempt_v_started(task: "Task") -> Any:
+    """riscv_preempt_v_started: the task was switched out inside a preemptible vector region."""
+    res = task.resume
+    st = res.kvec if res is not None else None
+    return st if st is not None and st.started else None
+
+
+def switch_to_vector_prev(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> bool:
+    """__switch_to_vector, prev half, for a task inside a preemptible region: the irq entry
+    (riscv_v_context_nesting_start) saw the kernel's VS Dirty and set RISCV_PREEMPT_V_DIRTY, so
+    the kernel vector context is saved into thread.kernel_vstate — not the user's, which
+    kernel_vector_begin already saved.  False when the task is not in such a region."""
+    st = riscv_preempt_v_started(prev)
+    if st is None:
+        return False
+    if st.dirty:
+        if st.kvstate is None:
+            st.kvstate = VState(datap=bytearray(32 * cpu.rvv.vlenb))
+        __riscv_v_vstate_save(k, cpu, st.kvstate)
+        k.preempt_stats.kernel_vstate_saves += 1
+        st.dirty = False
+    st.switches += 1
+    return True
+
+
+def switch_to_vector_next(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> bool:
+    """__switch_to_vector, next half: riscv_preempt_v_set_restore for a task in a preemptible
+    region (its kernel context is reloaded where the interrupt returns into the region,
+    riscv_v_context_nesting_end) instead of riscv_v_vstate_set_restore."""
+    st = riscv_preempt_v_started(nxt)
+    if st is None:
+        return False
+    st.need_restore = True
+    return True
+
+
 def riscv_v_switch_from(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> None:
     if cpu.rvv is None:
         return
     st = _vs(prev)
-    from emukern.kernel.riscv.kernel_mode_vector import switch_to_vector_prev
     if prev.alive and switch_to_vector_prev(k, cpu, prev):
         # preempted inside a preemptible kernel-mode vector region: the kernel's context was
         # saved instead; the user's was saved (if Dirty) by kernel_vector_begin
@@ -328,7 +369,6 @@ def riscv_v_switch_to(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> None:
         return
     st = _vs(nxt)
     cpu.vs = st.vs
-    from emukern.kernel.riscv.kernel_mode_vector import switch_to_vector_next
     if not switch_to_vector_next(k, cpu, nxt):      # (riscv_preempt_v_set_restore instead)
         riscv_v_vstate_set_restore(k, cpu, nxt)
 

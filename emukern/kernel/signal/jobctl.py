@@ -153,7 +153,7 @@ class JobControl(SignalBase):
         """waitid: P_ALL / P_PID / P_PGID children; WEXITED, WSTOPPED (= WUNTRACED), WCONTINUED,
         WNOWAIT (the child stays waitable), WNOHANG (0 with a zeroed siginfo when none is
         ready).  The siginfo holds si_signo SIGCHLD, si_code CLD_*, si_pid, si_uid, si_status."""
-        from emukern.kernel.syscalls import BLOCK
+        from emukern.kernel.sysret import BLOCK
         from emukern.kernel.files import WaitQueue
         ret = self._waitid(cpu, task, s32(idtype), s32(upid), infop, options & 0xFFFFFFFF)
         if ret is not None:

@@ -97,7 +97,7 @@ class SignalSyscalls(SignalBase):
     def sys_rt_sigsuspend(self, cpu, task, unewset, sigsetsize, *a):
         """Wait with a temporary mask; always -EINTR once a handler ran (ERESTARTNOHAND); the
         old mask comes back when the handler's frame has saved it (saved_sigmask)."""
-        from emukern.kernel.syscalls import BLOCK
+        from emukern.kernel.sysret import BLOCK
         st = self._sig_init(task)
         if st.in_wait == "sigsuspend":
             if task.sigpending:
@@ -120,7 +120,7 @@ class SignalSyscalls(SignalBase):
     def sys_rt_sigtimedwait(self, cpu, task, uthese, uinfo, uts, sigsetsize, *a):
         """Take a signal of the set synchronously: its number (and siginfo), -EAGAIN on
         timeout, -EINTR when another signal's handler interrupts the wait."""
-        from emukern.kernel.syscalls import BLOCK
+        from emukern.kernel.sysret import BLOCK
         st = self._sig_init(task)
         if st.in_wait == "sigtimedwait":
             timed_out = task.woken_value == -E.ETIMEDOUT
@@ -178,7 +178,7 @@ class SignalSyscalls(SignalBase):
         restart otherwise.  The temporary sigmask is swapped in for the wait; it stays while a
         handler's frame saves the original (restore_saved_sigmask_unless)."""
         from emukern.kernel.epoll import _queues, file_poll
-        from emukern.kernel.syscalls import BLOCK
+        from emukern.kernel.sysret import BLOCK
         st = self._sig_init(task)
         again = st.in_wait == "ppoll"
         st.in_wait = ""

@@ -54,7 +54,7 @@ def test_lazy_fp_saves_cycles_against_eager(guest_asm):
     r_no_fp, _ = _run(guest_asm, "lat_ctx.S")
     r_fp, _ = _run(guest_asm, "lat_ctx_fp.S")
     # same pipe ping-pong; the FP version pays fp_save on the child's switches only
-    from emukern.machine.cost import CostTable
+    from emukern.kernel.cost import CostTable
     saves = next(t for t in r_fp.tasks if t["tid"] == 2)["nvcsw"] + 1
     extra = r_fp.kernel_cycles - r_no_fp.kernel_cycles
     assert extra == saves * CostTable().fp_save

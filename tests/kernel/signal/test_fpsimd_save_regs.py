@@ -10,7 +10,9 @@ import pytest
 
 from emukern.kernel.arm64.fpsimd import fpsimd_save_state_regs
 from emukern.machine.clock import Clock
-from emukern.machine.cpu_arm64 import STUBS, Arm64Cpu
+from emukern.kernel.arm64 import entry_fpsimd as EF
+from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea
+from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.memory import AddressSpace
 
 CODE, DATA = 0x10_0000, 0x20_0000
@@ -18,6 +20,7 @@ CODE, DATA = 0x10_0000, 0x20_0000
 
 def make_cpu(vl: int) -> Arm64Cpu:
     cpu = Arm64Cpu(0, Clock(), sve_vl=vl)
+    EF.install(cpu)
     mm = AddressSpace()
     mm.map(CODE, 0x10000, "r-x", "code")
     mm.map(DATA, 0x10000, "rw-", "data")
@@ -31,13 +34,13 @@ def make_cpu(vl: int) -> Arm64Cpu:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_register_file_save_equals_the_stub(vl, seed):
     cpu = make_cpu(vl)
-    a = cpu._area()
+    a = SveStateArea(slots=8)
     r = random.Random(seed)
     st = {"z": [r.randbytes(vl // 8) for _ in range(32)], "p": [bytes(vl // 64)] * 16, "ffr": b"",
           "fpsr": 0x8000009F & r.getrandbits(32), "fpcr": r.getrandbits(2) << 22}
-    cpu.write_sve_state(st)
+    EF.write_sve_state(cpu, st)
     by_stub, by_regs = a.alloc(), a.alloc()
-    cpu.run_stub("fpsimd_save_state", *cpu.fpsimd_slot_args(by_stub))
+    EF.run(cpu, "fpsimd_save_state", a, by_stub)
     k = types.SimpleNamespace(sve_area=a)
     before = cpu.sys_cycles
     fpsimd_save_state_regs(k, cpu, types.SimpleNamespace(state=by_regs))

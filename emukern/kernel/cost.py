@@ -1,4 +1,9 @@
-"""The cost model: every cycle the kernel side charges comes from this one table.
+"""The kernel's cost model: every cycle the kernel side charges comes from this one table.
+
+It models kernel work (exception entry/return, syscall dispatch, schedule, the context switch,
+trap handling ...), so it lives with the kernel; what the hardware costs stays in the machine
+(one cycle per user instruction from the instruction counter, the RVV unit's beat costs in
+``emukern.machine.rvv.cost``, which this table only lets the user override as ``rvv.*``).
 
 User code costs one cycle per instruction (IPC 1, counted exactly by the instruction counter);
 vector instructions on the RVV unit cost what ``emukern.machine.rvv.cost`` says; kernel stubs that
