@@ -62,6 +62,18 @@ _TB_PROBE_SLACK = 16 << 20      # Unicorn's other per-instance allocations come 
 SCAN_CHUNK = 64 << 10           # scan-on-execute makes up to this much executable per fault
 
 
+def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
+    """What the block counter needs to know of the architecture: the PC's register id, whether
+    instructions are 2 or 4 bytes long, and whether the INTR hook sees the PC after the trapping
+    instruction (RISC-V: measured, see cpu_riscv) rather than at it (AArch64 UDF/BRK)."""
+    from unicorn import UC_ARCH_RISCV
+    from unicorn.arm64_const import UC_ARM64_REG_PC
+    from unicorn.riscv_const import UC_RISCV_REG_PC
+    if uc.ctl_get_arch() == UC_ARCH_RISCV:
+        return UC_RISCV_REG_PC, True, True
+    return UC_ARM64_REG_PC, False, False
+
+
 def new_uc(arch: int, mode: int, what: str) -> Uc:
     """A Unicorn instance with emukern's translation-buffer size.
 
@@ -90,7 +102,7 @@ class Cpu:
         self.index = index
         self.clock = clock
         self.uc = uc
-        self.counter = make_counter(uc)
+        self.counter = make_counter(uc, *_counter_args(uc))
         # what holds the live count: the ctypes struct itself for the native counter (reading
         # its field directly skips a property call on the hottest path), else the counter
         self._cs = getattr(self.counter, "_s", self.counter)
@@ -255,6 +267,7 @@ class Cpu:
         return False
 
     def _forget_pages(self, start: int, end: int) -> None:
+        self.counter.code_changed()    # cached block lengths of that code are stale
         mm = self.mm
         for page in [p for p in self._xpages if start <= p < end]:
             self._exits.difference_update(self._xpages.pop(page))
@@ -452,12 +465,15 @@ class Cpu:
         self.counter.deadline = self.counter.count + budget
         self._committed = self.extra_user + self.sys_cycles + self.idle_cycles
         self.running = True
+        counter = self.counter
+        counter.unsplit()          # left by a stub run (arm64 stub_sync)
         try:
             while True:
                 self._fault = None
                 try:
                     self.uc.emu_start(self.get_pc(), UNTIL_NEVER)
                 except UcError as exc:
+                    counter.fix(self.get_pc())      # the rest of the faulting block did not run
                     if self._fix_view(exc):
                         continue
                     self.running = False
@@ -477,6 +493,7 @@ class Cpu:
         finally:
             self.running = False
             self.counter.deadline = 2**63
+            counter.unsplit()
 
     def _stub_in_flight(self) -> bool:
         """A kernel stub sequence started from a hook has not reached its end yet (arm64)."""
