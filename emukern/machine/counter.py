@@ -51,11 +51,11 @@ class _CounterStruct(ctypes.Structure):
     _fields_ = [("count", _U64), ("deadline", _U64), ("guard_lo", _U64), ("guard_len", _U64),
                 ("guard_open", _U64), ("guard_hit", _U64),
                 ("rvc", _U64), ("pc_reg", _U64), ("intr_after", _U64), ("blk_start", _U64),
-                ("blk_end", _U64), ("blk_before", _U64), ("split", _U64), ("split_hook", _U64), ("gen", _U64),
-                ("blocks", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
+                ("blk_end", _U64), ("gx_lo", _U64), ("gx_hi", _U64), ("split", _U64), ("split_hook", _U64),
+                ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
 
 
-_CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 24 bytes each
+_CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 16 bytes each
 
 
 def exact_forced() -> bool:
@@ -132,9 +132,9 @@ class NativeCounter:
         assert _native_lib is not None
         self._uc = uc
         self._uclib = uclib
-        self._cache = (ctypes.c_uint8 * (24 * _CACHE_ENTRIES))()
+        self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
         self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0, int(variable_length), pc_reg, int(intr_pc_after),
-                                 0, 0, 0, 0, 0, 1, 0, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
+                                 0, 0, 0, 0, 0, 0, 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
         self._sp = ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p)
         self._fix = _native_lib.ek_fix
         self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
@@ -219,7 +219,7 @@ class NativeCounter:
 
     def stats(self) -> dict[str, int]:
         s = self._s
-        return {"blocks": s.blocks, "splits": s.splits, "fixes": s.fixes}
+        return {"splits": s.splits, "fixes": s.fixes}
 
 
 class PythonCounter:
@@ -285,6 +285,13 @@ class CodeGuard:
         self._s.guard_len = end - begin + 1
         self._s.guard_open = 0
         self._s.guard_hit = 0
+        self._lo, self._hi = begin, end + 1
+        self._window()
+
+    def _window(self) -> None:
+        # the block counter's copy: the range is empty while the guard is open
+        s = self._s
+        s.gx_lo, s.gx_hi = (0, 0) if s.guard_open else (self._lo, self._hi)
 
     @property
     def open(self) -> bool:
@@ -293,6 +300,7 @@ class CodeGuard:
     @open.setter
     def open(self, value: bool) -> None:
         self._s.guard_open = int(value)
+        self._window()
 
     @property
     def hit(self) -> int:

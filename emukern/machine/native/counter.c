@@ -46,10 +46,9 @@
 #include <unicorn/unicorn.h>
 
 typedef struct {
-    uint64_t addr;
-    uint32_t size;
+    uint64_t key;         /* block address ^ size << 52 (guest addresses are below 2^52) */
     uint32_t n;
-    uint64_t gen;
+    uint32_t gen;
 } ek_blk;
 
 #define EK_CACHE_BITS 13
@@ -69,14 +68,14 @@ typedef struct {
     uint64_t rvc;         /* instructions are 2 or 4 bytes (RISC-V C) */
     uint64_t pc_reg;      /* Unicorn's register id of the PC */
     uint64_t intr_after;  /* the INTR hook sees the PC after the trapping instruction (RISC-V) */
-    uint64_t blk_start;   /* the block entered last (not yet corrected by ek_fix) */
+    uint64_t blk_start;   /* the block entered last, counted whole (0: none, or corrected) */
     uint64_t blk_end;
-    uint64_t blk_before;  /* count before it */
+    uint64_t gx_lo;       /* the guarded range while the guard is closed ([0, 0) while open) */
+    uint64_t gx_hi;
     uint64_t split;       /* the address a split stops before (0: none) */
     uint64_t split_hook;  /* its UC_HOOK_CODE hook, bounded to that one address */
     uint64_t gen;         /* code may have changed: cached RISC-V block counts are stale */
-    uint64_t blocks;      /* statistics: blocks counted, splits, count corrections */
-    uint64_t splits;
+    uint64_t splits;      /* statistics: splits, count corrections */
     uint64_t fixes;
     ek_blk *cache;
 } ek_counter;
@@ -145,22 +144,28 @@ static uint64_t ek_walk(uc_engine *uc, ek_counter *c, uint64_t start, uint64_t s
     return n;
 }
 
-static uint64_t ek_block_insns(uc_engine *uc, ek_counter *c, uint64_t address, uint32_t size)
+static inline uint64_t ek_block_insns(uc_engine *uc, ek_counter *c, uint64_t address, uint32_t size)
 {
+    uint64_t key = address ^ ((uint64_t)size << 52);
     ek_blk *e;
     if (!c->rvc)
-        return size / 4;
-    e = &c->cache[((address >> 1) ^ (address >> (EK_CACHE_BITS + 1))) & (EK_CACHE - 1)];
-    if (e->addr != address || e->size != size || e->gen != c->gen) {
-        e->addr = address;
-        e->size = size;
-        e->gen = c->gen;
+        return size >> 2;
+    e = &c->cache[(key ^ (key >> EK_CACHE_BITS)) >> 1 & (EK_CACHE - 1)];
+    if (__builtin_expect(e->key != key || e->gen != (uint32_t)c->gen, 0)) {
+        e->key = key;
+        e->gen = (uint32_t)c->gen;
         e->n = (uint32_t)ek_walk(uc, c, address, size, address + size, 0, NULL);
     }
     return e->n;
 }
 
 void ek_stop_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data);
+
+/* The count before the current block (it was counted whole on entry). */
+static uint64_t ek_before(uc_engine *uc, ek_counter *c)
+{
+    return c->count - ek_block_insns(uc, c, c->blk_start, (uint32_t)(c->blk_end - c->blk_start));
+}
 
 /* Split the block at `address`: stop before the instruction at `at` (inside it). */
 static void ek_split(uc_engine *uc, ek_counter *c, uint64_t address, uint64_t at)
@@ -197,7 +202,7 @@ void ek_stop_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_dat
     (void)size;
     if (address != c->split || address < c->blk_start || address >= c->blk_end)
         return;
-    at_count = c->blk_before + ek_walk(uc, c, c->blk_start, c->blk_end - c->blk_start, address, 0, NULL);
+    at_count = ek_before(uc, c) + ek_walk(uc, c, c->blk_start, c->blk_end - c->blk_start, address, 0, NULL);
     if (at_count >= c->deadline) {
         c->count = at_count;
     } else if (!c->guard_open && address - c->guard_lo < c->guard_len) {
@@ -216,16 +221,24 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
     ek_counter *c = (ek_counter *)user_data;
     uint64_t end = address + size, n, k, at = end, lim;
 
-    if (!c->guard_open && c->guard_len && address < c->guard_lo + c->guard_len && end > c->guard_lo) {
-        if (address >= c->guard_lo) {
+    n = ek_block_insns(uc, c, address, size);
+    /* the hot path: the block ends before the deadline and is not in the guarded range (three
+     * stores: every nanosecond here is about a tenth of a 2-instruction loop's time) */
+    if (__builtin_expect(c->count + n <= c->deadline && (address >= c->gx_hi || end <= c->gx_lo), 1)) {
+        c->blk_start = address;
+        c->blk_end = end;
+        c->count += n;
+        return;
+    }
+    if (address < c->gx_hi && end > c->gx_lo) {
+        if (address >= c->gx_lo) {
             if (!c->guard_hit)
                 c->guard_hit = address;
             uc_emu_stop(uc);
             return;
         }
-        at = c->guard_lo;       /* user code running into the guarded range: stop before it */
+        at = c->gx_lo;          /* user code running into the guarded range: stop before it */
     }
-    n = ek_block_insns(uc, c, address, size);
     lim = c->deadline > c->count ? c->deadline - c->count : 0;
     if (n > lim) {
         if (lim == 0) {
@@ -243,9 +256,7 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
     }
     c->blk_start = address;
     c->blk_end = end;
-    c->blk_before = c->count;
     c->count += n;
-    c->blocks++;
 }
 
 /* A trap or fault at `pc`: the instructions of the current block from `pc` on (from the one
@@ -256,7 +267,7 @@ void ek_fix(uc_engine *uc, ek_counter *c, uint64_t pc, int inclusive)
     if (pc < c->blk_start || pc >= c->blk_end)
         return;
     k = ek_walk(uc, c, c->blk_start, c->blk_end - c->blk_start, pc, 0, NULL) + (inclusive ? 1 : 0);
-    c->count = c->blk_before + k;
+    c->count = ek_before(uc, c) + k;
     c->blk_start = c->blk_end = 0;
     c->fixes++;
 }
