@@ -44,6 +44,7 @@ class Counter(Protocol):
 
 
 _U64 = ctypes.c_uint64
+_SPLITS = 16                      # EK_SPLITS in counter.c
 
 
 class _CounterStruct(ctypes.Structure):
@@ -51,8 +52,8 @@ class _CounterStruct(ctypes.Structure):
     _fields_ = [("count", _U64), ("deadline", _U64), ("guard_lo", _U64), ("guard_len", _U64),
                 ("guard_open", _U64), ("guard_hit", _U64),
                 ("rvc", _U64), ("pc_reg", _U64), ("intr_after", _U64), ("blk_start", _U64),
-                ("blk_end", _U64), ("gx_lo", _U64), ("gx_hi", _U64), ("split", _U64), ("split_hook", _U64),
-                ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
+                ("blk_end", _U64), ("gx_lo", _U64), ("gx_hi", _U64), ("nsplit", _U64),
+                ("split_at", _U64 * _SPLITS), ("split_hk", _U64 * _SPLITS), ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
 
 
 _CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 16 bytes each
@@ -134,7 +135,7 @@ class NativeCounter:
         self._uclib = uclib
         self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
         self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0, int(variable_length), pc_reg, int(intr_pc_after),
-                                 0, 0, 0, 0, 0, 0, 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
+                                 0, 0, 0, 0, 0, (_U64 * _SPLITS)(), (_U64 * _SPLITS)(), 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
         self._sp = ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p)
         self._fix = _native_lib.ek_fix
         self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
@@ -168,7 +169,7 @@ class NativeCounter:
         dropped: blocks translated for one mode would count wrongly in the other."""
         if exact == self.exact:
             return
-        self.unsplit()
+        self.unsplit(everything=True)
         for hh in self._hooks:
             self._uclib.uc_hook_del(self._uc._uch, hh)
         self._hooks.clear()
@@ -205,17 +206,29 @@ class NativeCounter:
         self._s.gen += 1
         self._s.blk_start = self._s.blk_end = 0
 
-    def unsplit(self) -> int:
-        """Remove the stop hook a split added (after the run), and the translations calling it,
-        so the block runs hook-free again.  Returns the split address (0: there was none)."""
+    def unsplit(self, everything: bool = False) -> int:
+        """Remove the stop hooks splits added (after the run), and the translations calling
+        them, so those blocks run hook-free again.  Those in the guarded range stay unless
+        ``everything``: machine-owned code that never changes and that arm64's stub_sync stops
+        inside at the same place every time.  Returns the number removed."""
         s = self._s
-        at = s.split
-        if s.split_hook:
-            self._uclib.uc_hook_del(self._uc._uch, ctypes.c_size_t(s.split_hook))
-            s.split_hook = 0
+        n = s.nsplit
+        if not n:
+            return 0
+        keep_lo, keep_hi = (0, 0) if everything else (s.guard_lo, s.guard_lo + s.guard_len)
+        kept = 0
+        removed = 0
+        for i in range(n):
+            at, hk = s.split_at[i], s.split_hk[i]
+            if keep_lo <= at < keep_hi:
+                s.split_at[kept], s.split_hk[kept] = at, hk
+                kept += 1
+                continue
+            self._uclib.uc_hook_del(self._uc._uch, ctypes.c_size_t(hk))
             self._uc.ctl_remove_cache(at, at + 1)
-        s.split = 0
-        return at
+            removed += 1
+        s.nsplit = kept
+        return removed
 
     def stats(self) -> dict[str, int]:
         s = self._s
@@ -257,7 +270,7 @@ class PythonCounter:
     def code_changed(self) -> None:
         pass
 
-    def unsplit(self) -> int:
+    def unsplit(self, everything: bool = False) -> int:
         return 0
 
     def stats(self) -> dict[str, int]:

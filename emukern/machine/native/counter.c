@@ -21,7 +21,9 @@
  *   that instruction; there the count is set to what ran of the block and the CPU stops with
  *   uc_emu_stop() from a code hook, the same way the per-instruction counter stops (so even a
  *   nested emu_start ends the same way).  emukern's Python side removes the hook after the run
- *   (`unsplit`); one left behind only stops at the deadline, which is right anyway.
+ *   (`unsplit`); one left behind only stops at the deadline, which is right anyway, so those
+ *   in machine-owned code stay (measured: adding and dropping one per arm64 stub_sync made
+ *   lat_ctx.S 1.8x slower).
  *
  *   A trap inside a block (anything but the block's last instruction) leaves the count too
  *   high: ek_fix() sets it from the trapping PC; the INTR hook does this before emukern's own
@@ -53,6 +55,7 @@ typedef struct {
 
 #define EK_CACHE_BITS 13
 #define EK_CACHE (1u << EK_CACHE_BITS)
+#define EK_SPLITS 16
 
 typedef struct {
     uint64_t count;       /* instructions executed so far */
@@ -72,8 +75,9 @@ typedef struct {
     uint64_t blk_end;
     uint64_t gx_lo;       /* the guarded range while the guard is closed ([0, 0) while open) */
     uint64_t gx_hi;
-    uint64_t split;       /* the address a split stops before (0: none) */
-    uint64_t split_hook;  /* its UC_HOOK_CODE hook, bounded to that one address */
+    uint64_t nsplit;      /* split points armed: each a UC_HOOK_CODE hook bounded to one address */
+    uint64_t split_at[EK_SPLITS];
+    uint64_t split_hk[EK_SPLITS];
     uint64_t gen;         /* code may have changed: cached RISC-V block counts are stale */
     uint64_t splits;      /* statistics: splits, count corrections */
     uint64_t fixes;
@@ -167,22 +171,35 @@ static uint64_t ek_before(uc_engine *uc, ek_counter *c)
     return c->count - ek_block_insns(uc, c, c->blk_start, (uint32_t)(c->blk_end - c->blk_start));
 }
 
-/* Split the block at `address`: stop before the instruction at `at` (inside it). */
+static int ek_armed(const ek_counter *c, uint64_t at)
+{
+    uint64_t i;
+    for (i = 0; i < c->nsplit; i++)
+        if (c->split_at[i] == at)
+            return 1;
+    return 0;
+}
+
+/* Split the block at `address`: stop before the instruction at `at` (inside it).  A split
+ * point stays armed (its hook costs one call where it is) until emukern's Python side removes
+ * it after the run; those in the machine's own code (the arm64 stubs, which stub_sync stops
+ * inside every time) stay for good. */
 static void ek_split(uc_engine *uc, ek_counter *c, uint64_t address, uint64_t at)
 {
     uc_hook hh;
-    if (c->split_hook) {
-        uc_hook_del(uc, (uc_hook)c->split_hook);
-        uc_ctl_remove_cache(uc, c->split, c->split + 1);
-        c->split_hook = 0;
-        c->split = 0;
+    uint64_t i;
+    if (c->nsplit == EK_SPLITS) {          /* full: reuse the last slot */
+        i = --c->nsplit;
+        uc_hook_del(uc, (uc_hook)c->split_hk[i]);
+        uc_ctl_remove_cache(uc, c->split_at[i], c->split_at[i] + 1);
     }
     if (uc_hook_add(uc, &hh, UC_HOOK_CODE, (void *)ek_stop_hook, c, at, at) != UC_ERR_OK) {
         uc_emu_stop(uc);        /* cannot split: stop before the block (the caller sees it) */
         return;
     }
-    c->split_hook = hh;
-    c->split = at;
+    c->split_at[c->nsplit] = at;
+    c->split_hk[c->nsplit] = hh;
+    c->nsplit++;
     c->splits++;
     /* drop every translation holding `at` (this block's among them: it is translated again
      * with a call to ek_stop_hook before `at`), then leave this block before it runs: Unicorn
@@ -200,7 +217,7 @@ void ek_stop_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_dat
     ek_counter *c = (ek_counter *)user_data;
     uint64_t at_count;
     (void)size;
-    if (address != c->split || address < c->blk_start || address >= c->blk_end)
+    if (address < c->blk_start || address >= c->blk_end)
         return;
     at_count = ek_before(uc, c) + ek_walk(uc, c, c->blk_start, c->blk_end - c->blk_start, address, 0, NULL);
     if (at_count >= c->deadline) {
@@ -250,7 +267,7 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
         if (k < at)
             at = k;
     }
-    if (at != end && at != c->split) {
+    if (at != end && !ek_armed(c, at)) {
         ek_split(uc, c, address, at);
         return;
     }
