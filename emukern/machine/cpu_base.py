@@ -221,8 +221,12 @@ class Cpu:
             if self.scan_code and mm.scan_gen != self._scan_gen:
                 self._sync_foreign()
             return
-        if self.scan_code and mm is not self.mm:
-            self._leave_mm()
+        if mm is not self.mm:
+            # another address space: the same addresses may hold other code (the block
+            # counter's cached RISC-V block lengths are per address)
+            self.counter.code_changed()
+            if self.scan_code:
+                self._leave_mm()
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
         want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
