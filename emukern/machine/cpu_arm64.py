@@ -452,7 +452,7 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
-        uc.hook_add(UC_HOOK_INTR, self._hook_intr)
+        self.hook_intr(self._hook_intr)
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------

@@ -52,6 +52,7 @@ TrapHandler = Callable[["Cpu", Trap], None]
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
+_INTR_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
 
 # Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already
 # need 7 GiB of address space.  Guest code in emukern is small (a static glibc program translates
@@ -128,6 +129,7 @@ class Cpu:
         self._rv = ctypes.c_uint64()
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        self._intr_cbs: list[Any] = []
         self._fault_type = 0
         self._xpages: dict[int, tuple[int, ...]] = {}   # scanned (executable) page -> its exits
         self._exits: set[int] = set()
@@ -505,13 +507,48 @@ class Cpu:
 
     def _deliver(self, trap: Trap) -> None:
         self.traps_seen += 1
-        if self.on_trap is None:
+        on_trap = self.on_trap
+        if on_trap is None:
             raise RuntimeError("no kernel attached to this CPU")
-        self.on_trap(self, trap)
-        self.commit_charges()
+        on_trap(self, trap)
+        # commit_charges, inlined (every trap passes here)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
         mm = self.mm
-        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self._mapped_version:
+        if mm is not None and mm.code_gen != self._code_gen and self.scan_code and mm.version == self._mapped_version:
             self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
+
+    def hook_intr(self, fn: Callable[[Uc, int, Any], None]) -> None:
+        """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
+
+        The binding's ``hook_add`` calls a Python hook through two more Python frames (a
+        dispatcher and an exception guard), about a microsecond a trap on this machine; this is
+        one frame with the same guard: an exception is kept for ``emu_start`` to raise and the
+        CPU stops, as the binding does."""
+        from unicorn import UC_HOOK_INTR
+        from unicorn.unicorn_py3.unicorn import uclib
+        uc = self.uc
+
+        def entry(_handle: int, intno: int, _ud: int) -> None:
+            try:
+                fn(uc, intno, None)
+            except BaseException as exc:
+                if uc._hook_exception is None:
+                    uc._hook_exception = exc
+                uc.emu_stop()
+        cb = _INTR_CFUNC(entry)
+        hh = ctypes.c_size_t()
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
+                                   None, ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != 0:
+            raise UcError(status)
+        self._intr_cbs.append(cb)       # ctypes callbacks must outlive the hook
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))
