@@ -555,7 +555,7 @@ class Arm64Cpu(Cpu):
             return
         if self._chain is not None:
             raise RuntimeError("stub_sync while a stub chain is running")
-        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
         pc = self.get_pc()
         deadline = self.counter.deadline
         try:
@@ -576,7 +576,7 @@ class Arm64Cpu(Cpu):
         finally:
             self._stub_queue.clear()
             for r, v in saved.items():
-                self.uc.reg_write(_X[r], v)
+                self._write(_X[r], v)
             self.set_pc(pc)
             self._close_window()          # PC outside the window first (see _chain_step)
             self.counter.deadline = deadline
@@ -616,7 +616,7 @@ class Arm64Cpu(Cpu):
                 o = slot - a.base
                 self._bounce[:a.slot_size] = a.buf[o:o + a.slot_size]
         for r, v in zip(STUB_ARG_REGS, args):
-            self.uc.reg_write(_X[r], v)
+            self._write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
         n = self.counter.count - before
@@ -630,7 +630,7 @@ class Arm64Cpu(Cpu):
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
         self._chain = (saved, self.get_pc(), self.counter.deadline)
         self._chain_next()
 
@@ -655,7 +655,7 @@ class Arm64Cpu(Cpu):
         saved, pc, deadline = self._chain
         self._chain = None
         for r, v in saved.items():
-            self.uc.reg_write(_X[r], v)
+            self._write(_X[r], v)
         self.set_pc(pc)
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on

@@ -291,9 +291,12 @@ void ek_fix(uc_engine *uc, ek_counter *c, uint64_t pc, int inclusive)
     if (pc < c->blk_start || pc >= c->blk_end)
         return;
     k = ek_walk(uc, c, c->blk_start, c->blk_end - c->blk_start, pc, 0, NULL) + (inclusive ? 1 : 0);
-    c->count = ek_before(uc, c) + k;
+    k += ek_before(uc, c);
+    if (k != c->count) {
+        c->count = k;
+        c->fixes++;
+    }
     c->blk_start = c->blk_end = 0;
-    c->fixes++;
 }
 
 void ek_intr_hook(uc_engine *uc, uint32_t intno, void *user_data)
