@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -159,10 +160,11 @@ class Cpu:
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
         rrb, uch = self._uc_rrb, self._uch
+        unpack = struct.Struct(f"<{n}Q").unpack_from    # half the time of buf[:] (measured)
 
         def read() -> list[int]:
             rrb(uch, ids, ptrs, n)
-            return buf[:]
+            return list(unpack(buf))
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
 
