@@ -212,6 +212,9 @@ class Debugger:
             # address breakpoints are per-instruction code hooks: execute vector instructions
             # one trap at a time so a breakpoint on any of them is seen
             cpu.batch_vector = False
+            # breakpoint, watchpoint and condition hooks run inside a block and read or adjust
+            # the count of the instruction they stop at: count per instruction while debugging
+            cpu.counter.set_exact(True)
         self.cur = 0
         self.finished = False
         self.exit_message = ""

@@ -2,14 +2,18 @@
 
 Two implementations with one interface:
 
-* :class:`NativeCounter` — a 20-line C hook (``native/counter.c``) compiled once with the host C
-  compiler and registered with ``uc_hook_add`` through ctypes.  Measured ~0.5 of raw Unicorn speed.
-* :class:`PythonCounter` — the same logic as a Python ``UC_HOOK_CODE`` callback (about 1 MIPS),
-  used when no C compiler is available (set ``EMUKERN_PURE_PYTHON=1`` to force it).
+* :class:`NativeCounter` — C hooks (``native/counter.c``) compiled once with the host C compiler
+  and registered with ``uc_hook_add`` through ctypes.  By default they count whole translated
+  blocks (a UC_HOOK_BLOCK callback; a block about to run past the deadline is split so the run
+  still stops before the exact instruction, and a trap inside a block corrects the count from
+  the trapping PC — see counter.c).  ``EMUKERN_EXACT_COUNT=1`` (or ``exact=True``) counts with
+  a per-instruction UC_HOOK_CODE callback instead, as the debugger needs; both give the same
+  counts (tests/machine/test_block_counter.py runs every guest both ways).
+* :class:`PythonCounter` — the per-instruction logic as a Python ``UC_HOOK_CODE`` callback
+  (about 1 MIPS), used when no C compiler is available (``EMUKERN_PURE_PYTHON=1`` forces it).
 
-Both count every instruction Unicorn executes and stop *before* the instruction that would pass
-``deadline`` — the hook runs before each instruction and ``uc_emu_stop`` from there prevents it
-from executing (measured: a deadline of 1000 leaves exactly 1000 instructions retired).
+All count every instruction Unicorn executes and stop *before* the instruction that would pass
+``deadline`` (measured: a deadline of 1000 leaves exactly 1000 instructions retired).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 import unicorn
-from unicorn import UC_HOOK_CODE, Uc
+from unicorn import UC_HOOK_BLOCK, UC_HOOK_CODE, UC_HOOK_INTR, Uc
 
 _SRC = Path(__file__).with_name("native") / "counter.c"
 
@@ -39,9 +43,25 @@ class Counter(Protocol):
     kind: str
 
 
+_U64 = ctypes.c_uint64
+_SPLITS = 16                      # EK_SPLITS in counter.c
+
+
 class _CounterStruct(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_uint64), ("deadline", ctypes.c_uint64), ("guard_lo", ctypes.c_uint64),
-                ("guard_len", ctypes.c_uint64), ("guard_open", ctypes.c_uint64), ("guard_hit", ctypes.c_uint64)]
+    # the layout of ek_counter in counter.c
+    _fields_ = [("count", _U64), ("deadline", _U64), ("guard_lo", _U64), ("guard_len", _U64),
+                ("guard_open", _U64), ("guard_hit", _U64),
+                ("rvc", _U64), ("pc_reg", _U64), ("intr_after", _U64), ("blk_start", _U64),
+                ("blk_end", _U64), ("gx_lo", _U64), ("gx_hi", _U64), ("nsplit", _U64),
+                ("split_at", _U64 * _SPLITS), ("split_hk", _U64 * _SPLITS), ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
+
+
+_CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 16 bytes each
+
+
+def exact_forced() -> bool:
+    """EMUKERN_EXACT_COUNT=1: count every instruction with a code hook (no block counting)."""
+    return os.environ.get("EMUKERN_EXACT_COUNT", "") not in ("", "0")
 
 
 _HOOK_CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
@@ -71,7 +91,8 @@ def _build_native() -> ctypes.CDLL:
     if not out.exists():
         fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".so")
         os.close(fd)
-        cmd = [cc, "-O2", "-shared", "-fPIC", str(_SRC), "-o", tmp, f"-L{libuc.parent}",
+        inc = Path(unicorn.__file__).parent / "include"
+        cmd = [cc, "-O2", "-shared", "-fPIC", f"-I{inc}", str(_SRC), "-o", tmp, f"-L{libuc.parent}",
                f"-l:{libuc.name}", f"-Wl,-rpath,{libuc.parent}"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
@@ -98,20 +119,64 @@ def native_error() -> str | None:
 
 
 class NativeCounter:
+    """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
+    instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),
+    ``variable_length`` says instructions are 2 or 4 bytes (RISC-V C) and ``intr_pc_after`` that
+    the INTR hook sees the PC after the trapping instruction (RISC-V)."""
+
     kind = "native"
 
-    def __init__(self, uc: Uc) -> None:
+    def __init__(self, uc: Uc, pc_reg: int = 0, variable_length: bool = False,
+                 intr_pc_after: bool = False, exact: bool | None = None) -> None:
         from unicorn.unicorn_py3.unicorn import uclib  # the ctypes handle the binding uses
 
         assert _native_lib is not None
-        self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0)
-        self._hh = ctypes.c_size_t()
-        fn = ctypes.cast(_native_lib.ek_count_hook, ctypes.c_void_p)
-        status = uclib.uc_hook_add(uc._uch, ctypes.byref(self._hh), UC_HOOK_CODE, fn,
-                                   ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p),
-                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        self._uc = uc
+        self._uclib = uclib
+        self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
+        self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0, int(variable_length), pc_reg, int(intr_pc_after),
+                                 0, 0, 0, 0, 0, (_U64 * _SPLITS)(), (_U64 * _SPLITS)(), 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
+        self._sp = ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p)
+        self._fix = _native_lib.ek_fix
+        self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
+        self._fix.restype = None
+        self._hooks: list[ctypes.c_size_t] = []
+        self.exact = exact_forced() if exact is None else exact
+        self._install()
+
+    def _add(self, kind: int, fn_name: str) -> None:
+        hh = ctypes.c_size_t()
+        fn = ctypes.cast(getattr(_native_lib, fn_name), ctypes.c_void_p)
+        status = self._uclib.uc_hook_add(self._uc._uch, ctypes.byref(hh), kind, fn, self._sp,
+                                         ctypes.c_uint64(1), ctypes.c_uint64(0))
         if status != 0:
             raise OSError(f"uc_hook_add failed with status {status}")
+        self._hooks.append(hh)
+
+    def _install(self) -> None:
+        if self.exact:
+            self._add(UC_HOOK_CODE, "ek_count_hook")
+        else:
+            self._add(UC_HOOK_BLOCK, "ek_block_hook")
+            # before the CPU's own INTR hook (Unicorn calls hooks in the order they were added),
+            # so the count the kernel sees at a trap is already corrected
+            self._add(UC_HOOK_INTR, "ek_intr_hook")
+
+    def set_exact(self, exact: bool) -> None:
+        """Switch between block and per-instruction counting (only while the CPU is stopped).
+
+        A hook is compiled into the blocks translated while it exists, so every translation is
+        dropped: blocks translated for one mode would count wrongly in the other."""
+        if exact == self.exact:
+            return
+        self.unsplit(everything=True)
+        for hh in self._hooks:
+            self._uclib.uc_hook_del(self._uc._uch, hh)
+        self._hooks.clear()
+        self.exact = exact
+        self._s.blk_start = self._s.blk_end = 0
+        self._install()
+        self._uc.ctl_flush_tb()
 
     @property
     def count(self) -> int:
@@ -129,9 +194,51 @@ class NativeCounter:
     def deadline(self, value: int) -> None:
         self._s.deadline = max(0, min(value, 2**63))
 
+    def fix(self, pc: int) -> None:
+        """A fault at ``pc`` (the instruction that faulted, counted as executed, as the per-
+        instruction hook had counted it): the rest of its block did not run."""
+        s = self._s
+        if s.blk_end and s.blk_start <= pc < s.blk_end:
+            self._fix(self._uc._uch, self._sp, pc, 1)
+
+    def code_changed(self) -> None:
+        """Guest code may have changed (written, unmapped, remapped): recount blocks."""
+        self._s.gen += 1
+        self._s.blk_start = self._s.blk_end = 0
+
+    def unsplit(self, everything: bool = False) -> int:
+        """Remove the stop hooks splits added (after the run), and the translations calling
+        them, so those blocks run hook-free again.  Those in the guarded range stay unless
+        ``everything``: machine-owned code that never changes and that arm64's stub_sync stops
+        inside at the same place every time.  Returns the number removed."""
+        s = self._s
+        n = s.nsplit
+        if not n:
+            return 0
+        keep_lo, keep_hi = (0, 0) if everything else (s.guard_lo, s.guard_lo + s.guard_len)
+        kept = 0
+        removed = 0
+        for i in range(n):
+            at, hk = s.split_at[i], s.split_hk[i]
+            if keep_lo <= at < keep_hi:
+                s.split_at[kept], s.split_hk[kept] = at, hk
+                kept += 1
+                continue
+            self._uclib.uc_hook_del(self._uc._uch, ctypes.c_size_t(hk))
+            self._uc.ctl_remove_cache(at, at + 1)
+            removed += 1
+        s.nsplit = kept
+        return removed
+
+    def stats(self) -> dict[str, int]:
+        s = self._s
+        return {"splits": s.splits, "fixes": s.fixes}
+
 
 class PythonCounter:
     kind = "python"
+
+    exact = True
 
     def __init__(self, uc: Uc) -> None:
         self.count = 0
@@ -154,9 +261,26 @@ class PythonCounter:
         self.count += 1
 
 
-def make_counter(uc: Uc) -> NativeCounter | PythonCounter:
+    def set_exact(self, exact: bool) -> None:
+        pass                        # always per instruction
+
+    def fix(self, pc: int) -> None:
+        pass
+
+    def code_changed(self) -> None:
+        pass
+
+    def unsplit(self, everything: bool = False) -> int:
+        return 0
+
+    def stats(self) -> dict[str, int]:
+        return {}
+
+
+def make_counter(uc: Uc, pc_reg: int = 0, variable_length: bool = False,
+                 intr_pc_after: bool = False) -> NativeCounter | PythonCounter:
     if native_available():
-        return NativeCounter(uc)
+        return NativeCounter(uc, pc_reg, variable_length, intr_pc_after)
     return PythonCounter(uc)
 
 
@@ -174,6 +298,13 @@ class CodeGuard:
         self._s.guard_len = end - begin + 1
         self._s.guard_open = 0
         self._s.guard_hit = 0
+        self._lo, self._hi = begin, end + 1
+        self._window()
+
+    def _window(self) -> None:
+        # the block counter's copy: the range is empty while the guard is open
+        s = self._s
+        s.gx_lo, s.gx_hi = (0, 0) if s.guard_open else (self._lo, self._hi)
 
     @property
     def open(self) -> bool:
@@ -182,6 +313,7 @@ class CodeGuard:
     @open.setter
     def open(self, value: bool) -> None:
         self._s.guard_open = int(value)
+        self._window()
 
     @property
     def hit(self) -> int:

@@ -244,7 +244,7 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
-        uc.hook_add(UC_HOOK_INTR, self._hook_intr)
+        self.hook_intr(self._hook_intr)
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
@@ -349,7 +349,7 @@ class Arm64Cpu(Cpu):
             return
         if self._chain is not None:
             raise RuntimeError("stub_sync while a stub chain is running")
-        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
         pc = self.get_pc()
         deadline = self.counter.deadline
         try:
@@ -370,7 +370,7 @@ class Arm64Cpu(Cpu):
         finally:
             self._stub_queue.clear()
             for r, v in saved.items():
-                self.uc.reg_write(_X[r], v)
+                self._write(_X[r], v)
             self.set_pc(pc)
             self._close_window()          # PC outside the window first (see _chain_step)
             self.counter.deadline = deadline
@@ -403,7 +403,7 @@ class Arm64Cpu(Cpu):
         if op.loads and op.buf is not None:
             self._bounce[:len(op.buf)] = op.buf
         for r, v in zip(STUB_ARG_REGS, op.args):
-            self.uc.reg_write(_X[r], v)
+            self._write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
         n = self.counter.count - before
@@ -415,7 +415,7 @@ class Arm64Cpu(Cpu):
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        saved = {r: self.uc.reg_read(_X[r]) for r in STUB_ARG_REGS}
+        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
         self._chain = (saved, self.get_pc(), self.counter.deadline)
         self._chain_next()
 
@@ -440,7 +440,7 @@ class Arm64Cpu(Cpu):
         saved, pc, deadline = self._chain
         self._chain = None
         for r, v in saved.items():
-            self.uc.reg_write(_X[r], v)
+            self._write(_X[r], v)
         self.set_pc(pc)
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on

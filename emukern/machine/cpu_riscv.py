@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from unicorn import UC_ARCH_RISCV, UC_HOOK_INTR, UC_MODE_RISCV64, Uc, UcError
+from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64, Uc, UcError
 from unicorn import riscv_const as R
 from unicorn.unicorn_const import UC_ERR_INSN_INVALID
 
@@ -159,7 +159,7 @@ class RiscvCpu(Cpu):
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
-        uc.hook_add(UC_HOOK_INTR, self._hook_intr)
+        self.hook_intr(self._hook_intr)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
         self._ecall_batch = self.make_batch([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
