@@ -254,7 +254,7 @@ class Scheduler:
         assert task.pending is not None
         if task.resume is not None:     # switched out at a preemption point: continue, not restart
             from emukern.kernel.preempt import resume_syscall
-            return resume_syscall(self, cpu, task)
+            return resume_syscall(self.k, cpu, task)
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
         ret = self.k.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None
