@@ -62,10 +62,13 @@ _CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 16 bytes each
 def exact_forced() -> bool:
     """Count every instruction with a code hook (no block counting) unless EMUKERN_EXACT_COUNT=0.
 
-    Block counting is opt-in for now: on both arches a synchronous SIGILL/SIGTRAP delivered to a
-    handler (tests/kernel/signal golden case ``signals.c sync``) retires one instruction fewer
-    in block mode than exact counting gives, and counts must not depend on the mode.  Every
-    guest_asm program agrees both ways (tests/machine/test_block_counter.py)."""
+    Block counting is opt-in for now: a memory fault inside a translated block leaves Unicorn's
+    PC at the block's start, not at the faulting instruction (with a hook before every
+    instruction the PC is synced each time), so in block mode the kernel would see the wrong
+    faulting PC and the count comes out short (arm64 ``signals.c sync``: a SIGSEGV handled
+    with siglongjmp, 2 instructions short per fault; the PC Unicorn gives in the memory hook is
+    the same block start).  Every guest_asm program agrees both ways
+    (tests/machine/test_block_counter.py); a faulting guest does not yet."""
     return os.environ.get("EMUKERN_EXACT_COUNT", "") != "0"
 
 

@@ -189,3 +189,32 @@ def test_block_counts_equal_exact_counts_c(run_guest, monkeypatch, name, arch):
         r, _m = run_guest(elf, **RUN)
         out.append(json.dumps(r.to_json(), indent=2, sort_keys=True))
     assert out[0] == out[1]
+
+
+# ---- traps the translator raises before a block holds the instruction --------------------------
+_RV_UNIMP = """
+.globl _start
+_start:
+  li a0, 1
+  li a1, 2
+  add a2, a0, a1
+  .word 0
+  li a7, 93
+  ecall
+"""
+
+
+@needs_native
+def test_riscv_unimp_counts_the_same_both_ways(run_guest, monkeypatch, tmp_path):
+    """An all-zero halfword (c.unimp) ends the translated block before it, so no block hook
+    counts it; the per-instruction hook does (it ran before the instruction was attempted), and
+    the killed process reports the same user instructions either way."""
+    src = tmp_path / "unimp.S"
+    src.write_text(_RV_UNIMP)
+    got = {}
+    for exact in (True, False):
+        monkeypatch.setenv("EMUKERN_EXACT_COUNT", "1" if exact else "0")
+        r, _m = run_guest(src)
+        got[exact] = (r.user_insns, r.exit_status)
+    assert got[True] == got[False]
+    assert got[True][0] == 4
