@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 class ArchBase:
     name = ""
     uname_machine = ""
+    SIGNAL: Any = None            # the arch's signal-frame module (setup_rt_frame, rt_sigreturn, ...)
     STACK_TOP = 0x3F_FF00_0000
     STACK_SIZE = 8 << 20          # RLIMIT_STACK
     STACK_INIT = 128 << 10        # initially mapped; grows on faults (expand_stack)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from emukern.errors import MemoryFault
+
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
     from emukern.kernel.preempt import SyscallResume
@@ -99,3 +101,23 @@ def copy_to_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: b
     def move(off: int, m: int) -> None:
         task.mm.write(addr + off, data[off: off + m])
     return True if _scalar_steps(k, cpu, task, len(data), res, what, move) else PREEMPTED
+
+
+def copy_to_user_stack(k: "Kernel", cpu: Any, task: "Task", addr: int, data: bytes) -> bool:
+    """copy_to_user onto the user stack (a signal frame), growing the stack as a fault on it
+    would (expand_stack); False when it cannot be written (setup_rt_frame's -EFAULT)."""
+    if addr < 0 or addr + len(data) > 2**64:
+        return False
+    try:
+        task.mm.write(addr, data)
+        return True
+    except MemoryFault:
+        pass
+    if not k.expand_stack(task, addr):
+        return False
+    cpu.sync_mm()
+    try:
+        task.mm.write(addr, data)
+        return True
+    except MemoryFault:
+        return False

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
 from emukern.kernel.arm64 import fpsimd, traps
+from emukern.kernel.arm64 import signal as arm64_signal
 from emukern.kernel.arm64.fault import do_alignment_fault, is_alignment_fault
 from unicorn import arm64_const as A
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 
 class Arm64Arch(ArchBase):
+    SIGNAL: Any = arm64_signal     # setup_rt_frame / rt_sigreturn (arch/arm64/kernel/signal.c)
     name = "arm64"
     uname_machine = "aarch64"
     _elf_hwcaps: tuple[int, int] | None = None     # setup_elf_hwcaps' answer, computed once

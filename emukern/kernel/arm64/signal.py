@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 from unicorn import arm64_const as UA
 
 from emukern.errors import MemoryFault
-from emukern.kernel import signal as S
+from emukern.kernel.signal.defs import SA_RESTORER, SA_SIGINFO, SEGV_ACCERR, SEGV_MAPERR, SIGSEGV
+from emukern.kernel.signal.state import KSigInfo, SigAction, sigsp
+from emukern.kernel.uaccess import copy_to_user_stack
 from emukern.kernel.arm64 import fpsimd as F
 
 if TYPE_CHECKING:
@@ -171,7 +173,7 @@ def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") ->
         F.sve_to_fpsimd(k, th)
 
 
-def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.SigAction,
+def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
                    oldset: int) -> str | None:
     st = task.sigstate
     th = task.thread
@@ -180,12 +182,12 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     fpsimd_signal_preserve_current_state(k, cpu, task)
     lay, vq = setup_sigframe_layout(k, th, fault=bool(st.fault_code), add_all=False)
     # get_sigframe: the frame record first, then the frame below it
-    top = S.sigsp(st, sp, ka)
+    top = sigsp(st, sp, ka)
     rec = (top - FRAME_RECORD) & ~0xF
     frame = (rec & ~0xF) - lay.frame_size
     size = lay.frame_size
     buf = bytearray(size)
-    if ka.flags & S.SA_SIGINFO:
+    if ka.flags & SA_SIGINFO:
         buf[0:128] = info.to_bytes()
     buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
     buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
@@ -226,15 +228,14 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
         buf[o + 32:o + 48] = bytes(16)
         note += f"; extra_context: {extra_size} bytes at {datap:#x}"
     buf[lay.end_offset:lay.end_offset + 16] = bytes(16)
-    from emukern.kernel.riscv.signal import _write_user
     record = _u64(regs[29]) + _u64(regs[30])
-    if not _write_user(k, cpu, task, frame, bytes(buf)) or not _write_user(k, cpu, task, rec, record):
+    if not copy_to_user_stack(k, cpu, task, frame, bytes(buf)) or not copy_to_user_stack(k, cpu, task, rec, record):
         return None
     # setup_return: x0 (x1, x2 with SA_SIGINFO), sp, the frame record in x29, x30, pc — one batch
     wr = cpu.batch_writer(_ENTRY_REGS)
-    siginfo = ka.flags & S.SA_SIGINFO
+    siginfo = ka.flags & SA_SIGINFO
     wr((info.signo, frame if siginfo else regs[1], frame + UC if siginfo else regs[2], frame, rec,
-        ka.restorer if ka.flags & S.SA_RESTORER else k.sigtramp_addr, ka.handler))
+        ka.restorer if ka.flags & SA_RESTORER else k.sigtramp_addr, ka.handler))
     return f"frame at {frame:#x} ({size} bytes); {note}"
 
 
@@ -259,12 +260,12 @@ def arm64_notify_segfault(k: "Kernel", cpu: Any, task: "Task", addr: int, why: s
     for exactly SEGV_ACCERR to tell the kernel's SIGSEGV from one of their own bugs.  As
     arm64_notify_die does for a user-mode fault, the next frame carries fault_address 0 and the
     error code (0 here) in its esr_context."""
-    code = S.SEGV_ACCERR if any(m.end > addr for m in task.mm.mappings) else S.SEGV_MAPERR
+    code = SEGV_ACCERR if any(m.end > addr for m in task.mm.mappings) else SEGV_MAPERR
     st = task.sigstate
     st.fault_address = 0
     st.fault_code = 0
-    k.force_sig_info(cpu, task, S.KSigInfo(S.SIGSEGV, code, addr=addr, report={
-        "signal": S.SIGSEGV, "signame": "SIGSEGV", "tid": task.tid, "addr": addr, "why": why}))
+    k.force_sig_info(cpu, task, KSigInfo(SIGSEGV, code, addr=addr, report={
+        "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid, "addr": addr, "why": why}))
 
 
 def _rd32(mm: Any, addr: int) -> int:

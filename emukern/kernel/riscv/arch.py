@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
+from emukern.kernel.riscv import signal as riscv_signal
 from emukern.kernel.riscv import vector
 from unicorn import riscv_const as R
 
@@ -39,6 +40,7 @@ class RiscvThread:
 
 
 class RiscvArch(ArchBase):
+    SIGNAL: Any = riscv_signal     # setup_rt_frame / rt_sigreturn (arch/riscv/kernel/signal.c)
     name = "riscv64"
     uname_machine = "riscv64"
 

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 from unicorn import riscv_const as UR
 
 from emukern.errors import MemoryFault
-from emukern.kernel import signal as S
+from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_DISABLE, SS_ONSTACK
+from emukern.kernel.signal.state import KSigInfo, SigAction
+from emukern.kernel.uaccess import copy_to_user_stack
 from emukern.kernel.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF
 
@@ -122,7 +124,7 @@ def save_v_state(k: "Kernel", cpu: Any, task: "Task") -> tuple[bytes, str]:
     return data, f"VS={vs_before}: riscv_v_vstate_save {decision}"
 
 
-def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.SigAction,
+def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
                    oldset: int) -> str | None:
     """get_sigframe + setup_rt_frame + setup_sigcontext; returns the trap-log note, None when
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
@@ -141,13 +143,13 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
     on_stack = ss_size != 0 and st.sas_ss_sp < sp <= st.sas_ss_sp + ss_size      # on_sig_stack
     if on_stack and not (st.sas_ss_sp < sp - size <= st.sas_ss_sp + ss_size):
         return None                 # would overflow the alternate stack: an always-bad address
-    top = st.sas_ss_sp + ss_size if ka.flags & S.SA_ONSTACK and ss_size and not on_stack else sp  # sigsp
+    top = st.sas_ss_sp + ss_size if ka.flags & SA_ONSTACK and ss_size and not on_stack else sp  # sigsp
     frame = (top - size) & ~0xF
     buf = bytearray(size)
     buf[0:128] = info.to_bytes()
     # uc_flags, uc_link = 0; uc_stack as __save_altstack; uc_sigmask
     _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp,
-                       (S.SS_ONSTACK if on_stack else 0) if ss_size else S.SS_DISABLE, 0, ss_size,
+                       (SS_ONSTACK if on_stack else 0) if ss_size else SS_DISABLE, 0, ss_size,
                        oldset & 0xFFFF_FFFF_FFFF_FFFF)
     _PACK_REGS.pack_into(buf, MCONTEXT, *regs[0:32])          # sc_regs: pc, x1..x31
     # fstate_save: the live F/D registers and fcsr
@@ -165,30 +167,11 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: S.KSigInfo, ka: S.
         buf[state + V_STATE:state + V_STATE + len(data)] = data
         ext += rec
     # sc_extdesc.reserved (SC_RESERVED) and the END header {0, 0} are the buffer's zeroes
-    if not _write_user(k, cpu, task, frame, buf):
+    if not copy_to_user_stack(k, cpu, task, frame, buf):
         return None
     # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
     entry((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
     return f"frame at {frame:#x} ({size} bytes); {note}"
-
-
-def _write_user(k: "Kernel", cpu: Any, task: "Task", addr: int, data: bytes) -> bool:
-    """copy_to_user onto the user stack, growing it as a fault on it would."""
-    if addr < 0 or addr + len(data) > 2**64:
-        return False
-    try:
-        task.mm.write(addr, data)
-        return True
-    except MemoryFault:
-        pass
-    if not k.expand_stack(task, addr):
-        return False
-    cpu.sync_mm()
-    try:
-        task.mm.write(addr, data)
-        return True
-    except MemoryFault:
-        return False
 
 
 def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
@@ -199,8 +182,8 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     task.sigstate.returned += 1
     if not ok:
         k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
-        k.force_sig_info(cpu, task, S.KSigInfo(S.SIGSEGV, S.SI_KERNEL, report={
-            "signal": S.SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
+        k.force_sig_info(cpu, task, KSigInfo(SIGSEGV, SI_KERNEL, report={
+            "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
             "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
         return 0
     k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")

@@ -2,7 +2,7 @@
 helpers, TIF_SIGPENDING (recalc_sigpending) and sig_ignored."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.state import *           # noqa: F401,F403
@@ -21,6 +21,23 @@ class SignalBase:
     clock: Any
     arch: Any
     _in_handler = False
+    signal_listeners: list[Callable[..., None]]       # Kernel: callbacks told of each delivery
+    syscall_notes: list[str]                         # Kernel.do_syscall adds them to its trap
+    child_wait: dict[int, Any]                       # SyscallsMixin: tgid -> its wait4 sleepers
+    _to_release: list[Task]                          # SyscallsMixin: reaped, to release_task
+    fault_report: dict[str, Any] | None              # Kernel: the fatal signal's report
+    _seq: int                                        # Kernel: timer sequence numbers
+
+    if TYPE_CHECKING:       # what the signal code calls on the rest of the kernel
+        def block_current(self, cpu: Any, task: Task, why: str) -> None: ...
+        def wake_up(self, task: Task, now: int, how: Any = None) -> None: ...
+        def wake_queue(self, wq: Any, now: int) -> None: ...
+        def add_timer(self, task: Task, wake_at: int) -> None: ...
+        def account(self, cpu: Any, task: Task) -> None: ...
+        def syscall_name(self, nr: int) -> str: ...
+        def do_group_exit(self, cpu: Any, task: Task, code: int, signaled: bool = False) -> None: ...
+        def core_dump_written(self, task: Task, sig: int) -> bool: ...
+        def _log_trap(self, cpu: Any, task: Task, trap: Any) -> None: ...
 
     # ---- helpers --------------------------------------------------------------------------------
     def _threads(self, task: Task) -> list[Task]:

@@ -119,7 +119,7 @@ class SignalDelivery(SignalBase):
         self.recalc_sigpending(task)
         self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
                                     f"handler {ka.handler:#x}: {note}", trap)
-        for cb in self.signal_listeners:                # type: ignore[attr-defined]
+        for cb in self.signal_listeners:
             cb(cpu, task, info)
 
     def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
@@ -133,9 +133,9 @@ class SignalDelivery(SignalBase):
             else:
                 trap.notes.append(text)
         elif self._in_handler:
-            self.syscall_notes.append(text)     # type: ignore[attr-defined]  # do_syscall adds them to the trap
+            self.syscall_notes.append(text)  # do_syscall adds them to the trap
         else:
-            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))   # type: ignore[attr-defined]
+            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))
 
     _in_handler = False
 
@@ -146,7 +146,7 @@ class SignalDelivery(SignalBase):
                                  "why": self._why(info)}
         report["signal"], report["signame"] = sig, signal_name(sig)
         task.fault_report = report
-        if self.fault_report is None:                   # type: ignore[has-type]
+        if self.fault_report is None:
             self.fault_report = report
         if trap is not None and not trap.decision:
             trap.decision = f"{signal_name(sig)}: {report.get('why', '')}"
@@ -155,8 +155,8 @@ class SignalDelivery(SignalBase):
                                         f"the thread group dies", trap)
         cpu.charge(self.cost.signal_deliver)
         # the wait status: the signal, with WCOREDUMP (0x80) when do_coredump would write a core
-        core = 0x80 if self.core_dump_written(task, sig) else 0          # type: ignore[attr-defined]
-        self.do_group_exit(cpu, task, sig | core, signaled=True)   # type: ignore[attr-defined]
+        core = 0x80 if self.core_dump_written(task, sig) else 0
+        self.do_group_exit(cpu, task, sig | core, signaled=True)
 
     @staticmethod
     def _why(info: KSigInfo) -> str:
@@ -179,11 +179,7 @@ class SignalDelivery(SignalBase):
         of every delivery and rt_sigreturn)."""
         mod = self._arch_sig_mod
         if mod is None:
-            if self.config.arch == "riscv64":
-                from emukern.kernel.riscv import signal as mod
-            else:
-                from emukern.kernel.arm64 import signal as mod      # type: ignore[no-redef]
-            self._arch_sig_mod = mod
+            mod = self._arch_sig_mod = self.arch.SIGNAL
         return mod
 
     def sys_rt_sigreturn(self, cpu, task, *a):
@@ -217,7 +213,7 @@ class SignalDelivery(SignalBase):
         if task.woken_value is not SIG_WAKE:
             return None
         task.woken_value = None
-        name = self.syscall_name(nr)                    # type: ignore[attr-defined]
+        name = self.syscall_name(nr)
         if name in ("rt_sigsuspend", "rt_sigtimedwait"):
             return None                                 # they look at the pending set themselves
         if name == "ppoll":

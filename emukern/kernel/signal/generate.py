@@ -88,8 +88,8 @@ class SignalGenerate(SignalBase):
         if t.state is TaskState.BLOCKED:
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
-            t.waitqueues = []                               # type: ignore[attr-defined]
-            self.wake_up(t, cpu.now, SIG_WAKE)              # type: ignore[attr-defined]
+            t.waitqueues = []
+            self.wake_up(t, cpu.now, SIG_WAKE)
             return
         for pc in self.percpu:
             if pc.curr is t and pc.index != cpu.index:

@@ -54,8 +54,8 @@ class JobControl(SignalBase):
             sigs.group_exit_code = sigs.stop_pending
             sigs.stop_continued = False
             self.do_notify_parent_cldstop(cpu, task, CLD_STOPPED, trap)
-        task.waitqueues = []                                    # type: ignore[attr-defined]
-        self.block_current(cpu, task, f"stopped ({signal_name(sig)})")   # type: ignore[attr-defined]
+        task.waitqueues = []
+        self.block_current(cpu, task, f"stopped ({signal_name(sig)})")
 
     def do_notify_parent_cldstop(self, cpu: "Cpu", task: Task, why: int, trap: "Trap | None" = None) -> None:
         """SIGCHLD with CLD_STOPPED (si_status = the stop signal) or CLD_CONTINUED (SIGCONT) to
@@ -81,9 +81,9 @@ class JobControl(SignalBase):
             self.send_signal(cpu, parent, info, True)
         self._log_signal(cpu, task, f"do_notify_parent_cldstop: {'CLD_STOPPED' if why == CLD_STOPPED else 'CLD_CONTINUED'}"
                                     f" to pid {parent.tgid}" + ("" if sent else " (no SIGCHLD: SA_NOCLDSTOP/SIG_IGN)"), trap)
-        wq = self.child_wait.get(parent.tgid)                   # type: ignore[attr-defined]
+        wq = self.child_wait.get(parent.tgid)
         if wq:
-            self.wake_queue(wq, cpu.now)                        # type: ignore[attr-defined]
+            self.wake_queue(wq, cpu.now)
 
     def wait_task_stopped_continued(self, task: Task, child: Task, options: int, status_ptr: int) -> int:
         """wait_task_stopped / wait_task_continued for one child process (wait4): its pid when it
@@ -119,8 +119,8 @@ class JobControl(SignalBase):
         if t.state is TaskState.BLOCKED and not t.wait_reason.startswith(("stopped", "traced")):
             for wq in getattr(t, "waitqueues", []):
                 wq.remove(t)
-            t.waitqueues = []                                   # type: ignore[attr-defined]
-            self.wake_up(t, cpu.now, SIG_WAKE)                  # type: ignore[attr-defined]
+            t.waitqueues = []
+            self.wake_up(t, cpu.now, SIG_WAKE)
             return
         for pc in self.percpu:
             if pc.curr is t and pc.index != cpu.index:
@@ -143,7 +143,7 @@ class JobControl(SignalBase):
             sigs.stop_continued = True
         for th in threads:
             if _parked(th):
-                self.wake_up(th, cpu.now)                       # type: ignore[attr-defined]
+                self.wake_up(th, cpu.now)
         if sig == SIGCONT:
             self.do_notify_parent_cldstop(cpu, t, CLD_CONTINUED if complete else CLD_STOPPED)
 
@@ -159,10 +159,10 @@ class JobControl(SignalBase):
         if ret is not None:
             return ret
         parent = self.tasks.get(task.tgid, task)
-        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))  # type: ignore[attr-defined]
+        wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
         wq.add(task)
-        task.waitqueues = [wq]                                  # type: ignore[attr-defined]
-        self.block_current(cpu, task, "waitid")                 # type: ignore[attr-defined]
+        task.waitqueues = [wq]
+        self.block_current(cpu, task, "waitid")
         return BLOCK
 
     def _waitid(self, cpu, task: Task, idtype: int, upid: int, infop: int, options: int,
@@ -204,7 +204,7 @@ class JobControl(SignalBase):
                                 else (CLD_EXITED, (st >> 8) & 0xFF))
                 if not options & WNOWAIT:
                     c.state = TaskState.DEAD
-                    self._to_release.append(c)                  # type: ignore[attr-defined]
+                    self._to_release.append(c)
             elif options & WSTOPPED and sigs is not None and sigs.stopped and sigs.group_exit_code:
                 code, status = CLD_STOPPED, sigs.group_exit_code
                 if not options & WNOWAIT:

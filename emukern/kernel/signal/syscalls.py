@@ -2,7 +2,7 @@
 rt_sigsuspend, rt_sigtimedwait, ppoll's signal side, sigaltstack (kernel/signal.c, fs/select.c)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
@@ -103,7 +103,7 @@ class SignalSyscalls(SignalBase):
             if task.sigpending:
                 st.in_wait = ""
                 return -ERESTARTNOHAND
-            self.block_current(cpu, task, "rt_sigsuspend")      # type: ignore[attr-defined]
+            self.block_current(cpu, task, "rt_sigsuspend")
             return BLOCK
         if sigsetsize != 8:
             return -E.EINVAL
@@ -113,8 +113,8 @@ class SignalSyscalls(SignalBase):
         if task.sigpending:
             return -ERESTARTNOHAND
         st.in_wait = "sigsuspend"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
-        self.block_current(cpu, task, "rt_sigsuspend")          # type: ignore[attr-defined]
+        task.waitqueues = []
+        self.block_current(cpu, task, "rt_sigsuspend")
         return BLOCK
 
     def sys_rt_sigtimedwait(self, cpu, task, uthese, uinfo, uts, sigsetsize, *a):
@@ -158,10 +158,10 @@ class SignalSyscalls(SignalBase):
         st.blocked = st.blocked & ~these
         self.recalc_sigpending(task)
         st.in_wait = "sigtimedwait"
-        task.waitqueues = []                                   # type: ignore[attr-defined]
+        task.waitqueues = []
         if target is not None:
-            self.add_timer(task, target)                        # type: ignore[attr-defined]
-        self.block_current(cpu, task, "rt_sigtimedwait")        # type: ignore[attr-defined]
+            self.add_timer(task, target)
+        self.block_current(cpu, task, "rt_sigtimedwait")
         return BLOCK
 
     def _sigwait_done(self, task: Task, info: KSigInfo, uinfo: int) -> int:
@@ -188,7 +188,7 @@ class SignalSyscalls(SignalBase):
             task.woken_value = None
             for wq in getattr(task, "waitqueues", []):
                 wq.remove(task)
-            task.waitqueues = []                                   # type: ignore[attr-defined]
+            task.waitqueues = []
             target = st.poll_deadline
         else:
             if nfds > 1024:                     # RLIMIT_NOFILE
@@ -241,11 +241,11 @@ class SignalSyscalls(SignalBase):
         st.in_wait = "ppoll"
         for wq in queues:
             wq.add(task)
-        task.waitqueues = queues                               # type: ignore[attr-defined]
+        task.waitqueues = queues
         if target is not None:
             st.poll_deadline = target
-            self.add_timer(task, target)                        # type: ignore[attr-defined]
-        self.block_current(cpu, task, "ppoll")                  # type: ignore[attr-defined]
+            self.add_timer(task, target)
+        self.block_current(cpu, task, "ppoll")
         return BLOCK
 
     def _ppoll_restore_mask(self, task: Task) -> None:
@@ -259,7 +259,7 @@ class SignalSyscalls(SignalBase):
         return self.do_sigaltstack(cpu, task, uss, uoss, self._user_sp(cpu))
 
     def _user_sp(self, cpu: "Cpu") -> int:
-        return cpu.reg(2) if self.config.arch == "riscv64" else cpu.sp   # type: ignore[attr-defined]
+        return cpu.reg(2) if self.config.arch == "riscv64" else cast(Any, cpu).sp
 
     def min_sigstksz(self) -> int:
         return 5120 if self.config.arch == "arm64" else 2048    # MINSIGSTKSZ of each uapi

@@ -49,7 +49,7 @@ class SignalTimers(SignalBase):
         which = s32(which)
         if which not in (0, 1, 2):
             return -E.EINVAL
-        self.account(cpu, task)                                  # type: ignore[attr-defined]
+        self.account(cpu, task)
         it = task.signal.itimers[which]
         left = max(0, it.expires - self._itimer_now(cpu, task, which)) if it.expires else 0
         self._put_itimer(task, value, left, it.interval)
@@ -64,7 +64,7 @@ class SignalTimers(SignalBase):
         if which not in (0, 1, 2):
             return -E.EINVAL
         cpu.charge(self.cost.syscall_body)
-        self.account(cpu, task)                                  # type: ignore[attr-defined]
+        self.account(cpu, task)
         it = task.signal.itimers[which]
         now = self._itimer_now(cpu, task, which)
         if ovalue:
@@ -87,7 +87,7 @@ class SignalTimers(SignalBase):
 
     def _arm_real(self, cpu, task: Task, it: ITimer) -> None:
         import heapq
-        self._seq += 1                                       # type: ignore[has-type]
+        self._seq += 1
         pc = self.percpu[cpu.index]
         heapq.heappush(pc.timers, (it.expires, self._seq, _RealTimer(task.signal, it.seq, task.tgid)))
 
@@ -193,7 +193,7 @@ class SignalTimers(SignalBase):
 
     def _arm_posix(self, cpu, task: Task, tm: PosixTimer) -> None:
         import heapq
-        self._seq += 1                                       # type: ignore[has-type]
+        self._seq += 1
         heapq.heappush(self.percpu[cpu.index].timers,
                        (tm.expires, self._seq, _PosixTimerEvent(task.signal, tm, tm.seq)))
 
