@@ -107,6 +107,11 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                         "PR_SVE_SET_VL (default 128,256,512)")
     g.add_argument("--idst", action="store_true",
                    help="arm64 FEAT_IDST: EL0 ID-register reads trap as EC 0x18 (do_el0_sys)")
+    g.add_argument("--cpu-model", choices=["qemu-max", "unicorn-max"], default="qemu-max",
+                   help="arm64 ID registers: qemu-max (default) are QEMU 7.2's max CPU, byte for byte what "
+                        "Debian's kernels report under qemu-system, but they advertise SVE2, which "
+                        "Unicorn 2.1.4 cannot execute (SIGILL); unicorn-max advertises only what this "
+                        "CPU executes (Linux's abi/hwcap selftest then passes)")
     g.add_argument("--cpu-id", action="append", default=[], metavar="CPU:REG[.FIELD]=VALUE",
                    help="arm64: give one CPU another ID-register value or field, e.g. "
                         "1:ID_AA64ISAR0_EL1.AES=0 or 2:MIDR_EL1=0x410fd0c0 (repeatable; heterogeneous machine)")
@@ -161,6 +166,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
     cfg = MachineConfig(
         arch=a.arch or "riscv64", cpus=a.cpus, freq_hz=a.freq, hz=a.hz, vlen=a.vlen, dlen=a.dlen,
         has_v=not a.no_v, sve_vl=a.sve_vl, sve_vls=vls, idst=a.idst,
+        arm64_cpu_model=getattr(a, "cpu_model", "qemu-max"),
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         rlimits=parse_assignments(getattr(a, "rlimit", []), "rlimit"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
@@ -235,7 +241,7 @@ ARCH_ONLY_OPTIONS = [
     ("vlen", "--vlen", "riscv64"), ("dlen", "--dlen", "riscv64"), ("no_v", "--no-v", "riscv64"),
     ("vstate_discard_default", "--vstate-discard-default", "riscv64"),
     ("sve_vl", "--sve-vl", "arm64"), ("sve_vls", "--sve-vls", "arm64"), ("idst", "--idst", "arm64"),
-    ("cpu_id", "--cpu-id", "arm64"),
+    ("cpu_id", "--cpu-id", "arm64"), ("cpu_model", "--cpu-model", "arm64"),
 ]
 
 

@@ -144,6 +144,8 @@ class MachineConfig:
             d.update(vlen=self.vlen, dlen=self.dlen or self.vlen, has_v=self.has_v)
         else:
             d.update(sve_vl=self.sve_vl, sve_vls=list(self.sve_vls), idst=self.idst)
+            if self.arm64_cpu_model != "qemu-max":
+                d.update(cpu_model=self.arm64_cpu_model)
         if self.root:
             d.update(root=self.root, root_rw=self.root_rw)
         return d

@@ -110,7 +110,7 @@ def ptrace_stop(k: Any, cpu: Any, task: "Task", info: KSigInfo, trap: Any) -> No
     link.stopped, link.exit_code, link.last_siginfo, link.resume_sig = True, sig, info, 0
     k._log_signal(cpu, task, f"{_signame(sig)}: ptrace-stop (the tracer, pid {link.tracer.tgid}, decides)", trap)
     _notify_tracer(k, cpu, task, link, sig)
-    task.waitqueues = []                                    # type: ignore[attr-defined]
+    task.waitqueues = []
     k.block_current(cpu, task, f"{TRACED} ({_signame(sig)})")
 
 
