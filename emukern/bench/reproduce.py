@@ -25,7 +25,6 @@ import importlib
 import io
 import json
 import multiprocessing
-import os
 import sys
 import time
 import traceback
@@ -146,6 +145,13 @@ def _run_in_worker(name: str, out_dir: Path, quick: bool, full: bool, width: int
     return st, ctx.results.get(name), buf.getvalue()
 
 
+def _replay(console: Console, text: str, color: bool) -> None:
+    """Print what a worker's recording console captured (its ANSI colours kept)."""
+    from rich.text import Text
+    body = text.rstrip("\n")
+    console.print(Text.from_ansi(body) if color else body, markup=False, highlight=False)
+
+
 def _stop_pool(ex: ProcessPoolExecutor) -> None:
     procs = list((getattr(ex, "_processes", None) or {}).values())   # shutdown() forgets them
     ex.shutdown(wait=False, cancel_futures=True)
@@ -156,57 +162,54 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
 def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], jobs: int) -> bool:
     """Run ``names`` in ``jobs`` worker processes; print each one's output whole, in order.
     Returns True when Ctrl-C stopped it (the finished experiments are kept)."""
-    from rich.text import Text
     console = ctx.console
     color = console.is_terminal
+    workers = min(jobs, len(names))
     # fork: workers inherit this process's modules (plug-ins loaded from the command line, and the
     # test suite's stand-in experiments); they are started before any progress-bar thread exists
     mp = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    ex = ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=mp)
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp)
     futs: dict[str, Future] = {n: ex.submit(_run_in_worker, n, ctx.out_dir, ctx.quick, ctx.full,
                                             console.width, color) for n in names}
-    console.print(f"[dim]running {len(names)} experiments in {min(jobs, len(names))} worker processes "
+    console.print(f"[dim]running {len(names)} experiments in {workers} worker processes "
                   f"(--jobs {jobs}); each one's output is printed whole when it finishes, in order[/]")
+    pending = list(names)
+
+    def take(out: Console, st: str | None, res: Any, text: str) -> None:
+        """The next experiment in order has finished: print it, keep its status and results."""
+        name = pending.pop(0)
+        _replay(out, text, color)
+        if st is not None:
+            status[name] = st
+            if res is not None and st == "ok":
+                ctx.results[name] = res
+
     try:
         with ctx.progress() as progress:
             task = progress.add_task("experiments", total=len(names))
-            pending = list(names)
             while pending:
                 name = pending[0]
                 try:
-                    st, res, text = futs[name].result(timeout=0.2)
+                    got = futs[name].result(timeout=0.2)
                 except TimeoutError:
                     progress.update(task, completed=sum(f.done() for f in futs.values()),
                                     description=f"experiments (waiting for {name})")
                     continue
                 except Exception as exc:  # noqa: BLE001 - a worker that died is this experiment failing
-                    st, res, text = "failed", None, f"{name} failed: the worker process ended ({exc})\n"
-                pending.pop(0)
-                progress.console.print(Text.from_ansi(text.rstrip("\n")) if color else text.rstrip("\n"),
-                                       markup=False, highlight=False)
-                if st is None:
-                    continue
-                status[name] = st
-                if res is not None and st == "ok":
-                    ctx.results[name] = res
+                    got = ("failed", None, f"{name} failed: the worker process ended ({exc})\n")
+                take(progress.console, *got)
                 progress.update(task, completed=sum(f.done() for f in futs.values()))
     except KeyboardInterrupt:
         running = {n for n, f in futs.items() if f.running()}
         _stop_pool(ex)
-        for n in names:
-            if n in status:
-                continue
+        for n in list(pending):
             f = futs[n]
             if f.done() and not f.cancelled() and f.exception() is None:
-                st, res, text = f.result()        # finished but not printed yet: keep it
-                console.print(Text.from_ansi(text.rstrip("\n")) if color else text.rstrip("\n"),
-                              markup=False, highlight=False)
-                if st is not None:
-                    status[n] = st
-                    if res is not None and st == "ok":
-                        ctx.results[n] = res
-            elif n in running:
-                status[n] = "interrupted"          # queued ones never started: their old entries stay
+                take(console, *f.result())         # finished but not printed yet: keep it
+            else:
+                pending.remove(n)
+                if n in running:
+                    status[n] = "interrupted"      # queued ones never started: their old entries stay
         console.print("[yellow]interrupted: writing the experiments already finished[/]")
         return True
     ex.shutdown()

@@ -308,6 +308,20 @@ def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task", regs: boo
         _count(k, th, "save_fpsimd")
 
 
+def _queue_load(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, restore_sve: bool, had_tif_sve: bool) -> None:
+    """The end of task_fpsimd_load on both sides of the patch: sve_load_state or
+    fpsimd_load_state of the task's buffer, counted (an FPSIMD-only load with TIF_SVE set is the
+    load the patch author counted)."""
+    if restore_sve:
+        entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
+        _count(k, th, "load_sve")
+        return
+    entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
+    _count(k, th, "load_fpsimd")
+    if had_tif_sve:
+        _count(k, th, "load_fpsimd_tif_sve")
+
+
 @kernel_function
 def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     """Load the task's saved FP state into the CPU (return to user with TIF_FOREIGN_FPSTATE).
@@ -332,14 +346,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
                 set_thread_flag(task, TIF_SVE)
                 sve_set_vq(k, cpu, th.vl)
                 restore_sve = True
-        if restore_sve:
-            entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
-            _count(k, th, "load_sve")
-            return
-        entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
-        _count(k, th, "load_fpsimd")
-        if sve and had_tif_sve:
-            _count(k, th, "load_fpsimd_tif_sve")        # the loads the patch author counted
+        _queue_load(k, cpu, th, restore_sve, sve and had_tif_sve)
         return
 
     # ---- with the patch (p1, p1+p2) ----------------------------------------------------------
@@ -349,14 +356,9 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     # hunk 2: SVE may stay enabled while only FPSIMD state is loaded, so always set the VL
     if sve and test_thread_flag(task, TIF_SVE):
         sve_set_vq(k, cpu, th.vl)
+    _queue_load(k, cpu, th, restore_sve, sve and had_tif_sve)
     if restore_sve:
-        entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
-        _count(k, th, "load_sve")
         return
-    entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
-    _count(k, th, "load_fpsimd")
-    if sve and had_tif_sve:
-        _count(k, th, "load_fpsimd_tif_sve")            # the loads the patch author counted
     # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
     if sve and test_thread_flag(task, TIF_SVE):
         if _jiffies(k, cpu) > th.sve_timeout:

@@ -85,8 +85,12 @@ class SignalGenerate(SignalBase):
             from emukern.kernel.ptrace import ptrace_signal_wake_up
             ptrace_signal_wake_up(self, cpu, t)     # a ptrace-stop ends for SIGKILL only
             return
-        if t.state is TaskState.BLOCKED:
-            for wq in getattr(t, "waitqueues", []):
+        self.signal_wake_up_state(cpu, t)
+
+    def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
+        """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
+        if t.state is TaskState.BLOCKED and not t.wait_reason.startswith(("stopped", "traced")):
+            for wq in t.waitqueues:
                 wq.remove(t)
             t.waitqueues = []
             self.wake_up(t, cpu.now, SIG_WAKE)

@@ -114,19 +114,6 @@ class JobControl(SignalBase):
         from emukern.kernel.resource import rlimit
         return bool(sigmask(sig) & SIG_KERNEL_COREDUMP) and rlimit(self, task, RLIMIT_CORE) >= ELF_EXEC_PAGESIZE
 
-    def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
-        """Make ``t`` reach its return to user mode soon (interrupt a sleep, kick its CPU)."""
-        if t.state is TaskState.BLOCKED and not t.wait_reason.startswith(("stopped", "traced")):
-            for wq in getattr(t, "waitqueues", []):
-                wq.remove(t)
-            t.waitqueues = []
-            self.wake_up(t, cpu.now, SIG_WAKE)
-            return
-        for pc in self.percpu:
-            if pc.curr is t and pc.index != cpu.index:
-                pc.need_resched = True
-                self.cpus[pc.index].stop()
-
     def do_signal_continue(self, cpu: "Cpu", t: Task, sig: int = SIGCONT) -> None:
         """SIGCONT (or SIGKILL) resumes a stopped group.  For SIGCONT, as prepare_signal does:
         SIGNAL_STOP_CONTINUED for wait4(WCONTINUED) and the parent told CLD_CONTINUED — or

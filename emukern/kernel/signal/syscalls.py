@@ -186,7 +186,7 @@ class SignalSyscalls(SignalBase):
         if again:                               # woken: by a file, the timer or (not) a signal
             timed_out = task.woken_value == -E.ETIMEDOUT
             task.woken_value = None
-            for wq in getattr(task, "waitqueues", []):
+            for wq in task.waitqueues:
                 wq.remove(task)
             task.waitqueues = []
             target = st.poll_deadline

@@ -100,8 +100,7 @@ class SignalTimers(SignalBase):
         it = sigs.itimers[ITIMER_REAL]
         if it.seq != ev.seq or not it.expires:
             return
-        leader = next((t for t in sorted(self.tasks.values(), key=lambda x: x.tid)
-                       if t.signal is sigs and t.alive), None)
+        leader = self._group_task(sigs)
         if leader is None:
             it.expires = 0
             return
@@ -111,6 +110,12 @@ class SignalTimers(SignalBase):
         else:
             it.expires = 0
         self.send_signal(cpu, leader, KSigInfo(SIGALRM, SI_KERNEL), True)
+
+    def _group_task(self, sigs: Any) -> Task | None:
+        """The live thread with the lowest tid sharing ``sigs``: who a process-wide timer's
+        signal is sent to (None once the whole group is gone)."""
+        return next((t for t in sorted(self.tasks.values(), key=lambda x: x.tid)
+                     if t.signal is sigs and t.alive), None)
 
     def itimer_tick(self, cpu: "Cpu", task: Task) -> None:
         """check_process_timers at the tick: ITIMER_VIRTUAL / ITIMER_PROF expiry."""
@@ -229,8 +234,7 @@ class SignalTimers(SignalBase):
         if tm.notify == self.SIGEV_THREAD_ID:
             target = self.tasks.get(tm.tid)
         if target is None or not target.alive:
-            target = next((t for t in sorted(self.tasks.values(), key=lambda x: x.tid)
-                           if t.signal is ev.signal and t.alive), None)
+            target = self._group_task(ev.signal)
         if target is None:
             tm.expires = 0
             return
