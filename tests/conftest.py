@@ -39,3 +39,13 @@ def _no_kernel_warnings(request, monkeypatch):
     yield
     if hit and request.node.get_closest_marker("warn_ok") is None:
         pytest.fail(f"kernel WARN_ON hit during the test: {sorted(set(hit))}")
+
+
+# ---- C guests built with the Debian cross compilers (tests/cguests.py) -----------------------------
+from cguests import build_cguest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def cguest():
+    """cguest(source, arch, *flags) -> the built static ELF (see cguests.build_cguest)."""
+    return build_cguest

@@ -14,35 +14,16 @@ CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, request):
-    from emukern.pytest_plugin import GUEST_ASM
-    out = {}
-    d = tmp_path_factory.mktemp("cprog")
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"pthreads_hello-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "pthreads_hello.c"),
-                              "-lpthread"], capture_output=True, text=True)
-        # an installed compiler that fails is a failure, not "not installed": keep its message
-        out[arch] = exe if res.returncode == 0 else f"{cc} failed ({res.returncode}): {res.stderr.strip()[:400]}"
-    return out
-
-
 @pytest.mark.parametrize("arch", list(CC))
 @pytest.mark.parametrize("cpus", [1, 3])
-def test_gcc_glibc_static_pthreads(built, arch, cpus):
-    if arch not in built:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    if isinstance(built[arch], str):
-        pytest.fail(built[arch])
-    r = Machine(cpus=cpus).load(built[arch]).run()
+def test_gcc_glibc_static_pthreads(cguest, arch, cpus):
+    exe = cguest("pthreads_hello", arch, "-lpthread")
+    r = Machine(cpus=cpus).load(exe).run()
     assert r.exit_status == 3, (r.message, r.fault)
     assert b"counter=4000\n" in r.stdout
     assert r.syscalls["clone"] == 4 and sum(1 for t in r.tasks if t["pid"] == 1) == 5
     if shutil.which(QEMU[arch]):
-        q = subprocess.run([QEMU[arch], str(built[arch])], capture_output=True, timeout=60)
+        q = subprocess.run([QEMU[arch], str(exe)], capture_output=True, timeout=60)
         assert q.returncode == r.exit_status
         # argv[0] and pid differ by design (emukern: absolute path, pid 1); the rest must match
         strip = lambda b: b.split(b"\n", 1)[1]  # noqa: E731
@@ -50,18 +31,9 @@ def test_gcc_glibc_static_pthreads(built, arch, cpus):
 
 
 @pytest.fixture(scope="module")
-def sve_elf(tmp_path_factory):
-    from emukern.pytest_plugin import GUEST_ASM
-    cc = CC["arm64"]
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} (Debian gcc cross compiler + glibc) is not installed")
-    exe = tmp_path_factory.mktemp("sve") / "sve_autovec"
-    res = subprocess.run([cc, "-O3", "-march=armv8-a+sve", "-static", "-o", str(exe),
-                          str(GUEST_ASM / "c" / "sve_autovec.c")], capture_output=True, text=True)
-    if res.returncode != 0:
-        # installed but broken (or without SVE support): that is a failure to report, not a skip
-        pytest.fail(f"{cc} is installed but cannot build SVE code: {res.stderr.strip()[:400]}")
-    return exe
+def sve_elf(cguest):
+    # an installed compiler that is broken (or has no SVE support) is a failure, not a skip
+    return cguest("sve_autovec", "arm64", "-O3", "-march=armv8-a+sve")
 
 
 @pytest.mark.parametrize("policy", ["legacy", "p1", "p1+p2"])

@@ -2,8 +2,6 @@
 (skipped when they are missing), on both architectures."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -17,24 +15,9 @@ HOSTILE = GUEST_ASM / "c" / "hostile"
 
 
 @pytest.fixture(scope="session")
-def cprog(tmp_path_factory) -> Callable[[str, str], Path]:
-    """cprog(name, arch) -> a static ELF of guest_asm/c/hostile/<name>.c, built once per session."""
-    out_dir = tmp_path_factory.mktemp("hostile")
-    built: dict[tuple[str, str], Path] = {}
-
-    def build(name: str, arch: str) -> Path:
-        key = (name, arch)
-        if key not in built:
-            cc = CC[arch]
-            if shutil.which(cc) is None:
-                pytest.skip(f"{cc} (Debian gcc cross compiler + glibc) is not installed")
-            exe = out_dir / f"{name}-{arch}"
-            res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(HOSTILE / f"{name}.c")],
-                                 capture_output=True, text=True)
-            assert res.returncode == 0, res.stderr
-            built[key] = exe
-        return built[key]
-    return build
+def cprog(cguest) -> Callable[[str, str], Path]:
+    """cprog(name, arch) -> a static ELF of guest_asm/c/hostile/<name>.c (built once, shared)."""
+    return lambda name, arch: cguest(HOSTILE / f"{name}.c", arch)
 
 
 @pytest.fixture

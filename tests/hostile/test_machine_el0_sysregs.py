@@ -65,15 +65,8 @@ def test_el0_cntvct_el0_still_reads_the_model_clock(run_guest):
 
 
 @pytest.fixture(scope="module")
-def jit_elf(tmp_path_factory):
-    cc = "aarch64-linux-gnu-gcc"
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} (Debian gcc cross compiler) is not installed")
-    exe = tmp_path_factory.mktemp("jit") / "clear_cache_jit"
-    res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(HERE / "clear_cache_jit.c")],
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return exe
+def jit_elf(cguest):
+    return cguest(HERE / "clear_cache_jit.c", "arm64")
 
 
 def test_builtin_clear_cache_jit_runs(jit_elf):

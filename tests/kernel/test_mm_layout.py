@@ -15,31 +15,14 @@ from emukern.api import Machine
 from emukern.errors import ConfigError
 from emukern.kernel.mm_layout import MAX_GAP, mmap_is_legacy, task_unmapped_base, topdown_base
 from emukern.kernel.resource import RLIM_INFINITY, parse_rlimit_option
-from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = {}
-    d = tmp_path_factory.mktemp("mmlayout")
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"mmlayout-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "mmlayout.c")],
-                             capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr
-        out[arch] = exe
-    return out
-
-
-def _elf(built, arch):
-    if arch not in built:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    return built[arch]
+def _elf(cguest, arch):
+    """mmlayout.c cguest for ``arch`` (skips without the cross compiler)."""
+    return cguest("mmlayout", arch)
 
 
 def _run(exe, args, **options):
@@ -61,15 +44,15 @@ def test_legacy_rule_and_bases():
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_default_limit_is_top_down(built, arch):
-    out = _run(_elf(built, arch), ["layout"])
+def test_default_limit_is_top_down(cguest, arch):
+    out = _run(_elf(cguest, arch), ["layout"])
     assert out == ("stack rlimit: finite\nlayout: top-down\n"
                    "first mmap below 1/2 of the address space: 0\n")
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_unlimited_stack_is_bottom_up_from_task_unmapped_base(built, arch):
-    exe = _elf(built, arch)
+def test_unlimited_stack_is_bottom_up_from_task_unmapped_base(cguest, arch):
+    exe = _elf(cguest, arch)
     m = Machine(rlimits={"STACK": "unlimited"}).load(exe, ["layout"])
     r = m.run()
     assert r.stdout == (b"stack rlimit: unlimited\nlayout: bottom-up\n"
@@ -79,24 +62,24 @@ def test_unlimited_stack_is_bottom_up_from_task_unmapped_base(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_setrlimit_takes_effect_at_the_next_exec(built, arch):
-    exe = _elf(built, arch)
+def test_setrlimit_takes_effect_at_the_next_exec(cguest, arch):
+    exe = _elf(cguest, arch)
     out = _run(exe, ["reexec", "/" + exe.name], root=str(exe.parent))
     assert out == ("stack rlimit: unlimited\nlayout: bottom-up\n"
                    "first mmap below 1/2 of the address space: 1\n")
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_free_hint_is_honoured(built, arch):
-    assert _run(_elf(built, arch), ["hint"]) == ("free hint taken: 1\n"
+def test_free_hint_is_honoured(cguest, arch):
+    assert _run(_elf(cguest, arch), ["hint"]) == ("free hint taken: 1\n"
                                                  "MAP_FIXED_NOREPLACE on a used page: File exists\n"
                                                  "MAP_FIXED_NOREPLACE on a free page: 1\n")
 
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
-def test_limit_errnos_match_qemu(built, arch):
-    exe = _elf(built, arch)
+def test_limit_errnos_match_qemu(cguest, arch):
+    exe = _elf(cguest, arch)
     if shutil.which(QEMU[arch]) is None:
         pytest.skip(f"{QEMU[arch]} is not installed")
     q = subprocess.run([QEMU[arch], str(exe), "errors"], capture_output=True, timeout=60)
@@ -116,15 +99,15 @@ def test_rlimit_option_parses(name, value, want):
 
 @pytest.mark.parametrize("name,value", [("STAK", "1"), ("STACK", "lots"), ("STACK", "200:100"),
                                         ("STACK", "-1")])
-def test_bad_rlimit_option_is_a_clear_error(built, name, value):
-    exe = _elf(built, "riscv64")
+def test_bad_rlimit_option_is_a_clear_error(cguest, name, value):
+    exe = _elf(cguest, "riscv64")
     with pytest.raises(ConfigError) as e:
         Machine(rlimits={name: value}).load(exe, ["layout"])
     assert e.value.hint
 
 
-def test_cli_rlimit(built, tmp_path):
-    exe = _elf(built, "riscv64")
+def test_cli_rlimit(cguest, tmp_path):
+    exe = _elf(cguest, "riscv64")
     r = subprocess.run([sys.executable, "-m", "emukern.cli", "run", "-q", "--rlimit", "STACK=unlimited", str(exe),
                         "layout"], capture_output=True, text=True)
     assert "layout: bottom-up" in r.stdout, r.stderr

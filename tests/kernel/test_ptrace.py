@@ -11,37 +11,18 @@ caller, or not stopped, is ESRCH (ptrace_check_attach); a second TRACEME and att
 or to a traced task are EPERM."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 
 from emukern.api import Machine
 from emukern.kernel import ptrace as P
-from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = {}
-    d = tmp_path_factory.mktemp("ptrace")
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"ptrace-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "ptrace_probe.c")],
-                             capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr
-        out[arch] = exe
-    return out
-
-
-def _elf(built, arch):
-    if arch not in built:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    return built[arch]
+def _elf(cguest, arch):
+    """ptrace_probe.c cguest for ``arch`` (skips without the cross compiler)."""
+    return cguest("ptrace_probe", arch)
 
 
 def expected(arch: str) -> str:
@@ -81,17 +62,17 @@ def expected(arch: str) -> str:
 
 @pytest.mark.parametrize("cpus", [1, 2])
 @pytest.mark.parametrize("arch", list(CC))
-def test_trace_a_child(built, arch, cpus):
+def test_trace_a_child(cguest, arch, cpus):
     """Stops, siginfo, memory, the three register sets both ways, injection and suppression; the
     child exits 42 only if it saw the tracer's POKEDATA, its FP write and SIGUSR1 but not SIGUSR2."""
-    r = Machine(cpus=cpus).load(_elf(built, arch), []).run()
+    r = Machine(cpus=cpus).load(_elf(cguest, arch), []).run()
     assert r.exit_status == 0, (r.message, r.stderr)
     assert r.stdout.decode() == expected(arch)
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_attach_and_detach(built, arch):
-    r = Machine().load(_elf(built, arch), ["attach"]).run()
+def test_attach_and_detach(cguest, arch):
+    r = Machine().load(_elf(cguest, arch), ["attach"]).run()
     assert r.exit_status == 0, (r.message, r.stderr)
     assert r.stdout.decode() == (
         "ATTACH self: Operation not permitted\nATTACH: ok\nATTACH again: Operation not permitted\n"
@@ -100,16 +81,16 @@ def test_attach_and_detach(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_exec_of_a_tracee_stops_with_sigtrap(built, arch):
-    exe = _elf(built, arch)
+def test_exec_of_a_tracee_stops_with_sigtrap(cguest, arch):
+    exe = _elf(cguest, arch)
     r = Machine(root=str(exe.parent)).load(exe, ["exec", "/" + exe.name]).run()
     assert r.exit_status == 0, (r.message, r.stderr)
     assert r.stdout.decode() == "after execve: stopped by Trace/breakpoint trap\nCONT: ok\nchild exit: 7\n"
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_same_bytes_twice(built, arch):
-    exe = _elf(built, arch)
+def test_same_bytes_twice(cguest, arch):
+    exe = _elf(cguest, arch)
     a = Machine().load(exe, []).run()
     b = Machine().load(exe, []).run()
     assert a.stdout == b.stdout and a.cycles == b.cycles
@@ -124,9 +105,9 @@ def test_regset_tables_match_the_uapi_structs():
     assert {r.name: r.total for r in P.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
 
 
-def test_hwdebug_info_follows_id_aa64dfr0(built):
+def test_hwdebug_info_follows_id_aa64dfr0(cguest):
     """dbg_info = DebugVer << 8 | slots, slots = BRPs/WRPs + 1 of the sanitised ID_AA64DFR0_EL1."""
-    m = Machine(arch="arm64").load(_elf(built, "arm64"), ["attach"])
+    m = Machine(arch="arm64").load(_elf(cguest, "arm64"), ["attach"])
     k = m.kernel
     dfr0 = k.arm64_undef.id_regs.sanitised("ID_AA64DFR0_EL1")
     assert P._arm64_hwdebug_info(k, P.NT_ARM_HW_BREAK) == ((dfr0 & 0xF) << 8) | (((dfr0 >> 12) & 0xF) + 1)

@@ -11,20 +11,12 @@ import pytest
 
 from emukern.api import Machine
 from emukern.machine.a64_atomics import decode_atomic, find_atomic_words
-from emukern.pytest_plugin import GUEST_ASM
 
-CC = "aarch64-linux-gnu-gcc"
 
 
 @pytest.fixture(scope="module")
-def lse(tmp_path_factory):
-    if shutil.which(CC) is None:
-        pytest.skip(f"{CC} is not installed")
-    exe = tmp_path_factory.mktemp("lse") / "lse_atomics"
-    res = subprocess.run([CC, "-O2", "-static", "-march=armv8.3-a", "-o", str(exe),
-                          str(GUEST_ASM / "c" / "lse_atomics.c")], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return exe
+def lse(cguest):
+    return cguest("lse_atomics", "arm64", "-march=armv8.3-a")
 
 
 @pytest.mark.qemu

@@ -155,34 +155,11 @@ C_PROGRAMS = ["pthreads_hello", "signals", "mmap_probe", "nproc"]
 CC = {"arm64": "aarch64-linux-gnu-gcc", "riscv64": "riscv64-linux-gnu-gcc"}
 
 
-def _build_c(name: str, arch: str) -> Path:
-    import hashlib
-    import os
-    import shutil
-    import subprocess
-
-    from emukern.debian import cache_root
-    cc = shutil.which(CC[arch])
-    if cc is None:
-        pytest.skip(f"{CC[arch]} (Debian's cross GCC + glibc) is not installed")
-    src = GUESTS / "c" / f"{name}.c"
-    digest = hashlib.sha256(src.read_bytes() + arch.encode()).hexdigest()[:16]
-    out = cache_root() / "block-counter" / f"{name}-{arch}-{digest}"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
-        r = subprocess.run([cc, "-static", "-O2", "-o", str(tmp), str(src), "-lpthread"],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        tmp.replace(out)
-    return out
-
-
 @needs_native
 @pytest.mark.parametrize("arch", ["riscv64", "arm64"])
 @pytest.mark.parametrize("name", C_PROGRAMS)
-def test_block_counts_equal_exact_counts_c(run_guest, monkeypatch, name, arch):
-    elf = _build_c(name, arch)
+def test_block_counts_equal_exact_counts_c(run_guest, monkeypatch, cguest, name, arch):
+    elf = cguest(name, arch, "-lpthread")
     out = []
     for exact in (False, True):
         monkeypatch.setenv("EMUKERN_EXACT_COUNT", "1" if exact else "0")

@@ -6,18 +6,13 @@ so the everyday suite stays fast.  Without qemu-system or the kernel packages th
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-
-from emukern.debian import cache_root
+from cguests import build_cguest
 
 GUESTS = Path(__file__).resolve().parent / "guests"
-CC = {"arm64": "aarch64-linux-gnu-gcc", "riscv64": "riscv64-linux-gnu-gcc"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -31,18 +26,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def build_c_guest(name: str, arch: str) -> Path:
     """tests/oracle/guests/<name>.c as a static ELF for ``arch`` (skips without the compiler)."""
-    cc = shutil.which(CC[arch])
-    if cc is None:
-        pytest.skip(f"{CC[arch]} (Debian's cross GCC + glibc) is not installed")
-    src = GUESTS / f"{name}.c"
-    digest = hashlib.sha256(src.read_bytes() + arch.encode()).hexdigest()[:16]
-    out = cache_root() / "oracle" / "guests" / f"{name}-{arch}-{digest}"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
-        r = subprocess.run([cc, "-static", "-O2", "-Wall", "-o", str(tmp), str(src)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.fail(f"{CC[arch]} could not build {src.name}:\n{r.stderr}")
-        tmp.replace(out)
-    return out
+    return build_cguest(GUESTS / f"{name}.c", arch, "-Wall")

@@ -15,32 +15,15 @@ CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 
 
-@pytest.fixture(scope="module")
-def epoll_elf(tmp_path_factory):
-    from emukern.pytest_plugin import GUEST_ASM
-    d = tmp_path_factory.mktemp("epoll")
-    out = {}
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"epoll_pipes-{arch}"
-        r = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "epoll_pipes.c")],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        out[arch] = exe
-    return out
-
-
-def _elf(epoll_elf, arch):
-    if arch not in epoll_elf:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    return epoll_elf[arch]
+def _elf(cguest, arch):
+    """epoll_pipes.c built for ``arch`` (skips without the cross compiler)."""
+    return cguest("epoll_pipes", arch)
 
 
 @pytest.mark.parametrize("arch", list(CC))
 @pytest.mark.parametrize("cpus", [1, 2])
-def test_epoll_pipes_eventfd(epoll_elf, arch, cpus):
-    r = Machine(cpus=cpus).load(_elf(epoll_elf, arch)).run()
+def test_epoll_pipes_eventfd(cguest, arch, cpus):
+    r = Machine(cpus=cpus).load(_elf(cguest, arch)).run()
     assert r.exit_status == 0, (r.message, r.fault)
     out = r.stdout.decode()
     assert not r.unknown_syscalls
@@ -63,8 +46,8 @@ def test_epoll_pipes_eventfd(epoll_elf, arch, cpus):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
-def test_epoll_matches_qemu(epoll_elf, arch):
-    exe = _elf(epoll_elf, arch)
+def test_epoll_matches_qemu(cguest, arch):
+    exe = _elf(cguest, arch)
     if shutil.which(QEMU[arch]) is None:
         pytest.skip(f"{QEMU[arch]} is not installed")
     q = subprocess.run([QEMU[arch], str(exe)], capture_output=True, timeout=60)
@@ -72,16 +55,11 @@ def test_epoll_matches_qemu(epoll_elf, arch):
     assert (r.exit_status, r.stdout.decode()) == (q.returncode, q.stdout.decode())
 
 
-def test_epoll_wait_on_nothing_is_a_deadlock_not_a_hang(tmp_path):
+def test_epoll_wait_on_nothing_is_a_deadlock_not_a_hang(tmp_path, cguest):
     """An infinite epoll_wait with nothing that can ever wake it ends the run with a clear reason."""
-    cc = CC["arm64"]
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} is not installed")
     src = tmp_path / "w.c"
     src.write_text("#include <sys/epoll.h>\n#include <unistd.h>\nint main(void){int p[2];"
                    "struct epoll_event e={.events=EPOLLIN};int ep=epoll_create1(0);pipe(p);"
                    "epoll_ctl(ep,EPOLL_CTL_ADD,p[0],&e);return epoll_wait(ep,&e,1,-1);}\n")
-    exe = tmp_path / "w"
-    subprocess.run([cc, "-static", "-O2", "-o", str(exe), str(src)], check=True)
-    r = Machine().load(exe).run()
+    r = Machine().load(cguest(src, "arm64")).run()
     assert r.stop_reason == "deadlock" and "epoll_wait" in r.message

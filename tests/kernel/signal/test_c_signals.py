@@ -14,32 +14,15 @@ import subprocess
 import pytest
 
 from emukern.api import Machine
-from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 PARTS = ["dispositions", "masks", "nested", "altstack", "sync", "eintr", "children", "threads", "posix-timer"]
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = {}
-    d = tmp_path_factory.mktemp("sigprog")
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"signals-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "signals.c"), "-lpthread"],
-                             capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr
-        out[arch] = exe
-    return out
-
-
-def _elf(built, arch):
-    if arch not in built:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    return built[arch]
+def _elf(cguest, arch):
+    """signals.c cguest for ``arch`` (skips without the cross compiler)."""
+    return cguest("signals", arch, "-lpthread")
 
 
 def _qemu(arch, exe, part):
@@ -57,8 +40,8 @@ def _expected(arch, out: bytes) -> bytes:
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
 @pytest.mark.parametrize("part", PARTS)
-def test_part_matches_qemu(built, arch, part):
-    exe = _elf(built, arch)
+def test_part_matches_qemu(cguest, arch, part):
+    exe = _elf(cguest, arch)
     r = Machine().load(exe, [part]).run()
     q = _qemu(arch, exe, part)
     assert r.exit_status == q.returncode == 0, (r.message, r.fault)
@@ -68,8 +51,8 @@ def test_part_matches_qemu(built, arch, part):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
-def test_uncaught_signal_is_named(built, arch):
-    exe = _elf(built, arch)
+def test_uncaught_signal_is_named(cguest, arch):
+    exe = _elf(cguest, arch)
     r = Machine().load(exe, ["die"]).run()
     q = _qemu(arch, exe, "die")
     # qemu-user re-raises the guest's fatal signal on itself: the shell sees -SIGUSR1
@@ -81,8 +64,8 @@ def test_uncaught_signal_is_named(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_signal_heavy_run_is_deterministic(built, arch):
-    exe = _elf(built, arch)
+def test_signal_heavy_run_is_deterministic(cguest, arch):
+    exe = _elf(cguest, arch)
     a = Machine(cpus=2).load(exe).run().to_json()
     b = Machine(cpus=2).load(exe).run().to_json()
     assert a["exit_status"] == 0 and a["stdout"].endswith("done\n")
@@ -91,11 +74,11 @@ def test_signal_heavy_run_is_deterministic(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_exec_resets_handlers(built, arch):
+def test_exec_resets_handlers(cguest, arch):
     """flush_signal_handlers at execve: a caught signal goes back to SIG_DFL, an ignored one stays
     ignored, the blocked mask survives.  (qemu-user cannot execve a foreign-arch binary without
     binfmt_misc, so the expected text is Linux's rule, written out.)"""
-    exe = _elf(built, arch)
+    exe = _elf(cguest, arch)
     root = exe.parent / f"root-{arch}"               # execve resolves only inside the guest root
     root.mkdir(exist_ok=True)
     shutil.copy(exe, root / "signals")

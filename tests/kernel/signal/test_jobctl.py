@@ -24,7 +24,6 @@ import subprocess
 import pytest
 
 from emukern.api import Machine
-from emukern.pytest_plugin import GUEST_ASM
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
@@ -33,29 +32,13 @@ LINUX_ONLY = {"ppoll": ("ppoll with SIGALRM blocked", "alarms right after", "ppo
               "waitid": ("reported once (WNOHANG)",)}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = {}
-    d = tmp_path_factory.mktemp("jobctl")
-    for arch, cc in CC.items():
-        if shutil.which(cc) is None:
-            continue
-        exe = d / f"jobctl-{arch}"
-        res = subprocess.run([cc, "-O2", "-static", "-o", str(exe), str(GUEST_ASM / "c" / "jobctl.c")],
-                             capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr
-        out[arch] = exe
-    return out
+def _elf(cguest, arch):
+    """jobctl.c cguest for ``arch`` (skips without the cross compiler)."""
+    return cguest("jobctl", arch)
 
 
-def _elf(built, arch):
-    if arch not in built:
-        pytest.skip(f"{CC[arch]} (Debian gcc cross compiler + glibc) is not installed")
-    return built[arch]
-
-
-def _run(built, arch, part):
-    r = Machine().load(_elf(built, arch), [part]).run()
+def _run(cguest, arch, part):
+    r = Machine().load(_elf(cguest, arch), [part]).run()
     assert r.exit_status == 0, (r.message, r.fault)
     assert r.stdout.endswith(b"done\n")
     return r.stdout.decode().splitlines()
@@ -76,9 +59,9 @@ def _field(lines, prefix):
 @pytest.mark.qemu
 @pytest.mark.parametrize("arch", list(CC))
 @pytest.mark.parametrize("part", ["stop", "parent-stop", "core", "ppoll", "nocldstop", "waitid"])
-def test_part_matches_qemu(built, arch, part, tmp_path):
-    got = _run(built, arch, part)
-    want = _qemu(arch, _elf(built, arch), part, tmp_path)
+def test_part_matches_qemu(cguest, arch, part, tmp_path):
+    got = _run(cguest, arch, part)
+    want = _qemu(arch, _elf(cguest, arch), part, tmp_path)
     if part == "nocldstop":        # qemu reports the stop and the continue despite SA_NOCLDSTOP
         got = [line for line in got if not line.startswith("SIGCHLD")]
         want = [line for line in want if not line.startswith("SIGCHLD")]
@@ -87,8 +70,8 @@ def test_part_matches_qemu(built, arch, part, tmp_path):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_stop_and_continue_statuses(built, arch):
-    out = _run(built, arch, "stop")
+def test_stop_and_continue_statuses(cguest, arch):
+    out = _run(cguest, arch, "stop")
     assert _field(out, "stop:").startswith("stop: status=0x137f")            # WIFSTOPPED, SIGSTOP
     assert "the stop is reported once: waitpid WNOHANG -> 0" in out
     assert _field(out, "continue:").startswith("continue: status=0xffff")    # WIFCONTINUED
@@ -100,18 +83,18 @@ def test_stop_and_continue_statuses(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_sa_nocldstop_suppresses_stop_and_continue_sigchld(built, arch):
-    out = _run(built, arch, "nocldstop")
+def test_sa_nocldstop_suppresses_stop_and_continue_sigchld(cguest, arch):
+    out = _run(cguest, arch, "nocldstop")
     assert _field(out, "stop:").startswith("stop: status=0x137f")            # wait4 still reports it
     assert _field(out, "continue:").startswith("continue: status=0xffff")
     assert [x for x in out if x.startswith("SIGCHLD")] == ["SIGCHLD 0: si_code=1 si_status=3"]
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_core_bit_follows_rlimit_core(built, arch):
-    out = _run(built, arch, "core")
+def test_core_bit_follows_rlimit_core(cguest, arch):
+    out = _run(cguest, arch, "core")
     assert all("core=0" in x for x in out if x.startswith("killed by"))       # RLIMIT_CORE 0: no core
-    lim = _run(built, arch, "core-limit")
+    lim = _run(cguest, arch, "core-limit")
     assert "RLIMIT_CORE soft=1048576 hard=unlimited" in lim
     assert _field(lim, "killed by 3:").startswith("killed by 3: status=0x83")   # WCOREDUMP
     assert _field(lim, "killed by 11:").startswith("killed by 11: status=0xb")  # limit 1 < a page
@@ -122,8 +105,8 @@ def test_core_bit_follows_rlimit_core(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_ppoll_mask_and_eintr(built, arch):
-    out = _run(built, arch, "ppoll")
+def test_ppoll_mask_and_eintr(cguest, arch):
+    out = _run(cguest, arch, "ppoll")
     assert "empty pipe, SIGALRM: poll -> -1 errno EINTR alarms 1" in out      # SA_RESTART or not
     assert "ppoll with SIGALRM blocked -> 0, alarms 2" in out                # timed out, then handled
     assert "alarms right after ppoll returned: 2" in out
@@ -133,8 +116,8 @@ def test_ppoll_mask_and_eintr(built, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_waitid(built, arch):
-    out = _run(built, arch, "waitid")
+def test_waitid(cguest, arch):
+    out = _run(cguest, arch, "waitid")
     assert out[:7] == [
         "WSTOPPED: ret 0 signo 17 code 5 status 19 pid child",            # CLD_STOPPED, SIGSTOP
         "reported once (WNOHANG): ret 0 signo 0 code 0 status 0 pid 0",   # a zeroed waitid_info
@@ -145,8 +128,8 @@ def test_waitid(built, arch):
         "no WEXITED/WSTOPPED/WCONTINUED: ret -1 errno EINVAL"]
 
 
-def test_jobctl_run_is_deterministic(built):
-    exe = _elf(built, "riscv64")
+def test_jobctl_run_is_deterministic(cguest):
+    exe = _elf(cguest, "riscv64")
     a = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
     b = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
     assert a == b
