@@ -167,9 +167,7 @@ class EpollMixin:
         if f.count == 0:
             if f.nonblock:
                 return -E.EAGAIN
-            f.wq.add(task)
-            task.waitqueues = [f.wq]
-            self.sched.block_current(cpu, task, "eventfd_read")
+            self.sched.sleep_on(cpu, task, f.wq, "eventfd_read")
             return BLOCK
         val = 1 if f.semaphore else f.count
         task.mm.write(buf, val.to_bytes(8, "little"))
@@ -188,9 +186,7 @@ class EpollMixin:
         if ULLONG_MAX - f.count <= val:
             if f.nonblock:
                 return -E.EAGAIN
-            f.wq.add(task)
-            task.waitqueues = [f.wq]
-            self.sched.block_current(cpu, task, "eventfd_write")
+            self.sched.sleep_on(cpu, task, f.wq, "eventfd_write")
             return BLOCK
         f.count += val
         cpu.charge(self.cost.syscall_body)

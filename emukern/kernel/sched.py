@@ -160,6 +160,13 @@ class Scheduler:
         self.percpu[cpu.index].need_resched = True
         cpu.stop()
 
+    def sleep_on(self, cpu: Cpu, task: Task, wq: WaitQueue, reason: str) -> None:
+        """Put the current task to sleep on one wait queue (prepare_to_wait + schedule): a
+        wake_queue of ``wq`` makes it runnable, and a signal takes it off ``wq`` again."""
+        wq.add(task)
+        task.waitqueues = [wq]
+        self.block_current(cpu, task, reason)
+
     def schedule(self, cpu: Cpu) -> None:
         """Pick the next task for ``cpu`` and switch to it (or go idle)."""
         pc = self.percpu[cpu.index]

@@ -313,9 +313,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         it — one preempted inside pipe_read/pipe_write."""
         owner = p.mutex_owner
         if owner is not None and owner is not task and owner.alive:
-            p.lockwait.add(task)
-            task.waitqueues = [p.lockwait]
-            self.sched.block_current(cpu, task, why)
+            self.sched.sleep_on(cpu, task, p.lockwait, why)
             return False
         p.mutex_owner = task
         return True
@@ -334,9 +332,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             if not p.buf:
                 if p.writers == 0:
                     return 0
-                p.rwait.add(task)
-                task.waitqueues = [p.rwait]
-                self.sched.block_current(cpu, task, "pipe_read")
+                self.sched.sleep_on(cpu, task, p.rwait, "pipe_read")
                 return BLOCK
             if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_read"):
                 return P.preempted(self, task, P.MIGHT_RESCHED)
@@ -373,9 +369,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
                 # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
                 return -E.EPIPE
             if len(p.buf) >= 65536:
-                p.wwait.add(task)
-                task.waitqueues = [p.wwait]
-                self.sched.block_current(cpu, task, "pipe_write")
+                self.sched.sleep_on(cpu, task, p.wwait, "pipe_write")
                 return BLOCK
             if P.preempt_point(self, cpu, task, P.MIGHT_RESCHED, "pipe_write"):
                 return P.preempted(self, task, P.MIGHT_RESCHED)
@@ -787,7 +781,5 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if options & WNOHANG:
             return 0
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
-        wq.add(task)
-        task.waitqueues = [wq]
-        self.sched.block_current(cpu, task, "wait4")
+        self.sched.sleep_on(cpu, task, wq, "wait4")
         return BLOCK

@@ -27,6 +27,7 @@ class SignalBase:
     _to_release: list[Task]                          # SyscallsMixin: reaped, to release_task
     fault_report: dict[str, Any] | None              # Kernel: the fatal signal's report
     _seq: int                                        # Kernel: timer sequence numbers
+    sched: Any                                       # Kernel.sched (kernel/sched.py Scheduler)
 
     if TYPE_CHECKING:       # what the signal code calls on the rest of the kernel
         def block_current(self, cpu: Any, task: Task, why: str) -> None: ...

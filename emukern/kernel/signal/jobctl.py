@@ -147,9 +147,7 @@ class JobControl(SignalBase):
             return ret
         parent = self.tasks.get(task.tgid, task)
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
-        wq.add(task)
-        task.waitqueues = [wq]
-        self.block_current(cpu, task, "waitid")
+        self.sched.sleep_on(cpu, task, wq, "waitid")
         return BLOCK
 
     def _waitid(self, cpu, task: Task, idtype: int, upid: int, infop: int, options: int,
