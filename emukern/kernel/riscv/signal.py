@@ -74,15 +74,9 @@ _U64 = struct.Struct("<Q")
 _PACK_FP = struct.Struct("<32QI")
 
 
-def _fns(k: "Kernel", cpu: Any) -> tuple[Any, Any, Any]:
-    """This CPU's cached libunicorn batches: (read pc/x/f/fcsr, write pc+x1..x31, write the
-    handler entry registers) — one C call each instead of a call per register."""
-    return cpu.batch_reader(_FRAME_REGS), cpu.batch_writer(_GPR_REGS), cpu.batch_writer(_ENTRY_REGS)
-
-
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
-    """[pc, x1..x31, f0..f31, fcsr] of the CPU (a cached batch reader per CPU)."""
-    return _fns(k, cpu)[0]()
+    """[pc, x1..x31, f0..f31, fcsr] of the CPU, in one libunicorn call (the CPU's cached batch)."""
+    return cpu.batch_reader(_FRAME_REGS)()
 
 
 def riscv_v_sc_size(vlenb: int) -> int:
@@ -130,8 +124,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
     and copied to the user stack once; the handler's registers are set in one batch."""
     st = task.sigstate
-    rd, _w, entry = _fns(k, cpu)
-    regs = rd()
+    regs = user_regs(k, cpu)
     sp = regs[2]
     v_on = k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF     # riscv_v_vstate_query
     if v_on:
@@ -170,7 +163,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     if not copy_to_user_stack(k, cpu, task, frame, buf):
         return None
     # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
-    entry((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
+    cpu.batch_writer(_ENTRY_REGS)((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
     return f"frame at {frame:#x} ({size} bytes); {note}"
 
 
@@ -211,9 +204,8 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     gprs = list(_PACK_REGS.unpack_from(raw, MCONTEXT))
     fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
     fp[32] &= 0xFF                  # fcsr: frm + fflags
-    rd, write_gprs, _e = _fns(k, cpu)
-    write_gprs(gprs)
-    cur = rd()
+    cpu.batch_writer(_GPR_REGS)(gprs)
+    cur = user_regs(k, cpu)
     if cur[32:] != fp:
         for i in range(33):
             if fp[i] != cur[32 + i]:
