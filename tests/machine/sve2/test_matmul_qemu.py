@@ -28,7 +28,7 @@ pytestmark = [
 #: random cases per variant per vector length (indexed forms have several variants each)
 CASES_PER_VARIANT = 120
 CASES_PER_INDEXED_VARIANT = 40
-VLS = (16, 32, 64)          # bytes: VL 128, 256, 512
+VLS = (16, 32, 48, 64)      # bytes: VL 128, 256, 384 (not a power of two), 512
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +81,12 @@ def compare(elf: Path, words: list[int], vl: int) -> tuple[Counter[str], list[st
         v = VARIANTS[c.variant]
         per[v.mnemonic] += 1
         gz, gfpsr = emulate(v, words[c.variant], c, vl)
+        whole = vl // 32 * 32
+        if v.text.startswith("fmmla") and ".d" in v.text and whole != vl:
+            # FMMLA .D at VL 384: the Arm ARM's result starts as Zeros(VL), so the part past the
+            # last whole 256-bit segment is zero; QEMU 7.2 leaves it unchanged instead.
+            assert gz[whole:] == bytes(vl - whole)
+            gz, qz = gz[:whole], qz[:whole]
         if (gz, gfpsr) != (qz, qfpsr):
             bad.append(f"{v.text} fpcr={c.fpcr:#x}: fpsr qemu {qfpsr:#x} ours {gfpsr:#x}; "
                        f"zd qemu {qz.hex()} ours {gz.hex()}; zd0 {c.zd.hex()} zn {c.zn.hex()} "
