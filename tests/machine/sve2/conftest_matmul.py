@@ -195,14 +195,16 @@ class Case:
 
 
 def run_qemu(elf: Path, vl: int, cases: list[Case]) -> list[tuple[bytes, int]]:
-    """Run the cases under ``qemu-aarch64 -cpu max,sve<VL bits>=on``; (Zd, FPSR) per case."""
+    """Run the cases under ``qemu-aarch64 -cpu max,sve<VL bits>=on`` with that VL as the
+    process's vector length; (Zd, FPSR) per case."""
     parts = [struct.pack("<QQ", len(cases), 0)]
     for c in cases:
         parts += [struct.pack("<QQ", c.fpcr, c.variant), c.zd, c.zn, c.zm,
                   c.pg.to_bytes(vl // 8, "little") + bytes(vl - vl // 8)]
     data = b"".join(parts)
     assert len(data) <= INBUF_SIZE and len(cases) * (vl + 16) + 16 <= OUTBUF_SIZE
-    r = subprocess.run(["qemu-aarch64", "-cpu", f"max,sve{8 * vl}=on", str(elf)], input=data,
+    cpu = f"max,sve{8 * vl}=on,sve-default-vector-length={vl}"
+    r = subprocess.run(["qemu-aarch64", "-cpu", cpu, str(elf)], input=data,
                        capture_output=True, timeout=300)
     assert r.returncode == 0, f"qemu exit {r.returncode}: {r.stderr[-400:]!r}"
     out = r.stdout
