@@ -268,6 +268,8 @@ def rand_fp(rng: random.Random, kind: str) -> int:
         return _rand_float_bits(rng, 8, 7) << 16
     if rng.random() < 0.05:                                # rounds up to the smallest normal
         return (rng.getrandbits(1) << 31) | 0x007F8000 | rng.getrandbits(15)
+    if rng.random() < 0.04:                                # past the largest BFloat16
+        return (rng.getrandbits(1) << 31) | 0x7F7F8000 | rng.getrandbits(15)
     if rng.random() < 0.1:                                 # BFloat16 round-half cases
         return (_rand_float_bits(rng, 8, 7) << 16) | 0x8000 | (rng.getrandbits(1) * rng.getrandbits(15))
     return _rand_float_bits(rng, 8, 23)
