@@ -6,7 +6,7 @@ Two implementations with one interface:
   and registered with ``uc_hook_add`` through ctypes.  By default they count whole translated
   blocks (a UC_HOOK_BLOCK callback; a block about to run past the deadline is split so the run
   still stops before the exact instruction, and a trap inside a block corrects the count from
-  the trapping PC — see counter.c).  ``EMUKERN_EXACT_COUNT=1`` (the default for now; ``=0`` selects block counting; or ``exact=True``) counts with
+  the trapping PC — see counter.c).  ``EMUKERN_EXACT_COUNT=1`` (or ``exact=True``) counts with
   a per-instruction UC_HOOK_CODE callback instead, as the debugger needs; both give the same
   counts (tests/machine/test_block_counter.py runs every guest both ways).
 * :class:`PythonCounter` — the per-instruction logic as a Python ``UC_HOOK_CODE`` callback
@@ -53,23 +53,23 @@ class _CounterStruct(ctypes.Structure):
                 ("guard_open", _U64), ("guard_hit", _U64),
                 ("rvc", _U64), ("pc_reg", _U64), ("intr_after", _U64), ("blk_start", _U64),
                 ("blk_end", _U64), ("gx_lo", _U64), ("gx_hi", _U64), ("nsplit", _U64),
-                ("split_at", _U64 * _SPLITS), ("split_hk", _U64 * _SPLITS), ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p)]
+                ("split_at", _U64 * _SPLITS), ("split_hk", _U64 * _SPLITS), ("gen", _U64), ("splits", _U64), ("fixes", _U64), ("cache", ctypes.c_void_p),
+                ("resync", _U64)]
 
 
 _CACHE_ENTRIES = 1 << 13          # EK_CACHE in counter.c; 16 bytes each
 
 
 def exact_forced() -> bool:
-    """Count every instruction with a code hook (no block counting) unless EMUKERN_EXACT_COUNT=0.
+    """Count every instruction with a code hook (no block counting) when EMUKERN_EXACT_COUNT=1.
 
-    Block counting is opt-in for now: a memory fault inside a translated block leaves Unicorn's
-    PC at the block's start, not at the faulting instruction (with a hook before every
-    instruction the PC is synced each time), so in block mode the kernel would see the wrong
-    faulting PC and the count comes out short (arm64 ``signals.c sync``: a SIGSEGV handled
-    with siglongjmp, 2 instructions short per fault; the PC Unicorn gives in the memory hook is
-    the same block start).  Every guest_asm program agrees both ways
-    (tests/machine/test_block_counter.py); a faulting guest does not yet."""
-    return os.environ.get("EMUKERN_EXACT_COUNT", "") != "0"
+    Block counting is the default: its counts and fault PCs equal the per-instruction hook's
+    (tests/machine/test_block_counter.py runs every guest_asm program and C programs, the
+    faulting ones among them, both ways).  A memory fault inside a block reports the precise
+    faulting PC because Unicorn restores it from the block's instruction-start records
+    (cputlb.c), unless a hook wrote the PC since the last block exit check; the counter leaves
+    the next block once after such a write (``pc_written``) so that it always does."""
+    return os.environ.get("EMUKERN_EXACT_COUNT", "") == "1"
 
 
 _HOOK_CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
@@ -214,6 +214,11 @@ class NativeCounter:
         self._s.gen += 1
         self._s.blk_start = self._s.blk_end = 0
 
+    def pc_written(self) -> None:
+        """A hook wrote the PC: the next block is left once so that Unicorn restores precise
+        fault PCs again (see ek_block_hook in counter.c)."""
+        self._s.resync = 1
+
     def unsplit(self, everything: bool = False) -> int:
         """Remove the stop hooks splits added (after the run), and the translations calling
         them, so those blocks run hook-free again.  Those in the guarded range stay unless
@@ -277,6 +282,9 @@ class PythonCounter:
 
     def code_changed(self) -> None:
         pass
+
+    def pc_written(self) -> None:
+        pass            # a code hook before every instruction keeps Unicorn's PC synced
 
     def unsplit(self, everything: bool = False) -> int:
         return 0

@@ -462,6 +462,9 @@ class Arm64Cpu(Cpu):
 
     def set_pc(self, pc: int) -> None:
         self._write(A.UC_ARM64_REG_PC, pc)
+        # a PC written from a hook leaves Unicorn's fault PCs imprecise until a block is left
+        # through its exit check: the block counter does that at the next block (counter.c)
+        self.counter.pc_written()
 
     def reg(self, i: int) -> int:
         if i == 31:

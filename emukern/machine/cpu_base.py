@@ -222,6 +222,16 @@ class Cpu:
         uc_rwb = self._uc_rwb
         uch = self._uch
 
+        if _counter_args(self.uc)[0] in regids:
+            pc_written = self.counter.pc_written
+
+            def write_pc(values: Sequence[int]) -> None:
+                buf[:] = values
+                uc_rwb(uch, ids, ptrs, n)
+                pc_written()            # see set_pc
+            write_pc.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+            return write_pc
+
         def write(values: Sequence[int]) -> None:
             buf[:] = values             # (a c_uint64 array keeps the low 64 bits, as _write's mask)
             uc_rwb(uch, ids, ptrs, n)

@@ -169,6 +169,9 @@ class RiscvCpu(Cpu):
 
     def set_pc(self, pc: int) -> None:
         self._write(R.UC_RISCV_REG_PC, pc)
+        # a PC written from a hook leaves Unicorn's fault PCs imprecise until a block is left
+        # through its exit check: the block counter does that at the next block (counter.c)
+        self.counter.pc_written()
 
     def reg(self, i: int) -> int:
         return 0 if i == 0 else self._read(_XREG[i])

@@ -168,6 +168,26 @@ def test_block_counts_equal_exact_counts_c(run_guest, monkeypatch, cguest, name,
     assert out[0] == out[1]
 
 
+# ---- fault PCs after a hook wrote the PC ---------------------------------------------------------
+@needs_native
+@pytest.mark.parametrize("arch", ["riscv64", "arm64"])
+@pytest.mark.parametrize("part", ["sync", "altstack", "nested"])
+def test_fault_pcs_after_signal_returns_equal_both_ways(run_guest, monkeypatch, cguest, part, arch):
+    """SIGSEGV/SIGBUS handled with siglongjmp, after other signals were delivered and returned
+    from (each one a PC write from a hook).  Unicorn stops restoring the precise PC of a
+    faulting load/store after such a write until a block is left through its exit check; the
+    block counter forces that exit, so the kernel sees the same faulting PCs (and si_addr,
+    frame contents, counts) as with a hook before every instruction."""
+    elf = cguest("signals", arch, "-lpthread")
+    out = []
+    for exact in (False, True):
+        monkeypatch.setenv("EMUKERN_EXACT_COUNT", "1" if exact else "0")
+        r, _m = run_guest(elf, argv=[part])
+        assert r.exit_status == 0, r.stdout
+        out.append(json.dumps(r.to_json(), indent=2, sort_keys=True))
+    assert out[0] == out[1]
+
+
 # ---- traps the translator raises before a block holds the instruction --------------------------
 _RV_UNIMP = """
 .globl _start

@@ -89,6 +89,7 @@ typedef struct {
     uint64_t splits;      /* statistics: splits, count corrections */
     uint64_t fixes;
     ek_blk *cache;
+    uint64_t resync;      /* a hook wrote the PC: leave the next block once (see ek_block_hook) */
 } ek_counter;
 
 /* ---- exact mode ------------------------------------------------------------------------------ */
@@ -245,6 +246,20 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
     ek_counter *c = (ek_counter *)user_data;
     uint64_t end = address + size, n, k, at = end, lim;
 
+    if (__builtin_expect(c->resync, 0)) {
+        /* A PC write from a hook outside a translated block (the INTR hook delivering a signal,
+         * returning from one, emulating an instruction) sets Unicorn's skip_sync_pc_on_exit,
+         * and only an exit through the TB-start exit check clears it again.  While it is set,
+         * Unicorn does not restore the precise PC of a faulting load/store (cputlb.c calls
+         * cpu_restore_state only when it is clear), so the memory hook and the error path
+         * see the faulting block's start.  Writing the PC here, inside a block, leaves the
+         * block unexecuted through that check (the flag is cleared) and re-enters it.
+         * Measured: without this, a store fault after a signal return reported the block
+         * start (arm64 signals.c "sync": pc 0x401edc instead of 0x401ef0). */
+        c->resync = 0;
+        uc_reg_write(uc, (int)c->pc_reg, &address);
+        return;
+    }
     n = ek_block_insns(uc, c, address, size);
     /* the hot path: the block ends before the deadline and is not in the guarded range (three
      * stores: every nanosecond here is about a tenth of a 2-instruction loop's time) */
