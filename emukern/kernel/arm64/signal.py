@@ -67,6 +67,10 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 # call; rt_sigreturn writes back only what the frame changes.
 _FRAME_REGS = tuple([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
                + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
+# The same registers for rt_sigreturn's write-back, as a tuple object of its own: Cpu.batch_reader
+# and batch_writer cache their closure by the tuple's identity, one kind per tuple, so reading and
+# writing through one tuple rebuilt the ctypes arrays on every delivery and every sigreturn.
+_FRAME_REGS_W = tuple(list(_FRAME_REGS))
 _PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
 _ENTRY_REGS = tuple([UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
                UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC])
@@ -357,7 +361,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     pstate = new[33]
     new[33] = pstate & 0xF000_0000
     # x0-x30, sp, pc and NZCV in one libunicorn batch
-    cpu.batch_writer(_FRAME_REGS)(new)
+    cpu.batch_writer(_FRAME_REGS_W)(new)
     mm = _FrameReader(mm, frame, raw)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
