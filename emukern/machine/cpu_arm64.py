@@ -127,6 +127,10 @@ KERNEL_TEXT = STUB_BASE + 0x1000  # the kernel's sequences, after the eret page 
 KERNEL_SEQ_BRK_IMM = 0xE4E
 KERNEL_SEQ_RET = 0xD4200000 | (KERNEL_SEQ_BRK_IMM << 5)   # brk #0xe4e: every sequence's "ret"
 STUB_ARG_REGS = (0, 1, 2, 3)      # argument registers of a sequence (saved/restored around it)
+# what a stub chain saves in the hook and puts back after the last stub: x0-x3 and the user PC
+# (two tuple objects: Cpu.batch_reader/batch_writer cache one closure per tuple identity)
+_CHAIN_SAVE = tuple([_X[r] for r in STUB_ARG_REGS] + [A.UC_ARM64_REG_PC])
+_CHAIN_RESTORE = tuple(list(_CHAIN_SAVE))
 # A sequence never sees kernel memory itself: each CPU has one bounce buffer, the only buffer
 # memory Unicorn can see, no-access outside a run that asked for it.  A "loads" sequence gets the
 # kernel's buffer copied in first, a "saves" sequence's bounce buffer is copied out after it.
@@ -233,11 +237,13 @@ class Arm64Cpu(Cpu):
         self._seqs: dict[str, tuple[int, int, bool, bool]] = {}   # name -> entry, length, loads, saves
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
-        self._chain: tuple[dict[int, int], int, int] | None = None   # in-flight: regs, user pc, deadline
+        self._chain: tuple[list[int], int, int] | None = None   # in-flight: x0-x3+pc, -, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
         self.stub_cycles: Counter[str] = Counter()       # stub name -> instructions executed
         self.sve_el0 = False                 # what the kernel programmed (CPACR_EL1.ZEN == 11)
+        self._cpacr_w = self._cpr_writer(CPACR_EL1)
+        self._zcr_w = self._cpr_writer(ZCR_EL1)
         self._hw_zen: bool | None = None     # what is in the register right now
         self._hw_vl = 0
         self.vl = 0
@@ -263,12 +269,30 @@ class Arm64Cpu(Cpu):
         op0, op1, crn, crm, op2 = enc
         self.uc.reg_write(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2, value))
 
+    def _cpr_writer(self, enc: tuple[int, int, int, int, int]) -> Any:
+        """:meth:`cpr_write` of one register as a direct libunicorn call on a prebuilt
+        uc_arm64_cp_reg: the binding's reg_write picks the register class through a generator and
+        builds the structure on every call, and _hw_set writes CPACR_EL1 twice per stub run."""
+        from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
+        from unicorn.unicorn_py3.unicorn import uclib
+        op0, op1, crn, crm, op2 = enc
+        reg = UcRegCP64(crn, crm, op0, op1, op2, 0)
+        ref, fn, uch, rid = ctypes.byref(reg), uclib.uc_reg_write, self._uch, A.UC_ARM64_REG_CP_REG
+
+        def write(value: int) -> None:
+            reg.val = value
+            status = fn(uch, rid, ref)
+            if status:
+                raise UcError(status, rid)
+        write.keep = reg        # type: ignore[attr-defined]
+        return write
+
     def _hw_set(self, zen: bool, vl: int) -> None:
         if zen != self._hw_zen:
-            self.cpr_write(CPACR_EL1, CPACR_FPEN_ALL | (CPACR_ZEN_ALL if zen else CPACR_ZEN_EL1))
+            self._cpacr_w(CPACR_FPEN_ALL | (CPACR_ZEN_ALL if zen else CPACR_ZEN_EL1))
             self._hw_zen = zen
         if vl and vl != self._hw_vl:
-            self.cpr_write(ZCR_EL1, vl // 128 - 1)
+            self._zcr_w(vl // 128 - 1)
             self._hw_vl = vl
 
     def _stubs_pending(self) -> bool:
@@ -415,8 +439,8 @@ class Arm64Cpu(Cpu):
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
-        self._chain = (saved, self.get_pc(), self.counter.deadline)
+        # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
+        self._chain = (self.batch_reader(_CHAIN_SAVE)(), 0, self.counter.deadline)
         self._chain_next()
 
     def _chain_next(self) -> None:
@@ -437,11 +461,9 @@ class Arm64Cpu(Cpu):
         if self._stub_queue:
             self._chain_next()
             return
-        saved, pc, deadline = self._chain
+        saved, _, deadline = self._chain
         self._chain = None
-        for r, v in saved.items():
-            self._write(_X[r], v)
-        self.set_pc(pc)
+        self.batch_writer(_CHAIN_RESTORE)(saved)     # x0-x3, then the user PC
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on
         self._close_window()
