@@ -36,7 +36,7 @@ _SI_RT = struct.Struct("<iIQ")                  # _rt: si_pid, si_uid, si_value
 _SI_KILL = struct.Struct("<iI")                 # _kill: si_pid, si_uid
 
 
-@dataclass
+@dataclass(slots=True)
 class KSigInfo:
     """kernel_siginfo: what copy_siginfo_to_user writes (the 128-byte siginfo of 64-bit ABIs)."""
     signo: int
