@@ -319,7 +319,6 @@ class Arm64Cpu(Cpu):
             status = fn(uch, rid, ref)
             if status:
                 raise UcError(status, rid)
-        write.keep = reg        # type: ignore[attr-defined]
         return write
 
     def _hw_set(self, zen: bool, vl: int) -> None:
