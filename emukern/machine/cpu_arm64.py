@@ -61,6 +61,15 @@ the CPU before any user instruction and before any Python access to the FP regis
 * :meth:`stub_sync` inside a hook (a Python read of the registers, e.g. fork copying the parent's
   FP state) drains with a nested ``emu_start`` — correct, ~30 µs, rare.
 
+One sequence is performed without running it: ``fpsimd_load_state`` (a :class:`KernelSeq` marked
+``regfile_load``, checked word by word against :data:`FPSIMD_LOAD_WORDS` at install).  While the
+Z bits above 128 are known to be zero -- no EL0 SVE access granted and no other sequence run on
+this CPU since it was created -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
+its instructions are counted as retired kernel instructions exactly as a run counts them (the
+clock, ``stub_insns`` and ``stub_stats`` are the same; tests/machine/test_stub_regfile.py compares
+the two on twin CPUs).  That saves the bounce buffer's two ``mem_protect`` calls (~14 us) and the
+stub chain on the FPSIMD load after every rt_sigreturn and lazy FP restore of a non-SVE task.
+
 While stubs run, the counter's deadline is the stub's length (a stub is never cut by a tick), CPACR_EL1.ZEN
 is forced to 11 and ZCR_EL1 is the VL the kernel had programmed when it queued that stub; changes
 the kernel makes to ZEN/VL while stubs are queued take effect after them, in order.  Every stub
@@ -127,6 +136,10 @@ KERNEL_TEXT = STUB_BASE + 0x1000  # the kernel's sequences, after the eret page 
 KERNEL_SEQ_BRK_IMM = 0xE4E
 KERNEL_SEQ_RET = 0xD4200000 | (KERNEL_SEQ_BRK_IMM << 5)   # brk #0xe4e: every sequence's "ret"
 STUB_ARG_REGS = (0, 1, 2, 3)      # argument registers of a sequence (saved/restored around it)
+# what a stub chain saves in the hook and puts back after the last stub: x0-x3 and the user PC
+# (two tuple objects: Cpu.batch_reader/batch_writer cache one closure per tuple identity)
+_CHAIN_SAVE = tuple([_X[r] for r in STUB_ARG_REGS] + [A.UC_ARM64_REG_PC])
+_CHAIN_RESTORE = tuple(list(_CHAIN_SAVE))
 # A sequence never sees kernel memory itself: each CPU has one bounce buffer, the only buffer
 # memory Unicorn can see, no-access outside a run that asked for it.  A "loads" sequence gets the
 # kernel's buffer copied in first, a "saves" sequence's bounce buffer is copied out after it.
@@ -144,6 +157,23 @@ class KernelSeq:
     length: int
     loads: bool = False
     saves: bool = False
+    # the sequence is exactly FPSIMD_LOAD_WORDS (fpsimd_load_state): the machine may perform it
+    # through the register file (see Arm64Cpu._fpsimd_load_regs); checked word by word
+    regfile_load: bool = False
+
+
+def _fpsimd_load_words() -> tuple[int, ...]:
+    """ldp q0, q1, [x0] ... ldp q30, q31, [x0, #480]; ldr w3, [x0, #512]; msr fpsr, x3;
+    ldr w3, [x0, #516]; msr fpcr, x3; brk #0xe4e -- the one sequence whose effect the machine
+    knows without running it: V0-V31 from 512 bytes at x0, then FPSR and FPCR from the next two
+    words (x3 is clobbered, and x0-x3 are put back around every stub anyway)."""
+    ldp = [0xAD400000 | (i << 15) | ((i + 1) << 10) | i for i in range(0, 32, 2)]   # imm7 = 16*i / 16
+    return tuple(ldp + [0xB9400000 | (128 << 10) | 3, 0xD51B4420 | 3,
+                        0xB9400000 | (129 << 10) | 3, 0xD51B4400 | 3, KERNEL_SEQ_RET])
+
+
+FPSIMD_LOAD_WORDS = _fpsimd_load_words()
+_FPSR_FPCR_W = (A.UC_ARM64_REG_FPSR, A.UC_ARM64_REG_FPCR)
 
 
 _CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
@@ -164,6 +194,7 @@ class StubOp:
     buf: memoryview | None = None    # the kernel's buffer a load reads / a save fills
     loads: bool = False
     saves: bool = False
+    regfile_load: bool = False
 
 
 ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
@@ -230,14 +261,24 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
         self.cpr_write(CNTKCTL_EL1, 0)       # EL0 counter reads go through the MRS hook
-        self._seqs: dict[str, tuple[int, int, bool, bool]] = {}   # name -> entry, length, loads, saves
+        self._seqs: dict[str, tuple[int, int, bool, bool, bool]] = {}   # name -> entry, length, loads, saves, regfile_load
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
-        self._chain: tuple[dict[int, int], int, int] | None = None   # in-flight: regs, user pc, deadline
+        self._chain: tuple[list[int], int, int] | None = None   # in-flight: x0-x3+pc, -, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
         self.stub_cycles: Counter[str] = Counter()       # stub name -> instructions executed
         self.sve_el0 = False                 # what the kernel programmed (CPACR_EL1.ZEN == 11)
+        # Z bits above 128 are zero on every register (a fresh CPU), and nothing since could have
+        # written them: no EL0 SVE access was granted and no kernel sequence other than the
+        # FPSIMD load ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
+        # and the load can go through the register file (_fpsimd_load_regs).
+        self._zhi_clean = True
+        self._q_raw = (ctypes.c_char * 512)()
+        self._q_ptrs = (ctypes.c_void_p * 32)(*[ctypes.addressof(self._q_raw) + 16 * i for i in range(32)])
+        self._q_ids = (ctypes.c_int * 32)(*_Q)
+        self._cpacr_w = self._cpr_writer(CPACR_EL1)
+        self._zcr_w = self._cpr_writer(ZCR_EL1)
         self._hw_zen: bool | None = None     # what is in the register right now
         self._hw_vl = 0
         self.vl = 0
@@ -263,12 +304,29 @@ class Arm64Cpu(Cpu):
         op0, op1, crn, crm, op2 = enc
         self.uc.reg_write(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2, value))
 
+    def _cpr_writer(self, enc: tuple[int, int, int, int, int]) -> Any:
+        """:meth:`cpr_write` of one register as a direct libunicorn call on a prebuilt
+        uc_arm64_cp_reg: the binding's reg_write picks the register class through a generator and
+        builds the structure on every call, and _hw_set writes CPACR_EL1 twice per stub run."""
+        from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
+        from unicorn.unicorn_py3.unicorn import uclib
+        op0, op1, crn, crm, op2 = enc
+        reg = UcRegCP64(crn, crm, op0, op1, op2, 0)
+        ref, fn, uch, rid = ctypes.byref(reg), uclib.uc_reg_write, self._uch, A.UC_ARM64_REG_CP_REG
+
+        def write(value: int) -> None:
+            reg.val = value
+            status = fn(uch, rid, ref)
+            if status:
+                raise UcError(status, rid)
+        return write
+
     def _hw_set(self, zen: bool, vl: int) -> None:
         if zen != self._hw_zen:
-            self.cpr_write(CPACR_EL1, CPACR_FPEN_ALL | (CPACR_ZEN_ALL if zen else CPACR_ZEN_EL1))
+            self._cpacr_w(CPACR_FPEN_ALL | (CPACR_ZEN_ALL if zen else CPACR_ZEN_EL1))
             self._hw_zen = zen
         if vl and vl != self._hw_vl:
-            self.cpr_write(ZCR_EL1, vl // 128 - 1)
+            self._zcr_w(vl // 128 - 1)
             self._hw_vl = vl
 
     def _stubs_pending(self) -> bool:
@@ -284,6 +342,8 @@ class Arm64Cpu(Cpu):
         With kernel stubs queued, the register is written after they have run (program order)."""
         if enabled != self.sve_el0:
             self.sve_el0 = enabled
+            if enabled:
+                self._zhi_clean = False       # EL0 SVE may write Z above 128 bits from now on
             self._write_cpacr()
             return True
         return False
@@ -314,14 +374,18 @@ class Arm64Cpu(Cpu):
             raise RuntimeError("this CPU already has different kernel text")
         if KERNEL_TEXT + len(image) > STUB_BASE + STUB_SIZE:
             raise ValueError(f"kernel text of {len(image)} bytes does not fit the stub page")
-        table: dict[str, tuple[int, int, bool, bool]] = {}
+        table: dict[str, tuple[int, int, bool, bool, bool]] = {}
         for name, q in seqs.items():
             end = q.offset + 4 * q.length
             if q.length < 1 or q.offset % 4 or end > len(image) \
                     or int.from_bytes(image[end - 4:end], "little") != KERNEL_SEQ_RET:
                 raise ValueError(f"kernel sequence {name!r} does not end in brk #{KERNEL_SEQ_BRK_IMM:#x} "
                                  f"inside the kernel text")
-            table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves)
+            if q.regfile_load and (not q.loads or tuple(
+                    int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, end, 4)) != FPSIMD_LOAD_WORDS):
+                raise ValueError(f"kernel sequence {name!r} is marked regfile_load but is not the "
+                                 f"FPSIMD load sequence the machine knows")
+            table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves, q.regfile_load)
         self.uc.mem_write(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
@@ -333,10 +397,10 @@ class Arm64Cpu(Cpu):
         seq = self._seqs.get(name)
         if seq is None:
             raise KeyError(f"no kernel stub {name!r} (install_kernel_text first)")
-        entry, n, loads, saves = seq
+        entry, n, loads, saves, regfile = seq
         if (loads or saves) and (buf is None or len(buf) > BOUNCE_SIZE):
             raise ValueError(f"kernel stub {name!r} needs a buffer of at most {BOUNCE_SIZE} bytes")
-        self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves))
+        self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile))
 
     def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a stub and run the queue now (synchronously)."""
@@ -355,6 +419,10 @@ class Arm64Cpu(Cpu):
         try:
             while self._stub_queue:
                 op = self._stub_queue[0]
+                if self._regfile_ok(op):
+                    self._stub_queue.pop(0)
+                    self._fpsimd_load_regs(op)
+                    continue
                 entry, n = op.entry, op.length
                 self._stub_prepare(op)
                 before = self.counter.count
@@ -398,6 +466,8 @@ class Arm64Cpu(Cpu):
             self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
 
     def _stub_prepare(self, op: StubOp) -> None:
+        if not op.regfile_load:
+            self._zhi_clean = False           # (the machine does not know what it writes)
         self._open_window(bounce=op.loads or op.saves)
         self._hw_set(True, op.vl)
         if op.loads and op.buf is not None:
@@ -413,10 +483,49 @@ class Arm64Cpu(Cpu):
         if op.saves and op.buf is not None:
             op.buf[:] = self._bounce[:len(op.buf)]
 
+    def _regfile_ok(self, op: StubOp) -> bool:
+        """May ``op`` go through the register file?  The verified FPSIMD load, with Z known to be
+        zero above 128 bits (so the AdvSIMD loads' zeroing up to the VL changes nothing) and its
+        x0 pointing at 520 bytes inside the buffer copied to the bounce buffer."""
+        if not op.regfile_load or not self._zhi_clean or op.buf is None or not op.args:
+            return False
+        off = op.args[0] - BOUNCE_BASE
+        return 0 <= off and off + 520 <= len(op.buf)
+
+    def _fpsimd_load_regs(self, op: StubOp) -> None:
+        """The FPSIMD load sequence's effect, from the kernel buffer it would have been handed:
+        V0-V31 in one libunicorn batch, then FPSR and FPCR (msr fpsr/fpcr write the same
+        helpers the register API does).  Its instructions, the closing brk included, are counted
+        as retired kernel instructions exactly as a run of the sequence counts them, so the
+        clock, ``stub_insns`` and ``stub_stats`` are those of running it.  (Only what the stub
+        would leave in x3 differs, and x0-x3 are put back after every stub.)"""
+        off = op.args[0] - BOUNCE_BASE
+        raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
+        self._q_raw.raw = raw[:512]
+        self._uc_rwb(self._uch, self._q_ids, self._q_ptrs, 32)
+        self.batch_writer(_FPSR_FPCR_W)((int.from_bytes(raw[512:516], "little"),
+                                         int.from_bytes(raw[516:520], "little")))
+        before = self.counter.count
+        self.counter.count = before + op.length
+        self._stub_account(op, before)
+
+    def _regfile_front(self) -> bool:
+        """Perform the queued stubs at the front that may go through the register file; True
+        when that emptied the queue (the ZEN/VL the kernel asked for meanwhile then apply)."""
+        q = self._stub_queue
+        while q and self._regfile_ok(q[0]):
+            self._fpsimd_load_regs(q.pop(0))
+        if q:
+            return False
+        self._hw_set(self.sve_el0, self.vl)
+        return True
+
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        saved = {r: self._read(_X[r]) for r in STUB_ARG_REGS}
-        self._chain = (saved, self.get_pc(), self.counter.deadline)
+        if self._regfile_front():
+            return
+        # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
+        self._chain = (self.batch_reader(_CHAIN_SAVE)(), 0, self.counter.deadline)
         self._chain_next()
 
     def _chain_next(self) -> None:
@@ -434,14 +543,15 @@ class Arm64Cpu(Cpu):
         op, before = self._chain_op
         self._stub_account(op, before)
         self._chain_op = None
-        if self._stub_queue:
+        q = self._stub_queue
+        while q and self._regfile_ok(q[0]):
+            self._fpsimd_load_regs(q.pop(0))
+        if q:
             self._chain_next()
             return
-        saved, pc, deadline = self._chain
+        saved, _, deadline = self._chain
         self._chain = None
-        for r, v in saved.items():
-            self._write(_X[r], v)
-        self.set_pc(pc)
+        self.batch_writer(_CHAIN_RESTORE)(saved)     # x0-x3, then the user PC
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on
         self._close_window()

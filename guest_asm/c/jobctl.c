@@ -1,11 +1,13 @@
 /* Job control as a parent sees it, and poll/ppoll interrupted by signals (issue 12).
- * Run with one part name: stop, nocldstop, parent-stop, core, core-limit, ppoll, waitid.
+ * Run with one part name: stop, nocldstop, parent-stop, core, core-limit, ppoll, waitid,
+ * cont-notify (Linux's timing of CLD_CONTINUED on one CPU; not compared with qemu).
  * Only the parent prints; SIGCHLD siginfo is recorded by the handler and printed at the end.
  * qemu-user is the oracle for every part but core-limit (qemu clears its own RLIMIT_CORE
  * before it re-raises a guest's fatal signal, so the host never reports a dump). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +246,42 @@ static void part_waitid(void) {
     printf("no WEXITED/WSTOPPED/WCONTINUED: ret %d errno %s\n", r, errno == EINVAL ? "EINVAL" : "?");
 }
 
+/* When the parent hears of a continue: Linux's prepare_signal(SIGCONT) only records
+ * SIGNAL_CLD_CONTINUED; the stopped child reports CLD_CONTINUED from its own get_signal once it
+ * runs again.  On one CPU the SIGCHLD is therefore not pending right after kill() returns, and
+ * is after the parent yields the CPU to the child.  (A multi-core host races here: not a qemu
+ * comparison.) */
+static void part_cont_notify(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (;;)
+            pause();
+    }
+    int st;
+    sigset_t chld, pend;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    kill(pid, SIGSTOP);
+    waitpid(pid, &st, WUNTRACED);
+    show("stop", st);
+    struct timespec zero = {0, 0};
+    siginfo_t si;
+    int got = sigtimedwait(&chld, &si, &zero);           /* the CLD_STOPPED one */
+    printf("after the stop: SIGCHLD code %d\n", got == SIGCHLD ? si.si_code : -1);
+    kill(pid, SIGCONT);
+    sigpending(&pend);
+    printf("right after kill(SIGCONT): SIGCHLD pending %d\n", sigismember(&pend, SIGCHLD));
+    sched_yield();
+    sigpending(&pend);
+    printf("after sched_yield: SIGCHLD pending %d\n", sigismember(&pend, SIGCHLD));
+    got = sigtimedwait(&chld, &si, &zero);
+    printf("SIGCHLD code %d status %d\n", got == SIGCHLD ? si.si_code : -1, got == SIGCHLD ? si.si_status : -1);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    show("killed", st);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *part = argc > 1 ? argv[1] : "";
@@ -254,6 +292,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(part, "core-limit")) part_core_limit();
     else if (!strcmp(part, "ppoll")) part_ppoll();
     else if (!strcmp(part, "waitid")) part_waitid();
+    else if (!strcmp(part, "cont-notify")) part_cont_notify();
     else { fprintf(stderr, "unknown part %s\n", part); return 2; }
     printf("done\n");
     return 0;

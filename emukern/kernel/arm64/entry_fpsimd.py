@@ -180,7 +180,12 @@ def _layout_stubs() -> tuple[dict[str, KernelSeq], dict[str, tuple[int, int]], b
     for name, words in STUB_WORDS.items():
         off = len(image)
         image += b"".join(w.to_bytes(4, "little") for w in words)
-        seqs[name] = KernelSeq(off, len(words), loads=name in STUB_LOADS, saves=name in STUB_SAVES)
+        # fpsimd_load_state may be performed through the register file by the machine (which
+        # checks that these words are the sequence it knows): the FPSIMD load after rt_sigreturn
+        # and on every return to a task whose registers are not live, ~15 us of bounce-buffer
+        # permission changes and a stub chain less each time
+        seqs[name] = KernelSeq(off, len(words), loads=name in STUB_LOADS, saves=name in STUB_SAVES,
+                               regfile_load=name == "fpsimd_load_state")
         table[name] = (KERNEL_TEXT + off, len(words))
         image += bytes((-len(image)) % 64)
     return seqs, table, bytes(image)

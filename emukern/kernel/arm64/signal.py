@@ -30,7 +30,8 @@ from unicorn import arm64_const as UA
 
 from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_RESTORER, SA_SIGINFO, SEGV_ACCERR, SEGV_MAPERR, SIGSEGV
-from emukern.kernel.signal.state import KSigInfo, SigAction, sigsp
+from emukern.kernel.signal.defs import SS_DISABLE
+from emukern.kernel.signal.state import KSigInfo, SigAction, sas_ss_flags, sigsp
 from emukern.kernel.uaccess import copy_to_user_stack
 from emukern.kernel.arm64 import fpsimd as F
 
@@ -67,7 +68,19 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 # call; rt_sigreturn writes back only what the frame changes.
 _FRAME_REGS = tuple([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
                + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
+# The same registers for rt_sigreturn's write-back, as a tuple object of its own: Cpu.batch_reader
+# and batch_writer cache their closure by the tuple's identity, one kind per tuple, so reading and
+# writing through one tuple rebuilt the ctypes arrays on every delivery and every sigreturn.
+_FRAME_REGS_W = tuple(list(_FRAME_REGS))
 _PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
+# setup_rt_frame's stores, each one pack: uc_stack {ss_sp, ss_flags, pad, ss_size} + uc_sigmask;
+# sigcontext's fault_address + regs[31], sp, pc, pstate; a record header {magic, size} + 2 words
+_PACK_UC = struct.Struct("<QiIQQ")
+_PACK_SC = struct.Struct("<Q31QQQQ")
+_REC_HDR = struct.Struct("<II")
+_FRAME_REC = struct.Struct("<QQ")
+_U64 = struct.Struct("<Q")
+_PACK_EXTRA = struct.Struct("<QI")            # extra_context: datap, size (after the header)
 _ENTRY_REGS = tuple([UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
                UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC])
 
@@ -173,40 +186,68 @@ def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") ->
         F.sve_to_fpsimd(k, th)
 
 
+_TEMPLATES: dict[tuple[bool, bool, bool, int], tuple[Layout, int, bytearray]] = {}
+
+
+def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, bytearray]:
+    """The record layout of a frame and a buffer (frame + the frame record above it) with what
+    does not change from one delivery to the next already in place: the record headers and the
+    zeroes.  Made once per (fault, SVE form, VL) -- setup_sigframe_layout is a pure function
+    of those -- and copied for each frame."""
+    sve_form = k.config.has_sve and th.fp_type == F.FP_STATE_SVE
+    key = (fault, k.config.has_sve, sve_form, th.vl)
+    cache = _TEMPLATES
+    ent = cache.get(key)
+    if ent is None:
+        lay, vq = setup_sigframe_layout(k, th, fault=fault, add_all=False)
+        tpl = bytearray(lay.frame_size + FRAME_RECORD)
+        _REC_HDR.pack_into(tpl, lay.fpsimd_offset, FPSIMD_MAGIC, FPSIMD_CONTEXT_SIZE)
+        if lay.esr_offset:
+            _REC_HDR.pack_into(tpl, lay.esr_offset, ESR_MAGIC, ESR_CONTEXT_SIZE)
+        if lay.sve_offset:
+            _REC_HDR.pack_into(tpl, lay.sve_offset, SVE_MAGIC, _r16(sve_sig_context_size(vq)))
+            tpl[lay.sve_offset + 8:lay.sve_offset + 10] = (th.vl // 8).to_bytes(2, "little")
+        if lay.extra_offset:
+            _REC_HDR.pack_into(tpl, lay.extra_offset, EXTRA_MAGIC, EXTRA_CONTEXT_SIZE)
+        ent = cache[key] = (lay, vq, tpl)
+    return ent
+
+
 def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
                    oldset: int) -> str | None:
+    """get_sigframe + setup_sigframe + setup_return: the frame and the frame record above it
+    are built in one buffer (from a per-layout template) and copied to the user stack once; the
+    handler's registers are set in one batch."""
     st = task.sigstate
     th = task.thread
     regs = user_regs(k, cpu)
     sp = regs[31]
     fpsimd_signal_preserve_current_state(k, cpu, task)
-    lay, vq = setup_sigframe_layout(k, th, fault=bool(st.fault_code), add_all=False)
+    lay, vq, tpl = _frame_template(k, th, bool(st.fault_code))
     # get_sigframe: the frame record first, then the frame below it
     top = sigsp(st, sp, ka)
     rec = (top - FRAME_RECORD) & ~0xF
-    frame = (rec & ~0xF) - lay.frame_size
     size = lay.frame_size
-    buf = bytearray(size)
+    frame = rec - size                      # (rec is 16-aligned, and so is the size)
+    buf = tpl[:]
     if ka.flags & SA_SIGINFO:
         buf[0:128] = info.to_bytes()
-    buf[UC_STACK:UC_STACK + 24] = k.save_altstack(task, sp)
-    buf[UC_SIGMASK:UC_SIGMASK + 8] = _u64(oldset)
-    buf[SC_FAULT:SC_FAULT + 8] = _u64(st.fault_address)
-    _PACK_REGS.pack_into(buf, SC_REGS, *regs[0:33], regs[33] & 0xF000_0000)    # pstate: EL0t, NZCV
+    ss_size = st.sas_ss_size
+    _PACK_UC.pack_into(buf, UC_STACK, st.sas_ss_sp, sas_ss_flags(st, sp) if ss_size else SS_DISABLE, 0,
+                       ss_size, oldset & 0xFFFF_FFFF_FFFF_FFFF)      # __save_altstack, uc_sigmask
+    _PACK_SC.pack_into(buf, SC_FAULT, st.fault_address & 0xFFFF_FFFF_FFFF_FFFF, *regs[0:33],
+                       regs[33] & 0xF000_0000)                      # pstate: EL0t, NZCV
     a = k.sve_area
-    # fpsimd_context
+    # fpsimd_context: fpsr, fpcr after the header, then V0-V31 (the buffer keeps V0-V31, FPSR, FPCR)
     o = lay.fpsimd_offset
-    fpsr, fpcr = a.fpsr_fpcr(th.state)
-    buf[o:o + 16] = _u32(FPSIMD_MAGIC) + _u32(FPSIMD_CONTEXT_SIZE) + _u32(fpsr) + _u32(fpcr)
-    buf[o + 16:o + 16 + 512] = a.read(th.state + a.fp_off, 512)
+    fp = a.read(th.state + a.fp_off, 520)
+    buf[o + 8:o + 16] = fp[512:520]
+    buf[o + 16:o + 528] = fp[:512]
     if lay.esr_offset:
-        o = lay.esr_offset
-        buf[o:o + 16] = _u32(ESR_MAGIC) + _u32(ESR_CONTEXT_SIZE) + _u64(st.fault_code)
+        _U64.pack_into(buf, lay.esr_offset + 8, st.fault_code & 0xFFFF_FFFF_FFFF_FFFF)
     note = "no SVE record (no SVE)"
     if lay.sve_offset:
         o = lay.sve_offset
-        rsize = _r16(sve_sig_context_size(vq))
-        buf[o:o + 16] = _u32(SVE_MAGIC) + _u32(rsize) + (th.vl // 8).to_bytes(2, "little") + bytes(6)
         if vq:
             vl = th.sve_state_vl or th.vl
             zb, pb = vq * 16, vq * 2
@@ -223,13 +264,10 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
         o = lay.extra_offset
         datap = frame + o + EXTRA_CONTEXT_SIZE + TERMINATOR_SIZE
         extra_size = frame + size - datap
-        buf[o:o + 32] = (_u32(EXTRA_MAGIC) + _u32(EXTRA_CONTEXT_SIZE) + _u64(datap) + _u32(extra_size)
-                         + bytes(12))
-        buf[o + 32:o + 48] = bytes(16)
+        _PACK_EXTRA.pack_into(buf, o + 8, datap, extra_size)
         note += f"; extra_context: {extra_size} bytes at {datap:#x}"
-    buf[lay.end_offset:lay.end_offset + 16] = bytes(16)
-    record = _u64(regs[29]) + _u64(regs[30])
-    if not copy_to_user_stack(k, cpu, task, frame, bytes(buf)) or not copy_to_user_stack(k, cpu, task, rec, record):
+    _FRAME_REC.pack_into(buf, size, regs[29], regs[30])      # the frame record {fp, lr} at rec
+    if not copy_to_user_stack(k, cpu, task, frame, buf):
         return None
     # setup_return: x0 (x1, x2 with SA_SIGINFO), sp, the frame record in x29, x30, pc — one batch
     wr = cpu.batch_writer(_ENTRY_REGS)
@@ -299,7 +337,7 @@ def parse_user_sigframe(mm: Any, frame: int) -> tuple[dict[str, tuple[int, int]]
         if offset % 16:
             return found, "misaligned record"
         head = base + offset
-        magic, size = _rd32(mm, head), _rd32(mm, head + 4)
+        magic, size = _REC_HDR.unpack(mm.read(head, 8))
         if limit - offset < size:
             return found, f"record {magic:#x} of size {size} overruns the space"
         if magic == 0:
@@ -357,7 +395,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     pstate = new[33]
     new[33] = pstate & 0xF000_0000
     # x0-x30, sp, pc and NZCV in one libunicorn batch
-    cpu.batch_writer(_FRAME_REGS)(new)
+    cpu.batch_writer(_FRAME_REGS_W)(new)
     mm = _FrameReader(mm, frame, raw)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
@@ -388,7 +426,9 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
 
 def _fpsimd_from_record(mm: Any, recs: dict[str, tuple[int, int]]) -> tuple[bytes, int, int]:
     head, _ = recs["fpsimd"]
-    return mm.read(head + 16, 512), _rd32(mm, head + 8), _rd32(mm, head + 12)
+    raw = mm.read(head + 8, 520)                 # fpsr, fpcr, V0-V31
+    fpsr, fpcr = _REC_HDR.unpack_from(raw)
+    return raw[8:], fpsr, fpcr
 
 
 def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: bytes, fpsr: int, fpcr: int) -> None:

@@ -67,6 +67,7 @@ _PACK_REGS = struct.Struct("<32Q")
 _ENTRY_REGS = tuple([UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
                UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12])
 _GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes back in one batch
+_FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr: read back to see what the handler changed
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
 _PACK_UC = struct.Struct("<QQQiIQQ")
 _END_HDR = struct.Struct("<II")
@@ -205,10 +206,10 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
     fp[32] &= 0xFF                  # fcsr: frm + fflags
     cpu.batch_writer(_GPR_REGS)(gprs)
-    cur = user_regs(k, cpu)
-    if cur[32:] != fp:
+    cur = cpu.batch_reader(_FP_REGS)()
+    if cur != fp:
         for i in range(33):
-            if fp[i] != cur[32 + i]:
+            if fp[i] != cur[i]:
                 cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)
     if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
         return False, "sc_extdesc.reserved is not zero", gprs[10]

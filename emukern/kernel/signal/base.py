@@ -46,7 +46,9 @@ class SignalBase:
 
     def recalc_sigpending(self, t: Task) -> None:
         st = t.sigstate
-        t.sigpending = bool((st.pending.signal | t.signal.shared_pending.signal) & ~st.blocked)
+        sigs = t.signal
+        # (a CLD_* report for the parent also keeps it: the thread must reach do_signal)
+        t.sigpending = bool((st.pending.signal | sigs.shared_pending.signal) & ~st.blocked or sigs.cld_notify)
 
     def sig_ignored(self, t: Task, sig: int) -> bool:
         """sig_ignored: a blocked signal is always queued (the action may change before it is

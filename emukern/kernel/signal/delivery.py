@@ -47,6 +47,11 @@ class SignalDelivery(SignalBase):
             # prepare for the restart: a0/x0 back to its original value, pc back at ecall/svc
             cpu.set_reg(10 if self.config.arch == "riscv64" else 0, args[0])
             cpu.set_pc(cpu.get_pc() - 4)
+        why = task.signal.cld_notify
+        if why:
+            # get_signal's first check: SIGCONT ended (or cut short) a group stop of this process
+            task.signal.cld_notify = 0
+            self.do_notify_parent_cldstop(cpu, task, why, trap)
         if task.signal.stop_pending and not task.signal.group_exit:
             # another thread started a group stop: park here (a restart is already prepared)
             self.do_signal_stop(cpu, task, task.signal.stop_pending, trap)

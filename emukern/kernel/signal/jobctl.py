@@ -128,11 +128,18 @@ class JobControl(SignalBase):
         if sig == SIGCONT:
             sigs.group_exit_code = 0
             sigs.stop_continued = True
-        for th in threads:
-            if _parked(th):
-                self.wake_up(th, cpu.now)
+        parked = [th for th in threads if _parked(th)]
+        for th in parked:
+            self.wake_up(th, cpu.now)
         if sig == SIGCONT:
-            self.do_notify_parent_cldstop(cpu, t, CLD_CONTINUED if complete else CLD_STOPPED)
+            # prepare_signal only records why (SIGNAL_CLD_CONTINUED / SIGNAL_CLD_STOPPED); the
+            # parent hears of it when a thread of the group next runs get_signal -- a woken
+            # thread does at once (it was parked inside get_signal), one not yet parked because
+            # it still has TIF_SIGPENDING from the stop -- so the SIGCHLD comes from the child's
+            # side, after it got the CPU, not from inside the kill()
+            sigs.cld_notify = CLD_CONTINUED if complete else CLD_STOPPED
+            for th in parked or threads:
+                th.sigpending = True
 
 
     # ---- waitid (kernel/exit.c: kernel_waitid, wait_task_zombie/stopped/continued) ----------

@@ -36,7 +36,7 @@ _SI_RT = struct.Struct("<iIQ")                  # _rt: si_pid, si_uid, si_value
 _SI_KILL = struct.Struct("<iI")                 # _kill: si_pid, si_uid
 
 
-@dataclass
+@dataclass(slots=True)
 class KSigInfo:
     """kernel_siginfo: what copy_siginfo_to_user writes (the 128-byte siginfo of 64-bit ABIs)."""
     signo: int
@@ -134,6 +134,8 @@ class SignalStruct:
     stopped: bool = False               # SIGNAL_STOP_STOPPED
     group_exit_code: int = 0            # the stop signal wait4(WUNTRACED) has yet to report
     stop_continued: bool = False        # SIGNAL_STOP_CONTINUED: wait4(WCONTINUED) has yet to report
+    cld_notify: int = 0                 # SIGNAL_CLD_MASK: CLD_CONTINUED/CLD_STOPPED for the parent,
+                                        # told at a thread's next get_signal (do_signal)
 
 
 @dataclass

@@ -11,6 +11,10 @@ from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.signal.base import SignalBase
 from emukern.kernel.task import Task, TaskState      # noqa: F401
 
+# the uc_stack __save_altstack writes for a thread without an alternate stack: ss_sp 0,
+# ss_flags SS_DISABLE, ss_size 0
+_NO_ALTSTACK = (0).to_bytes(8, "little") + SS_DISABLE.to_bytes(4, "little") + bytes(12)
+
 if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
     from emukern.machine.trap import Trap
@@ -310,5 +314,8 @@ class SignalSyscalls(SignalBase):
     def restore_altstack_raw(self, cpu, task, raw: bytes, sp: int) -> bool:
         """restore_altstack from the uc_stack bytes of a frame already copied in (rt_sigreturn's
         one read of the frame): the same rules, and no fault is possible any more."""
-        self._set_altstack(self._sig_init(task), raw, sp)
+        st = self._sig_init(task)
+        if raw == _NO_ALTSTACK and not st.sas_ss_size and not st.sas_ss_sp and st.sas_ss_flags == SS_DISABLE:
+            return True     # no alternate stack before or after: _set_altstack would change nothing
+        self._set_altstack(st, raw, sp)
         return True

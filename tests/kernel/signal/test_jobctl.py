@@ -128,6 +128,21 @@ def test_waitid(cguest, arch):
         "no WEXITED/WSTOPPED/WCONTINUED: ret -1 errno EINVAL"]
 
 
+@pytest.mark.parametrize("arch", list(CC))
+def test_cld_continued_comes_from_the_continued_child(cguest, arch):
+    """kernel/signal.c: prepare_signal(SIGCONT) records SIGNAL_CLD_CONTINUED and get_signal of
+    the woken child sends the parent CLD_CONTINUED -- not the kill() itself.  On emukern's one
+    CPU the parent keeps running after kill(), so the SIGCHLD is pending only once it yields."""
+    out = _run(cguest, arch, "cont-notify")
+    assert out[:6] == [
+        "stop: status=0x137f exited=0(0) signaled=0(0 core=0) stopped=1(19) continued=0",
+        "after the stop: SIGCHLD code 5",
+        "right after kill(SIGCONT): SIGCHLD pending 0",
+        "after sched_yield: SIGCHLD pending 1",
+        "SIGCHLD code 6 status 18",
+        "killed: status=0x9 exited=0(0) signaled=1(9 core=0) stopped=0(0) continued=0"]
+
+
 def test_jobctl_run_is_deterministic(cguest):
     exe = _elf(cguest, "riscv64")
     a = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)

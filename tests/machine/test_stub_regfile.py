@@ -1,0 +1,156 @@
+"""The FPSIMD load performed through the register file (Arm64Cpu._fpsimd_load_regs).
+
+``fpsimd_load_state`` (ldp q0..q31, FPSR, FPCR) is the one kernel sequence whose effect the
+machine knows: while no EL0 SVE access was granted and no other sequence ran, the Z bits above 128
+are zero, so the sequence's zeroing of them changes nothing and V0-V31/FPSR/FPCR can be written in
+one batch.  Everything observable must be what running the sequence gives: the full SVE register
+file, x0-x3 and the PC, the clock, ``stub_insns``/``stub_stats`` -- checked here against the real
+run on a twin CPU, directly and from a trap hook, and on a whole guest (sig_loop.S) run both ways.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from emukern.kernel.arm64 import entry_fpsimd as EF
+from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state
+from emukern.machine.cpu_arm64 import Arm64Cpu, KernelSeq, KERNEL_SEQ_RET
+from emukern.machine.trap import TrapKind
+from tests.machine.test_sve_stub import CODE, DATA, asm, make_cpu
+
+VLS = (128, 256, 512, 2048)
+
+
+def _slot(seed: int) -> tuple[SveStateArea, int, list[bytes], int, int]:
+    r = random.Random(seed)
+    a = SveStateArea(slots=2)
+    slot = a.alloc()
+    v = [r.randbytes(16) for _ in range(32)]
+    fpsr, fpcr = 0x8000009F & r.getrandbits(32), r.getrandbits(2) << 22
+    a.write(slot + a.fp_off, b"".join(v) + fpsr.to_bytes(4, "little") + fpcr.to_bytes(4, "little"))
+    return a, slot, v, fpsr, fpcr
+
+
+def _observed(cpu: Arm64Cpu) -> dict:
+    return {"now": cpu.now, "insns": cpu.insns, "stub_insns": cpu.stub_insns,
+            "stats": dict(cpu.stub_stats), "cycles": dict(cpu.stub_cycles),
+            "x": [cpu.reg(i) for i in range(4)], "pc": cpu.get_pc()}
+
+
+def _no_stub_run(cpu: Arm64Cpu, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(op):   # pragma: no cover - only reached when the fast path was not taken
+        raise AssertionError(f"stub {op.name} ran on the CPU instead of through the register file")
+    monkeypatch.setattr(cpu, "_stub_prepare", boom)
+
+
+@pytest.mark.parametrize("vl", VLS)
+def test_regfile_load_equals_running_the_sequence(vl, monkeypatch):
+    fast, real = make_cpu(vl), make_cpu(vl)
+    real._zhi_clean = False                 # the twin must run the instructions
+    for cpu in (fast, real):
+        for i, v in enumerate((0x11, 0x22, 0x33, 0x44)):
+            cpu.set_reg(i, v)
+    a, slot, v, fpsr, fpcr = _slot(vl)
+    _no_stub_run(fast, monkeypatch)
+    for cpu in (fast, real):
+        EF.run(cpu, "fpsimd_load_state", a, slot)
+    obs_fast, obs_real = _observed(fast), _observed(real)
+    assert obs_fast == obs_real
+    assert obs_fast["stats"] == {"fpsimd_load_state": 1}
+    assert obs_fast["cycles"]["fpsimd_load_state"] == STUBS["fpsimd_load_state"][1]
+    monkeypatch.undo()
+    got_fast, got_real = read_sve_state(fast), read_sve_state(real)
+    assert got_fast == got_real
+    assert got_fast["z"] == [x + bytes(vl // 8 - 16) for x in v]
+    assert (got_fast["fpsr"], got_fast["fpcr"]) == (fpsr, fpcr)
+
+
+_HOOK_GUEST = """
+    mov x0, #11
+    mov x1, #22
+    mov x2, #33
+    mov x3, #44
+    svc #0
+    mov x9, #0x200000
+    stp q0, q1, [x9]
+    stp q30, q31, [x9, #32]
+    stp x0, x1, [x9, #64]
+    stp x2, x3, [x9, #80]
+    mrs x4, fpcr
+    str x4, [x9, #96]
+    brk #1
+"""
+
+
+@pytest.mark.parametrize("vl", (128, 512))
+def test_regfile_load_from_a_trap_hook(vl, monkeypatch):
+    """Queued in a syscall hook (the rt_sigreturn case): done before the next user instruction,
+    with the user's x0-x3 and return value intact and the same clock as the stub chain."""
+    a, slot, v, _fpsr, fpcr = _slot(7)
+    runs = {}
+    for mode in ("fast", "real"):
+        cpu = make_cpu(vl, asm(_HOOK_GUEST))
+        if mode == "real":
+            cpu._zhi_clean = False
+        else:
+            _no_stub_run(cpu, monkeypatch)
+
+        def on_trap(c, trap):
+            if trap.kind is TrapKind.SYSCALL:
+                c.set_reg(0, 1234)
+                EF.queue(c, "fpsimd_load_state", a, slot)
+            else:
+                c.stop()
+        cpu.on_trap = on_trap
+        cpu.run(10**6)
+        runs[mode] = (cpu.mm.read(DATA, 104), _observed(cpu))
+        monkeypatch.undo()
+    assert runs["fast"] == runs["real"]
+    mem = runs["fast"][0]
+    assert mem[:32] == v[0] + v[1] and mem[32:64] == v[30] + v[31]
+    assert [int.from_bytes(mem[64 + 8 * i:72 + 8 * i], "little") for i in range(4)] == [1234, 22, 33, 44]
+    assert int.from_bytes(mem[96:104], "little") == fpcr
+
+
+def test_sve_use_disables_the_regfile_load():
+    """Once EL0 may write Z above 128 bits, the load runs on the CPU and zeroes them."""
+    cpu = make_cpu(512, asm("index z7.b, #1, #1\nsvc #0\nbrk #1"))
+    cpu.set_sve_el0(True)
+    a, slot, v, _fpsr, _fpcr = _slot(3)
+
+    def on_trap(c, trap):
+        if trap.kind is TrapKind.SYSCALL:
+            EF.queue(c, "fpsimd_load_state", a, slot)
+        else:
+            c.stop()
+    cpu.on_trap = on_trap
+    cpu.run(10**6)
+    assert cpu._zhi_clean is False
+    assert read_sve_state(cpu)["z"] == [x + bytes(48) for x in v]
+
+
+def test_regfile_load_flag_is_checked_against_the_words():
+    cpu = Arm64Cpu(0, __import__("emukern.machine.clock", fromlist=["Clock"]).Clock(), sve_vl=128)
+    nop, ret = (0xD503201F).to_bytes(4, "little"), KERNEL_SEQ_RET.to_bytes(4, "little")
+    with pytest.raises(ValueError, match="not the FPSIMD load sequence"):
+        cpu.install_kernel_text(nop + ret, {"fake": KernelSeq(0, 2, loads=True, regfile_load=True)})
+
+
+@pytest.mark.parametrize("policy", ("legacy", "p1+p2"))
+def test_signal_loop_same_with_and_without_regfile_load(run_guest, guest_asm, policy, monkeypatch):
+    """sig_loop.S (one fpsimd_load_state after every rt_sigreturn): identical summary, trap log
+    and stub accounting whether the load goes through the register file or runs."""
+    out = {}
+    for mode in ("fast", "real"):
+        if mode == "real":
+            monkeypatch.setattr(Arm64Cpu, "_regfile_ok", lambda self, op: False)
+        r, m = run_guest(guest_asm / "arm64" / "sig_loop.S", argv=["50"], policies={"arm64-sve": policy})
+        assert r.exit_status == 0 and r.syscalls["rt_sigreturn"] == 50
+        cpu = m.cpu(0)
+        out[mode] = (json.dumps(r.to_json(), sort_keys=True, default=str), dict(cpu.stub_stats),
+                     dict(cpu.stub_cycles), [str(t) for t in m.kernel.trap_log])
+        monkeypatch.undo()
+    assert out["fast"] == out["real"]
+    assert out["fast"][1]["fpsimd_load_state"] == 51
