@@ -120,6 +120,7 @@ CPACR_ZEN_EL1 = 1 << 16      # ZEN=01: SVE usable at EL1, trapped at EL0
 CPACR_ZEN_ALL = 3 << 16      # ZEN=11: SVE usable at EL0 too
 
 SVE_VL_MIN, SVE_VL_MAX = 128, 2048
+SVE2_MICROCODE = STUB_BASE + 0x8000     # the SVE2 unit's transfer microcode (machine/sve2/xfer.py)
 
 
 # ---- kernel text: instruction sequences the kernel runs on this CPU --------------------------------
@@ -207,7 +208,8 @@ class Arm64Cpu(Cpu):
     scan_code = True          # words that abort Unicorn's translator are exits (a64_unallocated)
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
-                 sve: bool = True) -> None:
+                 sve: bool = True, cpu_model: str = "qemu-max",
+                 sve_idregs: tuple[int, int] | None = None) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
@@ -245,6 +247,7 @@ class Arm64Cpu(Cpu):
         self._at_el0 = False
         self.set_vl(sve_vl)
         self.hook_intr(self._hook_intr)
+        self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
@@ -312,7 +315,7 @@ class Arm64Cpu(Cpu):
             return
         if self._kernel_text:
             raise RuntimeError("this CPU already has different kernel text")
-        if KERNEL_TEXT + len(image) > STUB_BASE + STUB_SIZE:
+        if KERNEL_TEXT + len(image) > SVE2_MICROCODE:
             raise ValueError(f"kernel text of {len(image)} bytes does not fit the stub page")
         table: dict[str, tuple[int, int, bool, bool]] = {}
         for name, q in seqs.items():
@@ -668,6 +671,35 @@ class Arm64Cpu(Cpu):
         except MemoryFault:
             return None
 
+    # ---- the SVE2 unit (machine/sve2/) ----------------------------------------------------------
+    def _make_sve2(self, cpu_model: str, idregs: tuple[int, int] | None) -> Any:
+        """The SVE2 unit, gated by the ID registers this CPU was built with: ``idregs`` =
+        (ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1) when the builder knows them (per-CPU overrides
+        included), else those of ``cpu_model`` (machine/arm64_idregs.py)."""
+        from emukern.machine.sve2.features import ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1, model_idregs
+        from emukern.machine.sve2.unit import Sve2Unit
+        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES, SveTransfer
+        assert MICROCODE == SVE2_MICROCODE
+        if idregs is None:
+            idregs = model_idregs(cpu_model, self.cpr_read(ID_AA64PFR0_EL1), self.cpr_read(ID_AA64ZFR0_EL1))
+        self.uc.mem_write(MICROCODE, MICROCODE_BYTES)
+
+        def set_guard(v: bool) -> None:
+            self._guard.open = v
+        return Sve2Unit(idregs[0], idregs[1], SveTransfer(self.uc, self.counter, set_guard))
+
+    def _sve2_execute(self, pc: int, word: int) -> bool:
+        """An SVE-space word Unicorn cannot execute, with SVE on at EL0: the SVE2 unit runs it if
+        the CPU has it.  The UNDEF already counted the word as one retired instruction (the
+        counter counts a trapping instruction as attempted), and the unit's microcode leaves
+        the count alone, so nothing is added here."""
+        unit = self.sve2
+        insn = unit.decode(word)
+        if insn is None:
+            unit.check_unimplemented(word)
+            return False
+        return unit.step(word, insn, self.vl // 8, self.uc, pc, self.reg)
+
     def classify_undef(self, pc: int, word: int) -> Trap:
         """Work out the syndrome an EL0 undefined-instruction exception would have had."""
         if is_sve_encoding(word) and self.has_sve and not self.sve_el0:
@@ -709,6 +741,8 @@ class Arm64Cpu(Cpu):
             return
         if intno == 1:      # EXCP_UDEF
             if self._counter_read(pc, word):
+                return
+            if self.sve2 is not None and self.sve_el0 and is_sve_encoding(word) and self._sve2_execute(pc, word):
                 return
             self._deliver(self.classify_undef(pc, word))
             return
