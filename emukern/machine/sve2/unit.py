@@ -37,6 +37,8 @@ _MNEMONIC_FEATURE = {
     "rax1": "svesha3",
     **{m: "svebitperm" for m in ("bdep", "bext", "bgrp")},
     **{m: "svei8mm" for m in ("smmla", "ummla", "usmmla", "usdot", "sudot")},
+    "fmmla": "svef32mm",                      # .S; the .D form is F64MM (see _feature_of)
+    **{m: "svef64mm" for m in ("ld1rob", "ld1roh", "ld1row", "ld1rod")},
     **{m: "svebf16" for m in ("bfdot", "bfmmla", "bfmlalb", "bfmlalt", "bfcvt", "bfcvtnt")},
 }
 
@@ -69,8 +71,7 @@ class Sve2Unit:
         name = _disasm(word)
         if name is None:
             return                           # unallocated: UNDEF on every CPU
-        mnemonic = name.split()[0]
-        feature = _MNEMONIC_FEATURE.get(mnemonic, "sve2")
+        feature = _feature_of(name)
         if feature in self.features and feature in decode.IMPLEMENTED_FEATURES:
             raise Sve2NotImplemented(
                 f"the SVE2-family instruction {name} ({word:#010x}, {feature}) is advertised by "
@@ -117,6 +118,15 @@ class Sve2Unit:
         self.insns += 1
         self.by_name[insn.name] = self.by_name.get(insn.name, 0) + 1
         return True
+
+
+def _feature_of(text: str) -> str:
+    mnemonic, _, ops = text.partition(" ")
+    if mnemonic == "fmmla" and ops.startswith("z") and ".d" in ops.split(",")[0]:
+        return "svef64mm"
+    if mnemonic in ("zip1", "zip2", "uzp1", "uzp2", "trn1", "trn2") and ".q" in ops:
+        return "svef64mm"                  # the 128-bit element permutes come with F64MM
+    return _MNEMONIC_FEATURE.get(mnemonic, "sve2")
 
 
 _md: Any = None
