@@ -558,6 +558,10 @@ class Arm64Cpu(Cpu):
         super().run(until)
         if self._guard.hit:
             self._user_in_stub_page()
+        if self.sve2 is not None and self.sve2.op is not None:
+            self.sve2.abort()
+            raise StubOverrun(f"an SVE2 unit instruction did not finish its microcode (pc {self.get_pc():#x}): "
+                              f"emulator error")
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -581,7 +585,15 @@ class Arm64Cpu(Cpu):
         # a stub chain begun in a hook whose mem_protect (the bounce buffer opening for a save or
         # load stub) made Unicorn end the run at the stub's first instruction: it goes on, still
         # bounded by its deadline (an overrun stops on the count and raises StubOverrun)
-        return self._chain is not None
+        # -- or the SVE2 unit's transfer (machine/sve2/xfer.py), whose transfer-page mem_protect
+        # does the same when it opens and when it closes
+        if self._chain is not None:
+            return True
+        sve2 = self.sve2
+        if sve2 is not None and (sve2.op is not None or sve2.resume):
+            sve2.resume = False
+            return True
+        return False
 
     def _deliver(self, trap: Trap) -> None:
         super()._deliver(trap)
@@ -678,27 +690,29 @@ class Arm64Cpu(Cpu):
         included), else those of ``cpu_model`` (machine/arm64_idregs.py)."""
         from emukern.machine.sve2.features import ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1, model_idregs
         from emukern.machine.sve2.unit import Sve2Unit
-        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES, SveTransfer
+        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES
         assert MICROCODE == SVE2_MICROCODE
         if idregs is None:
             idregs = model_idregs(cpu_model, self.cpr_read(ID_AA64PFR0_EL1), self.cpr_read(ID_AA64ZFR0_EL1))
         self.uc.mem_write(MICROCODE, MICROCODE_BYTES)
-
-        def set_guard(v: bool) -> None:
-            self._guard.open = v
-        return Sve2Unit(idregs[0], idregs[1], SveTransfer(self.uc, self.counter, set_guard))
+        return Sve2Unit(idregs[0], idregs[1], self)
 
     def _sve2_execute(self, pc: int, word: int) -> bool:
         """An SVE-space word Unicorn cannot execute, with SVE on at EL0: the SVE2 unit runs it if
-        the CPU has it.  The UNDEF already counted the word as one retired instruction (the
-        counter counts a trapping instruction as attempted), and the unit's microcode leaves
-        the count alone, so nothing is added here."""
+        the CPU has it (True: the CPU goes into the unit's microcode; the closing brk of each
+        sequence comes back to :meth:`_sve2_brk`)."""
         unit = self.sve2
         insn = unit.decode(word)
         if insn is None:
             unit.check_unimplemented(word)
             return False
-        return unit.step(word, insn, self.vl // 8, self.uc, pc, self.reg)
+        unit.begin(pc, word, insn)
+        return True
+
+    def _sve2_brk(self, intno: int, pc: int) -> None:
+        word = self.sve2.on_brk(intno, pc)
+        if word is not None:        # unallocated inside its class: UNDEF at the instruction
+            self._deliver(self.classify_undef(self.get_pc(), word))
 
     def classify_undef(self, pc: int, word: int) -> Trap:
         """Work out the syndrome an EL0 undefined-instruction exception would have had."""
@@ -728,6 +742,10 @@ class Arm64Cpu(Cpu):
                 self._chain_step()      # the brk #0xe4e ending a kernel stub
                 return
             raise StubOverrun(f"exception {intno} at {pc:#x} inside kernel stub {name}: emulator error")
+        sve2 = self.sve2
+        if sve2 is not None and sve2.op is not None:
+            self._sve2_brk(intno, pc)       # the end of one of the SVE2 unit's microcode runs
+            return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             word = self._word(epc) or 0

@@ -1,12 +1,12 @@
 """The SVE2 unit: decode, feature gate, and execution of one SVE2-family word on the CPU state.
 
 The CPU (machine/cpu_arm64.py) offers the unit every EL0 UNDEF whose word lies in the SVE
-encoding space while EL0 may use SVE.  :meth:`Sve2Unit.step` returns
-
-* ``True``: the word is an instruction the unit implements and the CPU model advertises; it was
-  executed on the live registers (through the microcode in :mod:`.xfer`); the CPU retires it;
-* ``False``: the hardware being modelled does not have it (not advertised, or not an SVE2-family
-  instruction at all, or an unallocated field inside a class): the CPU takes the UNDEF as before.
+encoding space while EL0 may use SVE.  When :meth:`Sve2Unit.decode` finds an instruction the
+unit implements and the CPU model advertises, :meth:`Sve2Unit.begin` starts it: the microcode of
+:mod:`.xfer` stores Z/P, the instruction runs on them in Python at the SAVE ``brk``
+(:meth:`Sve2Unit.on_brk`), LOAD writes back what it wrote, and the PC moves past it -- one
+retired instruction.  Otherwise (not advertised, not an SVE2-family instruction, or an
+unallocated field inside a class) the CPU takes the UNDEF as before.
 
 Honest failure: a word that *is* an SVE2-family instruction (the disassembler knows it), of a
 feature the CPU model advertises and the unit models, but that the unit does not implement,
@@ -18,7 +18,7 @@ advertises only what Unicorn executes).  A feature of which the unit implements 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from unicorn import arm64_const as A
 
@@ -27,7 +27,7 @@ from emukern.errors import EmukernError
 from . import decode
 from .features import features_from_idregs
 from .state import Sve2Insn, Sve2Undefined, SveRegs
-from .xfer import P_AREA, Z_AREA, SveTransfer
+from . import xfer
 
 # capstone mnemonic -> feature, for the words the unit does not implement (the diagnostic
 # only): everything else that decodes in the SVE space and Unicorn refuses is FEAT_SVE2
@@ -47,12 +47,29 @@ class Sve2NotImplemented(EmukernError):
     """An advertised SVE2-family instruction emukern's SVE2 unit does not execute."""
 
 
-class Sve2Unit:
-    """One CPU's SVE2 unit: the features it was built with and its transfer microcode."""
+class _Op:
+    """One SVE2 instruction in flight: its word, where it is, what the guest had in x0/x1 and in
+    the counter, and which microcode ``brk`` comes next."""
+    __slots__ = ("word", "insn", "pc", "x01", "count", "deadline", "regs", "expect")
 
-    def __init__(self, pfr0: int, zfr0: int, xfer: SveTransfer) -> None:
+    def __init__(self, word: int, insn: Sve2Insn, pc: int, x01: tuple[int, int], count: int,
+                 deadline: int) -> None:
+        self.word, self.insn, self.pc, self.x01 = word, insn, pc, x01
+        self.count, self.deadline = count, deadline
+        self.regs: SveRegs | None = None
+        self.expect = xfer.SAVE_BRK
+
+
+class Sve2Unit:
+    """One CPU's SVE2 unit: the features it was built with, its transfer page, and the
+    instruction in flight (see :mod:`.xfer` for how a transfer runs inside the guest's run)."""
+
+    def __init__(self, pfr0: int, zfr0: int, cpu: Any) -> None:
         self.features = features_from_idregs(pfr0, zfr0)
-        self.xfer = xfer
+        self.cpu = cpu                       # the Arm64Cpu: uc, counter, code guard, registers
+        self.page = xfer.TransferPage(cpu.uc)
+        self.op: _Op | None = None
+        self.resume = False                  # the run just ended by a page-permission change
         self.insns = 0                       # instructions executed
         self.by_name: dict[str, int] = {}
 
@@ -79,45 +96,109 @@ class Sve2Unit:
                 hint="run with --cpu-model unicorn-max (its ID registers advertise only what "
                      "the machine executes), or avoid the instruction")
 
-    def step(self, word: int, insn: Sve2Insn, vl_bytes: int, uc: Any, pc: int,
-             xreg: Callable[[int], int]) -> bool:
-        """Execute ``insn`` on the live state; the PC is set past it.  False (state untouched,
-        PC unchanged) when the word is unallocated inside its class."""
-        x = self.xfer
-        saved = x.open()
-        try:
-            x.save_z_p(0)
-            buf = x.buf
-            z = [bytearray(buf[Z_AREA + n * vl_bytes:Z_AREA + (n + 1) * vl_bytes]) for n in range(32)]
-            pb = vl_bytes // 8
-            p = [int.from_bytes(buf[P_AREA + n * pb:P_AREA + (n + 1) * pb], "little") for n in range(16)]
-            regs = SveRegs(vl_bytes, z, p, fpcr=uc.reg_read(A.UC_ARM64_REG_FPCR),
-                           fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR),
-                           nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
+    # ---- one instruction: begin (from the UNDEF), then the microcode brks ----------------------
+    def begin(self, pc: int, word: int, insn: Sve2Insn) -> None:
+        """From the UNDEF hook: send the CPU into SAVE (x0/x1 = the transfer page's areas)."""
+        cpu = self.cpu
+        c = cpu.counter
+        # the trapping word was counted as attempted: that count is its one retirement
+        op = _Op(word, insn, pc, (cpu.reg(0), cpu.reg(1)), c.count, c.deadline)
+        self.op = op
+        self.resume = False
+        self.page.open()
+        cpu._guard.open = True
+        cpu.set_reg(0, xfer.XFER_BASE + xfer.Z_AREA)
+        cpu.set_reg(1, xfer.XFER_BASE + xfer.P_AREA)
+        c.deadline = op.count + xfer.SEQ_LEN + 8     # bounded, and never cut by a tick
+        cpu.set_pc(xfer.save_entry())
+
+    def on_brk(self, intno: int, pc: int) -> int | None:
+        """A trap while an instruction is in flight: the brk closing SAVE or LOAD.  Returns the
+        word when the instruction turned out UNDEF (unallocated field): the CPU then takes the
+        exception at its PC; None otherwise."""
+        op = self.op
+        assert op is not None
+        cpu = self.cpu
+        if intno != 7 or pc != op.expect:
+            self._finish(op.pc)
+            raise xfer.MicrocodeOverrun(f"exception {intno} at {pc:#x} in the SVE2 unit's microcode "
+                                        f"(expected the brk at {op.expect:#x}): emulator error")
+        cpu.counter.count = op.count               # microcode is not a guest instruction
+        if op.expect == xfer.SAVE_BRK:
             try:
-                insn.fn(word, regs)
+                regs = self._execute(op)
             except Sve2Undefined:
-                x.close(saved, pc)
-                return False
-            if regs.written_z:
-                for n in regs.written_z:
-                    buf[Z_AREA + n * vl_bytes:Z_AREA + (n + 1) * vl_bytes] = bytes(regs.z[n])
-                x.load_z(min(regs.written_z), max(regs.written_z))
-            if regs.written_p:
-                for n in regs.written_p:
-                    buf[P_AREA + n * pb:P_AREA + (n + 1) * pb] = regs.p[n].to_bytes(pb, "little")
-                x.load_p(min(regs.written_p), max(regs.written_p))
-        except BaseException:
-            x.close(saved, pc)
-            raise
-        x.close(saved, pc + 4)
+                self._finish(op.pc)
+                return op.word
+            except BaseException:
+                self._finish(op.pc)
+                raise
+            if regs.written_z or regs.written_p:
+                op.regs = regs
+                op.expect = xfer.LOAD_BRK
+                cpu.counter.deadline = op.count + xfer.SEQ_LEN + 8
+                cpu.set_pc(xfer.load_entry(min(regs.written_z, default=None),
+                                           min(regs.written_p, default=None)))
+                return None
+            op.regs = regs
+        self._retire(op)
+        return None
+
+    def _execute(self, op: _Op) -> SveRegs:
+        cpu = self.cpu
+        uc = cpu.uc
+        vb = cpu.vl // 8
+        pb = vb // 8
+        buf = self.page.buf
+        z = [bytearray(buf[n * vb:(n + 1) * vb]) for n in range(32)]
+        p = [int.from_bytes(buf[xfer.P_AREA + n * pb:xfer.P_AREA + (n + 1) * pb], "little")
+             for n in range(16)]
+        x0, x1 = op.x01
+
+        def xreg(n: int) -> int:
+            return x0 if n == 0 else x1 if n == 1 else cpu.reg(n)
+        regs = SveRegs(vb, z, p, fpcr=uc.reg_read(A.UC_ARM64_REG_FPCR),
+                       fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR),
+                       nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
+        op.insn.fn(op.word, regs)
+        for n in regs.written_z:
+            buf[n * vb:(n + 1) * vb] = bytes(regs.z[n])
+        for n in regs.written_p:
+            buf[xfer.P_AREA + n * pb:xfer.P_AREA + (n + 1) * pb] = regs.p[n].to_bytes(pb, "little")
+        return regs
+
+    def _retire(self, op: _Op) -> None:
+        regs = op.regs
+        assert regs is not None
+        uc = self.cpu.uc
         if regs.flags_written:
             uc.reg_write(A.UC_ARM64_REG_NZCV, regs.nzcv << 28)
         if regs.fpsr_written:
             uc.reg_write(A.UC_ARM64_REG_FPSR, regs.fpsr)
+        self._finish(op.pc + 4)
         self.insns += 1
-        self.by_name[insn.name] = self.by_name.get(insn.name, 0) + 1
-        return True
+        self.by_name[op.insn.name] = self.by_name.get(op.insn.name, 0) + 1
+
+    def _finish(self, pc: int) -> None:
+        """Back to the guest at ``pc``: x0/x1, the counter's deadline, the page and guard."""
+        op = self.op
+        assert op is not None
+        cpu = self.cpu
+        cpu.set_reg(0, op.x01[0])
+        cpu.set_reg(1, op.x01[1])
+        cpu.set_pc(pc)
+        cpu.counter.count = op.count
+        cpu.counter.deadline = op.deadline
+        cpu._guard.open = False
+        self.page.close()
+        self.op = None
+        self.resume = True         # closing the page may have ended the run: it goes on
+
+    def abort(self) -> None:
+        """The run ended with an instruction in flight (an emulator error): clean up."""
+        if self.op is not None:
+            self._finish(self.op.pc)
+        self.resume = False
 
 
 def _feature_of(text: str) -> str:
