@@ -206,6 +206,7 @@ def sysreg_iss(op0: int, op1: int, crn: int, crm: int, op2: int, rt: int, is_rea
 class Arm64Cpu(Cpu):
     arch = "arm64"
     scan_code = True          # words that abort Unicorn's translator are exits (a64_unallocated)
+    batch_vector = True       # the SVE2 unit runs consecutive SVE2 words in one trap (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
                  sve: bool = True, cpu_model: str = "qemu-max",

@@ -50,7 +50,7 @@ class Sve2NotImplemented(EmukernError):
 class _Op:
     """One SVE2 instruction in flight: its word, where it is, what the guest had in x0/x1 and in
     the counter, and which microcode ``brk`` comes next."""
-    __slots__ = ("word", "insn", "pc", "x01", "count", "deadline", "regs", "expect")
+    __slots__ = ("word", "insn", "pc", "x01", "count", "deadline", "regs", "expect", "end", "ran")
 
     def __init__(self, word: int, insn: Sve2Insn, pc: int, x01: tuple[int, int], count: int,
                  deadline: int) -> None:
@@ -58,6 +58,8 @@ class _Op:
         self.count, self.deadline = count, deadline
         self.regs: SveRegs | None = None
         self.expect = xfer.SAVE_BRK
+        self.end = pc + 4                 # the PC after the last instruction of the run
+        self.ran: list[str] = []
 
 
 class Sve2Unit:
@@ -71,6 +73,7 @@ class Sve2Unit:
         self.op: _Op | None = None
         self.resume = False                  # the run just ended by a page-permission change
         self.insns = 0                       # instructions executed
+        self.runs = 0                        # transfers (a run of consecutive words is one)
         self.by_name: dict[str, int] = {}
 
     def decode(self, word: int) -> Sve2Insn | None:
@@ -104,6 +107,7 @@ class Sve2Unit:
         # the trapping word was counted as attempted: that count is its one retirement
         op = _Op(word, insn, pc, (cpu.reg(0), cpu.reg(1)), c.count, c.deadline)
         self.op = op
+        self.runs += 1
         self.resume = False
         self.page.open()
         cpu._guard.open = True
@@ -133,6 +137,12 @@ class Sve2Unit:
             except BaseException:
                 self._finish(op.pc)
                 raise
+            try:
+                self._run_on(op, regs)
+            except BaseException:
+                self._finish(op.pc)
+                raise
+            self._write_back(regs)
             if regs.written_z or regs.written_p:
                 op.regs = regs
                 op.expect = xfer.LOAD_BRK
@@ -161,11 +171,48 @@ class Sve2Unit:
                        fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR),
                        nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
         op.insn.fn(op.word, regs)
+        op.ran.append(op.insn.name)
+        return regs
+
+    def _run_on(self, op: _Op, regs: SveRegs) -> None:
+        """Execute the SVE2 words that follow on the same register copy, as the RVV unit runs a
+        run of vector instructions in one trap: no user instruction runs in between, so the
+        transfer page stays open and Z/P move once.  Each one counts as one instruction; the
+        run stops before the counter's deadline (a tick, a debugger step: less the charges not
+        yet committed to it), at any other word, and when the CPU's ``batch_vector`` is off."""
+        cpu = self.cpu
+        if not cpu.batch_vector:
+            return
+        while True:
+            room = op.deadline - (cpu.extra_user + cpu.sys_cycles + cpu.idle_cycles - cpu._committed)
+            if op.count + 1 >= room:
+                return
+            word = cpu._word(op.end)
+            if word is None or (word >> 25) & 0xF != 0b0010:
+                return
+            insn = self.decode(word)
+            if insn is None:
+                return                        # the CPU takes it (UNDEF, or an SVE word Unicorn runs)
+            snap = (list(regs.z), list(regs.p), regs.nzcv, regs.fpsr, set(regs.written_z),
+                    set(regs.written_p), regs.flags_written, regs.fpsr_written)
+            try:
+                insn.fn(word, regs)
+            except Sve2Undefined:
+                (regs.z, regs.p, regs.nzcv, regs.fpsr, regs.written_z, regs.written_p,
+                 regs.flags_written, regs.fpsr_written) = snap
+                return                        # the CPU takes the UNDEF there, on its own
+            op.ran.append(insn.name)
+            op.count += 1
+            op.end += 4
+
+    def _write_back(self, regs: SveRegs) -> None:
+        vb = regs.vl
+        pb = vb // 8
+        buf = self.page.buf
         for n in regs.written_z:
             buf[n * vb:(n + 1) * vb] = bytes(regs.z[n])
         for n in regs.written_p:
             buf[xfer.P_AREA + n * pb:xfer.P_AREA + (n + 1) * pb] = regs.p[n].to_bytes(pb, "little")
-        return regs
 
     def _retire(self, op: _Op) -> None:
         regs = op.regs
@@ -175,9 +222,10 @@ class Sve2Unit:
             uc.reg_write(A.UC_ARM64_REG_NZCV, regs.nzcv << 28)
         if regs.fpsr_written:
             uc.reg_write(A.UC_ARM64_REG_FPSR, regs.fpsr)
-        self._finish(op.pc + 4)
-        self.insns += 1
-        self.by_name[op.insn.name] = self.by_name.get(op.insn.name, 0) + 1
+        self._finish(op.end)
+        self.insns += len(op.ran)
+        for name in op.ran:
+            self.by_name[name] = self.by_name.get(name, 0) + 1
 
     def _finish(self, pc: int) -> None:
         """Back to the guest at ``pc``: x0/x1, the counter's deadline, the page and guard."""

@@ -53,6 +53,15 @@ def cases() -> list[tuple[str, str]]:
     for op in ("bdep", "bext", "bgrp"):
         for t in SIZES:
             c.append((f"{op}.{t}", f"{op} z0.{t}, z1.{t}, z2.{t}"))
+    # runs of consecutive SVE2 words (the unit executes a run on one register copy)
+    c.append(("chain.aes", "aese z0.b, z0.b, z1.b\n    aesmc z0.b, z0.b\n    aese z0.b, z0.b, z2.b\n"
+                           "    aesmc z0.b, z0.b\n    aesd z3.b, z3.b, z0.b\n    aesimc z3.b, z3.b"))
+    c.append(("chain.mixed", "sqabs z0.h, p1/m, z1.h\n    eor3 z0.d, z0.d, z2.d, z3.d\n"
+                             "    whilehi p2.s, x2, x3\n    sqneg z4.s, p2/m, z0.s\n"
+                             "    bdep z5.b, z4.b, z0.b\n    xar z6.h, z6.h, z5.h, #3\n"
+                             "    pmullt z7.q, z6.d, z5.d\n    sm4e z7.s, z7.s, z4.s"))
+    c.append(("chain.flags", "mov x2, #3\n    whilege p1.d, x2, xzr\n    whilegt p2.b, xzr, x2\n"
+                             "    sqneg z0.d, p1/m, z1.d"))
     return c
 
 

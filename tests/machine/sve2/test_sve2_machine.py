@@ -199,3 +199,49 @@ def test_user_cannot_read_the_transfer_page_even_after_a_transfer(run_guest):
     ldr x10, [x9]
 """))
     assert r.signal == signal.SIGSEGV
+
+
+CHAIN = """
+    ptrue p0.b
+    index z1.s, #-7, #5
+    index z2.s, #3, #-2
+    mov x9, #{n}
+1:  sqabs z0.s, p0/m, z1.s
+    eor3 z0.d, z0.d, z1.d, z2.d
+    aese z0.b, z0.b, z1.b
+    whilehs p1.h, x9, xzr
+    subs x9, x9, #1
+    b.ne 1b
+"""
+
+
+@pytest.mark.parametrize("opts", [{}, {"freq_hz": 1_000_000, "hz": 1000}], ids=["no-ticks", "ticks"])
+def test_a_run_of_sve2_words_counts_and_computes_as_one_at_a_time(run_guest, machine_factory, tmp_path, opts):
+    """Four consecutive SVE2 words per iteration: batched in one trap (the default) or one trap
+    each (batch_vector off, as under the debugger): the same output and counts, and each counts
+    as one instruction (against four base instructions)."""
+    n = 30 if not opts else 400          # with ticks every 1000 cycles, some land inside a run
+    g = prog(CHAIN.format(n=n))
+    r1, m1 = run_guest(g, sve_vl=512, **opts)
+    src = tmp_path / "chain.S"
+    src.write_text(g)
+    m2 = machine_factory(sve_vl=512, **opts)
+    m2.load(src)
+    for cpu in m2.kernel.cpus:
+        cpu.batch_vector = False
+    r2 = m2.run()
+    base, _ = run_guest(prog(CHAIN.format(n=n).replace("sqabs z0.s, p0/m, z1.s", "orr x10, x10, x10")
+                             .replace("eor3 z0.d, z0.d, z1.d, z2.d", "orr x10, x10, x10")
+                             .replace("aese z0.b, z0.b, z1.b", "orr x10, x10, x10")
+                             .replace("whilehs p1.h, x9, xzr", "orr x10, x10, x10")), sve_vl=512, **opts)
+    assert r1.exit_status == r2.exit_status == 0
+    assert r1.stdout == r2.stdout
+    assert r1.user_insns == r2.user_insns == base.user_insns
+    assert r1.cycles == r2.cycles and r1.traps == r2.traps
+    assert m1.kernel.cpus[0].sve2.insns == m2.kernel.cpus[0].sve2.insns == 4 * n
+    assert m2.kernel.cpus[0].sve2.runs == 4 * n
+    if opts:
+        assert r1.traps.get("timer", 0) > 0
+        assert n < m1.kernel.cpus[0].sve2.runs < 4 * n       # some runs were cut by a tick
+    else:
+        assert m1.kernel.cpus[0].sve2.runs == n
