@@ -53,6 +53,25 @@ def cases() -> list[tuple[str, str]]:
     for op in ("bdep", "bext", "bgrp"):
         for t in SIZES:
             c.append((f"{op}.{t}", f"{op} z0.{t}, z1.{t}, z2.{t}"))
+    from emukern.machine.sve2 import int_arith
+    for name, *_ in [*int_arith.SATURATING, *int_arith.HALVING, *int_arith.PAIRWISE]:
+        for t in SIZES:
+            c.append((f"{name}.{t}", f"{name} z0.{t}, p1/m, z0.{t}, z1.{t}"))
+    minmax = {"b": "mov z2.b, #-128\n    mov z3.b, #127", "h": "mov z2.h, #-128, lsl #8\n    mov z3.h, #127, lsl #8",
+              "s": "mov z2.s, #0x80000000\n    mov z3.s, #0x7fffffff",
+              "d": "mov z2.d, #0x8000000000000000\n    mov z3.d, #0x7fffffffffffffff"}
+    for name, *_ in int_arith.SATURATING:
+        for t in SIZES:
+            c.append((f"{name}.{t}.edge", f"{minmax[t]}\n    {name} z2.{t}, p0/m, z2.{t}, z3.{t}\n"
+                                          f"    {name} z3.{t}, p1/m, z3.{t}, z3.{t}"))
+    for name, *_ in int_arith.LONG:
+        for bt in "bt":
+            for t in ("h", "s", "d"):
+                c.append((f"{name}{bt}.{t}", f"{name}{bt} z0.{t}, z1.{WIDE[t]}, z2.{WIDE[t]}"))
+    for name, *_ in int_arith.WIDE:
+        for bt in "bt":
+            for t in ("h", "s", "d"):
+                c.append((f"{name}{bt}.{t}", f"{name}{bt} z0.{t}, z1.{t}, z2.{WIDE[t]}"))
     # runs of consecutive SVE2 words (the unit executes a run on one register copy)
     c.append(("chain.aes", "aese z0.b, z0.b, z1.b\n    aesmc z0.b, z0.b\n    aese z0.b, z0.b, z2.b\n"
                            "    aesmc z0.b, z0.b\n    aesd z3.b, z3.b, z0.b\n    aesimc z3.b, z3.b"))
