@@ -39,6 +39,8 @@ _MNEMONIC_FEATURE = {
     **{m: "svei8mm" for m in ("smmla", "ummla", "usmmla", "usdot", "sudot")},
     "fmmla": "svef32mm",                      # .S; the .D form is F64MM (see _feature_of)
     **{m: "svef64mm" for m in ("ld1rob", "ld1roh", "ld1row", "ld1rod")},
+    # SME / SVE2.1 words in the SVE space (no CPU model here advertises them: they stay UNDEF)
+    **{m: "sme" for m in ("psel", "sclamp", "uclamp", "revd", "ld1q", "st1q")},
     **{m: "svebf16" for m in ("bfdot", "bfmmla", "bfmlalb", "bfmlalt", "bfcvt", "bfcvtnt")},
 }
 
