@@ -691,8 +691,8 @@ class Arm64Cpu(Cpu):
         included), else those of ``cpu_model`` (machine/arm64_idregs.py)."""
         from emukern.machine.sve2.features import ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1, model_idregs
         from emukern.machine.sve2.unit import Sve2Unit
-        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES
-        assert MICROCODE == SVE2_MICROCODE
+        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES, XFER_BASE
+        assert MICROCODE == SVE2_MICROCODE and XFER_BASE == BOUNCE_BASE
         if idregs is None:
             idregs = model_idregs(cpu_model, self.cpr_read(ID_AA64PFR0_EL1), self.cpr_read(ID_AA64ZFR0_EL1))
         self.uc.mem_write(MICROCODE, MICROCODE_BYTES)

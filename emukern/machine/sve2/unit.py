@@ -71,7 +71,7 @@ class Sve2Unit:
     def __init__(self, pfr0: int, zfr0: int, cpu: Any) -> None:
         self.features = features_from_idregs(pfr0, zfr0)
         self.cpu = cpu                       # the Arm64Cpu: uc, counter, code guard, registers
-        self.page = xfer.TransferPage(cpu.uc)
+        self.page = xfer.TransferPage(cpu)
         self.op: _Op | None = None
         self.resume = False                  # the run just ended by a page-permission change
         self.insns = 0                       # instructions executed
@@ -111,8 +111,7 @@ class Sve2Unit:
         self.op = op
         self.runs += 1
         self.resume = False
-        self.page.open()
-        cpu._guard.open = True
+        self.page.open()                     # (and the code guard)
         cpu.set_reg(0, xfer.XFER_BASE + xfer.Z_AREA)
         cpu.set_reg(1, xfer.XFER_BASE + xfer.P_AREA)
         c.deadline = op.count + xfer.SEQ_LEN + 8     # bounded, and never cut by a tick
@@ -239,8 +238,7 @@ class Sve2Unit:
         cpu.set_pc(pc)
         cpu.counter.count = op.count
         cpu.counter.deadline = op.deadline
-        cpu._guard.open = False
-        self.page.close()
+        self.page.close()                    # (and the code guard)
         self.op = None
         self.resume = True         # closing the page may have ended the run: it goes on
 

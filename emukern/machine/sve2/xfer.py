@@ -18,9 +18,8 @@ unit executes the instruction on what SAVE stored, then runs LOAD the same way i
 written, and finally puts the PC after the instruction.  Reading everything costs 48 native
 instructions, much less than a second hook round trip, so the unit always reads all of Z and P.
 
-The data goes through a machine-owned transfer page (:data:`XFER_BASE`) that is no-access
-outside a transfer (``mem_protect`` around it, like the kernel stubs' bounce buffer) and zeroed
-after each one; the code page is guarded against user execution by the CPU's CodeGuard (opened
+The data goes through the CPU's bounce buffer (:data:`XFER_BASE`), which is no-access
+outside a kernel stub or a transfer (``mem_protect`` around it) and zeroed after each transfer; the code page is guarded against user execution by the CPU's CodeGuard (opened
 only while microcode runs), so EL0 can neither jump into the microcode nor see another task's
 registers through the page.  Every microcode instruction the counter sees (the ``brk``s
 included) is taken back out of the count: the guest sees exactly one retired instruction.  The
@@ -29,16 +28,12 @@ CPACR_EL1.ZEN as the guest has it (on: the unit only runs when EL0 may use SVE).
 """
 from __future__ import annotations
 
-import ctypes
-import mmap
-
-from unicorn import UC_PROT_NONE, UC_PROT_READ, UC_PROT_WRITE, Uc
+from typing import Any
 
 MICROCODE = 0x3F_FFFF_8000      # inside the CPU's execute-only stub page (cpu_arm64.STUB_BASE)
-XFER_BASE = 0x40_0000_4000      # the transfer page, after the kernel stubs' bounce buffer
+XFER_BASE = 0x40_0000_0000      # the CPU's bounce buffer (cpu_arm64.BOUNCE_BASE), see TransferPage
 Z_AREA = 0                      # 32 x VL bytes (VL <= 256 bytes)
 P_AREA = 32 * 256               # 16 x VL/8 bytes
-XFER_SIZE = 0x3000
 
 SAVE = 0                        # word index of the SAVE sequence (str z0)
 LOAD = 64                       # word index of the LOAD sequence (ldr z0)
@@ -100,23 +95,25 @@ class MicrocodeOverrun(RuntimeError):
 
 
 class TransferPage:
-    """The transfer page of one CPU: mapped no-access, opened around a transfer."""
+    """The transfer area of one CPU: the CPU's bounce buffer (cpu_arm64.BOUNCE_BASE), which
+    the kernel's save/load stubs use only while one of them runs -- never while a user
+    instruction is being executed, which is when the unit uses it.  It is no-access to EL0
+    outside a stub or transfer; the CPU's ``_open_window``/``_close_window`` open it together
+    with the code guard and shut both (flushing the TLB entries the microcode filled)."""
 
-    def __init__(self, uc: Uc) -> None:
-        self.uc = uc
-        self.buf = mmap.mmap(-1, XFER_SIZE)
-        uc.mem_map_ptr(XFER_BASE, XFER_SIZE, UC_PROT_NONE,
-                       ctypes.addressof(ctypes.c_char.from_buffer(self.buf)))
+    def __init__(self, cpu: Any) -> None:
+        self.cpu = cpu
+        self.buf = cpu._bounce
+        assert len(self.buf) >= P_AREA + 16 * 32
         self.is_open = False
 
     def open(self) -> None:
-        self.uc.mem_protect(XFER_BASE, XFER_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+        self.cpu._open_window(bounce=True)
         self.is_open = True
 
     def close(self) -> None:
-        """Shut (which also drops the TLB entries the microcode filled) and zero it: no register
-        contents stay behind for the next task."""
+        """Shut it and zero it: no register contents stay behind for the next task."""
         if self.is_open:
-            self.uc.mem_protect(XFER_BASE, XFER_SIZE, UC_PROT_NONE)
-            self.buf[:] = bytes(XFER_SIZE)
+            self.cpu._close_window()
+            self.buf[:P_AREA + 16 * 32] = bytes(P_AREA + 16 * 32)
             self.is_open = False
