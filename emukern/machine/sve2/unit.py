@@ -157,7 +157,6 @@ class Sve2Unit:
 
     def _execute(self, op: _Op) -> SveRegs:
         cpu = self.cpu
-        uc = cpu.uc
         vb = cpu.vl // 8
         pb = vb // 8
         buf = self.page.buf
@@ -168,9 +167,9 @@ class Sve2Unit:
 
         def xreg(n: int) -> int:
             return x0 if n == 0 else x1 if n == 1 else cpu.reg(n)
-        regs = SveRegs(vb, z, p, fpcr=uc.reg_read(A.UC_ARM64_REG_FPCR),
-                       fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR),
-                       nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
+        rd = cpu._read                       # the CPU's direct register path
+        regs = SveRegs(vb, z, p, fpcr=rd(A.UC_ARM64_REG_FPCR), fpsr=rd(A.UC_ARM64_REG_FPSR),
+                       nzcv=rd(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
         op.insn.fn(op.word, regs)
         op.ran.append(op.insn.name)
         return regs
@@ -188,7 +187,11 @@ class Sve2Unit:
             room = op.deadline - (cpu.extra_user + cpu.sys_cycles + cpu.idle_cycles - cpu._committed)
             if op.count + 1 >= room:
                 return
-            word = cpu._word(op.end)
+            if op.end & 0xFFF:
+                # same page as the word just executed: executable, read it straight from Unicorn
+                word = int.from_bytes(cpu.uc.mem_read(op.end, 4), "little")
+            else:
+                word = cpu._word(op.end)
             if word is None or (word >> 25) & 0xF != 0b0010:
                 return
             insn = self.decode(word)
@@ -218,11 +221,11 @@ class Sve2Unit:
     def _retire(self, op: _Op) -> None:
         regs = op.regs
         assert regs is not None
-        uc = self.cpu.uc
+        wr = self.cpu._write
         if regs.flags_written:
-            uc.reg_write(A.UC_ARM64_REG_NZCV, regs.nzcv << 28)
+            wr(A.UC_ARM64_REG_NZCV, regs.nzcv << 28)
         if regs.fpsr_written:
-            uc.reg_write(A.UC_ARM64_REG_FPSR, regs.fpsr)
+            wr(A.UC_ARM64_REG_FPSR, regs.fpsr)
         self._finish(op.end)
         self.insns += len(op.ran)
         for name in op.ran:
