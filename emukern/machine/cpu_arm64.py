@@ -19,6 +19,16 @@ Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py check
   the instruction counter.  An AdvSIMD write of V (``mov v0.16b, v0.16b``, ``ldp q``) zeroes the
   Z bits above 128 up to the current VL when EL0 may use SVE (tests/machine/test_sve_stub.py).
 
+The SVE2 unit (machine/sve2/)
+-----------------------------
+Unicorn 2.1.4 executes no SVE2.  An EL0 UNDEF whose word is in the SVE encoding space, with SVE
+enabled at EL0, goes to the SVE2 unit first (:meth:`_sve2_execute`): if the word is an instruction
+it implements and this CPU's ID registers advertise (``cpu_model`` / ``sve_idregs``), the PC is
+sent into the machine's own transfer microcode (``SVE2_MICROCODE``, in the guarded stub page;
+data through the bounce buffer), whose closing ``brk``s come back to :meth:`_hook_intr`; the
+instruction runs in Python between SAVE and LOAD and retires as one instruction.  With SVE off at
+EL0 the word is an SVE access trap as before (:meth:`classify_undef`); not advertised, it is UNDEF.
+
 Kernel sequences ("stubs") (design)
 -----------------------------------
 The machine knows no kernel code: the kernel loads its instruction sequences (arm64's
