@@ -7,7 +7,10 @@
   UHSUBR (B/H/S/D);
 * widening long, unpredicated, bottom/top: SADDL{B,T}, UADDL{B,T}, SSUBL{B,T}, USUBL{B,T},
   SABDL{B,T}, UABDL{B,T} (H/S/D from B/H/S);
-* widening wide, unpredicated: SADDW{B,T}, UADDW{B,T}, SSUBW{B,T}, USUBW{B,T} (H/S/D).
+* widening wide, unpredicated: SADDW{B,T}, UADDW{B,T}, SSUBW{B,T}, USUBW{B,T} (H/S/D);
+* multiplies, unpredicated: MUL, SMULH, UMULH, SQDMULH, SQRDMULH (B/H/S/D); long SMULL{B,T},
+  UMULL{B,T}, SQDMULL{B,T} (H/S/D from B/H/S); multiply-add long SMLAL{B,T}, UMLAL{B,T},
+  SMLSL{B,T}, UMLSL{B,T} (H/S/D).
 """
 from __future__ import annotations
 
@@ -132,7 +135,68 @@ LONG = [("saddl", 0, _add, True), ("uaddl", 2, _add, False), ("ssubl", 4, _sub, 
 WIDE = [("saddw", 0, _add, True), ("uaddw", 2, _add, False), ("ssubw", 4, _sub, True),
         ("usubw", 6, _sub, False)]
 
+def _mul_vectors(op: Op, signed: bool):
+    """Zd = op(Zn, Zm) element-wise (the SVE2 integer multiply (unpredicated) class)."""
+    def run(w: int, r: SveRegs) -> None:
+        es = 1 << size(w)
+        bits = 8 * es
+        a = unpack(r.z[zn(w)], es)
+        b = unpack(r.z[zm(w)], es)
+        if signed:
+            a = [sext(x, bits) for x in a]
+            b = [sext(x, bits) for x in b]
+        r.set_z(zd(w), pack([op(x, y, bits) for x, y in zip(a, b)], es))
+    return run
+
+
+MUL_VECTORS: list[tuple[str, int, Op, bool]] = [
+    ("mul", 0x04206000, lambda a, b, n: a * b, False),
+    ("smulh", 0x04206800, lambda a, b, n: (a * b) >> n, True),
+    ("umulh", 0x04206C00, lambda a, b, n: (a * b) >> n, False),
+    ("sqdmulh", 0x04207000, lambda a, b, n: _sat_s((2 * a * b) >> n, n), True),
+    ("sqrdmulh", 0x04207400, lambda a, b, n: _sat_s((2 * a * b + (1 << (n - 1))) >> n, n), True),
+]
+
+
+def _long_mul(op: Op, signed: bool, top: bool, accumulate: int):
+    """Zd (2*esize) = op(ext(Zn[2e+top]), ext(Zm[2e+top])), or Zda +/- that (accumulate = +1/-1)."""
+    def run(w: int, r: SveRegs) -> None:
+        s = size(w)
+        if s == 0:
+            raise Sve2Undefined("widening multiply with size = 00")
+        des = 1 << s
+        es = des // 2
+        bits = 8 * es
+        a = unpack(r.z[zn(w)], es)[int(top)::2]
+        b = unpack(r.z[zm(w)], es)[int(top)::2]
+        if signed:
+            a = [sext(x, bits) for x in a]
+            b = [sext(x, bits) for x in b]
+        prod = [op(x, y, 2 * bits) for x, y in zip(a, b)]
+        if accumulate:
+            acc = unpack(r.z[zd(w)], des)
+            prod = [c + accumulate * p for c, p in zip(acc, prod)]
+        r.set_z(zd(w), pack(prod, des))
+    return run
+
+
+LONG_MUL: list[tuple[str, int, Op, bool]] = [
+    ("sqdmull", 0x45006000, lambda a, b, n: _sat_s(2 * a * b, n), True),
+    ("smull", 0x45007000, lambda a, b, n: a * b, True),
+    ("umull", 0x45007800, lambda a, b, n: a * b, False),
+]
+MLA_LONG: list[tuple[str, int, bool, int]] = [
+    ("smlal", 0x44004000, True, 1), ("umlal", 0x44004800, False, 1),
+    ("smlsl", 0x44005000, True, -1), ("umlsl", 0x44005800, False, -1),
+]
+
 INSNS: tuple[Sve2Insn, ...] = (
+    *(Sve2Insn(name, 0xFF20FC00, value, "sve2", _mul_vectors(op, sg)) for name, value, op, sg in MUL_VECTORS),
+    *(Sve2Insn(f"{name}{'bt'[t]}", 0xFF20FC00, value | (t << 10), "sve2", _long_mul(op, sg, bool(t), 0))
+      for name, value, op, sg in LONG_MUL for t in (0, 1)),
+    *(Sve2Insn(f"{name}{'bt'[t]}", 0xFF20FC00, value | (t << 10), "sve2",
+               _long_mul(lambda a, b, n: a * b, sg, bool(t), acc))
+      for name, value, sg, acc in MLA_LONG for t in (0, 1)),
     *(Sve2Insn(name, 0xFF3FE000, 0x44188000 | (k << 16), "sve2", _predicated(op, sa, sb))
       for k, (name, op, sa, sb) in enumerate(SATURATING)),
     *(Sve2Insn(name, 0xFF3FE000, 0x44108000 | (k << 16), "sve2", _predicated(op, sg, sg))

@@ -72,6 +72,16 @@ def cases() -> list[tuple[str, str]]:
         for bt in "bt":
             for t in ("h", "s", "d"):
                 c.append((f"{name}{bt}.{t}", f"{name}{bt} z0.{t}, z1.{t}, z2.{WIDE[t]}"))
+    for name, *_ in int_arith.MUL_VECTORS:
+        for t in SIZES:
+            c.append((f"{name}.{t}", f"{name} z0.{t}, z1.{t}, z2.{t}"))
+            c.append((f"{name}.{t}.edge", f"{minmax[t]}\n    {name} z0.{t}, z2.{t}, z2.{t}\n"
+                                          f"    {name} z1.{t}, z3.{t}, z2.{t}"))
+    for name, *_ in [*int_arith.LONG_MUL, *int_arith.MLA_LONG]:
+        for bt in "bt":
+            for t in ("h", "s", "d"):
+                c.append((f"{name}{bt}.{t}", f"{name}{bt} z0.{t}, z1.{WIDE[t]}, z2.{WIDE[t]}"))
+        c.append((f"{name}.edge", f"{minmax['h']}\n    {name}b z4.s, z2.h, z2.h\n    {name}t z5.s, z3.h, z2.h"))
     # runs of consecutive SVE2 words (the unit executes a run on one register copy)
     c.append(("chain.aes", "aese z0.b, z0.b, z1.b\n    aesmc z0.b, z0.b\n    aese z0.b, z0.b, z2.b\n"
                            "    aesmc z0.b, z0.b\n    aesd z3.b, z3.b, z0.b\n    aesimc z3.b, z3.b"))

@@ -160,13 +160,13 @@ def test_unallocated_fields_inside_a_class_are_undef(run_guest, word, what):
 
 
 def test_advertised_but_unimplemented_is_an_emulator_error(run_guest):
-    # SQDMULH (vectors, SVE2) is FEAT_SVE2, which the default model advertises; the unit does
+    # HISTCNT (SVE2) is FEAT_SVE2, which the default model advertises; the unit does
     # not implement it: a clear error naming it, not a SIGILL the modelled CPU never raises
     with pytest.raises(Sve2NotImplemented) as ei:
-        run_guest(prog("    ptrue p0.b\n    sqdmulh z0.b, z1.b, z2.b"))
-    assert "sqdmulh" in str(ei.value) and "--cpu-model unicorn-max" in str(ei.value)
+        run_guest(prog("    ptrue p0.b\n    histcnt z0.s, p0/z, z1.s, z2.s"))
+    assert "histcnt" in str(ei.value) and "--cpu-model unicorn-max" in str(ei.value)
     # ... and under unicorn-max (not advertised) the same word is an ordinary SIGILL
-    r, _ = run_guest(prog("    ptrue p0.b\n    sqdmulh z0.b, z1.b, z2.b"), arm64_cpu_model="unicorn-max")
+    r, _ = run_guest(prog("    ptrue p0.b\n    histcnt z0.s, p0/z, z1.s, z2.s"), arm64_cpu_model="unicorn-max")
     assert r.signal == signal.SIGILL
 
 
