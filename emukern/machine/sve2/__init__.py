@@ -11,7 +11,8 @@ Implemented (each module's docstring has the details): ``int_ops`` -- SQABS, SQN
 BCAX, BSL, BSL1N, BSL2N, NBSL, XAR, PMUL, PMULLB/PMULLT (.Q: FEAT_SVE_PMULL128), WHILEGE/GT/HS/HI;
 ``int_arith`` -- ADDP, SMAXP, UMAXP, SMINP, UMINP, SQADD..UQSUBR, SHADD..UHSUBR, SADDL..UABDL B/T,
 SADDW..USUBW B/T, MUL, SMULH, UMULH, SQDMULH, SQRDMULH, SMULL/UMULL/SQDMULL B/T, SMLAL/UMLAL/
-SMLSL/UMLSL B/T; ``crypto`` -- AESE, AESD, AESMC, AESIMC, SM4E, SM4EKEY, RAX1; ``bitperm`` --
+SMLSL/UMLSL B/T; ``int_shift`` -- SSRA, USRA, SRSRA, URSRA, SRI, SLI, EORBT, EORTB, SADALP,
+UADALP; ``crypto`` -- AESE, AESD, AESMC, AESIMC, SM4E, SM4EKEY, RAX1; ``bitperm`` --
 BDEP, BEXT, BGRP; ``matmul`` -- the I8MM/F32MM/F64MM/BF16 instructions (separate work).
 ``features`` gates them by the CPU's ID registers, ``xfer`` is the Z/P transfer microcode,
 ``unit`` the instruction in flight, ``decode`` the table, ``bench`` the cost per instruction.

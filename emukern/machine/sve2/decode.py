@@ -1,6 +1,6 @@
 """The SVE2 unit's decode table: every instruction module's ``INSNS`` in one lookup.
 
-Modules: int_ops and int_arith (FEAT_SVE2 integer), crypto (SVE AES/SM4/SHA3), bitperm (SVE BitPerm) and
+Modules: int_ops, int_arith and int_shift (FEAT_SVE2 integer), crypto (SVE AES/SM4/SHA3), bitperm (SVE BitPerm) and
 matmul (I8MM/F32MM/F64MM/BF16, written separately).  A word is matched against the entries in
 table order, first match wins; entries of a more specific mask come first where two classes
 overlap (e.g. PMULLB .Q before PMULLB).  Results are cached per word.
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import bitperm, crypto, int_arith, int_ops, matmul
+from . import bitperm, crypto, int_arith, int_ops, int_shift, matmul
 from .state import Sve2Insn
 
-MODULES = (int_ops, int_arith, crypto, bitperm, matmul)
+MODULES = (int_ops, int_arith, int_shift, crypto, bitperm, matmul)
 
 
 def collect() -> tuple[Sve2Insn, ...]:

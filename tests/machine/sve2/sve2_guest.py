@@ -82,6 +82,19 @@ def cases() -> list[tuple[str, str]]:
             for t in ("h", "s", "d"):
                 c.append((f"{name}{bt}.{t}", f"{name}{bt} z0.{t}, z1.{WIDE[t]}, z2.{WIDE[t]}"))
         c.append((f"{name}.edge", f"{minmax['h']}\n    {name}b z4.s, z2.h, z2.h\n    {name}t z5.s, z3.h, z2.h"))
+    for op in ("ssra", "usra", "srsra", "ursra", "sri"):
+        for t, bits in (("b", 8), ("h", 16), ("s", 32), ("d", 64)):
+            for sh in sorted({1, bits // 2 - 1, bits}):
+                c.append((f"{op}.{t}.{sh}", f"{op} z0.{t}, z1.{t}, #{sh}"))
+    for t, bits in (("b", 8), ("h", 16), ("s", 32), ("d", 64)):
+        for sh in sorted({0, 3, bits - 1}):
+            c.append((f"sli.{t}.{sh}", f"sli z0.{t}, z1.{t}, #{sh}"))
+    for op in ("eorbt", "eortb"):
+        for t in SIZES:
+            c.append((f"{op}.{t}", f"{op} z0.{t}, z1.{t}, z2.{t}"))
+    for op in ("sadalp", "uadalp"):
+        for t in ("h", "s", "d"):
+            c.append((f"{op}.{t}", f"{op} z0.{t}, p1/m, z1.{WIDE[t]}"))
     # runs of consecutive SVE2 words (the unit executes a run on one register copy)
     c.append(("chain.aes", "aese z0.b, z0.b, z1.b\n    aesmc z0.b, z0.b\n    aese z0.b, z0.b, z2.b\n"
                            "    aesmc z0.b, z0.b\n    aesd z3.b, z3.b, z0.b\n    aesimc z3.b, z3.b"))

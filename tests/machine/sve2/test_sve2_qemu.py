@@ -39,8 +39,8 @@ def test_every_case_matches_qemu(sve2_elf, run_guest, vl):
 
 def test_case_list_covers_every_class():
     """The differential cases name every entry of the unit's own modules."""
-    from emukern.machine.sve2 import bitperm, crypto, int_arith, int_ops
+    from emukern.machine.sve2 import bitperm, crypto, int_arith, int_ops, int_shift
     names = {n.split(".")[0] for n, _ in sve2_guest.cases()}
-    for mod in (int_ops, int_arith, crypto, bitperm):
+    for mod in (int_ops, int_arith, int_shift, crypto, bitperm):
         for insn in mod.INSNS:
             assert insn.name.split(".")[0] in names, insn.name
