@@ -163,6 +163,10 @@ def _case(fn: Callable[[], None]) -> str:
         _quiet_child()
         try:
             fn()
+        except _known_gaps():
+            # the SVE2 unit's honest error for an advertised SVE2 word it does not implement
+            # (machine/sve2/unit.py): a documented limitation, counted, not a host failure
+            os._exit(4)
         except BaseException:   # noqa: BLE001 - a Python exception out of the machine is a finding
             import traceback
             try:
@@ -175,7 +179,12 @@ def _case(fn: Callable[[], None]) -> str:
     if os.WIFSIGNALED(st):
         sig = os.WTERMSIG(st)
         return "abort" if sig == signal.SIGABRT else f"crash:{signal.Signals(sig).name}"
-    return "ok" if os.WEXITSTATUS(st) == 0 else "exception"
+    return {0: "ok", 4: "unimplemented"}.get(os.WEXITSTATUS(st), "exception")
+
+
+def _known_gaps() -> tuple[type[BaseException], ...]:
+    from emukern.machine.sve2.unit import Sve2NotImplemented
+    return (Sve2NotImplemented,)
 
 
 def raw_case(arch: str, word: int) -> str:
@@ -234,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                else emukern_case(arch, words, cpus=rng.choice([1, 2])))
         counts[res] += 1
         by_class.setdefault(f"{arch}/{cname.split('(')[0]}", Counter())[res] += 1
-        if res != "ok":
+        if res not in ("ok", "unimplemented"):
             findings.append(f"{arch} {cname}: {res}: {' '.join(f'{w:#010x}' for w in words)}")
         i += 1
     dt = time.monotonic() - t0

@@ -44,7 +44,7 @@ ARCHES = ("riscv64", "arm64")
 #: llvm-mc flags per architecture (``-filetype=obj`` is added by the callers).
 MC_FLAGS: dict[str, tuple[str, ...]] = {
     "riscv64": ("-triple=riscv64", "-mattr=+m,+a,+f,+d,+c,+v"),
-    "arm64": ("-triple=aarch64", "-mattr=+sve"),
+    "arm64": ("-triple=aarch64", "-mattr=+sve,+sve2,+sve2-aes,+sve2-bitperm,+sve2-sha3,+sve2-sm4,+i8mm,+f32mm,+f64mm,+bf16"),
 }
 
 #: ld.lld flags (the same for both architectures).  lld's default image bases are fixed

@@ -7,10 +7,10 @@ sanitised values an EL0 MRS reads differ from the real kernel's on the "same" CP
 lists the EL0-visible fields QEMU 7.2 sets and Unicorn does not (the fields Linux hides from EL0
 read their safe value whatever the CPU has, so they are left alone).
 
-Caveat: the values describe QEMU's CPU, not what Unicorn executes: a guest that trusts
-ID_AA64ZFR0_EL1.SVEver=1 and runs an SVE2 instruction, or BF16/I8MM ones, may still get SIGILL
-from Unicorn (Linux's own abi/hwcap selftest fails the SIGILL probes of the ten SVE2-family
-features for that reason).  ``MachineConfig.arm64_cpu_model = "unicorn-max"`` keeps Unicorn's own
+Caveat: the values describe QEMU's CPU, and Unicorn 2.1.4 executes none of SVE2: the machine's
+SVE2 unit (machine/sve2/) executes the SVE2-family words it implements when these registers
+advertise them (see its package docstring for the list); the matrix-multiply/BF16 ones need
+machine/sve2/matmul.py.  ``MachineConfig.arm64_cpu_model = "unicorn-max"`` keeps Unicorn's own
 values.  Neither model has FEAT_LSE2 (ID_AA64MMFR2_EL1.AT = 0): the machine makes misaligned LSE
 atomics take the alignment fault that requires (machine/a64_atomics.py).
 """

@@ -19,6 +19,16 @@ Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py check
   the instruction counter.  An AdvSIMD write of V (``mov v0.16b, v0.16b``, ``ldp q``) zeroes the
   Z bits above 128 up to the current VL when EL0 may use SVE (tests/machine/test_sve_stub.py).
 
+The SVE2 unit (machine/sve2/)
+-----------------------------
+Unicorn 2.1.4 executes no SVE2.  An EL0 UNDEF whose word is in the SVE encoding space, with SVE
+enabled at EL0, goes to the SVE2 unit first (:meth:`_sve2_execute`): if the word is an instruction
+it implements and this CPU's ID registers advertise (``cpu_model`` / ``sve_idregs``), the PC is
+sent into the machine's own transfer microcode (``SVE2_MICROCODE``, in the guarded stub page;
+data through the bounce buffer), whose closing ``brk``s come back to :meth:`_hook_intr`; the
+instruction runs in Python between SAVE and LOAD and retires as one instruction.  With SVE off at
+EL0 the word is an SVE access trap as before (:meth:`classify_undef`); not advertised, it is UNDEF.
+
 Kernel sequences ("stubs") (design)
 -----------------------------------
 The machine knows no kernel code: the kernel loads its instruction sequences (arm64's
@@ -129,6 +139,7 @@ CPACR_ZEN_EL1 = 1 << 16      # ZEN=01: SVE usable at EL1, trapped at EL0
 CPACR_ZEN_ALL = 3 << 16      # ZEN=11: SVE usable at EL0 too
 
 SVE_VL_MIN, SVE_VL_MAX = 128, 2048
+SVE2_MICROCODE = STUB_BASE + 0x8000     # the SVE2 unit's transfer microcode (machine/sve2/xfer.py)
 
 
 # ---- kernel text: instruction sequences the kernel runs on this CPU --------------------------------
@@ -236,9 +247,11 @@ def sysreg_iss(op0: int, op1: int, crn: int, crm: int, op2: int, rt: int, is_rea
 class Arm64Cpu(Cpu):
     arch = "arm64"
     scan_code = True          # words that abort Unicorn's translator are exits (a64_unallocated)
+    batch_vector = True       # the SVE2 unit runs consecutive SVE2 words in one trap (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, sve_vl: int = 256, idst: bool = False,
-                 sve: bool = True) -> None:
+                 sve: bool = True, cpu_model: str = "qemu-max",
+                 sve_idregs: tuple[int, int] | None = None) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
@@ -286,6 +299,7 @@ class Arm64Cpu(Cpu):
         self._at_el0 = False
         self.set_vl(sve_vl)
         self.hook_intr(self._hook_intr)
+        self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
 
     # ---- system registers ----------------------------------------------------------------------
@@ -372,7 +386,7 @@ class Arm64Cpu(Cpu):
             return
         if self._kernel_text:
             raise RuntimeError("this CPU already has different kernel text")
-        if KERNEL_TEXT + len(image) > STUB_BASE + STUB_SIZE:
+        if KERNEL_TEXT + len(image) > SVE2_MICROCODE:
             raise ValueError(f"kernel text of {len(image)} bytes does not fit the stub page")
         table: dict[str, tuple[int, int, bool, bool, bool]] = {}
         for name, q in seqs.items():
@@ -668,6 +682,10 @@ class Arm64Cpu(Cpu):
         super().run(until)
         if self._guard.hit:
             self._user_in_stub_page()
+        if self.sve2 is not None and self.sve2.op is not None:
+            self.sve2.abort()
+            raise StubOverrun(f"an SVE2 unit instruction did not finish its microcode (pc {self.get_pc():#x}): "
+                              f"emulator error")
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -691,7 +709,15 @@ class Arm64Cpu(Cpu):
         # a stub chain begun in a hook whose mem_protect (the bounce buffer opening for a save or
         # load stub) made Unicorn end the run at the stub's first instruction: it goes on, still
         # bounded by its deadline (an overrun stops on the count and raises StubOverrun)
-        return self._chain is not None
+        # -- or the SVE2 unit's transfer (machine/sve2/xfer.py), whose transfer-page mem_protect
+        # does the same when it opens and when it closes
+        if self._chain is not None:
+            return True
+        sve2 = self.sve2
+        if sve2 is not None and (sve2.op is not None or sve2.resume):
+            sve2.resume = False
+            return True
+        return False
 
     def _deliver(self, trap: Trap) -> None:
         super()._deliver(trap)
@@ -781,6 +807,37 @@ class Arm64Cpu(Cpu):
         except MemoryFault:
             return None
 
+    # ---- the SVE2 unit (machine/sve2/) ----------------------------------------------------------
+    def _make_sve2(self, cpu_model: str, idregs: tuple[int, int] | None) -> Any:
+        """The SVE2 unit, gated by the ID registers this CPU was built with: ``idregs`` =
+        (ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1) when the builder knows them (per-CPU overrides
+        included), else those of ``cpu_model`` (machine/arm64_idregs.py)."""
+        from emukern.machine.sve2.features import ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1, model_idregs
+        from emukern.machine.sve2.unit import Sve2Unit
+        from emukern.machine.sve2.xfer import MICROCODE, MICROCODE_BYTES, XFER_BASE
+        assert MICROCODE == SVE2_MICROCODE and XFER_BASE == BOUNCE_BASE
+        if idregs is None:
+            idregs = model_idregs(cpu_model, self.cpr_read(ID_AA64PFR0_EL1), self.cpr_read(ID_AA64ZFR0_EL1))
+        self.uc.mem_write(MICROCODE, MICROCODE_BYTES)
+        return Sve2Unit(idregs[0], idregs[1], self)
+
+    def _sve2_execute(self, pc: int, word: int) -> bool:
+        """An SVE-space word Unicorn cannot execute, with SVE on at EL0: the SVE2 unit runs it if
+        the CPU has it (True: the CPU goes into the unit's microcode; the closing brk of each
+        sequence comes back to :meth:`_sve2_brk`)."""
+        unit = self.sve2
+        insn = unit.decode(word)
+        if insn is None:
+            unit.check_unimplemented(word)
+            return False
+        unit.begin(pc, word, insn)
+        return True
+
+    def _sve2_brk(self, intno: int, pc: int) -> None:
+        word = self.sve2.on_brk(intno, pc)
+        if word is not None:        # unallocated inside its class: UNDEF at the instruction
+            self._deliver(self.classify_undef(self.get_pc(), word))
+
     def classify_undef(self, pc: int, word: int) -> Trap:
         """Work out the syndrome an EL0 undefined-instruction exception would have had."""
         if is_sve_encoding(word) and self.has_sve and not self.sve_el0:
@@ -809,6 +866,10 @@ class Arm64Cpu(Cpu):
                 self._chain_step()      # the brk #0xe4e ending a kernel stub
                 return
             raise StubOverrun(f"exception {intno} at {pc:#x} inside kernel stub {name}: emulator error")
+        sve2 = self.sve2
+        if sve2 is not None and sve2.op is not None:
+            self._sve2_brk(intno, pc)       # the end of one of the SVE2 unit's microcode runs
+            return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             word = self._word(epc) or 0
@@ -822,6 +883,8 @@ class Arm64Cpu(Cpu):
             return
         if intno == 1:      # EXCP_UDEF
             if self._counter_read(pc, word):
+                return
+            if self.sve2 is not None and self.sve_el0 and is_sve_encoding(word) and self._sve2_execute(pc, word):
                 return
             self._deliver(self.classify_undef(pc, word))
             return

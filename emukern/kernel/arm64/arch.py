@@ -35,7 +35,23 @@ class Arm64Arch(ArchBase):
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
-        return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve)
+        from emukern.machine.arm64_idregs import CPU_MODELS
+        model = c.arm64_cpu_model if c.arm64_cpu_model in CPU_MODELS else "qemu-max"  # boot reports a bad one
+        return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve,
+                        cpu_model=model, sve_idregs=self._sve_idregs(index, model))
+
+    def _sve_idregs(self, index: int, model: str) -> tuple[int, int] | None:
+        """(ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1) of CPU ``index`` when --cpu-id overrides change its
+        ID registers: the machine's SVE2 unit executes what that CPU advertises."""
+        c = self.k.config
+        if index not in c.cpu_id_overrides:
+            return None
+        from emukern.kernel.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
+        try:
+            regs = build_cpu_id_regs(c.cpus, c.cpu_id_overrides, base=cpu_model_id_regs(model))[index]
+        except (ValueError, KeyError, IndexError):
+            return None                     # boot (traps.setup) reports the bad override
+        return regs.raw("ID_AA64PFR0_EL1"), regs.raw("ID_AA64ZFR0_EL1")
 
     def boot(self) -> None:
         traps.setup(self.k)

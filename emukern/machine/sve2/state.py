@@ -33,6 +33,9 @@ class SveRegs:
     written_p: set[int] = field(default_factory=set)
     flags_written: bool = False      # nzcv changed
     fpsr_written: bool = False
+    # (added by the SVE2 unit, backwards compatible) the general-purpose registers an instruction
+    # may read (WHILE*): xreg(n) for n in 0..30, read lazily from the CPU
+    xreg: Callable[[int], int] = field(default=lambda n: 0, repr=False)
 
     @classmethod
     def zeroed(cls, vl: int) -> "SveRegs":
