@@ -246,6 +246,8 @@ class Arm64Cpu(Cpu):
         self.set_vl(sve_vl)
         self.hook_intr(self._hook_intr)
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
+        self._svc_batch = self.make_batch([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
+        self._svc_map: tuple[Any, ...] | None = None
 
     # ---- system registers ----------------------------------------------------------------------
     def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
@@ -687,7 +689,35 @@ class Arm64Cpu(Cpu):
         return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
                     esr=(ESR_EC_UNKNOWN << 26) | ESR_IL)
 
+    def _svc_word(self, epc: int) -> int:
+        """The svc instruction's word (its #imm16 is in the syndrome), read from the host buffer of
+        the last executable mapping a syscall came from while the mm's layout is unchanged: the
+        same bytes :meth:`_word` reads, without a mapping search on every syscall."""
+        mm = self.mm
+        c = self._svc_map
+        if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= epc <= c[3]:
+            o = epc - c[4]
+            return int.from_bytes(c[5][o:o + 4], "little")
+        if mm is not None:
+            m = mm.find(epc)
+            if m is not None and "x" in m.perms and m.size >= 4:
+                self._svc_map = (mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf)
+        return self._word(epc) or 0
+
+    def syscall_trap(self, pc: int, word: int, regs: Any) -> Trap:
+        """An svc from EL0: EC 0x15 with the immediate in the ISS."""
+        return Trap(TrapKind.SYSCALL, self.arch, pc, cpu=self.index, insn=word,
+                    esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF))
+
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
+        if intno == 2 and self._chain is None:      # EXCP_SWI: svc, PC already past it (hot path)
+            regs = self._svc_batch()                 # PC, x8, x0..x5 in one libunicorn call
+            epc = regs[0] - 4
+            self._deliver_syscall(epc, self._svc_word(epc), tuple(regs[1:]))
+            # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
+            if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
+                self._chain_begin()
+            return
         pc = self.get_pc()
         if self._chain is not None:
             name = self._chain_op[0].name if self._chain_op else "?"

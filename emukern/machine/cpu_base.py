@@ -49,6 +49,9 @@ from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
+# on_syscall(cpu, pc, word, regs): a syscall instruction at ``pc`` (``word``: its encoding where the
+# syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as one tuple
+SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...]], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
@@ -116,6 +119,10 @@ class Cpu:
         self._mapped: list[tuple[int, int, int, int]] = []
         self.mapped_version = -1   # public (read-only for others): mm.version Unicorn maps now
         self.on_trap: TrapHandler | None = None
+        # The kernel's syscall entry, when it has one: a syscall (the commonest trap by far) is
+        # then delivered as plain numbers, and the kernel builds the Trap (syscall_trap) only
+        # when something asks for it.  None: syscalls arrive through on_trap like every trap.
+        self.on_syscall: SyscallHandler | None = None
         self.running = False
         self.stop_requested = False
         self._fault: tuple[int, str] | None = None
@@ -233,6 +240,13 @@ class Cpu:
     def now(self) -> int:
         """This CPU's local time in cycles."""
         return self._cs.count + self.extra_user + self.sys_cycles + self.idle_cycles
+
+    def marks(self) -> tuple[int, int]:
+        """(:attr:`now`, :attr:`user_cycles`) in one call: what the kernel's entry and exit
+        accounting reads on every trap."""
+        c = self._cs.count
+        eu = self.extra_user
+        return c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu
 
     @property
     def insns(self) -> int:
@@ -574,6 +588,33 @@ class Cpu:
             raise RuntimeError("no kernel attached to this CPU")
         on_trap(self, trap)
         # commit_charges, inlined (every trap passes here)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
+
+    def syscall_trap(self, pc: int, word: int, regs: Sequence[int]) -> Trap:
+        """The :class:`Trap` a syscall delivered through ``on_syscall`` stands for (the one
+        ``on_trap`` would have been given): the architecture's syndrome for it."""
+        raise NotImplementedError
+
+    def _deliver_syscall(self, pc: int, word: int, regs: tuple[int, ...]) -> None:
+        """:meth:`_deliver` for a syscall: straight to ``on_syscall`` with the numbers the hook
+        read, no Trap object (a Trap through ``on_trap`` when the kernel has no syscall entry)."""
+        on_syscall = self.on_syscall
+        if on_syscall is None:
+            self._deliver(self.syscall_trap(pc, word, regs))
+            return
+        self.traps_seen += 1
+        on_syscall(self, pc, word, regs)
+        # commit_charges, inlined (as in _deliver)
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
         delta = charged - self._committed
         if delta:

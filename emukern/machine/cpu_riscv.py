@@ -21,6 +21,7 @@ Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64, Uc, UcError
@@ -181,6 +182,11 @@ class RiscvCpu(Cpu):
         """[a7, a0..a5] in one call: the syscall number and its six arguments."""
         return self._syscall_batch()
 
+    def syscall_trap(self, pc: int, word: int, regs: Sequence[int]) -> Trap:
+        """An ecall from U-mode: scause 8, the registers the hook read as its sysregs."""
+        return Trap(TrapKind.SYSCALL, self.arch, pc, cpu=self.index, insn=0x73, cause=CAUSE_USER_ECALL,
+                    sysregs=list(regs))
+
     def reg_by_name(self, name: str) -> int:
         return self.reg(ABI_NAMES.index(name)) if name in ABI_NAMES else self.reg(int(name.lstrip("x")))
 
@@ -298,8 +304,7 @@ class RiscvCpu(Cpu):
         if intno == CAUSE_USER_ECALL:
             # one libunicorn call for the PC and the syscall registers (the hot path)
             regs = self._ecall_batch()
-            self._deliver(Trap(TrapKind.SYSCALL, self.arch, regs[0] - 4, cpu=self.index, insn=0x73,
-                               cause=CAUSE_USER_ECALL, sysregs=regs[1:]))
+            self._deliver_syscall(regs[0] - 4, 0x73, tuple(regs[1:]))
             return
         epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
