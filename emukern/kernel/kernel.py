@@ -566,9 +566,14 @@ class Kernel(SyscallsMixin, SignalMixin):
             notes = (notes or []) + self.syscall_notes
             self.syscall_notes = []
         self.syscall_counts[name] += 1
-        arch.set_syscall_return(cpu, ret)
+        regid = arch.syscall_ret_regid
+        if regid is None:
+            arch.set_syscall_return(cpu, ret)
+        else:
+            cpu.write_regid(regid, ret)
         # exit_to_user_mode (as _trap_exit)
         trap = None
+        ret_cost = costs["exception_return"]
         if not pcpu.need_resched:
             mm = cpu.mm
             if mm is not task.mm or mm.version != cpu.mapped_version:
@@ -577,7 +582,16 @@ class Kernel(SyscallsMixin, SignalMixin):
                 trap = cpu.syscall_trap(pc, word, regs)
                 trap.handler, trap.ret, trap.notes = name, ret, notes
                 self.do_signal(cpu, task, trap)
-            note = arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
+            work = arch.exit_work_tif
+            if task.state is not TaskState.RUNNABLE:
+                note = None
+            elif work is not None and not task.flags & work:
+                # exit_to_user's flag test found nothing to do: its cost joins the exception
+                # return's in one charge (nothing reads the clock between the two)
+                ret_cost += self.cost.tif_check
+                note = None
+            else:
+                note = arch.exit_to_user(cpu, task)
             if note:
                 if trap is not None:
                     if trap.notes is None:
@@ -588,7 +602,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                     notes = [note]
                 else:
                     notes.append(note)
-        charge(costs["exception_return"])
+        charge(ret_cost)
         end, ucount = cpu.marks()
         cycles = end - now
         self.trap_cycles["syscall"] += cycles

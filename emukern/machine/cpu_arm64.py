@@ -244,9 +244,9 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
-        self.hook_intr(self._hook_intr)
+        self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
-        self._svc_batch = self.make_batch([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
+        self._svc_fill, self._svc_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
         self._svc_map: tuple[Any, ...] | None = None
 
     # ---- system registers ----------------------------------------------------------------------
@@ -709,14 +709,23 @@ class Arm64Cpu(Cpu):
         return Trap(TrapKind.SYSCALL, self.arch, pc, cpu=self.index, insn=word,
                     esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF))
 
+    def _svc(self) -> None:
+        """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
+        the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
+        if self._chain is not None:
+            self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
+            return
+        self._svc_fill()
+        regs = self._svc_get()
+        epc = regs[0] - 4
+        self._deliver_syscall(epc, self._svc_word(epc), regs[1:])
+        # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
+        if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
+            self._chain_begin()
+
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
-        if intno == 2 and self._chain is None:      # EXCP_SWI: svc, PC already past it (hot path)
-            regs = self._svc_batch()                 # PC, x8, x0..x5 in one libunicorn call
-            epc = regs[0] - 4
-            self._deliver_syscall(epc, self._svc_word(epc), tuple(regs[1:]))
-            # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
-            if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
-                self._chain_begin()
+        if intno == 2 and self._chain is None:
+            self._svc()
             return
         pc = self.get_pc()
         if self._chain is not None:

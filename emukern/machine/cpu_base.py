@@ -34,6 +34,7 @@ word (measured: ~3.6 us more per rdcycle in a tight loop).
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import struct
 from collections.abc import Callable, Sequence
@@ -138,6 +139,7 @@ class Cpu:
         # batch_reader/batch_writer: id(register tuple) -> (the tuple, kind, the C-call closure)
         self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
+        self._batch_keep: list[Any] = []     # buffers of make_batch_parts' partials
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
         self._intr_cbs: list[Any] = []
@@ -203,6 +205,19 @@ class Cpu:
             return list(unpack(buf))
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
+
+    def make_batch_parts(self, regids: Sequence[int]) -> tuple[Callable[[], Any], Callable[[], tuple[int, ...]]]:
+        """:meth:`make_batch` as two C-level callables, for the trap hooks: ``fill()`` reads the
+        registers into a buffer (one libunicorn call), ``get()`` returns them as a tuple.  Both
+        are partials of C functions, so reading costs no Python frame."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        fill = functools.partial(self._uc_rrb, self._uch, ids, ptrs, n)
+        get = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
+        self._batch_keep.append((buf, ptrs, ids))
+        return fill, get
 
     def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
@@ -627,20 +642,25 @@ class Cpu:
         if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
             self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
-    def hook_intr(self, fn: Callable[[Uc, int, Any], None]) -> None:
+    def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None) -> None:
         """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
 
         The binding's ``hook_add`` calls a Python hook through two more Python frames (a
         dispatcher and an exception guard), about a microsecond a trap on this machine; this is
         one frame with the same guard: an exception is kept for ``emu_start`` to raise and the
-        CPU stops, as the binding does."""
+        CPU stops, as the binding does.  ``fast`` = (intno, fn2): that exception number (the
+        syscall instruction's) goes to ``fn2()`` directly, one frame fewer on the hottest trap."""
         from unicorn import UC_HOOK_INTR
         from unicorn.unicorn_py3.unicorn import uclib
         uc = self.uc
+        fast_no, fast_fn = fast if fast is not None else (-1, None)
 
         def entry(_handle: int, intno: int, _ud: int) -> None:
             try:
-                fn(uc, intno, None)
+                if intno == fast_no:
+                    fast_fn()           # type: ignore[misc]
+                else:
+                    fn(uc, intno, None)
             except BaseException as exc:
                 if uc._hook_exception is None:
                     uc._hook_exception = exc
