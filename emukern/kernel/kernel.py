@@ -41,6 +41,7 @@ from emukern.machine.trap import Trap, TrapKind
 if TYPE_CHECKING:
     from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 
+_RUNNABLE = TaskState.RUNNABLE      # (an Enum member looked up on its class costs ~0.15 us here)
 TRAP_LOG_LIMIT = 20000
 # The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
 # state kept for the result and post-mortem inspection); later ones leave it and are summed into
@@ -100,25 +101,32 @@ class TrapRecord:
 
 class SyscallRecord(TrapRecord):
     """The trap log's entry for a syscall that took the fast path (:meth:`Kernel.syscall_entry`):
-    the numbers it was handled with, its :class:`Trap` built by the CPU the first time someone
-    reads ``trap`` (the trace printer, the debugger, a test) — equal to the one the generic path
-    would have logged."""
+    the numbers it was handled with, in one tuple (made without an ``__init__`` call), and its
+    :class:`Trap`, built by the CPU the first time someone reads ``trap`` (the trace printer,
+    the debugger, a test) — equal to the one the generic path would have logged."""
 
     __slots__ = ("_t", "_p")
-
-    def __init__(self, seq: int, cpu: int, tid: int, time: int, flags: int, p: tuple[Any, ...]) -> None:
-        self.seq, self.cpu, self.tid, self.time, self.flags = seq, cpu, tid, time, flags
-        self._p = p             # (cpu, pc, word, regs, handler name, return value, cycles, notes)
-        self._t: Trap | None = None
+    # _p: (seq, cpu index, tid, time, flags, cpu, pc, word, regs, handler name, return value,
+    #      cycles, notes)
+    seq = property(lambda self: self._p[0])          # type: ignore[assignment]
+    cpu = property(lambda self: self._p[1])          # type: ignore[assignment]
+    tid = property(lambda self: self._p[2])          # type: ignore[assignment]
+    time = property(lambda self: self._p[3])         # type: ignore[assignment]
+    flags = property(lambda self: self._p[4])        # type: ignore[assignment]
 
     @property
     def trap(self) -> Trap:     # type: ignore[override]
-        t = self._t
-        if t is None:
-            cpu, pc, word, regs, name, ret, cycles, notes = self._p
-            t = self._t = cpu.syscall_trap(pc, word, regs)
-            t.handler, t.ret, t.cycles, t.notes = name, ret, cycles, notes
+        try:
+            return self._t
+        except AttributeError:
+            pass
+        cpu, pc, word, regs, name, ret, cycles, notes = self._p[5:]
+        t = self._t = cpu.syscall_trap(pc, word, regs)
+        t.handler, t.ret, t.cycles, t.notes = name, ret, cycles, notes
         return t
+
+
+_new_record = object.__new__
 
 
 class Kernel(SyscallsMixin, SignalMixin):
@@ -554,7 +562,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                 ret = -E.EFAULT
             except OutOfMemory:
                 ret = -E.ENOMEM
-        if ret is BLOCK or ret is PREEMPTED or task.state is not TaskState.RUNNABLE or pcpu.curr is not task \
+        if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
                 or -517 < ret < -511:
             # the rare outcomes: the generic path from here, with the Trap it logs
             trap = cpu.syscall_trap(pc, word, regs)
@@ -583,7 +591,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                 trap.handler, trap.ret, trap.notes = name, ret, notes
                 self.do_signal(cpu, task, trap)
             work = arch.exit_work_tif
-            if task.state is not TaskState.RUNNABLE:
+            if task.state is not _RUNNABLE:
                 note = None
             elif work is not None and not task.flags & work:
                 # exit_to_user's flag test found nothing to do: its cost joins the exception
@@ -602,8 +610,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                     notes = [note]
                 else:
                     notes.append(note)
-        charge(ret_cost)
-        end, ucount = cpu.marks()
+        end, ucount = cpu.charge_marks(ret_cost)
         cycles = end - now
         self.trap_cycles["syscall"] += cycles
         task.stime += end - pcpu.last_mark
@@ -611,8 +618,9 @@ class Kernel(SyscallsMixin, SignalMixin):
         pcpu.user_mark = ucount
         self._seq += 1
         if trap is None:
-            self.trap_log.append(SyscallRecord(self._seq, cpu.index, task.tid, end, task.flags,
-                                               (cpu, pc, word, regs, name, ret, cycles, notes)))
+            rec = _new_record(SyscallRecord)      # (no __init__ frame: the record is one tuple)
+            rec._p = (self._seq, cpu.index, task.tid, end, task.flags, cpu, pc, word, regs, name, ret, cycles, notes)
+            self.trap_log.append(rec)
         else:
             trap.cycles = cycles
             self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))

@@ -246,7 +246,7 @@ class Arm64Cpu(Cpu):
         self.set_vl(sve_vl)
         self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
-        self._svc_fill, self._svc_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
+        self._sys_fill, self._sys_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
         self._svc_map: tuple[Any, ...] | None = None
 
     # ---- system registers ----------------------------------------------------------------------
@@ -689,7 +689,7 @@ class Arm64Cpu(Cpu):
         return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
                     esr=(ESR_EC_UNKNOWN << 26) | ESR_IL)
 
-    def _svc_word(self, epc: int) -> int:
+    def _syscall_word(self, epc: int) -> int:
         """The svc instruction's word (its #imm16 is in the syndrome), read from the host buffer of
         the last executable mapping a syscall came from while the mm's layout is unchanged: the
         same bytes :meth:`_word` reads, without a mapping search on every syscall."""
@@ -715,10 +715,7 @@ class Arm64Cpu(Cpu):
         if self._chain is not None:
             self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
             return
-        self._svc_fill()
-        regs = self._svc_get()
-        epc = regs[0] - 4
-        self._deliver_syscall(epc, self._svc_word(epc), regs[1:])
+        self._syscall_exc()
         # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
             self._chain_begin()

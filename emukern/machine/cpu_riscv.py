@@ -160,9 +160,9 @@ class RiscvCpu(Cpu):
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
-        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._ecall))
+        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc))
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
-        self._ecall_fill, self._ecall_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
+        self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
@@ -300,16 +300,11 @@ class RiscvCpu(Cpu):
             return w & 0xFFFF, 2
         return w, 4
 
-    def _ecall(self) -> None:
-        """An ecall from U-mode, straight from the INTR callback (the hot path): the PC and the
-        syscall registers in one libunicorn call, delivered as numbers (no Trap object)."""
-        self._ecall_fill()
-        regs = self._ecall_get()
-        self._deliver_syscall(regs[0] - 4, 0x73, regs[1:])
+    syscall_insn = 0x73        # ecall (the trap's insn; cpu_base._syscall_exc delivers it)
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if intno == CAUSE_USER_ECALL:
-            self._ecall()
+            self._syscall_exc()
             return
         epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
