@@ -5,6 +5,10 @@ A trap's path (each arrow one call with a Linux name):
   entry) -> :meth:`do_syscall` (arch ``syscall_enter`` work, dispatch) or the arch trap handler
   (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
   (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
+A syscall takes :meth:`Kernel.syscall_entry` instead (the CPU's ``on_syscall``): the same steps
+in the same order, given the numbers the hook read, with a Trap built only when something needs
+one (a debugger gate or listener, a call that blocks/restarts/ends the task, a pending signal) or
+reads the trap log.
 
 The scheduler (:class:`emukern.kernel.sched.Scheduler`, ``kernel.sched``) and the SMP run loop
 (:class:`emukern.kernel.smp.RunLoop`, ``kernel.runloop``) are objects the kernel owns, with
@@ -140,7 +144,8 @@ class Kernel(SyscallsMixin, SignalMixin):
     deferred_pc: int | None = None
     run_cap: Any = None
     # Sync points (conservative lock-step for shared kernel resources, e.g. arm64 undef_lock):
-    #   sync_gate(cpu, task, trap) -> bool: consulted on trap entry while the CPU runs; True means
+    #   sync_gate(cpu, task, trap) -> bool: consulted on the entry of a trap other than a syscall
+    #     (the syscall fast path, syscall_entry, takes no such lock) while the CPU runs; True means
     #     "this trap is about to take a shared lock and another active CPU's clock is still behind
     #     (cpu.now > sync_floor)".  The trap is parked on the CPU (PC at the instruction, nothing
     #     charged) and _round delivers it once this CPU is the furthest behind, so lock
@@ -525,9 +530,11 @@ class Kernel(SyscallsMixin, SignalMixin):
         reads it: a debugger gate or trap listener (then the whole generic path runs), a
         syscall that blocks, is preempted, restarts or ends the task, a pending signal — and
         the trap log, whose record builds it when it is read."""
-        if self.sync_gate is not None or self.trap_gate is not None or self.trap_listeners:
+        if self.trap_gate is not None or self.trap_listeners:
             self.handle_trap(cpu, cpu.syscall_trap(pc, word, regs))
             return
+        # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
+        # arm64's undef_lock, and a syscall takes none at entry)
         pcpu = self.percpu[cpu.index]
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"

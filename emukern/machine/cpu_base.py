@@ -5,7 +5,10 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 ``self.on_trap(cpu, trap)`` — the kernel's entry point.  That happens *inside* the Unicorn hook
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
-scheduler needs the CPU: a block, an exit, a context switch).
+scheduler needs the CPU: a block, an exit, a context switch).  A syscall instruction, the
+commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...))`` instead when the kernel
+sets it (:meth:`Cpu._syscall_exc`): no Trap object on that path; :meth:`Cpu.syscall_trap` builds
+the equivalent Trap for whoever asks.
 
 Scan-on-execute (``scan_code``): some instruction words must never reach Unicorn's translator —
 on arm64 the unallocated AdvSIMD fp16 encodings that abort the host process inside QEMU, on
