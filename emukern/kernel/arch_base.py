@@ -56,6 +56,14 @@ class ArchBase:
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
         raise NotImplementedError
 
+    # The register a syscall's return value goes to, as a Unicorn id, when set_syscall_return is
+    # just that one write (the syscall fast path then writes it with cpu.write_regid itself).
+    syscall_ret_regid: int | None = None
+    # The thread flags whose work exit_to_user does; with none of them set, exit_to_user only
+    # charges cost.tif_check (the flag test), which the syscall fast path then does inline.
+    # None: exit_to_user has other work and is always called.
+    exit_work_tif: int | None = None
+
     def advance_past_syscall(self, cpu: "Cpu", trap: Trap) -> None:
         cpu.set_pc(trap.pc + 4)
 

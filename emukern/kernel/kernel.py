@@ -5,6 +5,10 @@ A trap's path (each arrow one call with a Linux name):
   entry) -> :meth:`do_syscall` (arch ``syscall_enter`` work, dispatch) or the arch trap handler
   (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
   (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
+A syscall takes :meth:`Kernel.syscall_entry` instead (the CPU's ``on_syscall``): the same steps
+in the same order, given the numbers the hook read, with a Trap built only when something needs
+one (a debugger gate or listener, a call that blocks/restarts/ends the task, a pending signal) or
+reads the trap log.
 
 The scheduler (:class:`emukern.kernel.sched.Scheduler`, ``kernel.sched``) and the SMP run loop
 (:class:`emukern.kernel.smp.RunLoop`, ``kernel.runloop``) are objects the kernel owns, with
@@ -34,12 +38,14 @@ from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.clock import Clock
 from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
+from emukern.errors import MemoryFault
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
     from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 
+_RUNNABLE = TaskState.RUNNABLE      # (an Enum member looked up on its class costs ~0.15 us here)
 TRAP_LOG_LIMIT = 20000
 # The first REAPED_ROWS reaped tasks stay in Kernel.tasks (memory freed, accounting and thread
 # state kept for the result and post-mortem inspection); later ones leave it and are summed into
@@ -97,6 +103,36 @@ class TrapRecord:
                 f"{self.handler}: {self.decision})")
 
 
+class SyscallRecord(TrapRecord):
+    """The trap log's entry for a syscall that took the fast path (:meth:`Kernel.syscall_entry`):
+    the numbers it was handled with, in one tuple (made without an ``__init__`` call), and its
+    :class:`Trap`, built by the CPU the first time someone reads ``trap`` (the trace printer,
+    the debugger, a test) — equal to the one the generic path would have logged."""
+
+    __slots__ = ("_t", "_p")
+    # _p: (seq, cpu index, tid, time, flags, cpu, pc, word, regs, handler name, return value,
+    #      cycles, notes)
+    seq = property(lambda self: self._p[0])          # type: ignore[assignment]
+    cpu = property(lambda self: self._p[1])          # type: ignore[assignment]
+    tid = property(lambda self: self._p[2])          # type: ignore[assignment]
+    time = property(lambda self: self._p[3])         # type: ignore[assignment]
+    flags = property(lambda self: self._p[4])        # type: ignore[assignment]
+
+    @property
+    def trap(self) -> Trap:     # type: ignore[override]
+        try:
+            return self._t
+        except AttributeError:
+            pass
+        cpu, pc, word, regs, name, ret, cycles, notes = self._p[5:]
+        t = self._t = cpu.syscall_trap(pc, word, regs)
+        t.handler, t.ret, t.cycles, t.notes = name, ret, cycles, notes
+        return t
+
+
+_new_record = object.__new__
+
+
 class Kernel(SyscallsMixin, SignalMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
@@ -108,7 +144,8 @@ class Kernel(SyscallsMixin, SignalMixin):
     deferred_pc: int | None = None
     run_cap: Any = None
     # Sync points (conservative lock-step for shared kernel resources, e.g. arm64 undef_lock):
-    #   sync_gate(cpu, task, trap) -> bool: consulted on trap entry while the CPU runs; True means
+    #   sync_gate(cpu, task, trap) -> bool: consulted on the entry of a trap other than a syscall
+    #     (the syscall fast path, syscall_entry, takes no such lock) while the CPU runs; True means
     #     "this trap is about to take a shared lock and another active CPU's clock is still behind
     #     (cpu.now > sync_floor)".  The trap is parked on the CPU (PC at the instruction, nothing
     #     charged) and _round delivers it once this CPU is the furthest behind, so lock
@@ -192,6 +229,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.runloop = RunLoop(self)
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
+            cpu.on_syscall = self.syscall_entry
             rvv = getattr(cpu, "rvv", None)
             if self.cost.rvv and rvv is not None:
                 rvv.set_costs(dict(self.cost.rvv))     # --cost rvv.KIND.PART=N
@@ -483,6 +521,119 @@ class Kernel(SyscallsMixin, SignalMixin):
                         c.flush_translations()
             self._dead_mms = keep_mm
 
+    def syscall_entry(self, cpu: Cpu, pc: int, word: int, regs: tuple[int, ...]) -> None:
+        """The CPU's ``on_syscall``: :meth:`handle_trap` + :meth:`do_syscall` for a syscall, the
+        same steps in the same order (so the same cycles), without a Trap object while nothing
+        needs one.  Linux's el0_svc / do_trap_ecall_u is likewise the short path of the entry
+        code: a syscall whose work flags are clear goes in, dispatches and returns without the
+        slow-path calls.  Here the Trap is built (by the CPU, ``syscall_trap``) only for what
+        reads it: a debugger gate or trap listener (then the whole generic path runs), a
+        syscall that blocks, is preempted, restarts or ends the task, a pending signal — and
+        the trap log, whose record builds it when it is read."""
+        if self.trap_gate is not None or self.trap_listeners:
+            self.handle_trap(cpu, cpu.syscall_trap(pc, word, regs))
+            return
+        # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
+        # arm64's undef_lock, and a syscall takes none at entry)
+        pcpu = self.percpu[cpu.index]
+        task = pcpu.curr
+        assert task is not None, "trap on an idle CPU"
+        # kernel entry: the time since the last mark was user time (as handle_trap)
+        now, ucount = cpu.marks()
+        user = ucount - pcpu.user_mark
+        total = now - pcpu.last_mark
+        task.utime += user if user < total else total
+        task.stime += total - user if total > user else 0
+        pcpu.last_mark = now
+        pcpu.user_mark = ucount
+        costs = self._costs
+        charge = cpu.charge
+        charge(costs["exception_entry"])
+        self.trap_counts["syscall"] += 1
+        # do_syscall
+        arch = self.arch
+        nr = regs[0]
+        args = regs[1:]
+        note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
+        notes = [note] if note else None
+        charge(costs["syscall_dispatch"])
+        task.syscalls += 1
+        entry = self._dispatch.get(nr)
+        if entry is None:
+            name, ret = self._call_syscall(cpu, task, nr, args)      # -ENOSYS, counted
+        else:
+            name, fn = entry
+            try:
+                ret = fn(cpu, task, *args)
+            except MemoryFault:
+                ret = -E.EFAULT
+            except OutOfMemory:
+                ret = -E.ENOMEM
+        if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
+                or -517 < ret < -511:
+            # the rare outcomes: the generic path from here, with the Trap it logs
+            trap = cpu.syscall_trap(pc, word, regs)
+            trap.notes = notes
+            self._syscall_finish(cpu, task, trap, nr, args, name, ret)
+            self._trap_exit(cpu, task, pcpu, trap, now)
+            return
+        if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
+            notes = (notes or []) + self.syscall_notes
+            self.syscall_notes = []
+        self.syscall_counts[name] += 1
+        regid = arch.syscall_ret_regid
+        if regid is None:
+            arch.set_syscall_return(cpu, ret)
+        else:
+            cpu.write_regid(regid, ret)
+        # exit_to_user_mode (as _trap_exit)
+        trap = None
+        ret_cost = costs["exception_return"]
+        if not pcpu.need_resched:
+            mm = cpu.mm
+            if mm is not task.mm or mm.version != cpu.mapped_version:
+                cpu.sync_mm()           # brk/mmap/munmap changed the current mm
+            if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
+                trap = cpu.syscall_trap(pc, word, regs)
+                trap.handler, trap.ret, trap.notes = name, ret, notes
+                self.do_signal(cpu, task, trap)
+            work = arch.exit_work_tif
+            if task.state is not _RUNNABLE:
+                note = None
+            elif work is not None and not task.flags & work:
+                # exit_to_user's flag test found nothing to do: its cost joins the exception
+                # return's in one charge (nothing reads the clock between the two)
+                ret_cost += self.cost.tif_check
+                note = None
+            else:
+                note = arch.exit_to_user(cpu, task)
+            if note:
+                if trap is not None:
+                    if trap.notes is None:
+                        trap.notes = [note]
+                    else:
+                        trap.notes.append(note)
+                elif notes is None:
+                    notes = [note]
+                else:
+                    notes.append(note)
+        end, ucount = cpu.charge_marks(ret_cost)
+        cycles = end - now
+        self.trap_cycles["syscall"] += cycles
+        task.stime += end - pcpu.last_mark
+        pcpu.last_mark = end
+        pcpu.user_mark = ucount
+        self._seq += 1
+        if trap is None:
+            rec = _new_record(SyscallRecord)      # (no __init__ frame: the record is one tuple)
+            rec._p = (self._seq, cpu.index, task.tid, end, task.flags, cpu, pc, word, regs, name, ret, cycles, notes)
+            self.trap_log.append(rec)
+        else:
+            trap.cycles = cycles
+            self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
+        if pcpu.need_resched:
+            cpu.stop()
+
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
         task = self.percpu[cpu.index].curr
@@ -519,6 +670,14 @@ class Kernel(SyscallsMixin, SignalMixin):
             self.do_syscall(cpu, task, trap)
         else:
             self.arch.handle_trap(cpu, task, trap)
+        self._trap_exit(cpu, task, pcpu, trap, now)
+
+    def _trap_exit(self, cpu: Cpu, task: Task, pcpu: PerCpu, trap: Trap, now: int) -> None:
+        """handle_trap after the handler: exit_to_user_mode, exception return, the accounting
+        and the trap log (``now``: the time at kernel entry)."""
+        costs = self._costs
+        kind = trap.kind
+        listeners = self.trap_listeners
         if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
             if cpu.mm is not task.mm or cpu.mm.version != cpu.mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
@@ -570,6 +729,11 @@ class Kernel(SyscallsMixin, SignalMixin):
         cpu.charge(self._costs["syscall_dispatch"])
         task.syscalls += 1
         name, ret = self._call_syscall(cpu, task, nr, args)
+        self._syscall_finish(cpu, task, trap, nr, args, name, ret)
+
+    def _syscall_finish(self, cpu: Cpu, task: Task, trap: Trap, nr: int, args: tuple[int, ...], name: str,
+                        ret: Any) -> None:
+        """do_syscall after the handler: its notes, blocking, preemption, the return value."""
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
             trap.notes = (trap.notes or []) + self.syscall_notes
             self.syscall_notes = []

@@ -298,9 +298,11 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
-        self.hook_intr(self._hook_intr)
+        self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
+        self._sys_fill, self._sys_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
+        self._svc_map: tuple[Any, ...] | None = None
 
     # ---- system registers ----------------------------------------------------------------------
     def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
@@ -857,7 +859,41 @@ class Arm64Cpu(Cpu):
         return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
                     esr=(ESR_EC_UNKNOWN << 26) | ESR_IL)
 
+    def _syscall_word(self, epc: int) -> int:
+        """The svc instruction's word (its #imm16 is in the syndrome), read from the host buffer of
+        the last executable mapping a syscall came from while the mm's layout is unchanged: the
+        same bytes :meth:`_word` reads, without a mapping search on every syscall."""
+        mm = self.mm
+        c = self._svc_map
+        if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= epc <= c[3]:
+            o = epc - c[4]
+            return int.from_bytes(c[5][o:o + 4], "little")
+        if mm is not None:
+            m = mm.find(epc)
+            if m is not None and "x" in m.perms and m.size >= 4:
+                self._svc_map = (mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf)
+        return self._word(epc) or 0
+
+    def syscall_trap(self, pc: int, word: int, regs: Any) -> Trap:
+        """An svc from EL0: EC 0x15 with the immediate in the ISS."""
+        return Trap(TrapKind.SYSCALL, self.arch, pc, cpu=self.index, insn=word,
+                    esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF))
+
+    def _svc(self) -> None:
+        """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
+        the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
+        if self._chain is not None:
+            self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
+            return
+        self._syscall_exc()
+        # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
+        if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
+            self._chain_begin()
+
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
+        if intno == 2 and self._chain is None:
+            self._svc()
+            return
         pc = self.get_pc()
         if self._chain is not None:
             name = self._chain_op[0].name if self._chain_op else "?"

@@ -5,7 +5,10 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 ``self.on_trap(cpu, trap)`` — the kernel's entry point.  That happens *inside* the Unicorn hook
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
-scheduler needs the CPU: a block, an exit, a context switch).
+scheduler needs the CPU: a block, an exit, a context switch).  A syscall instruction, the
+commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...))`` instead when the kernel
+sets it (:meth:`Cpu._syscall_exc`): no Trap object on that path; :meth:`Cpu.syscall_trap` builds
+the equivalent Trap for whoever asks.
 
 Scan-on-execute (``scan_code``): some instruction words must never reach Unicorn's translator —
 on arm64 the unallocated AdvSIMD fp16 encodings that abort the host process inside QEMU, on
@@ -34,6 +37,7 @@ word (measured: ~3.6 us more per rdcycle in a tight loop).
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import struct
 from collections.abc import Callable, Sequence
@@ -49,6 +53,9 @@ from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
+# on_syscall(cpu, pc, word, regs): a syscall instruction at ``pc`` (``word``: its encoding where the
+# syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as one tuple
+SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...]], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
@@ -74,6 +81,14 @@ def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
     if uc.ctl_get_arch() == UC_ARCH_RISCV:
         return UC_RISCV_REG_PC, True, True
     return UC_ARM64_REG_PC, False, False
+
+
+def _raw_fn(lib: Any, name: str) -> Any:
+    """A new ctypes function object for ``name`` with no argtypes (returning the uc_err int):
+    callers pass C-typed arguments only (c_void_p handle, byref/array pointers, int ids)."""
+    fn = lib[name]          # indexing makes a fresh object; the binding's own keeps its argtypes
+    fn.restype = ctypes.c_int
+    return fn
 
 
 def new_uc(arch: int, mode: int, what: str) -> Uc:
@@ -116,21 +131,32 @@ class Cpu:
         self._mapped: list[tuple[int, int, int, int]] = []
         self.mapped_version = -1   # public (read-only for others): mm.version Unicorn maps now
         self.on_trap: TrapHandler | None = None
+        # The kernel's syscall entry, when it has one: a syscall (the commonest trap by far) is
+        # then delivered as plain numbers, and the kernel builds the Trap (syscall_trap) only
+        # when something asks for it.  None: syscalls arrive through on_trap like every trap.
+        self.on_syscall: SyscallHandler | None = None
         self.running = False
         self.stop_requested = False
         self._fault: tuple[int, str] | None = None
         self.traps_seen = 0
         self._committed = 0        # charged cycles already reflected in the counter deadline
-        # Register access straight through libunicorn (the binding's generic path costs ~2x)
+        # Register access straight through libunicorn (the binding's generic path costs ~2x),
+        # through function pointers of their own without ctypes argtypes: every argument is
+        # passed already in its C form (the handle a c_void_p, pointers as byref/arrays, ids and
+        # counts as C ints), and the per-call argtypes conversion — measured at half of a
+        # uc_reg_write and two thirds of an 8-register uc_reg_read_batch here — is skipped
         from unicorn.unicorn_py3.unicorn import uclib
         self._uch = uc._uch
-        self._uc_rr = uclib.uc_reg_read
-        self._uc_rw = uclib.uc_reg_write
-        self._uc_rrb = uclib.uc_reg_read_batch
-        self._uc_rwb = uclib.uc_reg_write_batch
+        self._uc_rr = _raw_fn(uclib, "uc_reg_read")
+        self._uc_rw = _raw_fn(uclib, "uc_reg_write")
+        self._uc_rrb = _raw_fn(uclib, "uc_reg_read_batch")
+        self._uc_rwb = _raw_fn(uclib, "uc_reg_write_batch")
         # batch_reader/batch_writer: id(register tuple) -> (the tuple, kind, the C-call closure)
         self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
+        self._batch_keep: list[Any] = []     # buffers of make_batch_parts' partials
+        self._sys_fill: Callable[[], Any] | None = None     # see _syscall_exc
+        self._sys_get: Callable[[], tuple[int, ...]] | None = None
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
         self._intr_cbs: list[Any] = []
@@ -197,6 +223,19 @@ class Cpu:
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
 
+    def make_batch_parts(self, regids: Sequence[int]) -> tuple[Callable[[], Any], Callable[[], tuple[int, ...]]]:
+        """:meth:`make_batch` as two C-level callables, for the trap hooks: ``fill()`` reads the
+        registers into a buffer (one libunicorn call), ``get()`` returns them as a tuple.  Both
+        are partials of C functions, so reading costs no Python frame."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        fill = functools.partial(self._uc_rrb, self._uch, ids, ptrs, n)
+        get = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
+        self._batch_keep.append((buf, ptrs, ids))
+        return fill, get
+
     def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
         libunicorn call: their values back to back in the host's byte order (little-endian)."""
@@ -243,6 +282,21 @@ class Cpu:
     def now(self) -> int:
         """This CPU's local time in cycles."""
         return self._cs.count + self.extra_user + self.sys_cycles + self.idle_cycles
+
+    def marks(self) -> tuple[int, int]:
+        """(:attr:`now`, :attr:`user_cycles`) in one call: what the kernel's entry and exit
+        accounting reads on every trap."""
+        c = self._cs.count
+        eu = self.extra_user
+        return c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu
+
+    def charge_marks(self, cycles: int) -> tuple[int, int]:
+        """:meth:`charge` (kernel time) then :meth:`marks`, in one call: the end of a trap."""
+        if cycles > 0:
+            self.sys_cycles += cycles
+        c = self._cs.count
+        eu = self.extra_user
+        return c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu
 
     @property
     def insns(self) -> int:
@@ -596,20 +650,69 @@ class Cpu:
         if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
             self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
 
-    def hook_intr(self, fn: Callable[[Uc, int, Any], None]) -> None:
+    def syscall_trap(self, pc: int, word: int, regs: Sequence[int]) -> Trap:
+        """The :class:`Trap` a syscall delivered through ``on_syscall`` stands for (the one
+        ``on_trap`` would have been given): the architecture's syndrome for it."""
+        raise NotImplementedError
+
+    # the syscall instruction's word when it is always the same (RISC-V ecall); None: read it
+    # (AArch64 svc #imm: the immediate is in the syndrome) with _syscall_word
+    syscall_insn: int | None = None
+
+    def _syscall_word(self, pc: int) -> int:
+        raise NotImplementedError
+
+    def _syscall_exc(self) -> None:
+        """The syscall exception, straight from the INTR callback (the hottest trap): the PC and
+        the syscall registers in one libunicorn call (``_sys_fill``/``_sys_get``, made by the
+        architecture: PC, number, six arguments), delivered to ``on_syscall`` as numbers — no
+        Trap object — or as a Trap through :meth:`_deliver` when the kernel has no syscall
+        entry.  The PC is the one after the instruction (both architectures' syscall
+        instructions are 4 bytes)."""
+        self._sys_fill()
+        regs = self._sys_get()
+        pc = regs[0] - 4
+        word = self.syscall_insn
+        if word is None:
+            word = self._syscall_word(pc)
+        on_syscall = self.on_syscall
+        if on_syscall is None:
+            self._deliver(self.syscall_trap(pc, word, regs[1:]))
+            return
+        self.traps_seen += 1
+        on_syscall(self, pc, word, regs[1:])
+        # commit_charges, inlined (as in _deliver)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
+
+    def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None) -> None:
         """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
 
         The binding's ``hook_add`` calls a Python hook through two more Python frames (a
         dispatcher and an exception guard), about a microsecond a trap on this machine; this is
         one frame with the same guard: an exception is kept for ``emu_start`` to raise and the
-        CPU stops, as the binding does."""
+        CPU stops, as the binding does.  ``fast`` = (intno, fn2): that exception number (the
+        syscall instruction's) goes to ``fn2()`` directly, one frame fewer on the hottest trap."""
         from unicorn import UC_HOOK_INTR
         from unicorn.unicorn_py3.unicorn import uclib
         uc = self.uc
+        fast_no, fast_fn = fast if fast is not None else (-1, None)
 
         def entry(_handle: int, intno: int, _ud: int) -> None:
             try:
-                fn(uc, intno, None)
+                if intno == fast_no:
+                    fast_fn()           # type: ignore[misc]
+                else:
+                    fn(uc, intno, None)
             except BaseException as exc:
                 if uc._hook_exception is None:
                     uc._hook_exception = exc

@@ -86,6 +86,8 @@ class Arm64Arch(ArchBase):
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
         cpu.write_regid(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
 
+    syscall_ret_regid = A.UC_ARM64_REG_X0
+
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}
 

@@ -70,6 +70,9 @@ class RiscvArch(ArchBase):
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
         cpu.write_regid(_A0_REG, value)      # regs->a0 (hot path: straight to libunicorn)
 
+    syscall_ret_regid = _A0_REG
+    exit_work_tif = TIF_RISCV_V_DEFER_RESTORE      # exit_to_user below: nothing else to do
+
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         x = [0] * 32
         x[SP] = sp

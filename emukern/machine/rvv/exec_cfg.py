@@ -46,7 +46,9 @@ def run_vsetvl(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult
             avl = u.vl
         if vt is not None:
             vl = min(avl, vt.vlmax)
-    u.vtype = vt.raw if vt is not None else VILL
+    # the vtype setter's work, with the decode already done (vt is the setter's decode of vt.raw)
+    u._vt = vt
+    u._vtype = vt.raw if vt is not None else VILL
     u.vl = vl
     u.vstart = 0
     if d.rd:

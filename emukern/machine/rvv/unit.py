@@ -59,6 +59,9 @@ class RVVUnit:
         self.vxrm = 0
         self.vxsat = 0
         self._decoded: dict[int, Insn] = {}
+        # word -> decoded Insn, for callers that run ``d.run(unit, d, x, mem)`` themselves on a
+        # hit (the CPU's vector loop) and call :meth:`execute` on a miss
+        self.decoded = self._decoded
         self._structs: dict[tuple[str, int], struct.Struct] = {}
         self._results: dict[tuple[str, int, bool], ExecResult] = {}
         self.cost_params: dict[str, float] = dict(_cost.DEFAULT_COSTS)

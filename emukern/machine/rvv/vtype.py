@@ -32,6 +32,11 @@ class VType:
         return 2.0 ** self.lmul_log2
 
 
+# (raw, vlen, elen) -> decode result: a vsetvli decodes its vtype on every execution, and a
+# program uses a handful of vtypes (VType is immutable, so one object serves every user)
+_DECODED: dict[tuple[int, int, int], "VType | None"] = {}
+
+
 def decode_vtype(raw: int, vlen: int, elen: int) -> VType | None:
     """Return the decoded vtype, or None when the value is unsupported (vill).
 
@@ -41,6 +46,16 @@ def decode_vtype(raw: int, vlen: int, elen: int) -> VType | None:
     raw &= XMASK
     if raw >> 8:
         return None
+    key = (raw, vlen, elen)
+    try:
+        return _DECODED[key]
+    except KeyError:
+        vt = _DECODED[key] = _decode_vtype(raw, vlen, elen)
+        return vt
+
+
+def _decode_vtype(raw: int, vlen: int, elen: int) -> VType | None:
+    """decode_vtype for an 8-bit ``raw`` (the only values that can be legal)."""
     vlmul = raw & 7
     vsew = (raw >> 3) & 7
     if vlmul not in _LMUL_LOG2:
