@@ -171,6 +171,13 @@ def _has_points(mod: Any) -> bool:
     return mod is not None and all(hasattr(mod, a) for a in ("pool_points", "run_point", "point_cost"))
 
 
+def _offers_points(name: str) -> bool:
+    try:
+        return _has_points(_import(name))
+    except Exception:  # noqa: BLE001 - a broken module is reported when it runs
+        return False
+
+
 def _point_in_worker(name: str, point: Any) -> Any:
     """Pool worker: one point of a pointed experiment (its module's ``run_point``)."""
     return importlib.import_module(f"emukern.bench.{name}").run_point(point)
@@ -192,12 +199,18 @@ def _plan(names: list[str], ctx: ReproduceContext) -> tuple[list[_Task], dict[st
     tasks: list[_Task] = []
     points: dict[str, list[Any]] = {}
     for name in names:
-        mod = _import(name)
-        if _has_points(mod):
-            points[name] = list(mod.pool_points(ctx))
-            tasks += [_Task(name, i, float(mod.point_cost(pt))) for i, pt in enumerate(points[name])]
-        else:
-            tasks.append(_Task(name, None, float(getattr(mod, "POOL_SECONDS", DEFAULT_POOL_SECONDS))))
+        try:
+            mod = _import(name)
+            if _has_points(mod):
+                pts = list(mod.pool_points(ctx))
+                tasks += [_Task(name, i, float(mod.point_cost(pt))) for i, pt in enumerate(pts)]
+                points[name] = pts
+                continue
+            cost = float(getattr(mod, "POOL_SECONDS", DEFAULT_POOL_SECONDS))
+        except Exception:  # noqa: BLE001 - a broken module: its worker reports the failure
+            tasks = [t for t in tasks if t.name != name]
+            cost = DEFAULT_POOL_SECONDS
+        tasks.append(_Task(name, None, cost))
     tasks.sort(key=lambda t: -t.cost)    # stable: equal estimates keep EXPERIMENTS order
     return tasks, points
 
@@ -346,7 +359,7 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None,
     names = [n for n in EXPERIMENTS if not only or n in only]
     t0 = time.perf_counter()
     pooled = [] if jobs == 1 else [n for n in names if n not in TIMING]
-    if len(pooled) == 1 and not _has_points(_import(pooled[0])):
+    if len(pooled) == 1 and not _offers_points(pooled[0]):
         pooled = []          # nothing to overlap: run it here, with its own live progress bar
     serial = [n for n in names if n not in pooled]
     interrupted = False
