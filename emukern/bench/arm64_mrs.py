@@ -16,7 +16,10 @@ scaled by 1e6/K.  Lock waiting is not a formula: each trap takes ``undef_lock`` 
 spinlock model at the simulated time its CPU reaches it, trap arrivals are ordered across CPUs
 (``Kernel.sync_gate``), and spinning/hand-offs follow (see ``kernel/arm64/traps.py``).
 
-The (N, policy) runs are independent machines, run in up to two worker processes.
+The (N, policy) runs are independent machines.  ``emukern reproduce --jobs N`` schedules them as
+points of its one process pool (``pool_points``/``run_point``/``point_cost``), beside the other
+experiments, the longest first; ``--jobs 1`` runs them here, one after the other; :func:`sweep` (the
+API) runs them in its own pool of ``workers`` processes.
 """
 from __future__ import annotations
 
@@ -86,6 +89,28 @@ def _cost_guess(job: tuple[str, int, int]) -> float:
     return n * k * (2.5 if pol == "hook-list" and n > 1 else 1.0)
 
 
+# host seconds per unit of _cost_guess, measured on the 2-core development machine (hook-list, 64
+# CPUs, K = 10,000: ~30 s); only orders the reproduce pool's tasks against the other experiments'
+SECONDS_PER_COST = 30.0 / (64 * 10_000 * 2.5)
+
+
+def pool_points(ctx: Any) -> list[tuple[str, int, int]]:
+    """The sweep's (policy, N, K) machines, each one task of the reproduce pool."""
+    k = K_QUICK if ctx.quick else K_FULL
+    return [(p, n, k) for p in POLICIES for n in THREADS]
+
+
+def run_point(point: tuple[str, int, int]) -> dict[str, Any]:
+    """One point of :func:`pool_points` (in a pool worker): :func:`run_one`."""
+    policy, n, k = point
+    return run_one(policy, n, k)
+
+
+def point_cost(point: tuple[str, int, int]) -> float:
+    """Estimated host seconds of one point (orders the pool: longest first)."""
+    return _cost_guess(point) * SECONDS_PER_COST
+
+
 def sweep(threads: Iterable[int] = THREADS, k: int = K_FULL, policies: Iterable[str] = POLICIES,
           workers: int | None = None, progress: Any = None, task: Any = None,
           **options: Any) -> dict[tuple[str, int], dict[str, Any]]:
@@ -129,10 +154,18 @@ def run(ctx: Any) -> dict[str, Any]:
     k = K_QUICK if ctx.quick else K_FULL
     scale = SEED_K / k
     t0 = time.perf_counter()
-    with ctx.progress() as progress:
-        task = progress.add_task("arm64_mrs sweep", total=len(THREADS) * len(POLICIES))
-        res = sweep(THREADS, k, progress=progress, task=task)
-    wall = time.perf_counter() - t0
+    if ctx.points is not None:
+        # the reproduce pool ran the points (pool_points), interleaved with other experiments
+        res = {(r["policy"], r["threads"]): r for _pt, r in ctx.points}
+        wall = ctx.points_wall if ctx.points_wall is not None else 0.0
+        where = f"in the reproduce pool ({ctx.jobs} workers, shared with the other experiments)"
+    else:
+        jobs = getattr(ctx, "jobs", 1)
+        with ctx.progress() as progress:
+            task = progress.add_task("arm64_mrs sweep", total=len(THREADS) * len(POLICIES))
+            res = sweep(THREADS, k, workers=jobs, progress=progress, task=task)
+        wall = time.perf_counter() - t0
+        where = "in this process" if jobs <= 1 else f"in {jobs} worker processes"
 
     tab = Table(title=f"{k:,} MRS per thread, cpus = N, no FEAT_IDST: seconds, ours scaled x{scale:g} "
                       f"to the published 1e6 reads (ours / published)", title_justify="left")
@@ -163,8 +196,9 @@ def run(ctx: Any) -> dict[str, Any]:
         f"{seed_ga:.2f}x, target <= {TARGET_AFTER_GROWTH}x: {'ok' if ok_a else 'MISSED'}); system time at "
         f"{nmax}: before/after {res[('hook-list', nmax)]['sys_s'] / res[('direct', nmax)]['sys_s']:.0f}x "
         f"(published {SEED_SYS['hook-list'][nmax] / SEED_SYS['direct'][nmax]:.0f}x)")
-    ctx.console.print(f"sweep wall time: {wall:.1f} s ({sum(r['mrs_traps'] for r in res.values()):,} MRS "
-                      f"traps, {len(res)} machines)")
+    ctx.console.print(f"sweep wall time: {wall:.1f} s {where} ({sum(r['mrs_traps'] for r in res.values()):,} MRS "
+                      f"traps, {len(res)} machines, {sum(r['wall_s'] for r in res.values()):.1f} s of machine "
+                      "wall time summed)")
     costs = cost_table(ctx.console)
     for line in differences(res, k):
         ctx.console.print("* " + line)

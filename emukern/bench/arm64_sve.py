@@ -15,6 +15,8 @@ from rich.table import Table
 from emukern.resources import guest_asm_dir
 from emukern.kernel.policies import PATCHES
 
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 8
 TITLE = ("arm64 SVE: syscall overhead after SVE use and the 1 s sve_timeout — "
          "\"arm64/sve: Performance improvements with SVE state saving\" (Mark Brown, v11)")
 GUEST = guest_asm_dir() / "arm64"

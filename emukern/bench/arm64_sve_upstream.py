@@ -11,6 +11,8 @@ from typing import Any
 
 from rich.table import Table
 
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 7
 TITLE = "arm64 SVE: the upstream fp-pidbench selftest (\"arm64/sve: performance improvements with SVE state saving\", Mark Brown)"
 POLICIES = ("legacy", "p1", "p1+p2")
 FREQ = 1_000_000          # as arm64_sve: a simulated second (the sve_timeout) is 1 M cycles

@@ -9,6 +9,8 @@ from rich.table import Table
 
 from emukern.resources import guest_asm_dir
 
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 2
 TITLE = "Kernel core: context switches and SMP scaling"
 GUEST = guest_asm_dir()
 

@@ -28,7 +28,7 @@ import multiprocessing
 import sys
 import time
 import traceback
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,8 @@ EXPERIMENTS = [
 ]
 # experiments whose figures are host time (emukern vs raw Unicorn / qemu-user): they run alone
 TIMING = ("selfbench", "rvv_unit")
+# an experiment's wall-time estimate when its module gives none (``POOL_SECONDS``): orders the pool
+DEFAULT_POOL_SECONDS = 10.0
 PNGS = {"riscv_vector": "riscv_vector.png", "arm64_mrs": "arm64_mrs.png", "arm64_sve": "arm64_sve.png",
         "riscv_kmv": "riscv_kmv.png"}
 
@@ -61,6 +63,11 @@ class ReproduceContext:
     console: Console
     full: bool = False          # real iteration counts (the upstream fp-pidbench's 2.56 M per loop)
     results: dict[str, Any] = field(default_factory=dict)
+    jobs: int = 1               # worker processes an experiment run here may use (--jobs)
+    # a pointed experiment assembled from the pool's results: [(point, run_point(point)), ...] in
+    # pool_points order, and the seconds from the pool's start to its last point's end
+    points: list[tuple[Any, Any]] | None = None
+    points_wall: float | None = None
 
     def progress(self) -> Progress:
         """A progress bar for long sweeps (use as a context manager)."""
@@ -159,24 +166,113 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
         proc.terminate()
 
 
+def _has_points(mod: Any) -> bool:
+    """An experiment made of independent points the pool can schedule one by one."""
+    return mod is not None and all(hasattr(mod, a) for a in ("pool_points", "run_point", "point_cost"))
+
+
+def _offers_points(name: str) -> bool:
+    try:
+        return _has_points(_import(name))
+    except Exception:  # noqa: BLE001 - a broken module is reported when it runs
+        return False
+
+
+def _point_in_worker(name: str, point: Any) -> Any:
+    """Pool worker: one point of a pointed experiment (its module's ``run_point``)."""
+    return importlib.import_module(f"emukern.bench.{name}").run_point(point)
+
+
+@dataclass
+class _Task:
+    """One unit of pool work: a whole experiment (``index`` None) or one point of one."""
+    name: str
+    index: int | None
+    cost: float                       # estimated seconds, for the order of submission only
+    future: Future | None = None
+    done_at: float | None = None      # perf_counter() when it finished (the pool's own thread)
+
+
+def _plan(names: list[str], ctx: ReproduceContext) -> tuple[list[_Task], dict[str, list[Any]]]:
+    """Every task of ``names``, longest first: a pointed experiment's points are tasks of their
+    own, so its longest point starts first and the short ones fill the gaps the others leave."""
+    tasks: list[_Task] = []
+    points: dict[str, list[Any]] = {}
+    for name in names:
+        try:
+            mod = _import(name)
+            if _has_points(mod):
+                pts = list(mod.pool_points(ctx))
+                tasks += [_Task(name, i, float(mod.point_cost(pt))) for i, pt in enumerate(pts)]
+                points[name] = pts
+                continue
+            cost = float(getattr(mod, "POOL_SECONDS", DEFAULT_POOL_SECONDS))
+        except Exception:  # noqa: BLE001 - a broken module: its worker reports the failure
+            tasks = [t for t in tasks if t.name != name]
+            cost = DEFAULT_POOL_SECONDS
+        tasks.append(_Task(name, None, cost))
+    tasks.sort(key=lambda t: -t.cost)    # stable: equal estimates keep EXPERIMENTS order
+    return tasks, points
+
+
+def _assemble(name: str, ctx: ReproduceContext, pts: list[Any], results: list[Any], wall: float,
+              width: int, color: bool) -> tuple[str | None, Any, str]:
+    """A pointed experiment whose points have all finished: its ``run`` builds the tables and
+    plot from them (in this process, into a recording console like a worker's)."""
+    buf = io.StringIO()
+    con = FitConsole(file=buf, highlight=False, width=width, force_terminal=color,
+                     color_system="standard" if color else None)
+    sub = ReproduceContext(ctx.out_dir, ctx.quick, con, full=ctx.full, jobs=ctx.jobs,
+                           points=list(zip(pts, results)), points_wall=wall)
+    st = _run_here(name, sub)
+    return st, sub.results.get(name), buf.getvalue()
+
+
+def _failed_point(name: str, pts: list[Any], tasks: list[_Task]) -> tuple[str, None, str] | None:
+    """The first failed point of ``name`` as its experiment's failure, or None."""
+    for t in tasks:
+        exc = t.future.exception() if t.future is not None and t.future.done() and not t.future.cancelled() \
+            else None
+        if exc is not None and not isinstance(exc, KeyboardInterrupt):
+            return ("failed", None, f"{name} failed: point {pts[t.index]!r}: {type(exc).__name__}: {exc}\n")
+    return None
+
+
 def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], jobs: int) -> bool:
     """Run ``names`` in ``jobs`` worker processes; print each one's output whole, in order.
-    Returns True when Ctrl-C stopped it (the finished experiments are kept)."""
+    Returns True when Ctrl-C stopped it (the finished experiments are kept).
+
+    One pool holds every task: whole experiments, and the points of the experiments that offer
+    them (``pool_points``/``run_point``/``point_cost``, e.g. arm64_mrs's (N CPUs, policy)
+    machines), submitted longest first, so the wall time tends to max(longest task, total / jobs)."""
     console = ctx.console
     color = console.is_terminal
-    workers = min(jobs, len(names))
+    tasks, points = _plan(names, ctx)
+    workers = min(jobs, len(tasks))
     # fork: workers inherit this process's modules (plug-ins loaded from the command line, and the
     # test suite's stand-in experiments); they are started before any progress-bar thread exists
     mp = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp)
-    futs: dict[str, Future] = {n: ex.submit(_run_in_worker, n, ctx.out_dir, ctx.quick, ctx.full,
-                                            console.width, color) for n in names}
+    t_pool = time.perf_counter()
+    for t in tasks:
+        if t.index is None:
+            t.future = ex.submit(_run_in_worker, t.name, ctx.out_dir, ctx.quick, ctx.full, console.width, color)
+        else:
+            t.future = ex.submit(_point_in_worker, t.name, points[t.name][t.index])
+
+        def stamp(_f: Future, t: _Task = t) -> None:
+            t.done_at = time.perf_counter()
+        t.future.add_done_callback(stamp)
+    by_name: dict[str, list[_Task]] = {n: [t for t in tasks if t.name == n] for n in names}
+    n_points = sum(len(p) for p in points.values())
     console.print(f"[dim]running {len(names)} experiments in {workers} worker processes "
-                  f"(--jobs {jobs}); each one's output is printed whole when it finishes, in order[/]")
+                  f"(--jobs {jobs}) as {len(tasks)} tasks"
+                  + (f" ({n_points} of them points of {', '.join(points)})" if points else "")
+                  + ", longest first; each experiment's output is printed whole when it finishes, in order[/]")
     pending = list(names)
 
     def take(out: Console, st: str | None, res: Any, text: str) -> None:
-        """The next experiment in order has finished: print it, keep its status and results."""
+        """The first pending experiment has finished: print it, keep its status and results."""
         name = pending.pop(0)
         _replay(out, text, color)
         if st is not None:
@@ -184,31 +280,61 @@ def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], j
             if res is not None and st == "ok":
                 ctx.results[name] = res
 
+    def finished(name: str) -> tuple[str | None, Any, str] | None:
+        """``name``'s (status, results, output) if all its tasks are done, else None."""
+        mine = by_name[name]
+        if not all(t.future is not None and t.future.done() for t in mine):
+            return None
+        if name not in points:
+            try:
+                return mine[0].future.result()          # type: ignore[union-attr]
+            except KeyboardInterrupt:
+                return ("interrupted", None, f"{name} interrupted\n")
+            except Exception as exc:  # noqa: BLE001 - a worker that died is this experiment failing
+                return ("failed", None, f"{name} failed: the worker process ended ({exc})\n")
+        if any(isinstance(t.future.exception(), KeyboardInterrupt) for t in mine):   # type: ignore[union-attr]
+            return ("interrupted", None, f"{name} interrupted\n")
+        bad = _failed_point(name, points[name], mine)
+        if bad is not None:
+            return bad
+        order = sorted(mine, key=lambda t: t.index or 0)
+        wall = max(t.done_at or time.perf_counter() for t in mine) - t_pool
+        return _assemble(name, ctx, points[name], [t.future.result() for t in order],  # type: ignore[union-attr]
+                         wall, console.width, color)
+
+    def n_done() -> int:
+        return sum(t.future is not None and t.future.done() for t in tasks)
+
     try:
         with ctx.progress() as progress:
-            task = progress.add_task("experiments", total=len(names))
+            bar = progress.add_task("experiments", total=len(tasks))
             while pending:
                 name = pending[0]
-                try:
-                    got = futs[name].result(timeout=0.2)
-                except TimeoutError:
-                    progress.update(task, completed=sum(f.done() for f in futs.values()),
-                                    description=f"experiments (waiting for {name})")
+                got = finished(name)
+                if got is None:
+                    progress.update(bar, completed=n_done(), description=f"experiments (waiting for {name})")
+                    wait([t.future for t in by_name[name] if t.future is not None and not t.future.done()],
+                         timeout=0.2, return_when=FIRST_COMPLETED)
                     continue
-                except Exception as exc:  # noqa: BLE001 - a worker that died is this experiment failing
-                    got = ("failed", None, f"{name} failed: the worker process ended ({exc})\n")
                 take(progress.console, *got)
-                progress.update(task, completed=sum(f.done() for f in futs.values()))
+                progress.update(bar, completed=n_done())
     except KeyboardInterrupt:
-        running = {n for n, f in futs.items() if f.running()}
+        started = {t.name for t in tasks if t.future is not None and (t.future.running() or t.future.done())}
         _stop_pool(ex)
-        for n in list(pending):
-            f = futs[n]
-            if f.done() and not f.cancelled() and f.exception() is None:
-                take(console, *f.result())         # finished but not printed yet: keep it
+        while pending:
+            n = pending[0]
+            got = None
+            if all(t.future is not None and t.future.done() and not t.future.cancelled()
+                   and t.future.exception() is None for t in by_name[n]):
+                try:
+                    got = finished(n)                  # finished but not printed yet: keep it
+                except KeyboardInterrupt:
+                    got = None
+            if got is not None:
+                take(console, *got)
             else:
-                pending.remove(n)
-                if n in running:
+                pending.pop(0)
+                if n in started:
                     status[n] = "interrupted"      # queued ones never started: their old entries stay
         console.print("[yellow]interrupted: writing the experiments already finished[/]")
         return True
@@ -227,13 +353,13 @@ def reproduce(out_dir: Path, quick: bool = False, only: list[str] | None = None,
         return 2
     out = results_dir(out_dir, quick)
     out.mkdir(parents=True, exist_ok=True)
-    ctx = ReproduceContext(out, quick, console, full=full)
+    jobs = max(1, int(jobs or 1))
+    ctx = ReproduceContext(out, quick, console, full=full, jobs=jobs)
     status: dict[str, str] = {}
     names = [n for n in EXPERIMENTS if not only or n in only]
     t0 = time.perf_counter()
-    jobs = max(1, int(jobs or 1))
     pooled = [] if jobs == 1 else [n for n in names if n not in TIMING]
-    if len(pooled) < 2:
+    if len(pooled) == 1 and not _offers_points(pooled[0]):
         pooled = []          # nothing to overlap: run it here, with its own live progress bar
     serial = [n for n in names if n not in pooled]
     interrupted = False

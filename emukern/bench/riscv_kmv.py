@@ -19,6 +19,8 @@ from rich.table import Table
 
 from emukern.resources import guest_asm_dir
 
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 1.2
 TITLE = "RISC-V kernel-mode vector: stale vector contexts after large user copies"
 GUEST = guest_asm_dir() / "riscv" / "vec_write_loop.S"
 VLEN = 512

@@ -28,6 +28,8 @@ from emukern.config import MachineConfig
 from emukern.kernel.policies import PATCHES
 from emukern.machine.rvv.cost import vector_cost
 
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 10
 TITLE = ("RISC-V vector state: \"riscv: Add sysctl to control discard of vstate during syscall\" (Drew Fustini, "
          "2025-07-18) and \"riscv: vector: treat VS_INITIAL as discard\" (Andy Chiu, 2026-04-01)")
 GUEST = guest_asm_dir() / "riscv"

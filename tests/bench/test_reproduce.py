@@ -228,3 +228,117 @@ def test_ctrl_c_stops_the_pool_and_keeps_what_finished(tmp_path, fakes, monkeypa
     r = _res(tmp_path)
     assert r["fa"]["value"] == "done" and r["fc"]["value"] == "done"
     assert r["runs"]["fb"]["status"] == "interrupted" and r["partial"] is True
+
+
+# ---- experiments made of points (arm64_mrs): each point one task of the same pool ----------------
+
+def _pointed(behaviour: dict[str, str]) -> types.ModuleType:
+    """A stand-in experiment with three points (costs 1, 5, 3) whose run() sums their results."""
+    mod = types.ModuleType("emukern.bench.fp")
+    mod.TITLE = "fake fp"
+    mod.pool_points = lambda ctx: [("p", 1), ("p", 5), ("p", 3)]
+    mod.point_cost = lambda pt: float(pt[1])
+
+    def run_point(pt):
+        what = behaviour.get(f"fp{pt[1]}", "ok")
+        if what == "fail":
+            raise ValueError(f"point {pt[1]} broke")
+        if what == "sleep":
+            import time
+            time.sleep(60)
+        return {"point": pt[1], "pid": __import__("os").getpid()}
+    mod.run_point = run_point
+
+    def run(ctx):
+        pts = ctx.points if ctx.points is not None else [(pt, run_point(pt)) for pt in mod.pool_points(ctx)]
+        ctx.console.print(f"fp points {[r['point'] for _pt, r in pts]}")
+        return {"sum": sum(r["point"] for _pt, r in pts), "pooled": ctx.points is not None,
+                "order": [pt[1] for pt, _r in pts]}
+    mod.run = run
+    return mod
+
+
+@pytest.fixture
+def pointed(monkeypatch, fakes):
+    monkeypatch.setitem(sys.modules, "emukern.bench.fp", _pointed(fakes))
+    monkeypatch.setattr(R, "EXPERIMENTS", ["fa", "fp", "fb"])
+    return fakes
+
+
+def test_plan_puts_every_point_in_the_pool_longest_first(tmp_path, pointed, monkeypatch):
+    monkeypatch.setattr(sys.modules["emukern.bench.fa"], "POOL_SECONDS", 4.0, raising=False)
+    ctx = R.ReproduceContext(tmp_path, False, R.FitConsole(), jobs=2)
+    tasks, points = R._plan(["fa", "fp", "fb"], ctx)
+    assert points == {"fp": [("p", 1), ("p", 5), ("p", 3)]}
+    # fp's points are tasks of their own, interleaved with the whole experiments by estimated cost
+    assert [(t.name, t.index, t.cost) for t in tasks] == [
+        ("fb", None, R.DEFAULT_POOL_SECONDS), ("fp", 1, 5.0), ("fa", None, 4.0), ("fp", 2, 3.0), ("fp", 0, 1.0)]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_pointed_experiment_in_the_pool_gives_the_serial_results_in_order(tmp_path, pointed, capsys, jobs):
+    assert R.reproduce(tmp_path, jobs=jobs) == 0
+    r = _res(tmp_path)
+    assert r["fp"]["sum"] == 9 and r["fp"]["order"] == [1, 5, 3]     # pool_points order, not finish order
+    assert r["fp"]["pooled"] is (jobs > 1)
+    out = capsys.readouterr().out
+    assert out.index("fake fa") < out.index("fake fp") < out.index("fake fb")
+    assert "fp points [1, 5, 3]" in out
+    if jobs > 1:
+        assert "5 tasks (3 of them points of fp)" in out
+    assert all(r["runs"][n]["status"] == "ok" for n in ("fa", "fp", "fb"))
+
+
+def test_a_failing_point_fails_its_experiment_only(tmp_path, pointed, capsys):
+    pointed.update(fp5="fail")
+    assert R.reproduce(tmp_path, jobs=2) == 1
+    r = _res(tmp_path)
+    assert r["runs"]["fp"]["status"] == "failed" and "fp" not in r
+    assert r["fa"]["value"] == "ok" and r["fb"]["value"] == "ok"
+    assert "fp failed: point ('p', 5): ValueError: point 5 broke" in capsys.readouterr().out
+
+
+def test_ctrl_c_with_points_running_keeps_the_finished_experiments(tmp_path, pointed, real_sigint):
+    import os
+    import signal
+    import threading
+    import time
+    pointed.update(fp5="sleep")
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t = time.perf_counter()
+    assert R.reproduce(tmp_path, jobs=2) == 130
+    timer.cancel()
+    assert time.perf_counter() - t < 20
+    r = _res(tmp_path)
+    assert r["fa"]["value"] == "ok" and r["runs"]["fp"]["status"] == "interrupted" and "fp" not in r
+
+
+def _strip_host_time(d):
+    """An experiment's JSON without its host-time figures (wall seconds) and the plot's path."""
+    if isinstance(d, dict):
+        return {k: _strip_host_time(v) for k, v in d.items() if k not in ("wall_s", "wall_seconds", "plot")}
+    if isinstance(d, list):
+        return [_strip_host_time(x) for x in d]
+    return d
+
+
+def test_pooled_mrs_points_give_the_serial_sweep_results(tmp_path, monkeypatch, capsys):
+    """arm64_mrs's (policy, N) machines run as tasks of the reproduce pool give, point by point, the
+    JSON of the serial in-process sweep (and of arm64_mrs.sweep itself)."""
+    monkeypatch.setattr(arm64_mrs, "THREADS", (1, 2, 4))
+    monkeypatch.setattr(arm64_mrs, "K_QUICK", 60)
+    assert R.reproduce(tmp_path / "serial", quick=True, only=["arm64_mrs"], jobs=1) == 0
+    assert "sweep wall time" in capsys.readouterr().out
+    assert R.reproduce(tmp_path / "pooled", quick=True, only=["arm64_mrs"], jobs=2) == 0
+    out = capsys.readouterr().out
+    assert "6 tasks (6 of them points of arm64_mrs)" in out and "in the reproduce pool" in out
+    serial = _res(tmp_path / "serial" / "quick")["arm64_mrs"]
+    pooled = _res(tmp_path / "pooled" / "quick")["arm64_mrs"]
+    assert _strip_host_time(pooled) == _strip_host_time(serial)
+    direct = arm64_mrs.sweep((1, 2, 4), 60, workers=1)
+    for row in pooled["rows"]:
+        for side, pol in (("before", "hook-list"), ("after", "direct")):
+            want = json.loads(json.dumps(direct[(pol, row["threads"])]))
+            assert _strip_host_time(row[side]) == _strip_host_time(want)
+    assert pooled["rows"][-1]["before"]["lock"]["contended"] > 0      # the points did real work

@@ -55,6 +55,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from unicorn import arm64_const as UA
+
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
 from emukern.kernel.plugins import kernel_function
@@ -140,15 +142,16 @@ class UndefState:
         self.mrs_cache: dict[tuple[int, int], tuple[int, int] | None] = {}
         self.walk_cache: dict[int, Callable[..., int] | None] = {}
         self.costs = k.cost.values                # the live cost table (overrides included)
-
-    @property
-    def direct(self) -> bool:
-        """arm64-mrs, read at each trap so the debugger's run-time `policy` switch takes effect."""
-        return self.k.policy("arm64-mrs") == "direct"
+        # arm64-mrs == "direct", i.e. kernel.policy("arm64-mrs") as the decision points read it.
+        # Kept as a field that sync_mrs_hook (the switch's change listener) refreshes, so a
+        # run-time `policy` switch still takes effect at the next trap, without a policy lookup on
+        # every trap (two per MRS: sync_gate and do_el0_undef).
+        self.direct = k.policy("arm64-mrs") == "direct"
 
     def sync_mrs_hook(self, _value: str = "") -> None:
         """Before the rework, MRS emulation is one more undef_hook (enable_mrs_emulation); after
         it, there is no such hook.  Called at boot and whenever arm64-mrs is switched."""
+        self.direct = self.k.policy("arm64-mrs") == "direct"
         present = any(h is _MRS_HOOK for h in self.hooks)
         if not self.direct and not present:
             self.register(_MRS_HOOK)
@@ -262,11 +265,19 @@ def setup(k: "Kernel") -> None:
 
 
 # ---- MRS emulation -------------------------------------------------------------------------------
+# (Xt, PC) register-id pairs, one module-level tuple per Rt (Cpu.batch_writer caches its writer by
+# the tuple's identity): the emulated value and the skipped PC go to the CPU in one libunicorn call
+_XT_PC: tuple[tuple[int, int], ...] = tuple((getattr(UA, f"UC_ARM64_REG_X{i}"), UA.UC_ARM64_REG_PC)
+                                            for i in range(31))
+
+
 def _finish_mrs(cpu: "Arm64Cpu", trap: Trap, res: tuple[int, int]) -> None:
     rt, value = res
-    if rt != 31:                                  # pt_regs_write_reg: XZR discards
-        cpu.set_reg(rt, value)
-    cpu.set_pc(trap.pc + 4)                       # arm64_skip_faulting_instruction(regs, 4)
+    if rt != 31:
+        # pt_regs_write_reg(regs, rt, val) and arm64_skip_faulting_instruction(regs, 4) together
+        cpu.batch_writer(_XT_PC[rt])((value, trap.pc + 4))
+    else:
+        cpu.set_pc(trap.pc + 4)                   # XZR discards the value: only the PC moves
 
 
 def try_emulate_mrs(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn: int) -> bool:
