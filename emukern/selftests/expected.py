@@ -23,7 +23,8 @@ VERDICTS = ("pass", "fail", "skip", "timeout", "not built")
 class Expectation:
     verdict: str
     reason: str = ""
-    under_policy: bool = False        # comes from a [[when]] entry: the policy explains it
+    under_policy: bool = False        # comes from a [[when]] entry: the policy (or the VL) explains it
+    under: str = "policy"             # what the [[when]] names: "policy" or "configuration" (a VL only)
 
 
 class ExpectedTable:
@@ -52,7 +53,8 @@ class ExpectedTable:
         for w in entry.get("when", []):
             pol = w.get("policy", {})
             if all(policies.get(k) == v for k, v in pol.items()) and w.get("vl", vl) == vl:
-                return Expectation(w["verdict"], w.get("reason", ""), under_policy=True)
+                return Expectation(w["verdict"], w.get("reason", ""), under_policy=True,
+                                   under="policy" if pol else "configuration")
         return Expectation(entry["verdict"], entry.get("reason", ""))
 
 
@@ -64,5 +66,5 @@ def judge(outcome: Any, exp: Expectation | None) -> None:
         outcome.unexpected = outcome.verdict not in ("pass",)
         return
     outcome.expected = exp.verdict
-    outcome.expect_reason = (f"expected under this policy: {exp.reason}" if exp.under_policy else exp.reason)
+    outcome.expect_reason = (f"expected under this {exp.under}: {exp.reason}" if exp.under_policy else exp.reason)
     outcome.unexpected = outcome.verdict != exp.verdict

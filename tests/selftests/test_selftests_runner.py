@@ -138,7 +138,8 @@ def test_expected_file_covers_every_test():
         if entry["verdict"] != "pass":
             assert entry.get("reason"), f"{tid}: a non-pass expectation needs its reason"
         for w in entry.get("when", []):
-            assert w.get("reason") and w.get("policy"), f"{tid}: a [[when]] needs a policy and a reason"
+            assert w.get("reason") and (w.get("policy") or w.get("vl")), \
+                f"{tid}: a [[when]] needs a policy or a VL, and a reason"
 
 
 def test_expected_lookup_and_judge():
@@ -178,3 +179,13 @@ def test_internal_error_is_the_runs_cause(ksft_like, monkeypatch):
     monkeypatch.setattr(Machine, "load", boom)
     o = _run(ksft_like, arch, "pass")
     assert o.verdict == "fail" and o.cause == "emukern internal error: RuntimeError: simulated emukern bug"
+
+
+def test_expected_vl_only_when():
+    """A [[when]] naming only a VL: the architecture treats that VL differently (arm64 hwcap's
+    F64MM probe is UNDEFINED below VL 256)."""
+    table = ExpectedTable({"a/b/c": {"verdict": "pass", "when": [
+        {"vl": 128, "verdict": "fail", "reason": "UNDEFINED below VL 256"}]}})
+    e = table.lookup("a/b/c", {"arm64-mrs": "direct"}, 128)
+    assert e is not None and e.verdict == "fail" and e.under == "configuration"
+    assert table.lookup("a/b/c", {"arm64-mrs": "direct"}, 256).verdict == "pass"
