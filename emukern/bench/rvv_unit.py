@@ -32,7 +32,7 @@ from emukern.resources import guest_asm_dir
 TITLE = "RVV unit: µs per emulated vector instruction, vector memcpy vs qemu-riscv64"
 GUEST = guest_asm_dir() / "riscv"
 VLEN = 256
-TARGET_US_M1 = 5.0
+TARGET_US_M1 = 3.0      # issue 19: an RVV m1 instruction through the trap path <= 3 us
 MEMCPY_BYTES = 65536
 # vtype values for vec_loop.S: e32 (vsew=2) with LMUL=1 / LMUL=8, tu, mu
 VTYPES = {"m1": 2 << 3 | 0, "m8": 2 << 3 | 3}

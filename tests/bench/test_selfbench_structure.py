@@ -101,7 +101,7 @@ def test_table_marks_met_and_missed_and_names_absent_peers():
 def test_measure_schema_five_rounds_and_json(no_peers, tmp_path):
     res = S.measure(reps=5, only=["mips", "syscall"], sizes=TINY)
     assert res["reps"] == 5 and [f["key"] for f in res["figures"]] == [
-        "riscv64.mips", "arm64.mips", "riscv64.syscall", "arm64.syscall"]
+        "riscv64.mips", "arm64.mips", "riscv64.mips_cksum", "arm64.mips_cksum", "riscv64.syscall", "arm64.syscall"]
     for f in res["figures"]:
         c = f["contenders"]
         assert c["emukern"]["n"] == 5 and c["raw Unicorn"]["n"] == 5
