@@ -133,6 +133,18 @@ class SyscallRecord(TrapRecord):
 _new_record = object.__new__
 
 
+
+def _account_entry(pcpu: Any, task: Any, now: int, ucount: int) -> None:
+    """Kernel entry: the time since the CPU's last mark was user time up to the user cycles
+    counted, the rest system time (as Linux's tick-based accounting splits it at the
+    user/kernel boundary); the marks move to now."""
+    user = ucount - pcpu.user_mark
+    total = now - pcpu.last_mark
+    task.utime += user if user < total else total
+    task.stime += total - user if total > user else 0
+    pcpu.last_mark = now
+    pcpu.user_mark = ucount
+
 class Kernel(SyscallsMixin, SignalMixin):
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
@@ -538,14 +550,8 @@ class Kernel(SyscallsMixin, SignalMixin):
         pcpu = self.percpu[cpu.index]
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
-        # kernel entry: the time since the last mark was user time (as handle_trap)
         now, ucount = cpu.marks()
-        user = ucount - pcpu.user_mark
-        total = now - pcpu.last_mark
-        task.utime += user if user < total else total
-        task.stime += total - user if total > user else 0
-        pcpu.last_mark = now
-        pcpu.user_mark = ucount
+        _account_entry(pcpu, task, now, ucount)     # kernel entry (as handle_trap)
         costs = self._costs
         charge = cpu.charge
         charge(costs["exception_entry"])
@@ -649,16 +655,9 @@ class Kernel(SyscallsMixin, SignalMixin):
             cpu.set_pc(trap.pc)
             cpu.stop()
             return
-        # kernel entry: the time since the last mark was user time
         pcpu = self.percpu[cpu.index]
         now = cpu.now
-        ucount = cpu.user_cycles
-        user = ucount - pcpu.user_mark
-        total = now - pcpu.last_mark
-        task.utime += user if user < total else total
-        task.stime += total - user if total > user else 0
-        pcpu.last_mark = now
-        pcpu.user_mark = ucount
+        _account_entry(pcpu, task, now, cpu.user_cycles)     # kernel entry
         costs = self._costs
         cpu.charge(costs["exception_entry"])
         kind = trap.kind

@@ -637,7 +637,12 @@ class Cpu:
         if on_trap is None:
             raise RuntimeError("no kernel attached to this CPU")
         on_trap(self, trap)
-        # commit_charges, inlined (every trap passes here)
+        self._trap_done()
+
+    def _trap_done(self) -> None:
+        """After the kernel handled a trap (both delivery paths end here): the cycles it charged
+        move the counter's deadline (commit_charges, inlined), and code the kernel wrote into
+        executable memory (e.g. read() into it) is rescanned."""
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
         delta = charged - self._committed
         if delta:
@@ -648,7 +653,7 @@ class Cpu:
                 cs.deadline = d if d > 0 else 0
         mm = self.mm
         if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
-            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
+            self._reset_code_view()
 
     def syscall_trap(self, pc: int, word: int, regs: Sequence[int]) -> Trap:
         """The :class:`Trap` a syscall delivered through ``on_syscall`` stands for (the one
@@ -681,18 +686,7 @@ class Cpu:
             return
         self.traps_seen += 1
         on_syscall(self, pc, word, regs[1:])
-        # commit_charges, inlined (as in _deliver)
-        charged = self.extra_user + self.sys_cycles + self.idle_cycles
-        delta = charged - self._committed
-        if delta:
-            self._committed = charged
-            if self.running:
-                cs = self._cs
-                d = cs.deadline - delta
-                cs.deadline = d if d > 0 else 0
-        mm = self.mm
-        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
-            self._reset_code_view()      # the kernel wrote executable memory (e.g. read() into it)
+        self._trap_done()
 
     def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None) -> None:
         """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
