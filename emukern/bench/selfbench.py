@@ -206,44 +206,36 @@ def _qemu_sample(arch: str, name: str, n: int) -> float:
 # the measurements: each returns a list of figure records
 
 def m_mips(cfg: Settings) -> list[dict[str, Any]]:
-    """Guest MIPS: emukern's exact counting vs raw Unicorn (no hooks) on spin.S and cksum.S; peers alongside."""
-    out = []
+    """Guest MIPS: emukern's exact counting vs raw Unicorn (no hooks) on spin.S and cksum.S; peers alongside.
+
+    spin.S's 2-instruction blocks are the worst case for the per-block counting hook; cksum.S's
+    7-/9-instruction blocks with a load and a store each are typical code."""
     n = cfg.sizes.spin_n
-    for arch in ARCHES:
-        cfg.say(f"{arch} MIPS")
-        counted: list[int] = []
+    passes = max(1, n // 1800)           # about as many cksum instructions as spin's 2n
+    loops = [("spin", "", n, lambda arch: 2 * n, lambda arch: raw_mips(arch, n)[0]),
+             ("cksum", "_cksum", passes, lambda arch: cksum_insns(arch, passes),
+              lambda arch: raw_cksum_mips(arch, passes))]
+    out = []
+    for name, suffix, iters, insns_of, raw in loops:
+        for arch in ARCHES:
+            cfg.say(f"{arch} MIPS ({name})")
+            counted: list[int] = []
+            insns = insns_of(arch)
 
-        def ek() -> float:
-            wall, r = emukern_run(arch, "spin", n, max_insns=None)
-            counted.append(r.user_insns)
-            return r.user_insns / wall / 1e6
-        runners = {EK: ek, RAW: lambda: raw_mips(arch, n)[0],
-                   QEMU_PEER: lambda: 2 * n / _qemu_sample(arch, "spin", n) / 1e6,
-                   QILING: lambda: 2 * n / peers.qiling_run_seconds(arch, _elf(arch, "spin"), [str(n)]) / 1e6}
-        samples, notes = alternate(runners, cfg.reps)
-        out.append(figure(f"{arch} guest MIPS (spin.S)", "MIPS", EK, samples, notes,
-                          Target(">=", TARGET_MIPS_RATIO, "ratio", RAW), higher_is_better=True,
-                          key=f"{arch}.mips", arch=arch, iterations=n, emukern_user_insns=counted[-1:] or None))
-    # typical code beside that worst case: cksum.S's 7-/9-instruction blocks with a load and a
-    # store each amortise the per-block counting hook that 2-instruction spin blocks cannot
-    passes = max(1, n // 1800)
-    for arch in ARCHES:
-        cfg.say(f"{arch} MIPS (cksum)")
-        ck: list[int] = []
-
-        def ek_ck() -> float:
-            wall, r = emukern_run(arch, "cksum", passes, max_insns=None)
-            ck.append(r.user_insns)
-            return r.user_insns / wall / 1e6
-        insns = cksum_insns(arch, passes)
-        runners = {EK: ek_ck, RAW: lambda: raw_cksum_mips(arch, passes),
-                   QEMU_PEER: lambda: insns / _qemu_sample(arch, "cksum", passes) / 1e6,
-                   QILING: lambda: insns / peers.qiling_run_seconds(arch, _elf(arch, "cksum"), [str(passes)]) / 1e6}
-        samples, notes = alternate(runners, cfg.reps)
-        out.append(figure(f"{arch} guest MIPS (cksum.S)", "MIPS", EK, samples, notes,
-                          Target(">=", TARGET_MIPS_RATIO, "ratio", RAW), higher_is_better=True,
-                          key=f"{arch}.mips_cksum", arch=arch, iterations=passes,
-                          emukern_user_insns=ck[-1:] or None))
+            def ek(arch: str = arch, name: str = name, iters: int = iters) -> float:
+                wall, r = emukern_run(arch, name, iters, max_insns=None)
+                counted.append(r.user_insns)
+                return r.user_insns / wall / 1e6
+            runners = {EK: ek, RAW: lambda arch=arch, raw=raw: raw(arch),
+                       QEMU_PEER: lambda arch=arch, name=name, iters=iters, insns=insns:
+                           insns / _qemu_sample(arch, name, iters) / 1e6,
+                       QILING: lambda arch=arch, name=name, iters=iters, insns=insns:
+                           insns / peers.qiling_run_seconds(arch, _elf(arch, name), [str(iters)]) / 1e6}
+            samples, notes = alternate(runners, cfg.reps)
+            out.append(figure(f"{arch} guest MIPS ({name}.S)", "MIPS", EK, samples, notes,
+                              Target(">=", TARGET_MIPS_RATIO, "ratio", RAW), higher_is_better=True,
+                              key=f"{arch}.mips{suffix}", arch=arch, iterations=iters,
+                              emukern_user_insns=counted[-1:] or None))
     return out
 
 
