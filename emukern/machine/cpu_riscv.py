@@ -357,14 +357,14 @@ class RiscvCpu(Cpu):
         cs = self._cs             # the live counter (ctypes struct or the Python counter)
         batch = self.batch_vector
         rvv = self.rvv
-        decoded = rvv.decoded     # the unit's decode cache: execute() without its frame
+        fast = rvv.fast           # the unit's specialised executors: execute() without its frame
         xregs, vmem = self._xregs, self._vmem
         while True:
             # one vector instruction, executed inline (this loop is the RVV hot path, and each
             # Python frame costs a tenth of an m1 instruction's time); the unit reads x lazily
             try:
-                d = decoded.get(word)
-                res = rvv.execute(word, xregs, vmem) if d is None else d.run(rvv, d, xregs, vmem)
+                f = fast.get(word)
+                res = rvv.execute(word, xregs, vmem) if f is None else f(xregs, vmem)
             except (IllegalInstruction, MemoryFault) as exc:
                 self._vector_trap(pc, word, exc)
                 return True       # a trap was delivered; the kernel has set the PC
