@@ -138,6 +138,9 @@ class RVVUnit:
         Raises IllegalInstruction for reserved/unimplemented words and MemoryFault (with
         vstart set to the faulting element) for a trapping access.
         """
+        f = self.fast.get(word)
+        if f is not None:
+            return f(x, mem)      # it checks vtype/vl/vstart itself (and re-specialises)
         d = self._decoded.get(word)
         if d is None:
             from .decode import decode  # late import: decode imports the handlers
@@ -155,7 +158,7 @@ class RVVUnit:
     def _respecialize(self, word: int, x: XRegs, mem: VectorMemory) -> ExecResult:
         """A specialised executor found vtype, vl or vstart changed: drop it and execute
         through :meth:`execute` (which builds one for the new state when it can)."""
-        self.fast.pop(word, None)
+        del self.fast[word]
         return self.execute(word, x, mem)
 
     # ---- helpers used by the handlers ------------------------------------------------------
