@@ -78,18 +78,35 @@ _U32 = struct.Struct("<I").unpack_from
 
 
 class _XRegs:
-    """The RVV unit's view of the scalar registers (through the CPU's fast register access)."""
+    """The RVV unit's view of the scalar registers (through the CPU's fast register access).
+
+    Values read are remembered until :meth:`forget` (called at the start of each batch of
+    vector instructions): within a batch nothing but the unit's own :meth:`write` changes a
+    scalar register, so a loop of vle/vse on the same base register reads it from Unicorn once."""
 
     def __init__(self, cpu: "RiscvCpu") -> None:
         self._r = cpu._read
         self._w = cpu._write
+        self._c: dict[int, int] = {0: 0}
+
+    def forget(self) -> None:
+        c = self._c
+        if len(c) > 1:
+            c.clear()
+            c[0] = 0
 
     def read(self, i: int) -> int:
-        return self._r(_XREG[i]) if i else 0
+        c = self._c
+        v = c.get(i)
+        if v is None:
+            v = c[i] = self._r(_XREG[i])
+        return v
 
     def write(self, i: int, value: int) -> None:
         if i:
+            value &= 0xFFFF_FFFF_FFFF_FFFF
             self._w(_XREG[i], value)
+            self._c[i] = value
 
 
 class _VMem:
@@ -366,6 +383,7 @@ class RiscvCpu(Cpu):
         execute = rvv.execute
         is_vec = self._is_vector_insn
         xregs, vmem = self._xregs, self._vmem
+        xregs.forget()            # the kernel or the debugger may have written x since
         # Nothing outside this loop runs until it ends (a trap leaves it first), so the counter,
         # the charged cycles and the statistics live in locals and are stored once at the end.
         count = cs.count
