@@ -78,18 +78,35 @@ _U32 = struct.Struct("<I").unpack_from
 
 
 class _XRegs:
-    """The RVV unit's view of the scalar registers (through the CPU's fast register access)."""
+    """The RVV unit's view of the scalar registers (through the CPU's fast register access).
+
+    Values read are remembered until :meth:`forget` (called at the start of each batch of
+    vector instructions): within a batch nothing but the unit's own :meth:`write` changes a
+    scalar register, so a loop of vle/vse on the same base register reads it from Unicorn once."""
 
     def __init__(self, cpu: "RiscvCpu") -> None:
         self._r = cpu._read
         self._w = cpu._write
+        self._c: dict[int, int] = {0: 0}
+
+    def forget(self) -> None:
+        c = self._c
+        if len(c) > 1:
+            c.clear()
+            c[0] = 0
 
     def read(self, i: int) -> int:
-        return self._r(_XREG[i]) if i else 0
+        c = self._c
+        v = c.get(i)
+        if v is None:
+            v = c[i] = self._r(_XREG[i])
+        return v
 
     def write(self, i: int, value: int) -> None:
         if i:
+            value &= 0xFFFF_FFFF_FFFF_FFFF
             self._w(_XREG[i], value)
+            self._c[i] = value
 
 
 class _VMem:
@@ -341,58 +358,101 @@ class RiscvCpu(Cpu):
     def _try_hardware(self, epc: int, word: int, size: int) -> bool:
         """Things the modelled hardware executes itself: vector instructions (VS on) and the
         counter CSR reads.  Returns True when the instruction completed."""
+        rvv = self.rvv
+        # vector words first: they are the hot case (a counter CSR read is never one)
+        if rvv is not None and size == 4 and (word in rvv.fast or self._is_vector_insn(word)):
+            if self.vs == VS_OFF:
+                return False      # the kernel sees an illegal-instruction trap (first use)
+            return self._run_vector(epc, word)
         if size == 4:
             hit = counter_csr_read(word)
             if hit is not None:
                 self.set_reg(hit[1], self._counter_value(hit[0]))
                 self.set_pc(epc + 4)
                 return True
-        if self.rvv is None or size != 4:
-            return False
-        if not self._is_vector_insn(word):
-            return False
-        if self.vs == VS_OFF:
-            return False          # the kernel sees an illegal-instruction trap (first use)
+        return False
+
+    def _run_vector(self, epc: int, word: int) -> bool:
+        """Execute the vector instruction at ``epc`` and the vector instructions that follow it
+        (a batch), on the RVV unit; VS is known to be on."""
         pc = epc
         cs = self._cs             # the live counter (ctypes struct or the Python counter)
         batch = self.batch_vector
         rvv = self.rvv
-        decoded = rvv.decoded     # the unit's decode cache: execute() without its frame
+        fast = rvv.fast           # the unit's specialised executors: execute() without its frame
+        execute = rvv.execute
+        is_vec = self._is_vector_insn
         xregs, vmem = self._xregs, self._vmem
+        xregs.forget()            # the kernel or the debugger may have written x since
+        # Nothing outside this loop runs until it ends (a trap leaves it first), so the counter,
+        # the charged cycles and the statistics live in locals and are stored once at the end.
+        count = cs.count
+        extra = self.extra_user
+        # the deadline less the charged cycles not yet committed to it, without extra_user's
+        # part (which grows in the loop): stop when count >= limit - extra
+        limit = cs.deadline - (self.sys_cycles + self.idle_cycles - self._committed)
+        n = cycles = 0
+        dirty = False
+        mm = self.mm
+        fm = self._fetch_map
+        if fm is not None and (fm[0] is not mm or fm[1] != mm.version):
+            fm = None
         while True:
             # one vector instruction, executed inline (this loop is the RVV hot path, and each
             # Python frame costs a tenth of an m1 instruction's time); the unit reads x lazily
             try:
-                d = decoded.get(word)
-                res = rvv.execute(word, xregs, vmem) if d is None else d.run(rvv, d, xregs, vmem)
+                f = fast.get(word)
+                res = execute(word, xregs, vmem) if f is None else f(xregs, vmem)
             except (IllegalInstruction, MemoryFault) as exc:
+                self._vector_done(cs, count, extra, n, cycles, dirty)
                 self._vector_trap(pc, word, exc)
                 return True       # a trap was delivered; the kernel has set the PC
-            self.vector_insns += 1
+            n += 1
             cyc = res.cycles
-            self.vector_cycles += cyc
+            cycles += cyc
             if res.dirty:
-                self.vs = VS_DIRTY
-            self.extra_user += cyc - 1               # the counter already charged one cycle
+                dirty = True
+            extra += cyc - 1                         # the counter already charged one cycle
             pc += 4
             # A run of vector instructions is executed in this one hook call instead of one trap
             # each (the trap round trip costs more than most vector instructions).  The counter
             # hook would have counted each of them, so count them here, and stop at the
             # deadline — less the extra cycles charged but not yet committed to it — so a tick
             # or a debugger step still lands on the exact instruction.
-            if not batch or cs.count >= cs.deadline - (
-                    self.extra_user + self.sys_cycles + self.idle_cycles - self._committed):
+            if not batch or count >= limit - extra:
                 break
-            try:
-                word, size = self._fetch(pc)
-            except MemoryFault:
+            # the next word: from the executable mapping fetched from last (as _fetch does)
+            if fm is not None and fm[2] <= pc <= fm[3]:
+                word = _U32(fm[5], pc - fm[4])[0]
+            else:
+                try:
+                    word, size = self._fetch(pc)
+                except MemoryFault:
+                    break
+                if size != 4:
+                    break
+                fm = self._fetch_map
+            # (VS cannot have been turned off: only the kernel does that, between traps)
+            if word not in fast and (word & 3 != 3 or not is_vec(word)):
                 break
-            if size != 4 or self.vs == VS_OFF or not self._is_vector_insn(word):
-                break
-            cs.count += 1
+            count += 1
+        self._vector_done(cs, count, extra, n, cycles, dirty)
         self.commit_charges()
-        self.set_pc(pc)           # the first instruction after the run
+        if pc != epc + 4:
+            # Unicorn's PC is already epc + 4 (the hook sees the trapping PC + 4): only a batch
+            # of more than one instruction moves it (and pays for the PC write's resync)
+            self.set_pc(pc)       # the first instruction after the run
         return True
+
+    def _vector_done(self, cs: Any, count: int, extra: int, n: int, cycles: int,
+                     dirty: bool) -> None:
+        """Store what a vector batch kept in locals: the counter, the charged cycles, VS."""
+        cs.count = count
+        self.extra_user = extra
+        self.vector_insns += n
+        self.vector_cycles += cycles
+        if dirty:
+            self.vs = VS_DIRTY
 
     def _vector_trap(self, pc: int, word: int, exc: Exception) -> None:
         """A vector instruction at ``pc`` raised: deliver its illegal-instruction or fault trap."""

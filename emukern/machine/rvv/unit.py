@@ -28,6 +28,7 @@ import struct
 
 from ...errors import IllegalInstruction
 from . import cost as _cost
+from .fast import Fast, specialize
 from .insn import Insn
 from .types import ExecResult, VectorMemory, XRegs
 from .vtype import VILL, VType, decode_vtype
@@ -62,6 +63,9 @@ class RVVUnit:
         # word -> decoded Insn, for callers that run ``d.run(unit, d, x, mem)`` themselves on a
         # hit (the CPU's vector loop) and call :meth:`execute` on a miss
         self.decoded = self._decoded
+        # word -> an executor specialised for the current vtype/vl (see :mod:`.fast`); the CPU's
+        # vector loop calls ``fast[word](x, mem)`` on a hit and :meth:`execute` on a miss
+        self.fast: dict[int, Fast] = {}
         self._structs: dict[tuple[str, int], struct.Struct] = {}
         self._results: dict[tuple[str, int, bool], ExecResult] = {}
         self.cost_params: dict[str, float] = dict(_cost.DEFAULT_COSTS)
@@ -100,6 +104,7 @@ class RVVUnit:
         """Override cost-model constants (see :data:`cost.DEFAULT_COSTS`)."""
         self.cost_params.update(params)
         self._results.clear()
+        self.fast.clear()         # the specialised executors hold cost results
 
     # ---- debugger / kernel helpers -------------------------------------------------------
     def read_vreg(self, i: int) -> bytes:
@@ -133,14 +138,28 @@ class RVVUnit:
         Raises IllegalInstruction for reserved/unimplemented words and MemoryFault (with
         vstart set to the faulting element) for a trapping access.
         """
+        f = self.fast.get(word)
+        if f is not None:
+            return f(x, mem)      # it checks vtype/vl/vstart itself (and re-specialises)
         d = self._decoded.get(word)
         if d is None:
             from .decode import decode  # late import: decode imports the handlers
             d = decode(word & 0xFFFFFFFF)
             if len(self._decoded) >= _CACHE_LIMIT:
                 self._decoded.clear()
+                self.fast.clear()
             self._decoded[word] = d
-        return d.run(self, d, x, mem)
+        f = specialize(self, d)
+        if f is None:
+            return d.run(self, d, x, mem)
+        self.fast[word] = f
+        return f(x, mem)
+
+    def _respecialize(self, word: int, x: XRegs, mem: VectorMemory) -> ExecResult:
+        """A specialised executor found vtype, vl or vstart changed: drop it and execute
+        through :meth:`execute` (which builds one for the new state when it can)."""
+        del self.fast[word]
+        return self.execute(word, x, mem)
 
     # ---- helpers used by the handlers ------------------------------------------------------
     def _struct(self, code: str, n: int) -> struct.Struct:
