@@ -13,7 +13,7 @@ memcpy under emukern vs qemu-riscv64.
     ``qemu-riscv64 -cpu rv64,v=true,vlen=256`` (whole-process wall time, start-up included),
     their ratio, and whether both printed the same bytes.
 
-VLEN is 256.  The target for (a) and (b) is at most 5 µs per LMUL=1 instruction.  Each figure
+VLEN is 256.  The target for (a) and (b) is at most 3 µs per LMUL=1 instruction.  Each figure
 is the best of a few repeats (one in quick mode) because this runs on shared machines.
 """
 from __future__ import annotations
