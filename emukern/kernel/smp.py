@@ -216,6 +216,15 @@ class RunLoop:
 
     def _pick_cpu(self) -> Cpu | None:
         """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
+        clocks = self._clocks
+        percpu = self.k.percpu
+        # fast path (the common case: every CPU busy): the lowest-index CPU at the minimum clock,
+        # if it has a task on it, has the smallest possible key 2 * clock -- any other CPU's key
+        # is >= 2 * its clock >= 2 * min, and a tie needs the same clock at a higher index.  Two
+        # C-level passes (min, index) instead of a Python-level pass over all CPUs.
+        i = clocks.index(min(clocks))
+        if percpu[i].curr is not None:
+            return self.k.cpus[i]
         # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
         keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
                 for t, p in zip(self._clocks, self.k.percpu)]
@@ -232,11 +241,29 @@ class RunLoop:
 
     def _lockstep_limit(self, cpu: Cpu) -> int:
         me = self.k.percpu[cpu.index]
+        clocks = self._clocks
+        idx = cpu.index
+        if len(clocks) > 1:
+            # fast path: the minimum clock of the other CPUs (this one masked out for a moment);
+            # if the first CPU at that clock has work it is the floor the full scan below would
+            # find (the floor is a value: which CPU holds it does not matter)
+            own = clocks[idx]
+            clocks[idx] = _NO_WORK
+            floor = min(clocks)
+            j = clocks.index(floor)
+            clocks[idx] = own
+            p = self.k.percpu[j]
+            if p.curr is not None or p.rq:
+                return self._lockstep_from(cpu, me, floor)
         others = [t for t, p in zip(self._clocks, self.k.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
             self.k.sync_floor = TIME_MAX
             return TIME_MAX
-        self.k.sync_floor = floor = min(others)
+        return self._lockstep_from(cpu, me, min(others))
+
+    def _lockstep_from(self, cpu: Cpu, me: Any, floor: int) -> int:
+        """:meth:`_lockstep_limit` once the floor (the others' minimum clock) is known."""
+        self.k.sync_floor = floor
         if me.sync_hint:
             # it keeps taking a shared lock: run only up to where the others are, so its next
             # acquisition happens inside the hook instead of being parked and re-delivered
