@@ -116,7 +116,8 @@ class RunLoop:
                               f"({', '.join(blocked)})")
             raise StopRun("deadlock", "every task is blocked and no timer can wake any of them "
                           f"({', '.join(blocked)})")
-        if cpu.now >= TIME_MAX:
+        now = cpu.now
+        if now >= TIME_MAX:
             cpu.stop()
             raise StopRun("budget", f"the simulated clock reached its end ({TIME_MAX:,} cycles, "
                           f"{self.k.clock.seconds(TIME_MAX) / 31_557_600:,.0f} years)")
@@ -143,26 +144,30 @@ class RunLoop:
             if pc.curr.alive:                   # (dropped if killed while parked)
                 self.k.handle_trap(cpu, parked)
             pc.sync_hint = True
-        until = min(pc.next_tick, self._lockstep_limit(cpu))
+        # the CPU's clock, read once (a property summing four counters): nothing below changes it
+        # before cpu.run except the parked trap's handler, after which it is read again
+        now = cpu.now if parked is not None else now
+        until = min(pc.next_tick, self._lockstep_limit(cpu, now))
         if self.k.config.max_insns is not None:
             left = self.k.config.max_insns - sum(c.user_insns for c in self.k.cpus)
             # at most `left` more user instructions (fewer if kernel work is charged): the run
             # stops at exactly --max-insns; with nothing left the CPU does not run and
             # _check_budget ends the run after this round
-            until = min(until, cpu.now + max(left, 0))
+            until = min(until, now + max(left, 0))
         if limit is not None:
-            until = min(until, max(limit, cpu.now + 1))
+            until = min(until, max(limit, now + 1))
         if pc.timers:
             until = min(until, pc.timers[0][0])
         if self.k.run_cap is not None:
             cap = self.k.run_cap(cpu)
+            now = cpu.now                       # (a debugger callback: do not assume it left it)
             if cap is not None:
                 until = min(until, cap)
         if parked is not None:
-            if until > cpu.now and not pc.need_resched and pc.curr is not None \
+            if until > now and not pc.need_resched and pc.curr is not None \
                     and pc.curr.state is TaskState.RUNNABLE and self.k.deferred_trap is None:
                 cpu.run(until)
-        elif until > cpu.now:
+        elif until > now:
             cpu.run(until)
         if self.k.deferred_trap is not None:
             return True                         # stopped at a trap the debugger holds
@@ -216,6 +221,15 @@ class RunLoop:
 
     def _pick_cpu(self) -> Cpu | None:
         """The CPU furthest behind (busy before idle, then lowest index) among those with work."""
+        clocks = self._clocks
+        percpu = self.k.percpu
+        # fast path (the common case: every CPU busy): the lowest-index CPU at the minimum clock,
+        # if it has a task on it, has the smallest possible key 2 * clock -- any other CPU's key
+        # is >= 2 * its clock >= 2 * min, and a tie needs the same clock at a higher index.  Two
+        # C-level passes (min, index) instead of a Python-level pass over all CPUs.
+        i = clocks.index(min(clocks))
+        if percpu[i].curr is not None:
+            return self.k.cpus[i]
         # key = 2 * clock + idle: ordered by (clock, busy first, index) like the tuple it replaces
         keys = [t + t + (p.curr is None) if p.curr is not None or p.rq or p.timers else _NO_WORK
                 for t, p in zip(self._clocks, self.k.percpu)]
@@ -230,21 +244,43 @@ class RunLoop:
         target = min(cands) if cands else cpu.now
         return max(target, cpu.now + 1) if not pc.rq else max(target, cpu.now)
 
-    def _lockstep_limit(self, cpu: Cpu) -> int:
+    def _lockstep_limit(self, cpu: Cpu, now: int | None = None) -> int:
+        """How far ``cpu`` (at local time ``now``, read here when not given) may run past the
+        other busy CPUs' minimum clock; sets ``Kernel.sync_floor`` to that minimum."""
+        if now is None:
+            now = cpu.now
         me = self.k.percpu[cpu.index]
+        clocks = self._clocks
+        idx = cpu.index
+        if len(clocks) > 1:
+            # fast path: the minimum clock of the other CPUs (this one masked out for a moment);
+            # if the first CPU at that clock has work it is the floor the full scan below would
+            # find (the floor is a value: which CPU holds it does not matter)
+            own = clocks[idx]
+            clocks[idx] = _NO_WORK
+            floor = min(clocks)
+            j = clocks.index(floor)
+            clocks[idx] = own
+            p = self.k.percpu[j]
+            if p.curr is not None or p.rq:
+                return self._lockstep_from(now, me, floor)
         others = [t for t, p in zip(self._clocks, self.k.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
             self.k.sync_floor = TIME_MAX
             return TIME_MAX
-        self.k.sync_floor = floor = min(others)
+        return self._lockstep_from(now, me, min(others))
+
+    def _lockstep_from(self, now: int, me: Any, floor: int) -> int:
+        """:meth:`_lockstep_limit` once the floor (the others' minimum clock) is known."""
+        self.k.sync_floor = floor
         if me.sync_hint:
             # it keeps taking a shared lock: run only up to where the others are, so its next
             # acquisition happens inside the hook instead of being parked and re-delivered
-            if cpu.now > floor:
-                return cpu.now              # already ahead (a parked trap just ran): no run now
+            if now > floor:
+                return now                  # already ahead (a parked trap just ran): no run now
             me.sync_hint = False
-            return max(floor, cpu.now + 1)
-        return max(floor, cpu.now) + self.k.config.quantum
+            return max(floor, now + 1)
+        return max(floor, now) + self.k.config.quantum
 
     def _timer_tick(self, cpu: Cpu) -> None:
         """The per-CPU timer interrupt: taken between two user instructions."""
