@@ -192,6 +192,15 @@ def test_recorded_table_and_the_target_check(tmp_path: Path, fake_kernel: list[A
     real.mark(other, {"verdict": "fail"})
     assert (ok.real_regression, bad.real_regression, other.real_regression) == (False, True, False)
     assert other.real == "fail"
+    # beside a real kernel, the real verdict is the reference: a skip the default matrix does not
+    # expect, but the real kernel gives too, is no surprise; a different verdict still is
+    same, differs = (Outcome("arm64/signal/x", "vl=128", "skip") for _ in range(2))
+    for o in (same, differs):
+        o.expected, o.unexpected = "pass", True
+    real.mark(same, {"verdict": "skip"})
+    real.mark(differs, {"verdict": "pass"})
+    assert (same.unexpected, differs.unexpected) == (False, True)
+    assert "as on the real kernel" in same.expect_reason
 
 
 def test_recorded_table_bad_file_is_a_clear_error(tmp_path: Path) -> None:
