@@ -107,7 +107,8 @@ def _mem_setup(u: "RVVUnit", d: Insn) -> tuple[int, int, ExecResult] | None:
     return d.vd * u.vlenb, u.vl << d.eew_log2, u._result("load" if load else "store", e, load)
 
 
-def _load(u: "RVVUnit", d: Insn) -> Fast | None:
+def _unit_stride(u: "RVVUnit", d: Insn) -> Fast | None:
+    """A unit-stride vle/vse: the register bytes move in one load or store (one page for a store)."""
     s = _mem_setup(u, d)
     if s is None:
         return None
@@ -127,16 +128,6 @@ def _load(u: "RVVUnit", d: Insn) -> Fast | None:
             return run(u, d, x, mem)    # redone element by element: vstart at the fault
         v[vb:ve] = data
         return res
-    return run_load
-
-
-def _store(u: "RVVUnit", d: Insn) -> Fast | None:
-    s = _mem_setup(u, d)
-    if s is None:
-        return None
-    vb, size, res = s
-    ve = vb + size
-    word, vtr, vl, rs1, v, run = d.word, u._vtype, u.vl, d.rs1, u.v, d.run
 
     def run_store(x: XRegs, mem: VectorMemory) -> ExecResult:
         if u._vtype != vtr or u.vl != vl or u.vstart:
@@ -151,9 +142,9 @@ def _store(u: "RVVUnit", d: Insn) -> Fast | None:
         except MemoryFault:
             return run(u, d, x, mem)
         return res
-    return run_store
+    return run_load if run is M.run_load else run_store
 
 
 _BUILDERS: dict[object, Callable[["RVVUnit", Insn], Fast | None]] = {
-    A.run_binop: _binop, M.run_load: _load, M.run_store: _store,
+    A.run_binop: _binop, M.run_load: _unit_stride, M.run_store: _unit_stride,
 }

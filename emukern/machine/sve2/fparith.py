@@ -236,12 +236,17 @@ def _add_exact(s1: int, m1: int, e1: int, s2: int, m2: int, e2: int) -> tuple[in
     return (1 if v < 0 else 0), abs(v), e
 
 
-def fp_add(op1: int, op2: int, fmt: Fmt, ctl: FPCtl) -> tuple[int, int]:
-    """FPAdd."""
+def _unpack_two(op1: int, op2: int, fmt: Fmt, ctl: FPCtl) -> tuple[Unpacked, Unpacked, int, tuple[int, int] | None]:
+    """The shared start of FPAdd and FPMul: both operands unpacked (their input flags ORed) and
+    FPProcessNaNs' result, (value, flags), when either is a NaN (else None)."""
     u1, f1 = fp_unpack(op1, fmt, ctl)
     u2, f2 = fp_unpack(op2, fmt, ctl)
-    flags = f1 | f2
-    nan = fp_process_nans([(u1, op1), (u2, op2)], fmt, ctl)
+    return u1, u2, f1 | f2, fp_process_nans([(u1, op1), (u2, op2)], fmt, ctl)
+
+
+def fp_add(op1: int, op2: int, fmt: Fmt, ctl: FPCtl) -> tuple[int, int]:
+    """FPAdd."""
+    u1, u2, flags, nan = _unpack_two(op1, op2, fmt, ctl)
     if nan is not None:
         return nan[0], flags | nan[1]
     inf1, inf2 = u1.type is FPType.INFINITY, u2.type is FPType.INFINITY
@@ -266,10 +271,7 @@ def fp_add(op1: int, op2: int, fmt: Fmt, ctl: FPCtl) -> tuple[int, int]:
 
 def fp_mul(op1: int, op2: int, fmt: Fmt, ctl: FPCtl) -> tuple[int, int]:
     """FPMul."""
-    u1, f1 = fp_unpack(op1, fmt, ctl)
-    u2, f2 = fp_unpack(op2, fmt, ctl)
-    flags = f1 | f2
-    nan = fp_process_nans([(u1, op1), (u2, op2)], fmt, ctl)
+    u1, u2, flags, nan = _unpack_two(op1, op2, fmt, ctl)
     if nan is not None:
         return nan[0], flags | nan[1]
     inf1, inf2 = u1.type is FPType.INFINITY, u2.type is FPType.INFINITY
