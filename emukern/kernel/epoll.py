@@ -267,11 +267,7 @@ class EpollMixin:
         The deadline is fixed on the first pass (a re-run after a wake-up that found nothing
         keeps the original one, as ep_poll's loop does with its absolute expiry)."""
         maxevents = _int32(maxevents)
-        timed_out = task.woken_value == -E.ETIMEDOUT
-        task.woken_value = None
-        for wq in task.waitqueues:
-            wq.remove(task)
-        task.waitqueues = []
+        timed_out = self.sched.finish_wait(task)
         deadline = task.ep_deadline
         task.ep_deadline = None
         cpu.charge(self.cost.syscall_body)

@@ -167,6 +167,16 @@ class Scheduler:
         task.waitqueues = [wq]
         self.block_current(cpu, task, reason)
 
+    def finish_wait(self, task: Task) -> bool:
+        """A woken sleeper back in its syscall (finish_wait): off every wait queue it was on, its
+        wake value consumed.  True when the wake was the timeout (-ETIMEDOUT)."""
+        timed_out = task.woken_value == -E.ETIMEDOUT
+        task.woken_value = None
+        for wq in task.waitqueues:
+            wq.remove(task)
+        task.waitqueues = []
+        return timed_out
+
     def schedule(self, cpu: Cpu) -> None:
         """Pick the next task for ``cpu`` and switch to it (or go idle)."""
         pc = self.percpu[cpu.index]

@@ -188,11 +188,7 @@ class SignalSyscalls(SignalBase):
         st.in_wait = ""
         timed_out = False
         if again:                               # woken: by a file, the timer or (not) a signal
-            timed_out = task.woken_value == -E.ETIMEDOUT
-            task.woken_value = None
-            for wq in task.waitqueues:
-                wq.remove(task)
-            task.waitqueues = []
+            timed_out = self.sched.finish_wait(task)
             target = st.poll_deadline
         else:
             if nfds > 1024:                     # RLIMIT_NOFILE

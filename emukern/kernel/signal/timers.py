@@ -17,6 +17,17 @@ if TYPE_CHECKING:
 from emukern.kernel.signal.state import _PosixTimerEvent, _RealTimer
 
 
+
+def _hrtimer_forward(it: Any, when: int) -> bool:
+    """An expired interval timer's next expiry (hrtimer_forward): one interval on from the last,
+    but after ``when`` (expiries missed meanwhile are not delivered one by one).  False, with the
+    timer disarmed, for a one-shot timer."""
+    if it.interval:
+        it.expires = max(it.expires + it.interval, when + 1)
+        return True
+    it.expires = 0
+    return False
+
 class SignalTimers(SignalBase):
     """setitimer/getitimer and timer_create/settime/gettime/getoverrun/delete."""
 
@@ -104,11 +115,8 @@ class SignalTimers(SignalBase):
         if leader is None:
             it.expires = 0
             return
-        if it.interval:
-            it.expires = max(it.expires + it.interval, when + 1)
+        if _hrtimer_forward(it, when):
             self._arm_real(cpu, leader, it)
-        else:
-            it.expires = 0
         self.send_signal(cpu, leader, KSigInfo(SIGALRM, SI_KERNEL), True)
 
     def _group_task(self, sigs: Any) -> Task | None:
@@ -238,11 +246,8 @@ class SignalTimers(SignalBase):
         if target is None:
             tm.expires = 0
             return
-        if tm.interval:
-            tm.expires = max(tm.expires + tm.interval, when + 1)
+        if _hrtimer_forward(tm, when):
             self._arm_posix(cpu, target, tm)
-        else:
-            tm.expires = 0
         if tm.notify == self.SIGEV_NONE:
             return
         pend = target.sigstate.pending if tm.notify == self.SIGEV_THREAD_ID else target.signal.shared_pending
