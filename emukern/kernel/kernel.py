@@ -38,7 +38,6 @@ from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.clock import Clock
 from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
-from emukern.errors import MemoryFault
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 
@@ -564,17 +563,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         notes = [note] if note else None
         charge(costs["syscall_dispatch"])
         task.syscalls += 1
-        entry = self._dispatch.get(nr)
-        if entry is None:
-            name, ret = self._call_syscall(cpu, task, nr, args)      # -ENOSYS, counted
-        else:
-            name, fn = entry
-            try:
-                ret = fn(cpu, task, *args)
-            except MemoryFault:
-                ret = -E.EFAULT
-            except OutOfMemory:
-                ret = -E.ENOMEM
+        name, ret = self._call_syscall(cpu, task, nr, args)
         if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
                 or -517 < ret < -511:
             # the rare outcomes: the generic path from here, with the Trap it logs
