@@ -168,6 +168,23 @@ def _kernel_choice(a: Any) -> tuple[str | None, Any, bool]:
     return name, v, name in PROFILES
 
 
+def check_vls(vls: tuple[int, ...], arches: set[str]) -> None:
+    """Every --vl must be a vector length each selected architecture's machine can have (the
+    rules MachineConfig applies: an SVE VL a multiple of 128 in 128..2048, an RVV VLEN a power of
+    two in RVV_VLENS), refused once before anything runs rather than failing every run."""
+    from emukern.config import RVV_VLENS as MACHINE_VLENS
+    from emukern.errors import ConfigError
+    for vl in vls:
+        if "arm64" in arches and (vl % 128 or not 128 <= vl <= 2048):
+            raise ConfigError(f"--vl {vl} is not an SVE vector length, and arm64 tests are selected",
+                              hint="an SVE VL is a multiple of 128 between 128 and 2048"
+                                   + ("; or add --arch riscv64" if "riscv64" in arches else ""))
+        if "riscv64" in arches and vl not in MACHINE_VLENS:
+            raise ConfigError(f"--vl {vl} is not an RVV VLEN, and riscv64 tests are selected",
+                              hint="VLEN is one of " + ", ".join(map(str, MACHINE_VLENS))
+                                   + ("; or add --arch arm64" if "arm64" in arches else ""))
+
+
 def main(a: Any) -> int:
     from emukern.cli import config_from_args
     from emukern.errors import ConfigError
@@ -201,6 +218,8 @@ def main(a: Any) -> int:
     from emukern.kernel.policies import Policies
     Policies(pinned)                  # unknown names/values: a clear error before anything runs
     vls = tuple(a.vl) if a.vl else None
+    if vls:
+        check_vls(vls, {t.arch for t in tests})
     a.policy = []
     a.arch = None
     base = config_from_args(a)        # validates the run options once
