@@ -50,6 +50,7 @@ TARGET_MRS_SWEEP_S = 30.0       # issue 19: the 1-64-CPU MRS sweep under 30 s
 DEFAULT_REPS = 5
 QEMU = {a: peers.qemu_cmd(a) for a in ARCHES}
 RAW, EK, QEMU_PEER, QILING = "raw Unicorn", "emukern", "qemu-user", "Qiling"
+FLOOR = "raw Unicorn + empty block hook"      # MIPS: the per-block hook call alone, no counting
 
 
 @dataclass(frozen=True)
@@ -113,9 +114,14 @@ def _counter_reg(arch: str, loop: str) -> int:
     return A.UC_ARM64_REG_X0 if loop == "spin" else A.UC_ARM64_REG_X19
 
 
-def raw_mips(arch: str, n: int) -> tuple[float, int]:
+def raw_mips(arch: str, n: int, empty_hook: bool = False) -> tuple[float, int]:
+    """Raw Unicorn's MIPS on spin.S (``empty_hook``: with counter.c's empty block hook, the
+    floor of counting from a block hook)."""
     elf = _elf(arch, "spin")
     uc, _img, sym = _raw_uc(arch, elf)
+    if empty_hook:
+        from emukern.machine.counter import add_empty_block_hook
+        add_empty_block_hook(uc)
     uc.reg_write(_counter_reg(arch, "spin"), n)
     t = time.perf_counter()
     uc.emu_start(sym["spin_loop"], sym["spin_loop_end"])
@@ -148,8 +154,11 @@ def cksum_insns(arch: str, n: int) -> int:
     return a + b * n
 
 
-def raw_cksum_mips(arch: str, n: int) -> float:
+def raw_cksum_mips(arch: str, n: int, empty_hook: bool = False) -> float:
     uc, _img, sym = _raw_uc(arch, _elf(arch, "cksum"))
+    if empty_hook:
+        from emukern.machine.counter import add_empty_block_hook
+        add_empty_block_hook(uc)
     uc.reg_write(_counter_reg(arch, "cksum"), n)
     t = time.perf_counter()
     uc.emu_start(sym["cksum_loop"], sym["cksum_loop_end"])
@@ -212,9 +221,9 @@ def m_mips(cfg: Settings) -> list[dict[str, Any]]:
     7-/9-instruction blocks with a load and a store each are typical code."""
     n = cfg.sizes.spin_n
     passes = max(1, n // 1800)           # about as many cksum instructions as spin's 2n
-    loops = [("spin", "", n, lambda arch: 2 * n, lambda arch: raw_mips(arch, n)[0]),
+    loops = [("spin", "", n, lambda arch: 2 * n, lambda arch, hook=False: raw_mips(arch, n, hook)[0]),
              ("cksum", "_cksum", passes, lambda arch: cksum_insns(arch, passes),
-              lambda arch: raw_cksum_mips(arch, passes))]
+              lambda arch, hook=False: raw_cksum_mips(arch, passes, hook))]
     out = []
     for name, suffix, iters, insns_of, raw in loops:
         for arch in ARCHES:
@@ -227,6 +236,7 @@ def m_mips(cfg: Settings) -> list[dict[str, Any]]:
                 counted.append(r.user_insns)
                 return r.user_insns / wall / 1e6
             runners = {EK: ek, RAW: lambda arch=arch, raw=raw: raw(arch),
+                       FLOOR: lambda arch=arch, raw=raw: _floor_sample(raw, arch),
                        QEMU_PEER: lambda arch=arch, name=name, iters=iters, insns=insns:
                            insns / _qemu_sample(arch, name, iters) / 1e6,
                        QILING: lambda arch=arch, name=name, iters=iters, insns=insns:
@@ -237,6 +247,13 @@ def m_mips(cfg: Settings) -> list[dict[str, Any]]:
                               key=f"{arch}.mips{suffix}", arch=arch, iterations=iters,
                               emukern_user_insns=counted[-1:] or None))
     return out
+
+
+def _floor_sample(raw: Callable[..., float], arch: str) -> float:
+    try:
+        return raw(arch, True)
+    except OSError as exc:              # no C compiler / native counter: the row says why
+        raise Unavailable(str(exc)) from exc
 
 
 def m_syscall(cfg: Settings) -> list[dict[str, Any]]:
@@ -555,6 +572,9 @@ def print_table(res: dict[str, Any], console: Console) -> None:
         t.add_section()
     console.print(t)
     console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall); "
+                  "raw Unicorn + empty block hook = a C block hook that does nothing, the floor of any "
+                  "counting done per block (on spin.S's 2-instruction blocks the hook call alone costs "
+                  "about half of raw Unicorn's speed); "
                   "emukern = exact counts (block counting) and the full Python kernel path, host time of Machine.run(); "
                   "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel); "
                   "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "

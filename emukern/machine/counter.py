@@ -126,6 +126,20 @@ def native_error() -> str | None:
     return _native_error
 
 
+def add_empty_block_hook(uc: Uc) -> None:
+    """Install counter.c's empty block hook on a bare Unicorn (the bench's floor row: what the
+    per-block hook call costs with no counting in it).  Raises OSError without the native library."""
+    from unicorn.unicorn_py3.unicorn import uclib
+    if not native_available():
+        raise OSError(f"the native counter is unavailable: {native_error()}")
+    hh = ctypes.c_size_t()
+    fn = ctypes.cast(getattr(_native_lib, "ek_empty_block_hook"), ctypes.c_void_p)
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_BLOCK, fn, None,
+                               ctypes.c_uint64(1), ctypes.c_uint64(0))
+    if status != 0:
+        raise OSError(f"uc_hook_add failed with status {status}")
+
+
 class NativeCounter:
     """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
     instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),

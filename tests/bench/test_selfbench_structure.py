@@ -110,6 +110,10 @@ def test_measure_schema_five_rounds_and_json(no_peers, tmp_path):
         assert c["qemu-user"]["n"] == 0 and "not installed" in c["qemu-user"]["note"]
         assert c["Qiling"]["n"] == 0 and "Qiling not installed" in c["Qiling"]["note"]
         assert f["met"] == Target(f["target"]["op"], f["target"]["value"]).met(c["raw Unicorn"]["ratio"]["median"])
+        if ".mips" in f["key"]:     # the floor row: raw Unicorn with counter.c's empty block hook
+            assert c[S.FLOOR]["n"] == 5 and c[S.FLOOR]["min"] > 0 and c[S.FLOOR]["ratio"]["n"] == 5
+        else:
+            assert S.FLOOR not in c
     for arch in S.ARCHES:
         a = res["arches"][arch]
         fm = next(f for f in res["figures"] if f["key"] == f"{arch}.mips")

@@ -92,6 +92,18 @@ typedef struct {
     uint64_t resync;      /* a hook wrote the PC: leave the next block once (see ek_block_hook) */
 } ek_counter;
 
+/* ---- the floor ------------------------------------------------------------------------------- */
+/* A block hook that does nothing: `emukern bench` runs raw Unicorn with it beside emukern, so the
+ * MIPS table shows what Unicorn's per-block hook call costs by itself (the floor of any counting
+ * done from a block hook) next to what ek_block_hook adds to it. */
+void ek_empty_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    (void)uc;
+    (void)address;
+    (void)size;
+    (void)user_data;
+}
+
 /* ---- exact mode ------------------------------------------------------------------------------ */
 void ek_count_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
 {
