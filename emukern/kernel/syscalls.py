@@ -766,18 +766,21 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.ECHILD
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
+                err = self.put_child_rusage(task, c, rusage)      # (before release_task)
+                self.reap_child_usage(task, c)
                 c.state = TaskState.DEAD
                 self._to_release.append(c)   # (release_task)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
-                return c.tid
+                return err or c.tid
             jc = self.wait_task_stopped_continued(task, c, options, status_ptr)
             if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
-                return jc
+                return self.put_child_rusage(task, c, rusage) or jc
         # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
         got = wait_task_traced(self, task, traced, status_ptr)
         if got:
-            return got
+            tracee = self.tasks.get(got)
+            return (self.put_child_rusage(task, tracee, rusage) if tracee is not None else 0) or got
         if options & WNOHANG:
             return 0
         wq = self.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))

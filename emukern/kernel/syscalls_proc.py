@@ -107,29 +107,60 @@ class ProcSyscallsMixin:
     def _group(self, task: Any) -> list[Any]:
         return [t for t in self.tasks.values() if t.tgid == task.tgid]
 
-    def _reaped_children(self, task: Any) -> list[Any]:
-        from emukern.kernel.task import TaskState
-        kids = [c for c in self._leader(task).children if c.state is TaskState.DEAD]
-        return [t for c in kids for t in self.tasks.values() if t.tgid == c.tgid]
+    def _usage(self, ts: list[Any]) -> list[int]:
+        """[utime, stime, nvcsw, nivcsw, maxrss KiB] of the tasks ``ts``."""
+        maxrss = max([sum(m.size for m in t.mm.mappings) // 1024 for t in ts if t.mm is not None] or [0])
+        return [sum(t.utime for t in ts), sum(t.stime for t in ts), sum(t.nvcsw for t in ts),
+                sum(t.nivcsw for t in ts), maxrss]
+
+    def usage_both(self, child: Any) -> list[int]:
+        """getrusage(p, RUSAGE_BOTH): the process's own threads plus what its reaped children
+        used (maxrss: the larger of the two)."""
+        own = self._usage(self._group(child))
+        kids = self._leader(child).cusage
+        return [own[0] + kids[0], own[1] + kids[1], own[2] + kids[2], own[3] + kids[3], max(own[4], kids[4])]
+
+    def reap_child_usage(self, task: Any, child: Any) -> None:
+        """wait_task_zombie, as it reaps ``child``: the waiting process's signal->cutime, cstime,
+        cnvcsw, cnivcsw grow by the child's RUSAGE_BOTH and cmaxrss takes the larger (what
+        getrusage(RUSAGE_CHILDREN) and times() report afterwards)."""
+        u = self.usage_both(child)
+        acc = self._leader(task).cusage
+        for i in range(4):
+            acc[i] += u[i]
+        acc[4] = max(acc[4], u[4])
 
     def sys_getrusage(self, cpu, task, who, usage, *a):
         who = _s32(who)
         if who == RUSAGE_SELF:
-            ts = self._group(task)
+            u = self._usage(self._group(task))
         elif who == RUSAGE_THREAD:
-            ts = [task]
+            u = self._usage([task])
         elif who == RUSAGE_CHILDREN:
-            ts = self._reaped_children(task)
+            u = list(self._leader(task).cusage)
         else:
             return -E.EINVAL
-        ut = sum(t.utime for t in ts)
-        st = sum(t.stime for t in ts)
-        nv = sum(t.nvcsw for t in ts)
-        niv = sum(t.nivcsw for t in ts)
-        maxrss = max([sum(m.size for m in t.mm.mappings) // 1024 for t in ts] or [0])
-        longs = [maxrss, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nv, niv]
-        task.mm.write(usage, self._timeval_of_cycles(ut) + self._timeval_of_cycles(st) + struct.pack("<14q", *longs))
+        task.mm.write(usage, self.rusage_bytes(u))
         cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def rusage_bytes(self, u: list[int]) -> bytes:
+        """struct rusage (144 bytes) of a usage [utime, stime, nvcsw, nivcsw, maxrss]: ru_utime,
+        ru_stime, ru_maxrss (KiB), ru_nvcsw, ru_nivcsw; the fields emukern has no model for
+        (page faults, block I/O, signals received...) are 0."""
+        longs = [u[4], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, u[2], u[3]]
+        return self._timeval_of_cycles(u[0]) + self._timeval_of_cycles(u[1]) + struct.pack("<14q", *longs)
+
+    def put_child_rusage(self, task: Any, child: Any, ru: int) -> int:
+        """The rusage a wait reports for the child it reports (wait4's and waitid's last argument):
+        getrusage(child, RUSAGE_BOTH) in kernel/exit.c.  Linux copies it out only when a child
+        was reported: 0, or -EFAULT for a bad pointer."""
+        if not ru:
+            return 0
+        try:
+            task.mm.write(ru, self.rusage_bytes(self.usage_both(child)))
+        except Exception:
+            return -E.EFAULT
         return 0
 
     def _clock_t(self, cycles: int) -> int:
@@ -137,11 +168,9 @@ class ProcSyscallsMixin:
 
     def sys_times(self, cpu, task, buf, *a):
         if buf:
-            g, c = self._group(task), self._reaped_children(task)
-            task.mm.write(buf, struct.pack("<4q", self._clock_t(sum(t.utime for t in g)),
-                                           self._clock_t(sum(t.stime for t in g)),
-                                           self._clock_t(sum(t.utime for t in c)),
-                                           self._clock_t(sum(t.stime for t in c))))
+            g, c = self._usage(self._group(task)), self._leader(task).cusage
+            task.mm.write(buf, struct.pack("<4q", self._clock_t(g[0]), self._clock_t(g[1]),
+                                           self._clock_t(c[0]), self._clock_t(c[1])))
         cpu.charge(self.cost.syscall_body)
         return self._clock_t(cpu.now)
 

@@ -51,6 +51,9 @@ class Task:
     stime: int = 0
     nvcsw: int = 0
     nivcsw: int = 0
+    # signal->cutime, cstime, cnvcsw, cnivcsw, cmaxrss (KiB) of a thread-group leader: what the
+    # children it reaped used (wait_task_zombie adds each reaped child's RUSAGE_BOTH)
+    cusage: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
     syscalls: int = 0
     start_time: int = 0
     slice_start: int = 0

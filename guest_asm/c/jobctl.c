@@ -1,6 +1,8 @@
 /* Job control as a parent sees it, and poll/ppoll interrupted by signals (issue 12).
  * Run with one part name: stop, nocldstop, parent-stop, core, core-limit, ppoll, waitid,
- * cont-notify (Linux's timing of CLD_CONTINUED on one CPU; not compared with qemu).
+ * cont-notify (Linux's timing of CLD_CONTINUED on one CPU; not compared with qemu), rusage (what
+ * wait4's and waitid's rusage argument receive; the times are compared with getrusage, not
+ * with qemu, whose host times have a tick's granularity).
  * Only the parent prints; SIGCHLD siginfo is recorded by the handler and printed at the end.
  * qemu-user is the oracle for every part but core-limit (qemu clears its own RLIMIT_CORE
  * before it re-raises a guest's fatal signal, so the host never reports a dump). */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -282,6 +285,60 @@ static void part_cont_notify(void) {
     show("killed", st);
 }
 
+/* burn some user time (the child's rusage must show it) */
+static void spin(long n) {
+    volatile long x = 0;
+    for (long i = 0; i < n; i++)
+        x += i;
+}
+
+static long us(struct timeval tv) { return tv.tv_sec * 1000000L + tv.tv_usec; }
+
+static void part_rusage(void) {
+    struct rusage ru, rc;
+    int st;
+    /* 1. wait4 reaping a child: its rusage (RUSAGE_BOTH), which getrusage(RUSAGE_CHILDREN) then agrees with */
+    pid_t pid = fork();
+    if (pid == 0) { spin(300000); _exit(3); }
+    memset(&ru, 0x55, sizeof ru);
+    pid_t r = wait4(pid, &st, 0, &ru);
+    getrusage(RUSAGE_CHILDREN, &rc);
+    printf("wait4 reaped: ret %s status %#x utime>0 %d maxrss>0 %d\n", r == pid ? "child" : "?", st,
+           us(ru.ru_utime) > 0, ru.ru_maxrss > 0);
+    printf("wait4 rusage equals RUSAGE_CHILDREN: utime %d stime %d\n",
+           us(ru.ru_utime) == us(rc.ru_utime), us(ru.ru_stime) == us(rc.ru_stime));
+    /* 2. waitid reporting a stopped child (raw syscall: glibc's waitid has no rusage argument) */
+    pid = fork();
+    if (pid == 0) { spin(300000); raise(SIGSTOP); _exit(4); }
+    siginfo_t si;
+    memset(&ru, 0x55, sizeof ru);
+    long w = syscall(SYS_waitid, P_PID, pid, &si, WSTOPPED, &ru);
+    printf("waitid WSTOPPED: ret %ld code %d utime>0 %d\n", w, si.si_code, us(ru.ru_utime) > 0);
+    /* 3. WNOHANG with nothing to report: the rusage is not written */
+    memset(&ru, 0x55, sizeof ru);
+    w = syscall(SYS_waitid, P_PID, pid, &si, WSTOPPED | WNOHANG, &ru);
+    printf("waitid nothing to report: ret %ld rusage untouched %d\n", w, ru.ru_maxrss == 0x5555555555555555L);
+    kill(pid, SIGCONT);
+    waitpid(pid, &st, 0);
+    /* 4. a bad rusage pointer: EFAULT, and the child is reaped all the same */
+    pid = fork();
+    if (pid == 0) _exit(5);
+    errno = 0;
+    w = syscall(SYS_wait4, pid, &st, 0, (void *)8);
+    printf("wait4 bad rusage: ret %ld errno %s\n", w, errno == EFAULT ? "EFAULT" : strerror(errno));
+    errno = 0;
+    w = syscall(SYS_wait4, pid, &st, WNOHANG, NULL);
+    printf("then: ret %ld errno %s\n", w, errno == ECHILD ? "ECHILD" : strerror(errno));
+    pid = fork();
+    if (pid == 0) _exit(6);
+    errno = 0;
+    w = syscall(SYS_waitid, P_PID, pid, &si, WEXITED, (void *)8);
+    printf("waitid bad rusage: ret %ld errno %s\n", w, errno == EFAULT ? "EFAULT" : strerror(errno));
+    errno = 0;
+    w = syscall(SYS_waitid, P_PID, pid, &si, WEXITED | WNOHANG, NULL);
+    printf("then: ret %ld errno %s\n", w, errno == ECHILD ? "ECHILD" : strerror(errno));
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *part = argc > 1 ? argv[1] : "";
@@ -293,6 +350,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(part, "ppoll")) part_ppoll();
     else if (!strcmp(part, "waitid")) part_waitid();
     else if (!strcmp(part, "cont-notify")) part_cont_notify();
+    else if (!strcmp(part, "rusage")) part_rusage();
     else { fprintf(stderr, "unknown part %s\n", part); return 2; }
     printf("done\n");
     return 0;

@@ -228,7 +228,7 @@ class SignalDelivery(SignalBase):
         # pipe_write): if what it waited for is there, the call completes normally.
         if name == "waitid":            # the same look at the children first
             ret = self._waitid(cpu, task, s32(args[0]), s32(args[1]), args[2], args[3] & 0xFFFFFFFF,
-                               probe=True)
+                               probe=True, ru=args[4])
             return ret if ret is not None else -ERESTARTSYS
         if name == "wait4":
             ret = self.sys_wait4(cpu, task, args[0], args[1], args[2] | 1, args[3])   # WNOHANG probe

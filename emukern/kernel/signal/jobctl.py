@@ -149,7 +149,7 @@ class JobControl(SignalBase):
         ready).  The siginfo holds si_signo SIGCHLD, si_code CLD_*, si_pid, si_uid, si_status."""
         from emukern.kernel.sysret import BLOCK
         from emukern.kernel.files import WaitQueue
-        ret = self._waitid(cpu, task, s32(idtype), s32(upid), infop, options & 0xFFFFFFFF)
+        ret = self._waitid(cpu, task, s32(idtype), s32(upid), infop, options & 0xFFFFFFFF, ru=rusage)
         if ret is not None:
             return ret
         parent = self.tasks.get(task.tgid, task)
@@ -158,9 +158,10 @@ class JobControl(SignalBase):
         return BLOCK
 
     def _waitid(self, cpu, task: Task, idtype: int, upid: int, infop: int, options: int,
-                probe: bool = False) -> int | None:
+                probe: bool = False, ru: int = 0) -> int | None:
         """One pass of do_wait for waitid: the return value, or None when it would sleep (or,
-        for a ``probe`` after a signal woke the caller, when no child had anything to report)."""
+        for a ``probe`` after a signal woke the caller, when no child had anything to report).
+        ``ru``: where the reported child's rusage goes (only when a child is reported)."""
         P_ALL, P_PID, P_PGID = 0, 1, 2
         if options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | 0xE0000000) \
                 or not options & (WEXITED | WSTOPPED | WCONTINUED):
@@ -191,10 +192,12 @@ class JobControl(SignalBase):
             sigs = c.signal
             if c.state == TaskState.ZOMBIE and options & WEXITED and \
                     not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
+                err = self.put_child_rusage(task, c, ru)    # (before release_task)
                 st = c.exit_code
                 code, status = ((CLD_DUMPED if st & 0x80 else CLD_KILLED, st & 0x7F) if st & 0x7F
                                 else (CLD_EXITED, (st >> 8) & 0xFF))
                 if not options & WNOWAIT:
+                    self.reap_child_usage(task, c)
                     c.state = TaskState.DEAD
                     self._to_release.append(c)
             elif options & WSTOPPED and sigs is not None and sigs.stopped and sigs.group_exit_code:
@@ -207,7 +210,11 @@ class JobControl(SignalBase):
                     sigs.stop_continued = False
             else:
                 continue
-            return self._put_waitid(task, infop, SIGCHLD, code, c.tgid, status)
+            if code not in (CLD_EXITED, CLD_KILLED, CLD_DUMPED):
+                err = self.put_child_rusage(task, c, ru)
+            # sys_waitid copies the rusage out before the siginfo: a bad pointer is -EFAULT with
+            # the child already consumed (reaped, or its stop/continue reported) and infop unwritten
+            return err or self._put_waitid(task, infop, SIGCHLD, code, c.tgid, status)
         if options & WNOHANG and not probe:
             return self._put_waitid(task, infop, 0, 0, 0, 0)
         return None

@@ -148,3 +148,33 @@ def test_jobctl_run_is_deterministic(cguest):
     a = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
     b = json.dumps(Machine().load(exe, ["stop"]).run().to_json(), sort_keys=True)
     assert a == b
+
+
+RUSAGE_OUT = [
+    "wait4 reaped: ret child status 0x300 utime>0 1 maxrss>0 1",
+    "wait4 rusage equals RUSAGE_CHILDREN: utime 1 stime 1",     # getrusage(child, RUSAGE_BOTH)
+    "waitid WSTOPPED: ret 0 code 5 utime>0 1",                  # a stop report has it too
+    "waitid nothing to report: ret 0 rusage untouched 1",       # copied out only for a child
+    "wait4 bad rusage: ret -1 errno EFAULT",
+    "then: ret -1 errno ECHILD",                                # ... the child was reaped anyway
+    "waitid bad rusage: ret -1 errno EFAULT",
+    "then: ret -1 errno ECHILD"]
+
+
+@pytest.mark.parametrize("arch", list(CC))
+def test_wait_rusage(cguest, arch):
+    """wait4's and waitid's rusage argument (kernel/exit.c: getrusage(p, RUSAGE_BOTH) of the
+    reported child, copied out by the syscall only when a child was reported)."""
+    assert _run(cguest, arch, "rusage") == RUSAGE_OUT + ["done"]
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("arch", list(CC))
+def test_wait_rusage_errors_match_qemu(cguest, arch, tmp_path):
+    """The pointer and reaping behaviour against the host kernel (qemu-user passes wait4/waitid
+    through).  Not compared: the time figures (the host's have a tick's granularity) and the
+    WNOHANG-with-nothing rusage, which Linux leaves unwritten (sys_waitid copies it out only
+    when err > 0) but qemu-user 7.2 overwrites with its own uninitialised host struct."""
+    want = _qemu(arch, _elf(cguest, arch), "rusage", tmp_path)
+    keep = ("wait4 bad", "waitid bad", "then:")
+    assert [x for x in RUSAGE_OUT if x.startswith(keep)] == [x for x in want if x.startswith(keep)]
