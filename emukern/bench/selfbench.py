@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from emukern.bench import peers
-from emukern.bench.stats import Target, Unavailable, alternate, figure
+from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary
 from emukern.resources import guest_asm_dir
 
 TITLE = "Emulator self-benchmark: emukern vs raw Unicorn, qemu-user (and Qiling), alternated"
@@ -51,6 +51,7 @@ DEFAULT_REPS = 5
 QEMU = {a: peers.qemu_cmd(a) for a in ARCHES}
 RAW, EK, QEMU_PEER, QILING = "raw Unicorn", "emukern", "qemu-user", "Qiling"
 FLOOR = "raw Unicorn + empty block hook"      # MIPS: the per-block hook call alone, no counting
+RAW_NULL = "raw Unicorn null syscall"          # signal: the raw floor's own denominator
 
 
 @dataclass(frozen=True)
@@ -295,10 +296,16 @@ def m_signal(cfg: Settings) -> list[dict[str, Any]]:
         def null() -> float:
             wall, _ = emukern_run(arch, "syscall_loop", n, max_insns=None)
             return wall / n * 1e6
-        samples, notes = alternate({EK: sig, "emukern null syscall": null}, cfg.reps)
+        from emukern.bench.raw_signal import raw_signal_us
+        runners = {EK: sig, "emukern null syscall": null,
+                   RAW: lambda arch=arch: raw_signal_us(arch, _elf(arch, "sig_loop"), n),
+                   RAW_NULL: lambda arch=arch: raw_syscall_us(arch, n)}
+        samples, notes = alternate(runners, cfg.reps)
+        floor = pairwise_ratios(samples.get(RAW, []), samples.get(RAW_NULL, []))
         out.append(figure(f"{arch} signal round trip", "µs", EK, samples, notes,
                           Target("<=", 3.0, "ratio", "emukern null syscall"), key=f"{arch}.signal",
-                          arch=arch, iterations=n, signals_delivered=delivered[-1] if delivered else None))
+                          arch=arch, iterations=n, signals_delivered=delivered[-1] if delivered else None,
+                          raw_floor_ratio=summary(floor)))
     return out
 
 
@@ -580,6 +587,12 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                   "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "
                   "same round; its median is the headline figure.")
     console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}")
+    for f in res["figures"]:
+        fl = f.get("raw_floor_ratio")
+        if fl and fl.get("n"):
+            console.print(f"{f['figure']}: raw Unicorn's own round trip / its null syscall = "
+                          f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}] (emukern.bench.raw_signal: "
+                          "the same guest with only the Unicorn calls a frame needs — the floor under the ratio target)")
     for n in notes:
         console.print(f"[yellow]{n}[/]")
     if res.get("missed"):
