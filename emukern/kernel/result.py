@@ -69,7 +69,7 @@ class RunResult:
             status, sig_out, reason = code, None, "exited"
         msg = k.stop_message
         if reason == "killed":
-            msg = f"killed by {E.SIGNAL_NAMES.get(sig, sig)}"
+            msg = f"killed by {E.SIGNAL_NAMES.get(sig, sig)}" + (" (core dumped)" if leader.exit_code & 0x80 else "")
         # past the kernel's REAPED_ROWS, reaped tasks left the task table: they are summed into
         # extra["reaped_not_listed"]
         tasks = [task_row(t) for t in k.tasks.values()]

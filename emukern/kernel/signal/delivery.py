@@ -160,7 +160,7 @@ class SignalDelivery(SignalBase):
                                         f"the thread group dies", trap)
         cpu.charge(self.cost.signal_deliver)
         # the wait status: the signal, with WCOREDUMP (0x80) when do_coredump would write a core
-        core = 0x80 if self.core_dump_written(task, sig) else 0
+        core = 0x80 if self.do_coredump(cpu, task, info, trap) else 0
         self.do_group_exit(cpu, task, sig | core, signaled=True)
 
     @staticmethod

@@ -106,13 +106,18 @@ class JobControl(SignalBase):
             task.mm.write_u32(status_ptr, status)
         return child.tgid
 
-    def core_dump_written(self, task: Task, sig: int) -> bool:
-        """Would do_coredump write a core for this core-action signal?  Linux's init starts
-        everything with RLIMIT_CORE 0 and binfmt_elf dumps nothing below min_coredump (one page),
-        so only a raised limit (prlimit64/setrlimit) gets the wait status its 0x80 bit
-        (WCOREDUMP).  emukern writes no core file itself."""
-        from emukern.kernel.resource import rlimit
-        return bool(sigmask(sig) & SIG_KERNEL_COREDUMP) and rlimit(self, task, RLIMIT_CORE) >= ELF_EXEC_PAGESIZE
+    def do_coredump(self, cpu: "Cpu", task: Task, info: KSigInfo, trap: "Trap | None" = None) -> bool:
+        """get_signal -> do_coredump for a signal whose default action is core: the ELF core file
+        (kernel/coredump.py) when RLIMIT_CORE allows at least binfmt_elf's min_coredump (a page;
+        Linux's init starts everything with RLIMIT_CORE 0) and the working directory can take
+        it.  True only when the whole core was written: the wait status gets WCOREDUMP (0x80)."""
+        if not sigmask(info.signo) & SIG_KERNEL_COREDUMP:
+            return False
+        from emukern.kernel.coredump import do_coredump
+        dumped, why = do_coredump(self, cpu, task, info)
+        if rlimit_core_set(self, task):
+            self._log_signal(cpu, task, f"{signal_name(info.signo)}: {why}", trap)
+        return dumped
 
     def do_signal_continue(self, cpu: "Cpu", t: Task, sig: int = SIGCONT) -> None:
         """SIGCONT (or SIGKILL) resumes a stopped group.  For SIGCONT, as prepare_signal does:
@@ -227,6 +232,12 @@ class JobControl(SignalBase):
             except Exception:
                 return -E.EFAULT
         return 0
+
+def rlimit_core_set(k: Any, task: Task) -> bool:
+    """RLIMIT_CORE is above 0: the program asked for cores (only then is the outcome logged)."""
+    from emukern.kernel.resource import rlimit
+    return rlimit(k, task, RLIMIT_CORE) > 0
+
 
 _WAITID_HEAD = struct.Struct("<iii")             # si_signo, si_errno, si_code
 _WAITID_CHLD = struct.Struct("<iIi")             # si_pid, si_uid, si_status

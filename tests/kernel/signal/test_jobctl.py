@@ -6,7 +6,7 @@ CLD_CONTINUED / CLD_EXITED / CLD_KILLED SIGCHLDs, WCOREDUMP with RLIMIT_CORE 0 a
 revents/EINTR.  Where it is not, the kernel source is:
 * SA_NOCLDSTOP: kernel/signal.c do_notify_parent_cldstop sends no SIGCHLD for a stop or a
   continue; qemu-user 7.2 passes only SA_RESTART to its host sigaction, so it reports them.
-* RLIMIT_CORE >= a page: do_coredump writes a core (binfmt_elf's min_coredump is
+* RLIMIT_CORE >= a page: do_coredump writes a core into a writable working directory (binfmt_elf's min_coredump is
   ELF_EXEC_PAGESIZE) and the wait status gets 0x80; qemu's answer depends on the host's
   core_pattern and working directory.
 * ppoll's sigmask: poll_select_finish -> restore_saved_sigmask_unless puts the caller's mask
@@ -37,8 +37,9 @@ def _elf(cguest, arch):
     return cguest("jobctl", arch)
 
 
-def _run(cguest, arch, part):
-    r = Machine().load(_elf(cguest, arch), [part]).run()
+def _run(cguest, arch, part, root=None):
+    m = Machine(root=str(root), root_rw=True) if root is not None else Machine()
+    r = m.load(_elf(cguest, arch), [part]).run()
     assert r.exit_status == 0, (r.message, r.fault)
     assert r.stdout.endswith(b"done\n")
     return r.stdout.decode().splitlines()
@@ -91,10 +92,13 @@ def test_sa_nocldstop_suppresses_stop_and_continue_sigchld(cguest, arch):
 
 
 @pytest.mark.parametrize("arch", list(CC))
-def test_core_bit_follows_rlimit_core(cguest, arch):
-    out = _run(cguest, arch, "core")
+def test_core_bit_follows_rlimit_core(cguest, arch, tmp_path):
+    out = _run(cguest, arch, "core", tmp_path)
     assert all("core=0" in x for x in out if x.startswith("killed by"))       # RLIMIT_CORE 0: no core
-    lim = _run(cguest, arch, "core-limit")
+    assert not (tmp_path / "core").exists()
+    # a writable working directory takes the core (kernel/coredump.py; tests/kernel/signal/test_coredump.py)
+    lim = _run(cguest, arch, "core-limit", tmp_path)
+    assert (tmp_path / "core").read_bytes()[:4] == b"\x7fELF"
     assert "RLIMIT_CORE soft=1048576 hard=unlimited" in lim
     assert _field(lim, "killed by 3:").startswith("killed by 3: status=0x83")   # WCOREDUMP
     assert _field(lim, "killed by 11:").startswith("killed by 11: status=0xb")  # limit 1 < a page
@@ -102,6 +106,9 @@ def test_core_bit_follows_rlimit_core(cguest, arch):
     assert [x for x in lim if x.startswith("SIGCHLD")] == [
         "SIGCHLD 0: si_code=3 si_status=3", "SIGCHLD 1: si_code=2 si_status=11",
         "SIGCHLD 2: si_code=2 si_status=15"]                                    # CLD_DUMPED, CLD_KILLED
+    # with the root read-only the core cannot be written: no WCOREDUMP, CLD_KILLED
+    ro = _run(cguest, arch, "core-limit")
+    assert _field(ro, "killed by 3:").startswith("killed by 3: status=0x3 ")
 
 
 @pytest.mark.parametrize("arch", list(CC))
