@@ -31,8 +31,8 @@ STACK_TOP = 0x7FFF_0000_0000
 STACK_SIZE = 0x10_0000
 TRAMP = 0x7FFE_0000_0000          # a page with the sigreturn trampoline (Linux: the vDSO's)
 
-NR = {"riscv64": {"rt_sigaction": 134, "getpid": 172, "kill": 129, "rt_sigreturn": 139, "exit_group": 94},
-      "arm64": {"rt_sigaction": 134, "getpid": 172, "kill": 129, "rt_sigreturn": 139, "exit_group": 94}}
+# the same numbers on both (asm-generic unistd.h); _other_syscall handles 134, 172, 94
+NR = {"kill": 129, "rt_sigreturn": 139}
 TRAMP_WORDS = {"riscv64": (0x08B00893, 0x00000073),      # li a7, 139; ecall
                "arm64": (0xD2801168, 0xD4000001)}        # mov x8, #139; svc #0
 FRAME_SIZE = {"riscv64": 1088, "arm64": 4688}
@@ -98,12 +98,21 @@ def _stack(uc: Any, argv: list[str]) -> tuple[int, memoryview, Any]:
     return sp, memoryview(host).cast("B"), host
 
 
-def _a0_ids() -> dict[int, int]:
-    from unicorn import UC_ARCH_ARM64, UC_ARCH_RISCV, arm64_const as A, riscv_const as R
-    return {UC_ARCH_RISCV: R.UC_RISCV_REG_A0, UC_ARCH_ARM64: A.UC_ARM64_REG_X0}
 
 
-REG_A0 = _a0_ids()
+def _other_syscall(uc: Any, regs: _Regs, n: int, st: dict[str, int], a0: int, a1: int) -> None:
+    """The loop's set-up and end: rt_sigaction records the handler, getpid answers 1,
+    exit_group stops the run; anything else is -ENOSYS."""
+    if n == 134:                                    # rt_sigaction
+        st["handler"] = struct.unpack("<Q", uc.mem_read(regs.read1(a1), 8))[0]
+        uc.reg_write(a0, 0)
+    elif n == 172:                                  # getpid
+        uc.reg_write(a0, 1)
+    elif n == 94:                                   # exit_group
+        st["exit_status"] = regs.read1(a0)
+        uc.emu_stop()
+    else:
+        uc.reg_write(a0, -38 & (2**64 - 1))
 
 
 def _riscv(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
@@ -121,7 +130,7 @@ def _riscv(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     size = FRAME_SIZE["riscv64"]
     mc = 128 + 176                      # offsetof(rt_sigframe, uc.uc_mcontext)
     base = STACK_TOP - STACK_SIZE
-    nr = NR["riscv64"]
+    nr = NR
     a7, a0, a1, sp_reg = R.UC_RISCV_REG_A7, R.UC_RISCV_REG_A0, R.UC_RISCV_REG_A1, R.UC_RISCV_REG_SP
 
     def hook(uc: Any, intno: int, _ud: Any) -> None:
@@ -147,16 +156,8 @@ def _riscv(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
             fp = saved[256:516] + bytes(4)
             if read_fp() != fp:
                 write_fp(fp)
-        elif n == nr["rt_sigaction"]:
-            st["handler"] = struct.unpack("<Q", uc.mem_read(regs.read1(a1), 8))[0]
-            uc.reg_write(a0, 0)
-        elif n == nr["getpid"]:
-            uc.reg_write(a0, 1)
-        elif n == nr["exit_group"]:
-            st["exit_status"] = regs.read1(REG_A0[uc._arch])
-            uc.emu_stop()
         else:
-            uc.reg_write(a0, -38 & (2**64 - 1))
+            _other_syscall(uc, regs, n, st, a0, a1)
     uc.reg_write(sp_reg, sp0)
     return hook
 
@@ -178,7 +179,7 @@ def _arm64(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     sc = 128 + 176 + 8                          # sigcontext.regs (after fault_address)
     res = 128 + 176 + 288                       # sigcontext.__reserved: the fpsimd_context first
     base = STACK_TOP - STACK_SIZE
-    nr = NR["arm64"]
+    nr = NR
     x8, x0, x1, sp_reg = A.UC_ARM64_REG_X8, A.UC_ARM64_REG_X0, A.UC_ARM64_REG_X1, A.UC_ARM64_REG_SP
 
     def hook(uc: Any, intno: int, _ud: Any) -> None:
@@ -203,16 +204,8 @@ def _arm64(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
             write_scalar(bytes(mem[f + sc:f + sc + 272]))
             write_ff(bytes(mem[f + res + 8:f + res + 12]) + bytes(4) + bytes(mem[f + res + 12:f + res + 16]) + bytes(4))
             write_v(bytes(mem[f + res + 16:f + res + 528]))
-        elif n == nr["rt_sigaction"]:
-            st["handler"] = struct.unpack("<Q", uc.mem_read(regs.read1(x1), 8))[0]
-            uc.reg_write(x0, 0)
-        elif n == nr["getpid"]:
-            uc.reg_write(x0, 1)
-        elif n == nr["exit_group"]:
-            st["exit_status"] = regs.read1(REG_A0[uc._arch])
-            uc.emu_stop()
         else:
-            uc.reg_write(x0, -38 & (2**64 - 1))
+            _other_syscall(uc, regs, n, st, x0, x1)
     uc.reg_write(sp_reg, sp0)
     return hook
 
