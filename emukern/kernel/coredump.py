@@ -16,7 +16,8 @@ What: an ET_CORE ELF with one PT_NOTE and a PT_LOAD per mapping, in elf_core_dum
   pending and blocked sets, pids, times, ``pr_reg`` = user_pt_regs / user_regs_struct); after the
   first thread's NT_PRSTATUS the process notes NT_PRPSINFO, NT_SIGINFO (the killing siginfo) and
   NT_AUXV (mm->saved_auxv); then the thread's NT_PRFPREG (user_fpsimd_state / the D state) and,
-  on arm64, NT_ARM_TLS ("LINUX").  The FP state of a thread live on a CPU is saved first, as
+  on arm64, the "LINUX" regset notes (TLS, HW_BREAK/WATCH, SYSTEM_CALL, SVE, the PAC ones when
+  the CPU has pointer authentication, TAGGED_ADDR_CTRL: see _arm64_regsets).  The FP state of a thread live on a CPU is saved first, as
   fpr_get does with fpsimd_preserve_current_state / fstate_save.
 * memory, by coredump_filter's default 0x33 (vma_dump_size): anonymous and written (writable)
   mappings whole, the vDSO page whole, a read-only file mapping only for its first page when it
@@ -27,8 +28,10 @@ What: an ET_CORE ELF with one PT_NOTE and a PT_LOAD per mapping, in elf_core_dum
 * RLIMIT_CORE: bytes written past the limit are not written (dump_emit fails): the file stays
   truncated, and the dump counts as not done (no 0x80), as in Linux.
 
-Not written: NT_FILE (emukern keeps no file offset per mapping), NT_ARM_SVE / NT_RISCV_VECTOR,
-section headers for more than 65535 mappings.  ``gdb-multiarch PROGRAM core`` reads the result
+Not written: NT_FILE (emukern keeps no file offset per mapping), riscv's NT_RISCV_VECTOR (Linux
+6.12 writes none either for a task without V state), section headers for more than 65535
+mappings.  Checked against Debian's 6.1/6.12 arm64 and 6.12 riscv64 kernels
+(tests/oracle/test_oracle_coredump.py).  ``gdb-multiarch PROGRAM core`` reads the result
 (tests/kernel/signal/test_coredump.py).
 """
 from __future__ import annotations
@@ -48,7 +51,9 @@ PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredu
 ET_CORE, PT_LOAD, PT_NOTE = 4, 1, 4
 EM = {"arm64": 183, "riscv64": 243}  # EM_AARCH64, EM_RISCV
 NT_PRSTATUS, NT_PRFPREG, NT_PRPSINFO, NT_AUXV, NT_SIGINFO = 1, 2, 3, 6, 0x53494749
-NT_ARM_TLS = 0x401
+NT_ARM_TLS, NT_ARM_HW_BREAK, NT_ARM_HW_WATCH, NT_ARM_SYSTEM_CALL, NT_ARM_SVE = 0x401, 0x402, 0x403, 0x404, 0x405
+NT_ARM_PAC_MASK, NT_ARM_PACA_KEYS, NT_ARM_PACG_KEYS, NT_ARM_TAGGED_ADDR_CTRL = 0x406, 0x407, 0x408, 0x409
+NT_ARM_PAC_ENABLED_KEYS = 0x40A
 PF_DUMPCORE = 0x200
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _PHDR = struct.Struct("<IIQQQQQQ")
@@ -81,9 +86,72 @@ def _live_cpu(k: Any, t: "Task") -> Any:
     return None
 
 
+def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
+    """The "LINUX" notes elf_core_dump writes for an arm64 thread after NT_PRFPREG: every regset
+    of aarch64_regsets the machine has, in that table's order (measured on Debian's 6.1 and 6.12
+    kernels under QEMU's max CPU): TLS, HW_BREAK, HW_WATCH, SYSTEM_CALL, SVE (with SVE), PAC_MASK,
+    PAC_ENABLED_KEYS, PACA_KEYS (with address authentication), PACG_KEYS (with generic
+    authentication), TAGGED_ADDR_CTRL."""
+    from emukern.kernel import ptrace as P
+    from emukern.kernel.arm64.hwcap import HWCAP_NAMES
+    caps = k.arch.hwcap()
+    has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
+    th = t.thread
+    out = _note(b"LINUX", NT_ARM_TLS, ctx["tpidr"].to_bytes(8, "little") + bytes(8))
+    out += _note(b"LINUX", NT_ARM_HW_BREAK, P._arm64_hwdebug_get(k, NT_ARM_HW_BREAK))
+    out += _note(b"LINUX", NT_ARM_HW_WATCH, P._arm64_hwdebug_get(k, NT_ARM_HW_WATCH))
+    # system_call_get: pt_regs->syscallno, NO_SYSCALL (-1) unless the last entry was an svc
+    # (its number is still in x8: the kernel does not clobber it)
+    nr = ctx["x"][8] & 0xFFFFFFFF if th is not None and th.in_syscall else 0xFFFFFFFF
+    out += _note(b"LINUX", NT_ARM_SYSTEM_CALL, nr.to_bytes(4, "little"))
+    if has["sve"] and th is not None:
+        out += _note(b"LINUX", NT_ARM_SVE, _sve_regset(k, th))
+    if has["paca"]:
+        # ptrauth_user_pac_mask(): the pointer bits above the 48-bit VA up to bit 54.  The keys
+        # are the ones the machine runs with: emukern never programs the key registers (zero).
+        mask = ((1 << 55) - 1) & ~((1 << 48) - 1)
+        out += _note(b"LINUX", NT_ARM_PAC_MASK, struct.pack("<QQ", mask, mask))
+        out += _note(b"LINUX", NT_ARM_PAC_ENABLED_KEYS, struct.pack("<Q", 0xF))   # IA, IB, DA, DB
+        out += _note(b"LINUX", NT_ARM_PACA_KEYS, bytes(64))
+    if has["pacg"]:
+        out += _note(b"LINUX", NT_ARM_PACG_KEYS, bytes(16))
+    out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, bytes(8))     # no PR_SET_TAGGED_ADDR_CTRL
+    return out
+
+
+def _sve_regset(k: Any, th: Any) -> bytes:
+    """sve_get_common: user_sve_header {size, max_size, vl, max_vl, flags}, then the registers —
+    the SVE layout (Z0-31, P0-15, FFR, FPSR, FPCR at SVE_PT_SVE_*_OFFSET) when the task has live
+    SVE state (TIF_SVE), else the FPSIMD form (user_fpsimd_state)."""
+    from emukern.kernel import ptrace as P
+    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, supported_vls
+
+    def sve_size(vq: int) -> int:           # SVE_PT_SIZE(vq, SVE_PT_REGS_SVE)
+        ffr_end = 16 + 32 * vq * 16 + 16 * vq * 2 + vq * 2
+        return ((ffr_end + 15) & ~15) + 8
+    vl = th.vl // 8
+    max_vl = max(supported_vls(k)) // 8
+    inherit = 2 if th.tif_sve_vl_inherit else 0          # SVE_PT_VL_INHERIT
+    if th.tif_sve and th.fp_type == FP_STATE_SVE and th.state:
+        a = k.sve_area
+        vq, svl = vl // 16, th.sve_state_vl // 8
+        body = bytearray(sve_size(vq) - 16)
+        for i in range(32):
+            body[i * vl:(i + 1) * vl] = a.zreg(th.state, th.sve_state_vl, i)[:vl]
+        pl = vl // 8
+        preg = a.read(th.state + a.p_off, 17 * (svl // 8))
+        for j in range(17):                                  # P0-P15, then FFR
+            body[32 * vl + j * pl:32 * vl + (j + 1) * pl] = preg[j * (svl // 8):j * (svl // 8) + pl]
+        fpsr = (32 * vl + 17 * pl + 15) & ~15
+        body[fpsr:fpsr + 8] = a.read(th.state + a.fpsr_off, 8)
+        return struct.pack("<IIHHHH", 16 + len(body), sve_size(max_vl // 16), vl, max_vl, 1 | inherit, 0) + bytes(body)
+    fp = P._arm64_fpsimd_get(k, th.task) if th.task is not None else bytes(528)
+    return struct.pack("<IIHHHH", 16 + len(fp), sve_size(max_vl // 16), vl, max_vl, inherit, 0) + fp
+
+
 def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
-    """(pr_reg, the NT_PRFPREG regset, the arm64 NT_ARM_TLS regset) of one thread of the dying
-    process, each as ptrace's PTRACE_GETREGSET gives it."""
+    """(pr_reg, the NT_PRFPREG regset, the arm64 regset notes after it) of one thread of the
+    dying process, each as ptrace's PTRACE_GETREGSET gives it."""
     from emukern.kernel import ptrace as P
     cpu = _live_cpu(k, t)
     ctx = cpu.save_context() if cpu is not None else t.ctx
@@ -95,8 +163,7 @@ def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
             from emukern.kernel.arm64.fpsimd import fpsimd_save_user_state
             fpsimd_save_user_state(k, cpu, t, regs=True)
         fp = P._arm64_fpsimd_get(k, t)
-        tls = ctx["tpidr"].to_bytes(8, "little") + bytes(8)
-        return pr_reg, fp, tls
+        return pr_reg, fp, _arm64_regsets(k, t, ctx)
     regs = [ctx["pc"]] + list(ctx["x"][1:32])
     pr_reg = b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
     st = cpu.save_fp() if cpu is not None else (t.thread.fp if t.thread is not None else None)
@@ -157,15 +224,15 @@ def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[
     sig = info.signo
     notes = bytearray()
     for n, t in enumerate(threads):
-        pr_reg, fp, tls = _thread_regs(k, t)
+        pr_reg, fp, extra = _thread_regs(k, t)
         notes += _note(b"CORE", NT_PRSTATUS, _prstatus(k, t, sig, pr_reg, group))
         if n == 0:
             notes += _note(b"CORE", NT_PRPSINFO, _prpsinfo(k.tasks.get(task.tgid, task)))
             notes += _note(b"CORE", NT_SIGINFO, info.to_bytes())
             notes += _note(b"CORE", NT_AUXV, proc_auxv(task))
         notes += _note(b"CORE", NT_PRFPREG, fp)
-        if tls is not None:
-            notes += _note(b"LINUX", NT_ARM_TLS, tls)
+        if extra is not None:
+            notes += extra
     maps = list(task.mm.mappings)
     phnum = 1 + len(maps)
     off = _EHDR.size + phnum * _PHDR.size

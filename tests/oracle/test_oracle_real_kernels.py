@@ -75,8 +75,14 @@ def _program(src: Any, arch: str) -> Path:
     return Path(src)
 
 
+# programs that ride in the same boot but are compared by a test of their own (not byte for byte:
+# test_oracle_coredump.py runs emukern with a writable root, which the core needs)
+EXTRA = [("coredump", "c:coredump_probe", [], None)]
+
+
 def _batch(kernel: str) -> tuple[str, list[tuple[Path, list[str]]], dict[str, tuple[Path, list[str], str | None]]]:
     arch, cases = KERNELS[kernel]
+    cases = cases + EXTRA
     progs = [(_program(src, arch), args) for _, src, args, _ in cases]
     by_id = {cid: (prog, args, why) for (cid, _, _, why), (prog, args) in zip(cases, progs)}
     return arch, progs, by_id

@@ -62,7 +62,17 @@ def test_core_file_layout(cguest, arch, tmp_path):
                                                     ("CORE", "NT_SIGINFO"), ("CORE", "NT_AUXV"),
                                                     ("CORE", "NT_FPREGSET")]
     if arch == "arm64":
-        assert notes[5][0] == "LINUX" and notes[5][1] in (0x401, "NT_ARM_TLS") and len(notes) == 6
+        # the aarch64_regsets after NT_PRFPREG, in that table's order (as Debian's kernels write
+        # them: tests/oracle/test_oracle_coredump.py); emukern's default CPU has SVE and PAC
+        assert [(nm, t) for nm, t, _ in notes[5:]] == [("LINUX", t) for t in (
+            0x401, 0x402, 0x403, 0x404, 0x405, 0x406, 0x40A, 0x407, 0x408, 0x409)]
+        sve = notes[9][2]
+        size, max_size, vl, max_vl, flags = struct.unpack_from("<IIHHH", sve)
+        vq = vl // 16
+        sve_size = ((16 + 32 * vq * 16 + 17 * vq * 2 + 15) & ~15) + 8      # SVE_PT_SIZE(vq, SVE)
+        assert size == len(sve) and vl == max_vl == 512 // 8                # sve_vls 128,256,512
+        assert size == (sve_size if flags & 1 else 16 + 528)                # SVE or FPSIMD form
+        assert struct.unpack("<i", notes[8][2])[0] == -1                    # syscallno: a fault
     else:
         assert len(notes) == 5
     pr = notes[0][2]
@@ -97,6 +107,10 @@ def test_gdb_reads_the_core(cguest, arch, how, tmp_path):
     assert "Program terminated with signal SIGSEGV" in out
     assert f"pc             {r.fault['pc']:#x}" in out
     assert "in crash_here (depth=" in out and f"$1 = {MARKER:#x}" in out
+    if arch == "arm64":         # gdb takes the SVE vector length from NT_ARM_SVE
+        vg = subprocess.run(["gdb-multiarch", "-batch", "-nx", "-ex", "p $vg", str(elf), str(tmp_path / "core")],
+                            capture_output=True, text=True, timeout=120).stdout
+        assert "$1 = 8" in vg, vg                                         # VL 512 = 8 granules
     if how == "thread":
         assert "(LWP 2)" in out and "(LWP 1)" in out and "in worker (" in out and "__pthread_clockjoin_ex" in out
     else:
