@@ -114,7 +114,8 @@ def print_run_summary(r: Any, kernel: Any = None, trace: str | None = None, cons
     if r.stop_reason in ("budget", "deadlock") or (r.stop_reason == "exited" and r.message):
         con.print(f"[bold yellow]stopped:[/] {r.message}")
     status = (f"exit {r.exit_code}" if r.exit_code is not None else
-              f"killed by {E.SIGNAL_NAMES.get(r.signal or 0, r.signal)}" if r.signal else r.stop_reason)
+              f"killed by {E.SIGNAL_NAMES.get(r.signal or 0, r.signal)}"
+              + (" (core dumped)" if r.message.endswith("(core dumped)") else "") if r.signal else r.stop_reason)
     t = Table(title=f"emukern: {status} (status {r.exit_status})", show_header=False, box=None)
     t.add_column(style="bold")
     t.add_column()

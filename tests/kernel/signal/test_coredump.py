@@ -156,3 +156,15 @@ def test_core_is_deterministic(cguest, arch, tmp_path):
     _run(cguest, arch, a, "unlimited", "thread")
     _run(cguest, arch, b, "unlimited", "thread")
     assert (a / "core").read_bytes() == (b / "core").read_bytes()
+
+
+def test_run_summary_says_core_dumped(cguest, tmp_path, monkeypatch, capsys):
+    from emukern.cli import main
+    monkeypatch.setenv("EMUKERN_NO_FORK", "1")
+    elf = cguest("coredump", "riscv64")
+    rc = main(["run", "--root", str(tmp_path), "--root-rw", str(elf), "unlimited"])
+    err = capsys.readouterr().err
+    assert rc == 139 and "killed by SIGSEGV (core dumped) (status 139)" in err, err
+    rc = main(["run", str(elf), "unlimited"])
+    err = capsys.readouterr().err
+    assert rc == 139 and "killed by SIGSEGV (status 139)" in err and "core dumped" not in err, err
