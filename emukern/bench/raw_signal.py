@@ -133,7 +133,7 @@ def _riscv(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     nr = NR
     a7, a0, a1, sp_reg = R.UC_RISCV_REG_A7, R.UC_RISCV_REG_A0, R.UC_RISCV_REG_A1, R.UC_RISCV_REG_SP
 
-    def hook(uc: Any, intno: int, _ud: Any) -> None:
+    def hook(_uc: Any, intno: int, _ud: Any) -> None:     # (_uc: the Uc, or its handle)
         n = regs.read1(a7)
         if n == nr["kill"]:
             raw = read_frame()          # pc, x1-x31, f0-f31, fcsr (8 bytes each)
@@ -182,7 +182,7 @@ def _arm64(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     nr = NR
     x8, x0, x1, sp_reg = A.UC_ARM64_REG_X8, A.UC_ARM64_REG_X0, A.UC_ARM64_REG_X1, A.UC_ARM64_REG_SP
 
-    def hook(uc: Any, intno: int, _ud: Any) -> None:
+    def hook(_uc: Any, intno: int, _ud: Any) -> None:     # (_uc: the Uc, or its handle)
         n = regs.read1(x8)
         if n == nr["kill"]:
             r = read_scalar()                   # x0-x30, sp, pc, nzcv (8 bytes each)
@@ -210,10 +210,33 @@ def _arm64(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     return hook
 
 
-def raw_signal_us(arch: str, elf: Path, n: int, stats: dict[str, int] | None = None) -> float:
+_INTR_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+
+
+def _add_intr_hook(uc: Any, hook: Callable[[Any, int, Any], None], direct: bool) -> Any:
+    """The INTR hook through the binding's hook_add, or (``direct``) as a bare ctypes callback
+    registered with uc_hook_add, the way emukern's CPU installs its own (Cpu.hook_intr): the
+    binding's wrapper around every callback is part of a trap's cost, and emukern does not pay it.
+    Returns what must stay alive while the hook is installed."""
+    from unicorn import UC_HOOK_INTR
+    if not direct:
+        uc.hook_add(UC_HOOK_INTR, hook)
+        return None
+    from unicorn.unicorn_py3.unicorn import uclib
+    cb = _INTR_CFUNC(hook)
+    hh = ctypes.c_size_t()
+    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
+                         None, ctypes.c_uint64(1), ctypes.c_uint64(0)) != 0:
+        raise OSError("uc_hook_add failed")
+    return cb
+
+
+def raw_signal_us(arch: str, elf: Path, n: int, stats: dict[str, int] | None = None,
+                  direct: bool = False) -> float:
     """µs of host time per signal round trip of sig_loop.S (``n`` of them) in the bare Unicorn;
-    ``stats`` (when given) gets the deliveries, rt_sigreturns and the exit status it saw."""
-    from unicorn import UC_HOOK_INTR, UC_PROT_EXEC, UC_PROT_READ
+    ``stats`` (when given) gets the deliveries, rt_sigreturns and the exit status it saw;
+    ``direct``: the hook is a bare ctypes callback (see _add_intr_hook)."""
+    from unicorn import UC_PROT_EXEC, UC_PROT_READ
     from emukern.bench.selfbench import _raw_uc
     uc, img, _sym = _raw_uc(arch, elf)
     sp, mem, host = _stack(uc, ["sig_loop", str(n)])     # (host: the stack's memory, kept alive)
@@ -222,9 +245,32 @@ def raw_signal_us(arch: str, elf: Path, n: int, stats: dict[str, int] | None = N
     st = stats if stats is not None else {}
     st.update(handler=0, delivered=0, returned=0, exit_status=-1)
     hook = (_riscv if arch == "riscv64" else _arm64)(uc, sp, mem, st)
-    uc.hook_add(UC_HOOK_INTR, hook)
+    keep = _add_intr_hook(uc, hook, direct)
     t = time.perf_counter()
     uc.emu_start(img.entry, 0)
     dt = time.perf_counter() - t
-    del mem, host
+    del mem, host, keep
+    return dt / n * 1e6
+
+
+def raw_null_direct_us(arch: str, elf: Path, n: int) -> float:
+    """The raw null syscall (selfbench.raw_syscall_us: the hook reads a7|x8 and writes a0|x0) with
+    a bare ctypes hook and libunicorn's register calls: the denominator of the direct floor."""
+    from unicorn import arm64_const as A, riscv_const as R
+    from emukern.bench.selfbench import _counter_reg, _raw_uc
+    uc, _img, sym = _raw_uc(arch, elf)
+    nr_reg, ret_reg = ((R.UC_RISCV_REG_A7, R.UC_RISCV_REG_A0) if arch == "riscv64"
+                       else (A.UC_ARM64_REG_X8, A.UC_ARM64_REG_X0))
+    regs = _Regs(uc)
+    write_ret = regs.writer([ret_reg])
+    read1 = regs.read1
+
+    def hook(_h: Any, intno: int, _ud: Any) -> None:
+        write_ret(read1(nr_reg).to_bytes(8, "little"))
+    keep = _add_intr_hook(uc, hook, True)
+    uc.reg_write(_counter_reg(arch, "syscall"), n)
+    t = time.perf_counter()
+    uc.emu_start(sym["sys_loop"], sym["sys_loop_end"])
+    dt = time.perf_counter() - t
+    del keep
     return dt / n * 1e6

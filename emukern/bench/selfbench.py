@@ -52,6 +52,8 @@ QEMU = {a: peers.qemu_cmd(a) for a in ARCHES}
 RAW, EK, QEMU_PEER, QILING = "raw Unicorn", "emukern", "qemu-user", "Qiling"
 FLOOR = "raw Unicorn + empty block hook"      # MIPS: the per-block hook call alone, no counting
 RAW_NULL = "raw Unicorn null syscall"          # signal: the raw floor's own denominator
+RAW_SIG_CT = "raw Unicorn, ctypes hook"        # signal: the same floor with emukern's kind of hook
+RAW_NULL_CT = "raw Unicorn null syscall, ctypes hook"
 
 
 @dataclass(frozen=True)
@@ -296,16 +298,19 @@ def m_signal(cfg: Settings) -> list[dict[str, Any]]:
         def null() -> float:
             wall, _ = emukern_run(arch, "syscall_loop", n, max_insns=None)
             return wall / n * 1e6
-        from emukern.bench.raw_signal import raw_signal_us
+        from emukern.bench.raw_signal import raw_null_direct_us, raw_signal_us
         runners = {EK: sig, "emukern null syscall": null,
                    RAW: lambda arch=arch: raw_signal_us(arch, _elf(arch, "sig_loop"), n),
-                   RAW_NULL: lambda arch=arch: raw_syscall_us(arch, n)}
+                   RAW_NULL: lambda arch=arch: raw_syscall_us(arch, n),
+                   RAW_SIG_CT: lambda arch=arch: raw_signal_us(arch, _elf(arch, "sig_loop"), n, direct=True),
+                   RAW_NULL_CT: lambda arch=arch: raw_null_direct_us(arch, _elf(arch, "syscall_loop"), n)}
         samples, notes = alternate(runners, cfg.reps)
-        floor = pairwise_ratios(samples.get(RAW, []), samples.get(RAW_NULL, []))
+        floors = {RAW: summary(pairwise_ratios(samples.get(RAW, []), samples.get(RAW_NULL, []))),
+                  RAW_SIG_CT: summary(pairwise_ratios(samples.get(RAW_SIG_CT, []), samples.get(RAW_NULL_CT, [])))}
         out.append(figure(f"{arch} signal round trip", "µs", EK, samples, notes,
                           Target("<=", 3.0, "ratio", "emukern null syscall"), key=f"{arch}.signal",
                           arch=arch, iterations=n, signals_delivered=delivered[-1] if delivered else None,
-                          raw_floor_ratio=summary(floor)))
+                          raw_floor_ratio=floors))
     return out
 
 
@@ -588,11 +593,11 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                   "same round; its median is the headline figure.")
     console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}")
     for f in res["figures"]:
-        fl = f.get("raw_floor_ratio")
-        if fl and fl.get("n"):
-            console.print(f"{f['figure']}: raw Unicorn's own round trip / its null syscall = "
-                          f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}] (emukern.bench.raw_signal: "
-                          "the same guest with only the Unicorn calls a frame needs — the floor under the ratio target)")
+        for who, fl in (f.get("raw_floor_ratio") or {}).items():
+            if fl.get("n"):
+                console.print(f"{f['figure']}: {who}: its round trip / its null syscall = "
+                              f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}] (emukern.bench.raw_signal: the "
+                              "same guest with only the Unicorn calls a frame needs — the floor under the ratio target)")
     for n in notes:
         console.print(f"[yellow]{n}[/]")
     if res.get("missed"):
