@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from emukern.bench import peers
-from emukern.bench.stats import Target, Unavailable, alternate, figure
+from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary
 from emukern.resources import guest_asm_dir
 
 TITLE = "Emulator self-benchmark: emukern vs raw Unicorn, qemu-user (and Qiling), alternated"
@@ -365,12 +365,18 @@ def m_vsetvli(cfg: Settings) -> list[dict[str, Any]]:
     cfg.say(f"vsetvli+getppid x{n} VLEN 512")
     ek_cmd = [sys.executable, "-m", "emukern.cli", "run", "-q", "--vlen", "512", "--max-insns", str(50 * n + 10**6),
               str(elf), *argv]
+    # the floor: the same ELF in a bare Unicorn whose INTR hook only sets vl and answers the
+    # ecalls (emukern/bench/raw_vsetvli.py), also a whole process
+    raw_cmd = [sys.executable, "-m", "emukern.bench.raw_vsetvli", "--vlen", "512", str(elf), *argv]
     runners = {EK: lambda: peers.run_wall(ek_cmd, "emukern run null_syscall"),
+               RAW: lambda: peers.run_wall(raw_cmd, "raw Unicorn null_syscall"),
                QEMU_PEER: lambda: peers.qemu_wall("riscv64", elf, argv, peers.qemu_cmd("riscv64", 512))}
     samples, notes = alternate(runners, cfg.reps)
+    raw, qemu = samples.get(RAW, []), samples.get(QEMU_PEER, [])
+    floor = summary(pairwise_ratios(raw, qemu)) if raw and qemu else None
     return [figure(f"riscv64 vsetvli+getppid x{n:,} at VLEN 512 (whole process)", "s", EK, samples, notes,
                    Target("<=", TARGET_VSETVLI_QEMU, "ratio", QEMU_PEER), key="riscv64.vsetvli_getppid",
-                   arch="riscv64", iterations=n)]
+                   arch="riscv64", iterations=n, raw_unicorn_vs_qemu=floor)]
 
 
 def m_mrs_sweep(cfg: Settings) -> list[dict[str, Any]]:
@@ -552,6 +558,10 @@ def print_table(res: dict[str, Any], console: Console) -> None:
             t.add_row(f"{f['figure']} [{f['unit']}]" if first else "", who, _num(c["min"]), _num(c["median"]),
                       _num(c["max"]), ratio, tcell)
             first = False
+        fl = f.get("raw_unicorn_vs_qemu")
+        if fl:
+            notes.append(f"{f['figure']}: raw Unicorn / qemu-user (the floor under emukern's ratio): median "
+                         f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}]")
         t.add_section()
     console.print(t)
     console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall); "

@@ -176,6 +176,11 @@ def test_vsetvli_loop_against_qemu_gives_a_ratio():
     f = res["figures"][0]
     assert f["contenders"]["qemu-user"]["n"] == 1 and f["contenders"]["qemu-user"]["ratio"]["n"] == 1
     assert f["met"] in (True, False)
+    # the floor: raw Unicorn on the same ELF, its own row and its ratio to qemu-user
+    assert f["contenders"]["raw Unicorn"]["n"] == 1 and f["contenders"]["raw Unicorn"]["note"] == "ok"
+    fl = f["raw_unicorn_vs_qemu"]
+    assert fl["n"] == 1 and fl["median"] == pytest.approx(
+        f["contenders"]["raw Unicorn"]["median"] / f["contenders"]["qemu-user"]["median"])
 
 
 def test_qiling_absent_is_a_note(monkeypatch):
