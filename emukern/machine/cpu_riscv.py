@@ -47,6 +47,7 @@ CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = [R.UC_RISCV_REG_X0 + i for i in range(32)]
 _PC = R.UC_RISCV_REG_PC
+_SCALAR_WORDS_MAX = 4096
 _FREG = [R.UC_RISCV_REG_F0 + i for i in range(32)]
 
 ABI_NAMES = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
@@ -179,6 +180,10 @@ class RiscvCpu(Cpu):
         self.vector_cycles = 0
         self._xregs = _XRegs(self)
         self._fetch_map: tuple[Any, ...] | None = None
+        # words seen right after a vector instruction that are not vector words (a pure
+        # function of the word: is_vector_insn), so the batch peek after a lone vsetvli is a
+        # set lookup
+        self._scalar_words: set[int] = set()
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
@@ -352,7 +357,13 @@ class RiscvCpu(Cpu):
                     return
             if size == 2:
                 word &= 0xFFFF
-            if self._try_hardware(epc, word, size):
+            rvv = self.rvv
+            if rvv is not None and size == 4 and self.vs != VS_OFF and (
+                    word in rvv.fast or self._is_vector_insn(word)):
+                done = self._run_vector(epc, word)      # (_try_hardware's first case, inline)
+            else:
+                done = self._try_hardware(epc, word, size)
+            if done:
                 mm = self.mm
                 if mm is not None and mm.code_gen != self._code_gen:
                     self._reset_code_view()     # a vector store wrote executable memory
@@ -389,7 +400,10 @@ class RiscvCpu(Cpu):
         rvv = self.rvv
         fast = rvv.fast           # the unit's specialised executors: execute() without its frame
         xregs, vmem = self._xregs, self._vmem
-        xregs.forget()            # the kernel or the debugger may have written x since
+        c = xregs._c              # xregs.forget(), inline: the kernel or the debugger may
+        if len(c) > 1:            # have written x since the last batch
+            c.clear()
+            c[0] = 0
         # the first instruction: the counter hook has already counted it (and charged its one
         # cycle); a trap leaves before anything else changed
         try:
@@ -419,8 +433,15 @@ class RiscvCpu(Cpu):
                     size = 0
                 if size != 4:
                     nxt = None
-            if nxt is not None and nxt not in fast and (nxt & 3 != 3 or not self._is_vector_insn(nxt)):
-                nxt = None
+            if nxt is not None and nxt not in fast:
+                scalar = self._scalar_words
+                if nxt in scalar:
+                    nxt = None
+                elif nxt & 3 != 3 or not self._is_vector_insn(nxt):
+                    if len(scalar) >= _SCALAR_WORDS_MAX:
+                        scalar.clear()
+                    scalar.add(nxt)
+                    nxt = None
         if nxt is None:
             self.extra_user = extra
             self.vector_insns += 1
