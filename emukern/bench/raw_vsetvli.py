@@ -15,6 +15,10 @@ must do on Unicorn 2.1.4, which has no vector unit:
 * ecall (intno 8): getppid returns 1, write copies the guest's bytes to stdout, exit/exit_group
   stop the run with the guest's status; any other number returns -ENOSYS.
 
+``--direct`` installs the hook as a bare ctypes callback and reads/writes registers through
+libunicorn's C functions without the binding's argument conversion, the two ways emukern's own
+CPUs cut the binding's cost (emukern.machine.cpu_base): the floor for a Python hook at all.
+
 Nothing else of emukern is imported (the package ``__init__`` files are empty), so its start-up
 is Python's plus Unicorn's: the same that ``emukern run`` pays before its own.
 """
@@ -87,14 +91,58 @@ def _vsetvl_action(word: int, vlen: int) -> tuple[int, int, int] | None:
     return rd, (-rs1 - 1 if imm_avl else rs1), vlmax
 
 
+def _direct_regs(uc: Any) -> tuple[Any, Any]:
+    """reg_read/reg_write straight through libunicorn's C functions (no argtypes conversion),
+    the way emukern's CPUs access registers (emukern.machine.cpu_base)."""
+    import ctypes
+    from unicorn.unicorn_py3.unicorn import uclib
+    rr, rw = uclib["uc_reg_read"], uclib["uc_reg_write"]
+    h, v = uc._uch, ctypes.c_uint64()
+    pv = ctypes.byref(v)
+
+    def rd(regid: int) -> int:
+        rr(h, regid, pv)
+        return v.value
+
+    def wr(regid: int, value: int) -> None:
+        v.value = value & 0xFFFF_FFFF_FFFF_FFFF
+        rw(h, regid, pv)
+    return rd, wr
+
+
+def _hook_direct(uc: Any, hook: Any) -> None:
+    """The INTR hook as a bare ctypes callback (the binding's dispatcher frames skipped), as
+    emukern's CPUs install theirs."""
+    import ctypes
+    from unicorn import UC_HOOK_INTR
+    from unicorn.unicorn_py3.unicorn import uclib
+    cfunc = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+
+    def entry(_h: int, intno: int, _ud: int) -> None:
+        hook(uc, intno, None)
+    cb = cfunc(entry)
+    hh = ctypes.c_size_t()
+    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
+                         None, ctypes.c_uint64(1), ctypes.c_uint64(0)):
+        raise SystemExit("raw_vsetvli: uc_hook_add failed")
+    _KEEP.append(cb)
+
+
+_KEEP: list[Any] = []
+
+
 def main(args: list[str]) -> int:
     from unicorn import UC_ARCH_RISCV, UC_HOOK_INTR, UC_MODE_RISCV64, Uc
     from unicorn import riscv_const as R
     vlen = 256
-    if args[:1] == ["--vlen"]:
-        vlen, args = int(args[1]), args[2:]
+    direct = False
+    while args[:1] in (["--vlen"], ["--direct"]):
+        if args[0] == "--direct":
+            direct, args = True, args[1:]
+        else:
+            vlen, args = int(args[1]), args[2:]
     if not args:
-        raise SystemExit("usage: python -m emukern.bench.raw_vsetvli [--vlen N] ELF [ARGS...]")
+        raise SystemExit("usage: python -m emukern.bench.raw_vsetvli [--vlen N] [--direct] ELF [ARGS...]")
     with open(args[0], "rb") as f:
         data = f.read()
     uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
@@ -104,6 +152,8 @@ def main(args: list[str]) -> int:
     X = [R.UC_RISCV_REG_X0 + i for i in range(32)]
     PC, A0, A1, A2, A7 = R.UC_RISCV_REG_PC, X[10], X[11], X[12], X[17]
     rd_reg, wr_reg = uc.reg_read, uc.reg_write
+    if direct:
+        rd_reg, wr_reg = _direct_regs(uc)
     actions: dict[int, tuple[int, int, int] | None] = {}
     status = [0]
     out = sys.stdout.buffer
@@ -144,7 +194,10 @@ def main(args: list[str]) -> int:
         # nothing to write back to the PC: Unicorn resumes after the trapping word (measured,
         # see emukern.machine.cpu_riscv), which is exactly stepping over the vsetvli
 
-    uc.hook_add(UC_HOOK_INTR, hook)
+    if direct:
+        _hook_direct(uc, hook)
+    else:
+        uc.hook_add(UC_HOOK_INTR, hook)
     uc.emu_start(entry, 0)
     out.flush()
     return status[0]

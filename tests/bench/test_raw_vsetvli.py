@@ -27,9 +27,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[bytes]:
                           capture_output=True, timeout=120, check=False)
 
 
-def test_runs_the_null_syscall_guest_to_its_exit():
+@pytest.mark.parametrize("direct", [[], ["--direct"]])
+def test_runs_the_null_syscall_guest_to_its_exit(direct):
     elf = _elf("riscv64", "null_syscall")
-    p = _run("--vlen", "512", str(elf), "300", "1")
+    p = _run("--vlen", "512", *direct, str(elf), "300", "1")
     assert p.returncode == 0, p.stderr
     cycles, iters = p.stdout.split()
     assert int(iters) == 300 and int(cycles) > 0          # rdcycle: host ticks in raw Unicorn
