@@ -88,7 +88,8 @@ class _XRegs:
 
     def __init__(self, cpu: "RiscvCpu") -> None:
         self._r = cpu._read
-        self._w = cpu._write
+        # write: Cpu._write's two statements inline (a vsetvli's rd is written on every trap)
+        self._uc_rw, self._uch, self._rv, self._prv = cpu._uc_rw, cpu._uch, cpu._rv, cpu._prv
         self._c: dict[int, int] = {0: 0}
 
     def forget(self) -> None:
@@ -107,7 +108,8 @@ class _XRegs:
     def write(self, i: int, value: int) -> None:
         if i:
             value &= 0xFFFF_FFFF_FFFF_FFFF
-            self._w(_XREG[i], value)
+            self._rv.value = value
+            self._uc_rw(self._uch, _XREG[i], self._prv)
             self._c[i] = value
 
 
@@ -335,7 +337,8 @@ class RiscvCpu(Cpu):
         if intno == CAUSE_USER_ECALL:
             self._syscall_exc()
             return
-        epc = self._read(_PC) - 4        # measured: the hook sees the trapping PC + 4
+        self._uc_rr(self._uch, _PC, self._prv)      # self._read(_PC), without its frame
+        epc = self._rv.value - 4         # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
         # PC (the first-use trap re-executes the vector instruction), but the hook sees epc + 4,
         # so every delivery below sets the PC back first.  Completed instructions set epc + 4.
