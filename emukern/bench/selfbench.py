@@ -16,7 +16,9 @@ Figures (issue 19, "Speed" parts 1–3):
   tools/testing/selftests/arm64/fp/fp-pidbench.S (emukern/selftests);
 - µs per RVV LMUL=1 instruction through the illegal-instruction trap path (vec_loop.S);
 - the 100 k-iteration vsetvli + getppid loop (null_syscall.S) at VLEN 512, emukern vs
-  qemu-riscv64, both as whole processes;
+  qemu-riscv64, both as whole processes, with two raw-Unicorn floors on the same ELF (a hook that
+  only sets vl and answers the ecalls, through the binding and as a bare ctypes callback:
+  emukern/bench/raw_vsetvli.py);
 - wall time of the 1–64-CPU MRS contention sweep of ``emukern reproduce`` (arm64_mrs);
 - and, with ``--profile``, cProfile's top entries of the null-syscall path on both arches.
 """
@@ -568,7 +570,8 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                          f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}]")
         t.add_section()
     console.print(t)
-    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall); "
+    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall) / "
+                  "the same ELF with a hook that only sets vl and answers the ecalls (vsetvli; whole process); "
                   "emukern = exact counts (block counting) and the full Python kernel path, host time of Machine.run(); "
                   "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel); "
                   "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "
