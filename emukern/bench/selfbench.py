@@ -16,7 +16,9 @@ Figures (issue 19, "Speed" parts 1–3):
   tools/testing/selftests/arm64/fp/fp-pidbench.S (emukern/selftests);
 - µs per RVV LMUL=1 instruction through the illegal-instruction trap path (vec_loop.S);
 - the 100 k-iteration vsetvli + getppid loop (null_syscall.S) at VLEN 512, emukern vs
-  qemu-riscv64, both as whole processes;
+  qemu-riscv64, both as whole processes, with two raw-Unicorn floors on the same ELF (a hook that
+  only sets vl and answers the ecalls, through the binding and as a bare ctypes callback:
+  emukern/bench/raw_vsetvli.py);
 - wall time of the 1–64-CPU MRS contention sweep of ``emukern reproduce`` (arm64_mrs);
 - and, with ``--profile``, cProfile's top entries of the null-syscall path on both arches.
 """
@@ -54,6 +56,7 @@ FLOOR = "raw Unicorn + empty block hook"      # MIPS: the per-block hook call al
 RAW_NULL = "raw Unicorn null syscall"          # signal: the raw floor's own denominator
 RAW_SIG_CT = "raw Unicorn, ctypes hook"        # signal: the same floor with emukern's kind of hook
 RAW_NULL_CT = "raw Unicorn null syscall, ctypes hook"
+RAW_DIRECT = "raw Unicorn (ctypes hook)"      # the vsetvli figure's second floor
 
 
 @dataclass(frozen=True)
@@ -394,12 +397,22 @@ def m_vsetvli(cfg: Settings) -> list[dict[str, Any]]:
     cfg.say(f"vsetvli+getppid x{n} VLEN 512")
     ek_cmd = [sys.executable, "-m", "emukern.cli", "run", "-q", "--vlen", "512", "--max-insns", str(50 * n + 10**6),
               str(elf), *argv]
+    # the floor: the same ELF in a bare Unicorn whose INTR hook only sets vl and answers the
+    # ecalls (emukern/bench/raw_vsetvli.py), also a whole process: through the binding's
+    # hook_add/reg_read/reg_write, and (--direct) as a bare ctypes callback with libunicorn's
+    # register calls, the way emukern's CPUs install theirs
+    raw_cmd = [sys.executable, "-m", "emukern.bench.raw_vsetvli", "--vlen", "512", str(elf), *argv]
+    raws = {RAW: raw_cmd, RAW_DIRECT: raw_cmd[:3] + ["--direct"] + raw_cmd[3:]}
     runners = {EK: lambda: peers.run_wall(ek_cmd, "emukern run null_syscall"),
+               **{who: (lambda cmd=cmd, who=who: peers.run_wall(cmd, f"{who} null_syscall"))
+                  for who, cmd in raws.items()},
                QEMU_PEER: lambda: peers.qemu_wall("riscv64", elf, argv, peers.qemu_cmd("riscv64", 512))}
     samples, notes = alternate(runners, cfg.reps)
+    qemu = samples.get(QEMU_PEER, [])
+    floors = {who: summary(pairwise_ratios(samples[who], qemu)) for who in raws if samples.get(who) and qemu}
     return [figure(f"riscv64 vsetvli+getppid x{n:,} at VLEN 512 (whole process)", "s", EK, samples, notes,
                    Target("<=", TARGET_VSETVLI_QEMU, "ratio", QEMU_PEER), key="riscv64.vsetvli_getppid",
-                   arch="riscv64", iterations=n)]
+                   arch="riscv64", iterations=n, floor_vs_qemu=floors)]
 
 
 def m_mrs_sweep(cfg: Settings) -> list[dict[str, Any]]:
@@ -581,9 +594,13 @@ def print_table(res: dict[str, Any], console: Console) -> None:
             t.add_row(f"{f['figure']} [{f['unit']}]" if first else "", who, _num(c["min"]), _num(c["median"]),
                       _num(c["max"]), ratio, tcell)
             first = False
+        for who, fl in (f.get("floor_vs_qemu") or {}).items():
+            notes.append(f"{f['figure']}: {who} / qemu-user (a floor under emukern's ratio): median "
+                         f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}]")
         t.add_section()
     console.print(t)
-    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall); "
+    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall) / "
+                  "the same ELF with a hook that only sets vl and answers the ecalls (vsetvli; whole process); "
                   "raw Unicorn + empty block hook = a C block hook that does nothing, the floor of any "
                   "counting done per block (on spin.S's 2-instruction blocks the hook call alone costs "
                   "about half of raw Unicorn's speed); "

@@ -46,6 +46,8 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = [R.UC_RISCV_REG_X0 + i for i in range(32)]
+_PC = R.UC_RISCV_REG_PC
+_SCALAR_WORDS_MAX = 4096
 _FREG = [R.UC_RISCV_REG_F0 + i for i in range(32)]
 
 ABI_NAMES = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
@@ -86,7 +88,8 @@ class _XRegs:
 
     def __init__(self, cpu: "RiscvCpu") -> None:
         self._r = cpu._read
-        self._w = cpu._write
+        # write: Cpu._write's two statements inline (a vsetvli's rd is written on every trap)
+        self._uc_rw, self._uch, self._rv, self._prv = cpu._uc_rw, cpu._uch, cpu._rv, cpu._prv
         self._c: dict[int, int] = {0: 0}
 
     def forget(self) -> None:
@@ -105,7 +108,8 @@ class _XRegs:
     def write(self, i: int, value: int) -> None:
         if i:
             value &= 0xFFFF_FFFF_FFFF_FFFF
-            self._w(_XREG[i], value)
+            self._rv.value = value
+            self._uc_rw(self._uch, _XREG[i], self._prv)
             self._c[i] = value
 
 
@@ -178,6 +182,10 @@ class RiscvCpu(Cpu):
         self.vector_cycles = 0
         self._xregs = _XRegs(self)
         self._fetch_map: tuple[Any, ...] | None = None
+        # words seen right after a vector instruction that are not vector words (a pure
+        # function of the word: is_vector_insn), so the batch peek after a lone vsetvli is a
+        # set lookup
+        self._scalar_words: set[int] = set()
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
@@ -329,19 +337,36 @@ class RiscvCpu(Cpu):
         if intno == CAUSE_USER_ECALL:
             self._syscall_exc()
             return
-        epc = self.get_pc() - 4          # measured: the hook sees the trapping PC + 4
+        self._uc_rr(self._uch, _PC, self._prv)      # self._read(_PC), without its frame
+        epc = self._rv.value - 4         # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
         # PC (the first-use trap re-executes the vector instruction), but the hook sees epc + 4,
         # so every delivery below sets the PC back first.  Completed instructions set epc + 4.
         if intno == CAUSE_ILLEGAL:
-            try:
-                word, size = self._fetch(epc)
-            except MemoryFault:
-                self.set_pc(epc)
-                self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index,
-                                   cause=CAUSE_FETCH_PAGE_FAULT, tval=epc, addr=epc, access="x"))
-                return
-            if self._try_hardware(epc, word, size):
+            # the hot case (a vector word per trap): fetched from the last executable mapping
+            # fetched from, as _fetch does, without its frame
+            mm = self.mm
+            c = self._fetch_map
+            if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= epc <= c[3]:
+                word = _U32(c[5], epc - c[4])[0]
+                size = 4 if word & 3 == 3 else 2
+            else:
+                try:
+                    word, size = self._fetch(epc)
+                except MemoryFault:
+                    self.set_pc(epc)
+                    self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, epc, cpu=self.index,
+                                       cause=CAUSE_FETCH_PAGE_FAULT, tval=epc, addr=epc, access="x"))
+                    return
+            if size == 2:
+                word &= 0xFFFF
+            rvv = self.rvv
+            if rvv is not None and size == 4 and self.vs != VS_OFF and (
+                    word in rvv.fast or self._is_vector_insn(word)):
+                done = self._run_vector(epc, word)      # (_try_hardware's first case, inline)
+            else:
+                done = self._try_hardware(epc, word, size)
+            if done:
                 mm = self.mm
                 if mm is not None and mm.code_gen != self._code_gen:
                     self._reset_code_view()     # a vector store wrote executable memory
@@ -375,29 +400,91 @@ class RiscvCpu(Cpu):
     def _run_vector(self, epc: int, word: int) -> bool:
         """Execute the vector instruction at ``epc`` and the vector instructions that follow it
         (a batch), on the RVV unit; VS is known to be on."""
-        pc = epc
-        cs = self._cs             # the live counter (ctypes struct or the Python counter)
-        batch = self.batch_vector
         rvv = self.rvv
         fast = rvv.fast           # the unit's specialised executors: execute() without its frame
+        xregs, vmem = self._xregs, self._vmem
+        c = xregs._c              # xregs.forget(), inline: the kernel or the debugger may
+        if len(c) > 1:            # have written x since the last batch
+            c.clear()
+            c[0] = 0
+        # the first instruction: the counter hook has already counted it (and charged its one
+        # cycle); a trap leaves before anything else changed
+        try:
+            f = fast.get(word)
+            res = rvv.execute(word, xregs, vmem) if f is None else f(xregs, vmem)
+        except (IllegalInstruction, MemoryFault) as exc:
+            self._vector_trap(epc, word, exc)
+            return True           # a trap was delivered; the kernel has set the PC
+        cycles = res.cycles
+        dirty = res.dirty
+        extra = self.extra_user + cycles - 1         # the counter already charged one cycle
+        pc = epc + 4
+        # Is the next word a vector one too (the batch below)?  Most traps are one vector
+        # instruction among scalar code (a vsetvli before a loop, a syscall loop's vsetvli):
+        # those end here, with nothing kept in locals.
+        # (VS cannot have been turned off: only the kernel does that, between traps)
+        nxt = None
+        if self.batch_vector:
+            mm = self.mm
+            fm = self._fetch_map
+            if fm is not None and fm[0] is mm and fm[1] == mm.version and fm[2] <= pc <= fm[3]:
+                nxt = _U32(fm[5], pc - fm[4])[0]
+            else:
+                try:
+                    nxt, size = self._fetch(pc)
+                except MemoryFault:
+                    size = 0
+                if size != 4:
+                    nxt = None
+            if nxt is not None and nxt not in fast:
+                scalar = self._scalar_words
+                if nxt in scalar:
+                    nxt = None
+                elif nxt & 3 != 3 or not self._is_vector_insn(nxt):
+                    if len(scalar) >= _SCALAR_WORDS_MAX:
+                        scalar.clear()
+                    scalar.add(nxt)
+                    nxt = None
+        if nxt is None:
+            self.extra_user = extra
+            self.vector_insns += 1
+            self.vector_cycles += cycles
+            if dirty:
+                self.vs = VS_DIRTY
+            if extra + self.sys_cycles + self.idle_cycles != self._committed:
+                self.commit_charges()
+            # Unicorn's PC is already epc + 4 (the hook sees the trapping PC + 4)
+            return True
+        return self._run_vector_batch(epc, pc, nxt, cycles, dirty, extra)
+
+    def _run_vector_batch(self, epc: int, pc: int, word: int, cycles: int, dirty: bool,
+                          extra: int) -> bool:
+        """The rest of a batch: the vector instruction at ``epc`` has run (``cycles``,
+        ``dirty``, ``extra`` = extra_user with its cycles), ``word`` at ``pc`` is a vector word."""
+        cs = self._cs             # the live counter (ctypes struct or the Python counter)
+        rvv = self.rvv
+        fast = rvv.fast
         execute = rvv.execute
         is_vec = self._is_vector_insn
         xregs, vmem = self._xregs, self._vmem
-        xregs.forget()            # the kernel or the debugger may have written x since
         # Nothing outside this loop runs until it ends (a trap leaves it first), so the counter,
         # the charged cycles and the statistics live in locals and are stored once at the end.
         count = cs.count
-        extra = self.extra_user
         # the deadline less the charged cycles not yet committed to it, without extra_user's
         # part (which grows in the loop): stop when count >= limit - extra
         limit = cs.deadline - (self.sys_cycles + self.idle_cycles - self._committed)
-        n = cycles = 0
-        dirty = False
+        n = 1
         mm = self.mm
         fm = self._fetch_map
         if fm is not None and (fm[0] is not mm or fm[1] != mm.version):
             fm = None
-        while True:
+        # A run of vector instructions is executed in this one hook call instead of one trap
+        # each (the trap round trip costs more than most vector instructions).  The counter
+        # hook would have counted each of them, so count them here, and stop at the deadline
+        # — less the extra cycles charged but not yet committed to it — so a tick or a
+        # debugger step still lands on the exact instruction.
+        while count < limit - extra:
+            count += 1
             # one vector instruction, executed inline (this loop is the RVV hot path, and each
             # Python frame costs a tenth of an m1 instruction's time); the unit reads x lazily
             try:
@@ -414,13 +501,6 @@ class RiscvCpu(Cpu):
                 dirty = True
             extra += cyc - 1                         # the counter already charged one cycle
             pc += 4
-            # A run of vector instructions is executed in this one hook call instead of one trap
-            # each (the trap round trip costs more than most vector instructions).  The counter
-            # hook would have counted each of them, so count them here, and stop at the
-            # deadline — less the extra cycles charged but not yet committed to it — so a tick
-            # or a debugger step still lands on the exact instruction.
-            if not batch or count >= limit - extra:
-                break
             # the next word: from the executable mapping fetched from last (as _fetch does)
             if fm is not None and fm[2] <= pc <= fm[3]:
                 word = _U32(fm[5], pc - fm[4])[0]
@@ -432,15 +512,13 @@ class RiscvCpu(Cpu):
                 if size != 4:
                     break
                 fm = self._fetch_map
-            # (VS cannot have been turned off: only the kernel does that, between traps)
             if word not in fast and (word & 3 != 3 or not is_vec(word)):
                 break
-            count += 1
         self._vector_done(cs, count, extra, n, cycles, dirty)
         self.commit_charges()
         if pc != epc + 4:
-            # Unicorn's PC is already epc + 4 (the hook sees the trapping PC + 4): only a batch
-            # of more than one instruction moves it (and pays for the PC write's resync)
+            # Unicorn's PC is already epc + 4: only a batch of more than one instruction moves
+            # it (and pays for the PC write's resync)
             self.set_pc(pc)       # the first instruction after the run
         return True
 

@@ -180,6 +180,13 @@ def test_vsetvli_loop_against_qemu_gives_a_ratio():
     f = res["figures"][0]
     assert f["contenders"]["qemu-user"]["n"] == 1 and f["contenders"]["qemu-user"]["ratio"]["n"] == 1
     assert f["met"] in (True, False)
+    # the floors: raw Unicorn on the same ELF (binding hook, bare ctypes hook), each its own row
+    # and its ratio to qemu-user
+    for who in ("raw Unicorn", "raw Unicorn (ctypes hook)"):
+        assert f["contenders"][who]["n"] == 1 and f["contenders"][who]["note"] == "ok"
+        fl = f["floor_vs_qemu"][who]
+        assert fl["n"] == 1 and fl["median"] == pytest.approx(
+            f["contenders"][who]["median"] / f["contenders"]["qemu-user"]["median"])
 
 
 def test_qiling_absent_is_a_note(monkeypatch):

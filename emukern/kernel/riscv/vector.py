@@ -137,11 +137,16 @@ def _vs(task: "Task") -> VState:
     return task.thread.v
 
 
+_DISCARD_KNOB = "abi.riscv_v_vstate_discard"
+
+
 def discard_enabled(k: "Kernel") -> bool:
     """riscv_v_vstate_discard_ctl, or always-on before Drew Fustini's sysctl patch."""
-    if k.policy("riscv-vstate-sysctl") == "absent":
+    # (k.policies.effective is k.policy without its frame: this runs at every syscall's return)
+    if k.policies.effective("riscv-vstate-sysctl") == "absent":
         return True
-    return bool(k.sysctl.get("abi.riscv_v_vstate_discard"))
+    e = k.sysctl.entries.get(_DISCARD_KNOB)
+    return bool(e.value if e is not None else k.sysctl.get(_DISCARD_KNOB))   # (get: the error)
 
 
 # ---- the low-level register operations (__riscv_v_vstate_*) ----------------------------------------
@@ -182,8 +187,8 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     """Syscall entry: the ABI says vector registers are clobbered by syscalls."""
     if cpu.vs == VS_OFF:
         return "VS=Off: nothing to discard"
-    st = _vs(task)
-    if k.policy("riscv-discard") == "eager":
+    st = task.thread.v
+    if k.policies.effective("riscv-discard") == "eager":
         # before Andy Chiu's VS_INITIAL patch: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
         did = __riscv_v_vstate_discard(k, cpu)
         cpu.vs = VS_DIRTY
@@ -192,7 +197,8 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
         return ("eager discard: registers clobbered, VS=Dirty" if did
                 else "eager discard skipped (abi.riscv_v_vstate_discard=0), VS=Dirty")
     # after Andy Chiu's VS_INITIAL patch: defer — mark Initial and let the return-to-user path decide
-    st.defer_restore = True
+    t = st.task                         # st.defer_restore = True, without the descriptor's frame
+    t.flags |= TIF_RISCV_V_DEFER_RESTORE
     cpu.vs = VS_INITIAL
     return "deferred discard: TIF_RISCV_V_DEFER_RESTORE set, VS=Initial"
 
@@ -210,8 +216,8 @@ def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 
 @kernel_function
 def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
-    st = _vs(task)
-    if k.policy("riscv-discard") == "deferred":
+    st = task.thread.v
+    if k.policies.effective("riscv-discard") == "deferred":
         if cpu.vs == VS_INITIAL:
             did = __riscv_v_vstate_discard(k, cpu)
             if did:
@@ -304,10 +310,11 @@ def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | Non
 
 def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None:
     """arch_exit_to_user_mode_prepare: a pending TIF_RISCV_V_DEFER_RESTORE restores (or discards)."""
-    st = _vs(task)
+    st = task.thread.v
     cpu.charge(k.cost.tif_check)
-    if st.defer_restore:
-        st.defer_restore = False
+    t = st.task                         # st.defer_restore, without the descriptor's frames
+    if t.flags & TIF_RISCV_V_DEFER_RESTORE:
+        t.flags &= ~TIF_RISCV_V_DEFER_RESTORE
         st.last_decision = riscv_v_vstate_restore(k, cpu, task)
         return "return to user: " + st.last_decision
     return None

@@ -13,6 +13,11 @@ the trap raised and the cycles charged are those of the general handler in every
 
 Covered: unmasked integer add/sub/rsub/and/or/xor (.vv/.vx/.vi, the SWAR path of
 :func:`exec_arith.run_binop`) and unit-stride vle<eew>.v / vse<eew>.v.
+
+vsetvli / vsetivli are the exception to "built for one state": their vtype is in the word, so
+the executor folds in its decode (VLMAX, legality) and, where the AVL is in the word too
+(vsetivli, or rs1 = x0 with rd != x0: AVL = VLMAX), the new vl; it is valid in any state, as
+it only writes the state.  (The AVL of ``rs1 = rd = x0`` is the current vl: read per call.)
 """
 from __future__ import annotations
 
@@ -21,9 +26,11 @@ from typing import TYPE_CHECKING
 
 from ...errors import MemoryFault
 from . import exec_arith as A
+from . import exec_cfg as C
 from . import exec_mem as M
 from .insn import Insn
 from .types import ExecResult, VectorMemory, XRegs
+from .vtype import VILL, decode_vtype
 
 if TYPE_CHECKING:
     from .unit import RVVUnit
@@ -36,6 +43,8 @@ PAGE_MASK = 0xFFF
 def specialize(u: "RVVUnit", d: Insn) -> Fast | None:
     """A closure executing ``d`` for the unit's current vtype and vl, or None when the word or
     the current state is not the plain case this module handles."""
+    if d.run is C.run_vsetvl:
+        return _vsetvl_imm(u, d)        # valid in every state: it is what sets the state
     if u.vstart or not u.vl or u._vt is None or not d.vm:
         return None
     build = _BUILDERS.get(d.run)
@@ -143,6 +152,80 @@ def _unit_stride(u: "RVVUnit", d: Insn) -> Fast | None:
             return run(u, d, x, mem)
         return res
     return run_load if run is M.run_load else run_store
+
+
+def _vsetvl_imm(u: "RVVUnit", d: Insn) -> Fast | None:
+    """vsetvli / vsetivli: exec_cfg.run_vsetvl with the word's vtype decoded once."""
+    if d.form == "vsetvli":
+        raw = (d.word >> 20) & 0x7FF
+    elif d.form == "vsetivli":
+        raw = (d.word >> 20) & 0x3FF
+    else:
+        return None               # vsetvl: vtype from a register, decoded per execution
+    vt = decode_vtype(raw, u.vlen, u.elen)
+    res = u._result("vsetvl", 0, True)
+    rd, rs1 = d.rd, d.rs1
+    if vt is None:
+        def run_vill(x: XRegs, mem: VectorMemory) -> ExecResult:
+            u._vt = None
+            u._vtype = VILL
+            u.vl = u.vstart = 0
+            if rd:
+                x.write(rd, 0)
+            return res
+        return run_vill
+    vtr, vlmax = vt.raw, vt.vlmax
+    if d.form == "vsetivli" or rd:
+        if d.form == "vsetivli":
+            vl = min(rs1, vlmax)            # the 5-bit immediate AVL
+        elif rs1 == 0:
+            vl = vlmax                      # rs1 = x0, rd != x0: AVL = VLMAX
+        else:
+            vl = -1                         # AVL from x[rs1]
+
+        if vl < 0:
+            def run_avl(x: XRegs, mem: VectorMemory) -> ExecResult:
+                n = x.read(rs1)
+                n = n if n < vlmax else vlmax
+                u._vt = vt
+                u._vtype = vtr
+                u.vl = n
+                u.vstart = 0
+                x.write(rd, n)      # (rd != x0 here)
+                return res
+            return run_avl
+
+        def run_const(x: XRegs, mem: VectorMemory) -> ExecResult:
+            u._vt = vt
+            u._vtype = vtr
+            u.vl = vl
+            u.vstart = 0
+            if rd:
+                x.write(rd, vl)
+            return res
+        return run_const
+    if rs1:
+        def run_avl0(x: XRegs, mem: VectorMemory) -> ExecResult:     # rd = x0
+            n = x.read(rs1)
+            u._vt = vt
+            u._vtype = vtr
+            u.vl = n if n < vlmax else vlmax
+            u.vstart = 0
+            return res
+        return run_avl0
+
+    def run_keep(x: XRegs, mem: VectorMemory) -> ExecResult:        # rs1 = rd = x0: keep vl
+        old = u._vt
+        if old is None or old.vlmax != vlmax:
+            u._vt = None                    # VLMAX would change: vill (see unit.py)
+            u._vtype = VILL
+            u.vl = 0
+        else:
+            u._vt = vt
+            u._vtype = vtr                  # vl = min(vl, VLMAX) = vl
+        u.vstart = 0
+        return res
+    return run_keep
 
 
 _BUILDERS: dict[object, Callable[["RVVUnit", Insn], Fast | None]] = {

@@ -130,3 +130,41 @@ def test_fast_executor_follows_vl_and_costs() -> None:
     assert not u.fast
     r2 = u.execute(add, x, mem)
     assert r2.cycles >= r1.cycles
+
+
+def _vset_word(rng: random.Random) -> int:
+    """A vsetvli or vsetivli: any rd/rs1 (x0 included), any vtype immediate (reserved bits,
+    vlmul 4, SEW > ELEN and LMUL < SEW/ELEN included: they give vill)."""
+    rd, rs1 = rng.choice((0, 5, A2)), rng.choice((0, A2, 7))
+    if rng.random() < 0.5:
+        zimm = rng.choice((rng.randrange(256), rng.randrange(1 << 11)))
+        return (zimm << 20) | (rs1 << 15) | (7 << 12) | (rd << 7) | 0x57
+    zimm = rng.choice((rng.randrange(256), rng.randrange(1 << 10)))
+    return (3 << 30) | (zimm << 20) | (rng.randrange(32) << 15) | (7 << 12) | (rd << 7) | 0x57
+
+
+@pytest.mark.parametrize("vlen", [64, 512, 4096])
+def test_vsetvl_executors_match_the_general_handler(vlen: int) -> None:
+    """vsetvli/vsetivli executors are built once per word and valid in every state: the same
+    vl, vtype, vstart, rd and result as exec_cfg.run_vsetvl, from vill and from legal vtypes
+    (rs1 = rd = x0 keeps vl only where VLMAX is unchanged)."""
+    rng = random.Random(vlen)
+    units, regs = [RVVUnit(vlen=vlen), RVVUnit(vlen=vlen)], [Regs(), Regs()]
+    words = [_vset_word(rng) for _ in range(60)]
+    built = 0
+    for step in range(3000):
+        word = rng.choice(words)
+        avl = rng.choice((0, 1, 3, 17, 1 << 20, (1 << 64) - 1, rng.randrange(600)))
+        x7 = rng.getrandbits(64) if step % 7 == 0 else 2
+        for u, x in zip(units, regs):
+            x.write(A2, avl)
+            x.write(7, x7)
+            if step % 11 == 0 and u.vl:
+                u.vstart = 1
+        built += word in units[0].fast
+        a = _step(units[0], word, regs[0], mems := Mem(), general=False)
+        b = _step(units[1], word, regs[1], mems, general=True)
+        assert a == b, f"step {step} word {word:#010x}"
+        assert _state(units[0]) == _state(units[1]), f"step {step} word {word:#010x}"
+        assert regs[0].r == regs[1].r, f"step {step} word {word:#010x}"
+    assert built > 2000             # every word got its executor at its first execution
