@@ -571,20 +571,34 @@ class Arm64Cpu(Cpu):
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
-        self._stub_prepare(op)
+        if op.buf is None and not op.args and self._hw_zen is True and op.vl == self._hw_vl:
+            # a flush (once per syscall of a TIF_SVE task) with ZEN and the VL already as it
+            # runs: all _stub_prepare has to do is open the code guard
+            if not op.regfile_load:
+                self._zhi_clean = False
+            self._guard.open = True
+        else:
+            self._stub_prepare(op)
         cs = self._cs
         count = cs.count
         self._chain_op = (op, count)
         # bounded: the counter stops the CPU if the stub runs past its closing brk
         cs.deadline = count + op.length
-        self.set_pc(op.entry)
+        self._write(A.UC_ARM64_REG_PC, op.entry)      # set_pc
+        self.counter.pc_written()
 
     def _chain_step(self) -> None:
         """The brk at the end of a stub: start the next one, or give the CPU back to the user."""
         chain, cur = self._chain, self._chain_op
         assert chain is not None and cur is not None
         op, before = cur
-        self._stub_account(op, before)
+        if op.saves:
+            self._stub_account(op, before)
+        else:                                  # (_stub_account inline: every flush ends here)
+            n = self._cs.count - before
+            self.stub_insns += n
+            self.stub_stats[op.name] += 1
+            self.stub_cycles[op.name] += n
         self._chain_op = None
         q = self._stub_queue
         if q:
