@@ -538,9 +538,13 @@ class Arm64Cpu(Cpu):
         self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
         self._uc_rwb(self._uch, self._fp_ids, self._fp_ptrs, 34)
         cs = self._cs
-        before = cs.count
-        cs.count = before + op.length
-        self._stub_account(op, before)
+        n = op.length
+        cs.count += n
+        self.stub_insns += n                  # (_stub_account, inline)
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+        if op.saves and op.buf is not None:
+            op.buf[:] = self._bounce[:len(op.buf)]
 
     def read_fpsimd_state(self) -> bytes:
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
@@ -558,7 +562,8 @@ class Arm64Cpu(Cpu):
             self._fpsimd_load_regs(q.pop(0))
         if q:
             return False
-        self._hw_set(self.sve_el0, self.vl)
+        if self.sve_el0 != self._hw_zen or self.vl != self._hw_vl:
+            self._hw_set(self.sve_el0, self.vl)
         return True
 
     def _chain_begin(self) -> None:
@@ -909,7 +914,7 @@ class Arm64Cpu(Cpu):
         trampoline's in the [vdso] page, and one entry missed on every syscall.)"""
         mm = self.mm
         for c in self._svc_map:
-            if c[0] is mm and c[1] == mm.version and c[2] <= epc <= c[3]:
+            if c[2] <= epc <= c[3] and c[0] is mm and c[1] == mm.version:
                 o = epc - c[4]
                 return int.from_bytes(c[5][o:o + 4], "little")
         if mm is not None:

@@ -193,14 +193,14 @@ def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") ->
     return a.read(th.state + a.fp_off, 520)
 
 
-_TEMPLATES: dict[tuple[bool, bool, bool, int], tuple[Layout, int, bytearray]] = {}
+_TEMPLATES: dict[tuple[bool, bool, bool, int], tuple[Layout, int, bytearray, int]] = {}
 
 
-def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, bytearray]:
+def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, bytearray, int]:
     """The record layout of a frame and a buffer (frame + the frame record above it) with what
     does not change from one delivery to the next already in place: the record headers and the
     zeroes.  Made once per (fault, SVE form, VL) -- setup_sigframe_layout is a pure function
-    of those -- and copied for each frame."""
+    of those -- and copied for each frame.  (layout, vq, buffer, the layout's frame_size)."""
     sve_form = k.config.has_sve and th.fp_type == F.FP_STATE_SVE
     key = (fault, k.config.has_sve, sve_form, th.vl)
     cache = _TEMPLATES
@@ -216,7 +216,7 @@ def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, byt
             tpl[lay.sve_offset + 8:lay.sve_offset + 10] = (th.vl // 8).to_bytes(2, "little")
         if lay.extra_offset:
             _REC_HDR.pack_into(tpl, lay.extra_offset, EXTRA_MAGIC, EXTRA_CONTEXT_SIZE)
-        ent = cache[key] = (lay, vq, tpl)
+        ent = cache[key] = (lay, vq, tpl, lay.frame_size)
     return ent
 
 
@@ -230,11 +230,10 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     regs = cpu.batch_reader(_FRAME_REGS)()
     sp = regs[31]
     fp = fpsimd_signal_preserve_current_state(k, cpu, task)
-    lay, vq, tpl = _frame_template(k, th, bool(st.fault_code))
+    lay, vq, tpl, size = _frame_template(k, th, bool(st.fault_code))
     # get_sigframe: the frame record first, then the frame below it
     top = sigsp(st, sp, ka)
     rec = (top - FRAME_RECORD) & ~0xF
-    size = lay.frame_size
     frame = rec - size                      # (rec is 16-aligned, and so is the size)
     buf = tpl[:]
     if ka.flags & SA_SIGINFO:
