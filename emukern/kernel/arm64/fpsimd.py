@@ -344,7 +344,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
     sve = k.config.has_sve
     had_tif_sve = bool(task.flags & TIF_SVE)
-    if k.policy(POLICY) == "legacy":
+    if _pol(k) == "legacy":
         # ---- before the patch ------------------------------------------------------------------
         restore_sve = False
         if sve:
