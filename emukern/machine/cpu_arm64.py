@@ -184,7 +184,7 @@ def _fpsimd_load_words() -> tuple[int, ...]:
 
 
 FPSIMD_LOAD_WORDS = _fpsimd_load_words()
-_FPSR_FPCR_W = (A.UC_ARM64_REG_FPSR, A.UC_ARM64_REG_FPCR)
+_Z4 = bytes(4)
 
 
 _CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
@@ -277,6 +277,7 @@ class Arm64Cpu(Cpu):
         self._seqs: dict[str, tuple[int, int, bool, bool, bool]] = {}   # name -> entry, length, loads, saves, regfile_load
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
+        self._plain_ops: dict[tuple[str, int], StubOp] = {}     # queue_stub's argument-less ops
         self._chain: tuple[list[int], int, int] | None = None   # in-flight: x0-x3+pc, -, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
@@ -287,9 +288,13 @@ class Arm64Cpu(Cpu):
         # FPSIMD load ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
         # and the load can go through the register file (_fpsimd_load_regs).
         self._zhi_clean = True
-        self._q_raw = (ctypes.c_char * 512)()
-        self._q_ptrs = (ctypes.c_void_p * 32)(*[ctypes.addressof(self._q_raw) + 16 * i for i in range(32)])
-        self._q_ids = (ctypes.c_int * 32)(*_Q)
+        # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
+        # 32 bits): the FPSIMD state in one libunicorn batch, read or written
+        self._fp_raw = (ctypes.c_char * 528)()
+        self._fp_ptrs = (ctypes.c_void_p * 34)(*[ctypes.addressof(self._fp_raw) + 16 * i for i in range(32)],
+                                               ctypes.addressof(self._fp_raw) + 512,
+                                               ctypes.addressof(self._fp_raw) + 520)
+        self._fp_ids = (ctypes.c_int * 34)(*_Q, A.UC_ARM64_REG_FPSR, A.UC_ARM64_REG_FPCR)
         self._cpacr_w = self._cpr_writer(CPACR_EL1)
         self._zcr_w = self._cpr_writer(ZCR_EL1)
         self._hw_zen: bool | None = None     # what is in the register right now
@@ -301,8 +306,10 @@ class Arm64Cpu(Cpu):
         self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
+        self._chain_save = self.make_batch(_CHAIN_SAVE)          # a stub chain's x0-x3 + user PC
+        self._chain_restore = self.make_batch_writer(_CHAIN_RESTORE)
         self._sys_fill, self._sys_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
-        self._svc_map: tuple[Any, ...] | None = None
+        self._svc_map: tuple[tuple[Any, ...], ...] = ()     # _syscall_word's mappings, newest first
 
     # ---- system registers ----------------------------------------------------------------------
     def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
@@ -414,8 +421,18 @@ class Arm64Cpu(Cpu):
         if seq is None:
             raise KeyError(f"no kernel stub {name!r} (install_kernel_text first)")
         entry, n, loads, saves, regfile = seq
-        if (loads or saves) and (buf is None or len(buf) > BOUNCE_SIZE):
-            raise ValueError(f"kernel stub {name!r} needs a buffer of at most {BOUNCE_SIZE} bytes")
+        if loads or saves:
+            if buf is None or len(buf) > BOUNCE_SIZE:
+                raise ValueError(f"kernel stub {name!r} needs a buffer of at most {BOUNCE_SIZE} bytes")
+        elif not args and buf is None:
+            # an argument-less sequence (a flush: once per syscall of a TIF_SVE task): one StubOp
+            # per (name, VL), reused -- nothing changes an op once it is queued
+            key = (name, self.vl)
+            op = self._plain_ops.get(key)
+            if op is None:
+                op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile)
+            self._stub_queue.append(op)
+            return
         self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile))
 
     def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
@@ -485,14 +502,15 @@ class Arm64Cpu(Cpu):
         if not op.regfile_load:
             self._zhi_clean = False           # (the machine does not know what it writes)
         self._open_window(bounce=op.loads or op.saves)
-        self._hw_set(True, op.vl)
+        if self._hw_zen is not True or op.vl != self._hw_vl:
+            self._hw_set(True, op.vl)
         if op.loads and op.buf is not None:
             self._bounce[:len(op.buf)] = op.buf
         for r, v in zip(STUB_ARG_REGS, op.args):
             self._write(_X[r], v)
 
     def _stub_account(self, op: StubOp, before: int) -> None:
-        n = self.counter.count - before
+        n = self._cs.count - before
         self.stub_insns += n
         self.stub_stats[op.name] += 1
         self.stub_cycles[op.name] += n
@@ -517,13 +535,24 @@ class Arm64Cpu(Cpu):
         would leave in x3 differs, and x0-x3 are put back after every stub.)"""
         off = op.args[0] - BOUNCE_BASE
         raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
-        self._q_raw.raw = raw[:512]
-        self._uc_rwb(self._uch, self._q_ids, self._q_ptrs, 32)
-        self.batch_writer(_FPSR_FPCR_W)((int.from_bytes(raw[512:516], "little"),
-                                         int.from_bytes(raw[516:520], "little")))
-        before = self.counter.count
-        self.counter.count = before + op.length
-        self._stub_account(op, before)
+        self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
+        self._uc_rwb(self._uch, self._fp_ids, self._fp_ptrs, 34)
+        cs = self._cs
+        n = op.length
+        cs.count += n
+        self.stub_insns += n                  # (_stub_account, inline)
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+        if op.saves and op.buf is not None:
+            op.buf[:] = self._bounce[:len(op.buf)]
+
+    def read_fpsimd_state(self) -> bytes:
+        """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
+        the layout of Linux's user_fpsimd_state, in one libunicorn call.  Only the FPSIMD view:
+        queued kernel stubs are not run first (a caller that needs them runs :meth:`stub_sync`)."""
+        self._uc_rrb(self._uch, self._fp_ids, self._fp_ptrs, 34)
+        raw = self._fp_raw.raw
+        return raw[:516] + raw[520:524]
 
     def _regfile_front(self) -> bool:
         """Perform the queued stubs at the front that may go through the register file; True
@@ -533,46 +562,64 @@ class Arm64Cpu(Cpu):
             self._fpsimd_load_regs(q.pop(0))
         if q:
             return False
-        self._hw_set(self.sve_el0, self.vl)
+        if self.sve_el0 != self._hw_zen or self.vl != self._hw_vl:
+            self._hw_set(self.sve_el0, self.vl)
         return True
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        if self._regfile_front():
+        if self._stub_queue[0].regfile_load and self._regfile_front():
             return
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
-        self._chain = (self.batch_reader(_CHAIN_SAVE)(), 0, self.counter.deadline)
+        self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
-        self._stub_prepare(op)
-        self._chain_op = (op, self.counter.count)
-        entry, n = op.entry, op.length
+        if op.buf is None and not op.args and self._hw_zen is True and op.vl == self._hw_vl:
+            # a flush (once per syscall of a TIF_SVE task) with ZEN and the VL already as it
+            # runs: all _stub_prepare has to do is open the code guard
+            if not op.regfile_load:
+                self._zhi_clean = False
+            self._guard.open = True
+        else:
+            self._stub_prepare(op)
+        cs = self._cs
+        count = cs.count
+        self._chain_op = (op, count)
         # bounded: the counter stops the CPU if the stub runs past its closing brk
-        self.counter.deadline = self.counter.count + n
-        self.set_pc(entry)
+        cs.deadline = count + op.length
+        self._write(A.UC_ARM64_REG_PC, op.entry)      # set_pc
+        self.counter.pc_written()
 
     def _chain_step(self) -> None:
         """The brk at the end of a stub: start the next one, or give the CPU back to the user."""
-        assert self._chain is not None and self._chain_op is not None
-        op, before = self._chain_op
-        self._stub_account(op, before)
+        chain, cur = self._chain, self._chain_op
+        assert chain is not None and cur is not None
+        op, before = cur
+        if op.saves:
+            self._stub_account(op, before)
+        else:                                  # (_stub_account inline: every flush ends here)
+            n = self._cs.count - before
+            self.stub_insns += n
+            self.stub_stats[op.name] += 1
+            self.stub_cycles[op.name] += n
         self._chain_op = None
         q = self._stub_queue
-        while q and self._regfile_ok(q[0]):
-            self._fpsimd_load_regs(q.pop(0))
         if q:
-            self._chain_next()
-            return
-        saved, _, deadline = self._chain
+            while q and self._regfile_ok(q[0]):
+                self._fpsimd_load_regs(q.pop(0))
+            if q:
+                self._chain_next()
+                return
         self._chain = None
-        self.batch_writer(_CHAIN_RESTORE)(saved)     # x0-x3, then the user PC
+        self._chain_restore(chain[0])     # x0-x3, then the user PC
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on
         self._close_window()
-        self.counter.deadline = deadline
-        self._hw_set(self.sve_el0, self.vl)
+        self._cs.deadline = chain[2]
+        if self.sve_el0 != self._hw_zen or self.vl != self._hw_vl:
+            self._hw_set(self.sve_el0, self.vl)
 
     def run_stub_quietly(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Run one kernel sequence without leaving a trace on the clock (an inspection by a
@@ -608,7 +655,7 @@ class Arm64Cpu(Cpu):
     @property
     def sp(self) -> int:
         """The user stack pointer: SP_EL0 (the live SP once the CPU runs at EL0)."""
-        return self.uc.reg_read(A.UC_ARM64_REG_SP if self._at_el0 else A.UC_ARM64_REG_SP_EL0)
+        return self._read(A.UC_ARM64_REG_SP if self._at_el0 else A.UC_ARM64_REG_SP_EL0)
 
     @sp.setter
     def sp(self, v: int) -> None:
@@ -861,17 +908,20 @@ class Arm64Cpu(Cpu):
 
     def _syscall_word(self, epc: int) -> int:
         """The svc instruction's word (its #imm16 is in the syndrome), read from the host buffer of
-        the last executable mapping a syscall came from while the mm's layout is unchanged: the
-        same bytes :meth:`_word` reads, without a mapping search on every syscall."""
+        one of the last two executable mappings syscalls came from while the mm's layout is
+        unchanged: the same bytes :meth:`_word` reads, without a mapping search on every syscall.
+        (Two: a signal round trip alternates between the program's svc and the sigreturn
+        trampoline's in the [vdso] page, and one entry missed on every syscall.)"""
         mm = self.mm
-        c = self._svc_map
-        if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= epc <= c[3]:
-            o = epc - c[4]
-            return int.from_bytes(c[5][o:o + 4], "little")
+        for c in self._svc_map:
+            if c[2] <= epc <= c[3] and c[0] is mm and c[1] == mm.version:
+                o = epc - c[4]
+                return int.from_bytes(c[5][o:o + 4], "little")
         if mm is not None:
             m = mm.find(epc)
             if m is not None and "x" in m.perms and m.size >= 4:
-                self._svc_map = (mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf)
+                self._svc_map = ((mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf),
+                                 *self._svc_map[:1])
         return self._word(epc) or 0
 
     def syscall_trap(self, pc: int, word: int, regs: Any) -> Trap:
@@ -894,7 +944,7 @@ class Arm64Cpu(Cpu):
         if intno == 2 and self._chain is None:
             self._svc()
             return
-        pc = self.get_pc()
+        pc = self._read(A.UC_ARM64_REG_PC)      # (get_pc, one frame less: every stub's brk)
         if self._chain is not None:
             name = self._chain_op[0].name if self._chain_op else "?"
             op = self._chain_op[0] if self._chain_op else None

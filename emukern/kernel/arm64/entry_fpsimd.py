@@ -305,6 +305,17 @@ def queue(cpu: "Arm64Cpu", name: str, area: SveStateArea | None = None, slot: in
         cpu.queue_stub(name)
 
 
+def queue_fpsimd_load(cpu: "Arm64Cpu", area: SveStateArea, slot: int) -> None:
+    """:func:`queue` of ``fpsimd_load_state`` (task_fpsimd_load's FPSIMD-only load, on every
+    return to user after rt_sigreturn): the same stub, its buffer and x0, without the name tests."""
+    o = slot - area.base
+    if 0 <= o <= area.size - area.slot_size and not o % area.slot_size:
+        buf = memoryview(area.buf)[o:o + area.slot_size]
+    else:
+        buf = area.view(slot)                   # (rounds down to the slot, or raises)
+    cpu.queue_stub("fpsimd_load_state", BOUNCE_BASE + area.fp_off, buf=buf)
+
+
 def run(cpu: "Arm64Cpu", name: str, area: SveStateArea | None = None, slot: int = 0) -> None:
     """Queue one sequence and run the CPU's queue now."""
     queue(cpu, name, area, slot)

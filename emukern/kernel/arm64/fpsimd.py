@@ -25,15 +25,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from unicorn import arm64_const as UA
 
 from emukern.kernel import errno as E
 from emukern.kernel.arm64 import entry_fpsimd
 from emukern.kernel.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
 from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL_INHERIT, FlagView,
-                                        clear_thread_flag, set_thread_flag, test_and_clear_thread_flag,
-                                        test_thread_flag)
+                                        clear_thread_flag, set_thread_flag, test_and_clear_thread_flag)
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
@@ -153,7 +151,12 @@ def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
 def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int, why: str) -> None:
     """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
     cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")   # (no buffer: the hot path)
-    _count(k, th, f"flush_{why}")
+    key = _FLUSH_KEYS.get(why) or f"flush_{why}"
+    th.stats[key] += 1                        # (_count, inline: once per syscall with TIF_SVE)
+    k.sve_stats[key] += 1
+
+
+_FLUSH_KEYS = {"syscall": "flush_syscall", "trap": "flush_trap"}
 
 
 def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
@@ -216,7 +219,8 @@ def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bo
 
 def fpsimd_flush_task_state(th: Arm64Thread) -> None:
     th.fpsimd_cpu = -1
-    th.tif_foreign_fpstate = True
+    task = th.task
+    task.flags |= TIF_FOREIGN_FPSTATE         # (th.tif_foreign_fpstate = True, without the view)
 
 
 def fpsimd_flush_thread(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
@@ -249,75 +253,82 @@ def fpsimd_release_task(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 # ---- binding, saving, loading -------------------------------------------------------------------
 def fpsimd_bind_task_to_cpu(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     th: Arm64Thread = task.thread
-    last = _last(k, cpu)
+    last = k.percpu[cpu.index].fpsimd_last_state
     last.task, last.sve_vl, last.to_save = task, th.vl, FP_STATE_CURRENT
     th.fpsimd_cpu = cpu.index
     if k.config.has_sve:
-        if th.tif_sve:
-            sve_user_enable(k, cpu)
-        else:
-            sve_user_disable(k, cpu)
+        # sve_user_enable / sve_user_disable: CPACR_EL1.ZEN (charged only when it changes)
+        if cpu.set_sve_el0(bool(task.flags & TIF_SVE)):
+            cpu.charge(k.cost.sve_sysreg)
 
 
-# what fpsimd_save_state_regs reads: V0-V31 (16 bytes each), then FPSR and FPCR
-_Q_REGS = tuple(UA.UC_ARM64_REG_Q0 + i for i in range(32))
-_FPSR_FPCR = (UA.UC_ARM64_REG_FPSR, UA.UC_ARM64_REG_FPCR)
+_FP_SAVE_INSNS = entry_fpsimd.STUBS["fpsimd_save_state"][1]    # (instructions including the closing brk)
 
 
-def fpsimd_save_state_regs(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
+def fpsimd_save_state_regs(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> bytes:
     """fpsimd_save_state through the register file: V0-V31, FPSR and FPCR are what the Unicorn
     API shows of the FP state (only Z bits above 128, P and FFR need SVE instructions), so the
     FPSIMD form of a save needs no stub run.  Its cost is the stub's, charged as system time:
-    the clock is the same as if the 21 instructions had run."""
+    the clock is the same as if the 21 instructions had run.  Returns the 520 bytes saved
+    (V0-V31, FPSR, FPCR), so a caller that copies them on (a signal frame) need not read them
+    back."""
     cpu.stub_sync()                       # anything queued before (a flush) happens first
-    fpsr, fpcr = cpu.batch_reader(_FPSR_FPCR)()
-    a = _area(k)
-    a.write(th.state + a.fp_off, cpu.batch_reader_raw(_Q_REGS, 16)() + (fpsr & 0xFFFFFFFF).to_bytes(4, "little")
-            + (fpcr & 0xFFFFFFFF).to_bytes(4, "little"))
-    cpu.charge(entry_fpsimd.STUBS["fpsimd_save_state"][1])      # (entry, instructions including the closing brk)
+    a = k.sve_area
+    data = cpu.read_fpsimd_state()        # V0-V31, FPSR, FPCR in one batch
+    a.write(th.state + a.fp_off, data)
+    cpu.charge(_FP_SAVE_INSNS)
+    return data
 
 
-def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task", regs: bool = False) -> None:
+def fpsimd_save_user_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task", regs: bool = False) -> bytes | None:
     """Save the live user state of ``task`` (current) to its buffer, SVE or FPSIMD form (the
-    FPSIMD form through the register file when ``regs``: fpsimd_save_state_regs)."""
+    FPSIMD form through the register file when ``regs``: fpsimd_save_state_regs, whose bytes
+    are returned; None for every other outcome)."""
     th: Arm64Thread = task.thread
-    last = _last(k, cpu)
-    if th.tif_foreign_fpstate or last.task is not task:
-        return
+    last = k.percpu[cpu.index].fpsimd_last_state
+    flags = task.flags
+    if flags & TIF_FOREIGN_FPSTATE or last.task is not task:
+        return None
     # in a syscall only the FPSIMD subset need be kept: the rest was flushed at entry.  Which test
     # says "in a syscall" is the release's (kernel/versions.py fpsimd_syscall): 6.2..6.1x look at
     # in_syscall(current_pt_regs()); the newest kernels' fpsimd_syscall_enter() set to_save =
     # FP_STATE_FPSIMD instead, and 6.1 has no TIF_SVE left in a syscall to test at all.
+    tif_sve = flags & TIF_SVE
     if k.version.fpsimd_syscall == "in_syscall":
-        save_sve = ((last.to_save == FP_STATE_CURRENT and th.tif_sve and not th.in_syscall)
+        save_sve = ((last.to_save == FP_STATE_CURRENT and tif_sve and not th.in_syscall)
                     or last.to_save == FP_STATE_SVE)
     else:
-        save_sve = (last.to_save == FP_STATE_CURRENT and th.tif_sve) or last.to_save == FP_STATE_SVE
+        save_sve = (last.to_save == FP_STATE_CURRENT and tif_sve) or last.to_save == FP_STATE_SVE
     if save_sve:
         if cpu.vl != last.sve_vl:
             raise AssertionError(f"fpsimd_save: CPU VL {cpu.vl} != bound VL {last.sve_vl}")
         entry_fpsimd.queue(cpu, "sve_save_state", _area(k), th.state)
         th.fp_type, th.sve_state_vl = FP_STATE_SVE, last.sve_vl
         _count(k, th, "save_sve")
+        return None
+    data = None
+    if regs:
+        data = fpsimd_save_state_regs(k, cpu, th)
     else:
-        if regs:
-            fpsimd_save_state_regs(k, cpu, th)
-        else:
-            entry_fpsimd.queue(cpu, "fpsimd_save_state", _area(k), th.state)
-        th.fp_type = FP_STATE_FPSIMD
-        _count(k, th, "save_fpsimd")
+        entry_fpsimd.queue(cpu, "fpsimd_save_state", _area(k), th.state)
+    th.fp_type = FP_STATE_FPSIMD
+    th.stats["save_fpsimd"] += 1              # (_count, inline)
+    k.sve_stats["save_fpsimd"] += 1
+    return data
 
 
 def _queue_load(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, restore_sve: bool, had_tif_sve: bool) -> None:
     """The end of task_fpsimd_load on both sides of the patch: sve_load_state or
     fpsimd_load_state of the task's buffer, counted (an FPSIMD-only load with TIF_SVE set is the
     load the patch author counted)."""
+    a = k.sve_area
     if restore_sve:
-        entry_fpsimd.queue(cpu, "sve_load_state", _area(k), th.state)
+        entry_fpsimd.queue(cpu, "sve_load_state", a, th.state)
         _count(k, th, "load_sve")
         return
-    entry_fpsimd.queue(cpu, "fpsimd_load_state", _area(k), th.state)
-    _count(k, th, "load_fpsimd")
+    entry_fpsimd.queue_fpsimd_load(cpu, a, th.state)
+    th.stats["load_fpsimd"] += 1              # (_count, inline)
+    k.sve_stats["load_fpsimd"] += 1
     if had_tif_sve:
         _count(k, th, "load_fpsimd_tif_sve")
 
@@ -332,7 +343,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     sve_timeout decision after an FPSIMD-only load (hunk 3)."""
     th: Arm64Thread = task.thread
     sve = k.config.has_sve
-    had_tif_sve = test_thread_flag(task, TIF_SVE)
+    had_tif_sve = bool(task.flags & TIF_SVE)
     if _pol(k) == "legacy":
         # ---- before the patch ------------------------------------------------------------------
         restore_sve = False
@@ -352,15 +363,15 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     # ---- with the patch (p1, p1+p2) ----------------------------------------------------------
     restore_sve = sve and th.fp_type == FP_STATE_SVE
     if restore_sve:
-        set_thread_flag(task, TIF_SVE)
+        task.flags |= TIF_SVE
     # hunk 2: SVE may stay enabled while only FPSIMD state is loaded, so always set the VL
-    if sve and test_thread_flag(task, TIF_SVE):
+    if sve and task.flags & TIF_SVE:
         sve_set_vq(k, cpu, th.vl)
     _queue_load(k, cpu, th, restore_sve, sve and had_tif_sve)
     if restore_sve:
         return
     # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
-    if sve and test_thread_flag(task, TIF_SVE):
+    if sve and task.flags & TIF_SVE:
         if _jiffies(k, cpu) > th.sve_timeout:
             clear_thread_flag(task, TIF_SVE)
             th.dropped_at_load = True
@@ -373,14 +384,14 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
 
 def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     cpu.charge(k.cost.tif_check)
-    if task.flags & TIF_FOREIGN_FPSTATE:         # (every return to user: one bit test)
-        clear_thread_flag(task, TIF_FOREIGN_FPSTATE)
+    flags = task.flags
+    if flags & TIF_FOREIGN_FPSTATE:              # (every return to user: one bit test)
+        task.flags = flags & ~TIF_FOREIGN_FPSTATE
         th: Arm64Thread = task.thread
-        had_sve = test_thread_flag(task, TIF_SVE)
         task_fpsimd_load(k, cpu, task)
         fpsimd_bind_task_to_cpu(k, cpu, task)
         form = "SVE" if th.fp_type == FP_STATE_SVE else "FPSIMD-only"
-        change = " (TIF_SVE dropped)" if had_sve and not test_thread_flag(task, TIF_SVE) else ""
+        change = " (TIF_SVE dropped)" if flags & TIF_SVE and not task.flags & TIF_SVE else ""
         return f"TIF_FOREIGN_FPSTATE: task_fpsimd_load of {form} state{change}"
     return None
 
@@ -393,6 +404,7 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     note = None
     if not k.config.has_sve:
         return None
+    # (hot: once per syscall; k.policy, _jiffies and _last are inlined below)
     variant = k.version.fpsimd_syscall
     if variant == "sve_user_discard":
         # Linux 6.1 (before "arm64/sve: Leave SVE enabled on syscall if we don't context switch",
@@ -405,9 +417,9 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
     if task.flags & TIF_SVE:
-        if _pol(k) == "p1+p2":
+        if k.policies.effective(POLICY) == "p1+p2":
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
-            if _jiffies(k, cpu) > th.sve_timeout:
+            if k.clock.jiffies(cpu.now) > th.sve_timeout:
                 # tasks that don't block in a syscall also get a chance to drop TIF_SVE
                 clear_thread_flag(task, TIF_SVE)
                 sve_user_disable(k, cpu)
@@ -422,18 +434,25 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     # (fpsimd_syscall_enter's to_save; 6.2..6.1x leave to_save alone and test in_syscall())
     if variant == "fpsimd_syscall_enter":
-        _last(k, cpu).to_save = FP_STATE_FPSIMD
+        k.percpu[cpu.index].fpsimd_last_state.to_save = FP_STATE_FPSIMD
     return note
 
 
 def fpsimd_syscall_exit(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
-    _last(k, cpu).to_save = FP_STATE_CURRENT
+    k.percpu[cpu.index].fpsimd_last_state.to_save = FP_STATE_CURRENT
     task.thread.in_syscall = False
 
 
 def fpsimd_exit_to_user(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
-    note = fpsimd_restore_current_state(k, cpu, task)
-    fpsimd_syscall_exit(k, cpu, task)
+    """The FP part of exit_to_user_mode: fpsimd_restore_current_state, then fpsimd_syscall_exit
+    (both inline when TIF_FOREIGN_FPSTATE is clear, the common case: a charge and two stores)."""
+    if task.flags & TIF_FOREIGN_FPSTATE:
+        note = fpsimd_restore_current_state(k, cpu, task)
+    else:
+        cpu.charge(k.cost.tif_check)             # fpsimd_restore_current_state's flag test
+        note = None
+    k.percpu[cpu.index].fpsimd_last_state.to_save = FP_STATE_CURRENT     # fpsimd_syscall_exit
+    task.thread.in_syscall = False
     return note
 
 

@@ -34,6 +34,7 @@ from emukern.kernel.signal.defs import SS_DISABLE
 from emukern.kernel.signal.state import KSigInfo, SigAction, sas_ss_flags, sigsp
 from emukern.kernel.uaccess import copy_to_user_stack
 from emukern.kernel.arm64 import fpsimd as F
+from emukern.kernel.thread_info import TIF_SVE
 
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
@@ -174,26 +175,32 @@ def _u32(x: int) -> bytes:
     return (x & 0xFFFFFFFF).to_bytes(4, "little")
 
 
-def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") -> None:
+def fpsimd_signal_preserve_current_state(k: "Kernel", cpu: Any, task: "Task") -> bytes:
     """Save the live FP/SVE state into the task's buffer; an SVE-form state also gets its FPSIMD
-    view (the fpsimd_context record always holds V0-V31)."""
+    view (the fpsimd_context record always holds V0-V31).  Returns that FPSIMD view (V0-V31,
+    FPSR, FPCR: what the record copies) -- the bytes just saved when the save went through the
+    register file, read back from the buffer otherwise."""
     th = task.thread
     # the FPSIMD form is read through the register file (no nested stub run, ~30 us); only SVE
     # state (Z above 128 bits, P, FFR) needs the sve_save_state stub
-    F.fpsimd_save_user_state(k, cpu, task, regs=True)
+    fp = F.fpsimd_save_user_state(k, cpu, task, regs=True)
+    if fp is not None:
+        return fp                   # (nothing was queued: stub_sync would find the queue empty)
     cpu.stub_sync()
     if th.fp_type == F.FP_STATE_SVE:
         F.sve_to_fpsimd(k, th)
+    a = k.sve_area
+    return a.read(th.state + a.fp_off, 520)
 
 
-_TEMPLATES: dict[tuple[bool, bool, bool, int], tuple[Layout, int, bytearray]] = {}
+_TEMPLATES: dict[tuple[bool, bool, bool, int], tuple[Layout, int, bytearray, int]] = {}
 
 
-def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, bytearray]:
+def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, bytearray, int]:
     """The record layout of a frame and a buffer (frame + the frame record above it) with what
     does not change from one delivery to the next already in place: the record headers and the
     zeroes.  Made once per (fault, SVE form, VL) -- setup_sigframe_layout is a pure function
-    of those -- and copied for each frame."""
+    of those -- and copied for each frame.  (layout, vq, buffer, the layout's frame_size)."""
     sve_form = k.config.has_sve and th.fp_type == F.FP_STATE_SVE
     key = (fault, k.config.has_sve, sve_form, th.vl)
     cache = _TEMPLATES
@@ -209,7 +216,7 @@ def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, byt
             tpl[lay.sve_offset + 8:lay.sve_offset + 10] = (th.vl // 8).to_bytes(2, "little")
         if lay.extra_offset:
             _REC_HDR.pack_into(tpl, lay.extra_offset, EXTRA_MAGIC, EXTRA_CONTEXT_SIZE)
-        ent = cache[key] = (lay, vq, tpl)
+        ent = cache[key] = (lay, vq, tpl, lay.frame_size)
     return ent
 
 
@@ -220,14 +227,13 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     handler's registers are set in one batch."""
     st = task.sigstate
     th = task.thread
-    regs = user_regs(k, cpu)
+    regs = cpu.batch_reader(_FRAME_REGS)()
     sp = regs[31]
-    fpsimd_signal_preserve_current_state(k, cpu, task)
-    lay, vq, tpl = _frame_template(k, th, bool(st.fault_code))
+    fp = fpsimd_signal_preserve_current_state(k, cpu, task)
+    lay, vq, tpl, size = _frame_template(k, th, bool(st.fault_code))
     # get_sigframe: the frame record first, then the frame below it
     top = sigsp(st, sp, ka)
     rec = (top - FRAME_RECORD) & ~0xF
-    size = lay.frame_size
     frame = rec - size                      # (rec is 16-aligned, and so is the size)
     buf = tpl[:]
     if ka.flags & SA_SIGINFO:
@@ -237,10 +243,8 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
                        ss_size, oldset & 0xFFFF_FFFF_FFFF_FFFF)      # __save_altstack, uc_sigmask
     _PACK_SC.pack_into(buf, SC_FAULT, st.fault_address & 0xFFFF_FFFF_FFFF_FFFF, *regs[0:33],
                        regs[33] & 0xF000_0000)                      # pstate: EL0t, NZCV
-    a = k.sve_area
     # fpsimd_context: fpsr, fpcr after the header, then V0-V31 (the buffer keeps V0-V31, FPSR, FPCR)
     o = lay.fpsimd_offset
-    fp = a.read(th.state + a.fp_off, 520)
     buf[o + 8:o + 16] = fp[512:520]
     buf[o + 16:o + 528] = fp[:512]
     if lay.esr_offset:
@@ -248,7 +252,9 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     note = "no SVE record (no SVE)"
     if lay.sve_offset:
         o = lay.sve_offset
+        tif_sve = int(bool(task.flags & TIF_SVE))
         if vq:
+            a = k.sve_area
             vl = th.sve_state_vl or th.vl
             zb, pb = vq * 16, vq * 2
             for i in range(32):
@@ -256,10 +262,10 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
             p0 = o + 16 + 32 * zb
             for i in range(17):                    # P0-P15 then FFR
                 buf[p0 + i * pb:p0 + (i + 1) * pb] = a.preg(th.state, vl, i)
-            note = f"SVE record with registers (VL {th.vl}, TIF_SVE={int(th.tif_sve)})"
+            note = f"SVE record with registers (VL {th.vl}, TIF_SVE={tif_sve})"
         else:
-            note = (f"SVE record header only (VL {th.vl}, TIF_SVE={int(th.tif_sve)}"
-                    f"{', in a syscall: FPSIMD-only save' if th.in_syscall and th.tif_sve else ''})")
+            note = (f"SVE record header only (VL {th.vl}, TIF_SVE={tif_sve}"
+                    f"{', in a syscall: FPSIMD-only save' if th.in_syscall and tif_sve else ''})")
     if lay.extra_offset:
         o = lay.extra_offset
         datap = frame + o + EXTRA_CONTEXT_SIZE + TERMINATOR_SIZE
@@ -382,6 +388,28 @@ def parse_user_sigframe(mm: Any, frame: int) -> tuple[dict[str, tuple[int, int]]
     return found, "too many records"
 
 
+_HDR_FPSIMD = _REC_HDR.pack(FPSIMD_MAGIC, FPSIMD_CONTEXT_SIZE)
+_HDR_SVE_ONLY = _REC_HDR.pack(SVE_MAGIC, SVE_CONTEXT_HDR)
+_HDR_END = bytes(8)
+_AFTER_FPSIMD = RESERVED + FPSIMD_CONTEXT_SIZE
+
+
+def _template_records(raw: bytes, frame: int) -> dict[str, tuple[int, int]] | None:
+    """The records of a frame laid out as setup_rt_frame lays out an FPSIMD-only one (fpsimd_context
+    first, then a header-only sve_context or none, then the terminator), read from the copied-in
+    frame: what parse_user_sigframe's walk finds for those bytes, without the walk.  None for any
+    other layout (the walk decides, with its errors)."""
+    if raw[RESERVED:RESERVED + 8] != _HDR_FPSIMD:
+        return None
+    nxt = raw[_AFTER_FPSIMD:_AFTER_FPSIMD + 8]
+    if nxt == _HDR_END:
+        return {"fpsimd": (frame + RESERVED, FPSIMD_CONTEXT_SIZE)}
+    if nxt == _HDR_SVE_ONLY and raw[_AFTER_FPSIMD + 16:_AFTER_FPSIMD + 24] == _HDR_END:
+        return {"fpsimd": (frame + RESERVED, FPSIMD_CONTEXT_SIZE),
+                "sve": (frame + _AFTER_FPSIMD, SVE_CONTEXT_HDR)}
+    return None
+
+
 def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str]:
     if frame % 16:
         return False, "sp not 16-byte aligned"
@@ -402,12 +430,14 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     # exceptions) fails the frame, and the kernel keeps just NZCV (done above).
     if pstate & (0x1F | PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT):
         return False, f"pstate {pstate:#x} is not EL0t with DAIF clear"
-    try:
-        recs, err = parse_user_sigframe(mm, frame)
-    except MemoryFault:
-        return False, "record not readable"
-    if err:
-        return False, err
+    recs = _template_records(raw, frame)
+    if recs is None:
+        try:
+            recs, err = parse_user_sigframe(mm, frame)
+        except MemoryFault:
+            return False, "record not readable"
+        if err:
+            return False, err
     if "fpsimd" not in recs:
         return False, "no fpsimd record"
     try:
@@ -424,21 +454,22 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
     return True, note
 
 
-def _fpsimd_from_record(mm: Any, recs: dict[str, tuple[int, int]]) -> tuple[bytes, int, int]:
+def _fpsimd_from_record(mm: Any, recs: dict[str, tuple[int, int]]) -> bytes:
+    """The fpsimd_context record's V0-V31, FPSR, FPCR in the task buffer's order (the record
+    keeps fpsr, fpcr first): the bytes __copy_from_user fills uw.fpsimd_state with."""
     head, _ = recs["fpsimd"]
     raw = mm.read(head + 8, 520)                 # fpsr, fpcr, V0-V31
-    fpsr, fpcr = _REC_HDR.unpack_from(raw)
-    return raw[8:], fpsr, fpcr
+    return raw[8:] + raw[:8]
 
 
-def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", vregs: bytes, fpsr: int, fpcr: int) -> None:
-    """The FPSIMD view goes into the task's buffer (and into the low bits of Z if TIF_SVE);
-    the registers are loaded on the way out (TIF_FOREIGN_FPSTATE), by task_fpsimd_load."""
+def fpsimd_update_current_state(k: "Kernel", cpu: Any, task: "Task", state: bytes) -> None:
+    """The FPSIMD view (V0-V31, FPSR, FPCR) goes into the task's buffer (and into the low bits of
+    Z if TIF_SVE); the registers are loaded on the way out (TIF_FOREIGN_FPSTATE), by
+    task_fpsimd_load."""
     th = task.thread
     a = k.sve_area
-    a.write(th.state + a.fp_off, vregs)
-    a.write(th.state + a.fpsr_off, _u32(fpsr) + _u32(fpcr))
-    if th.tif_sve:
+    a.write(th.state + a.fp_off, state)
+    if task.flags & TIF_SVE:
         F.fpsimd_to_sve(k, th)
     F.fpsimd_flush_task_state(th)
 
@@ -450,10 +481,10 @@ def restore_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[str, 
     cpu.stub_sync()
     th = task.thread
     had = th.tif_sve
-    vregs, fpsr, fpcr = _fpsimd_from_record(mm or task.mm, recs)
+    state = _fpsimd_from_record(mm or task.mm, recs)
     th.tif_sve = False
     th.fp_type = F.FP_STATE_FPSIMD
-    fpsimd_update_current_state(k, cpu, task, vregs, fpsr, fpcr)
+    fpsimd_update_current_state(k, cpu, task, state)
     return True, "FPSIMD-only state" + (" (TIF_SVE cleared)" if had else "")
 
 
@@ -472,9 +503,9 @@ def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[s
     if recs["fpsimd"][1] != FPSIMD_CONTEXT_SIZE:
         return False, "fpsimd record of the wrong size"
     cpu.stub_sync()
-    had = th.tif_sve
+    had = task.flags & TIF_SVE
     if size <= SVE_CONTEXT_HDR:
-        th.tif_sve = False
+        task.flags &= ~TIF_SVE
         th.fp_type = F.FP_STATE_FPSIMD
         note = "SVE header only: FPSIMD-only state" + (" (TIF_SVE cleared)" if had else "")
     else:
@@ -495,6 +526,5 @@ def restore_sve_fpsimd_context(k: "Kernel", cpu: Any, task: "Task", recs: dict[s
         th.fp_type = F.FP_STATE_SVE
         th.sve_state_vl = th.vl
         note = "SVE state restored, TIF_SVE set"
-    vregs, fpsr, fpcr = _fpsimd_from_record(mm, recs)
-    fpsimd_update_current_state(k, cpu, task, vregs, fpsr, fpcr)
+    fpsimd_update_current_state(k, cpu, task, _fpsimd_from_record(mm, recs))
     return True, note
