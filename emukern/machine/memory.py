@@ -134,16 +134,33 @@ class AddressSpace:
     # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
     stack_limit: int | None = None
     saved_auxv: list = field(default_factory=list)
+    # find's caches (as Linux's per-thread VMA cache was): the mapping of the last hit and the
+    # sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
+    # them through _changed.  The kernel looks up the same few mappings again and again (the
+    # stack for a signal frame, the data a syscall copies), so most lookups hit the last one.
+    _hit: Mapping | None = field(default=None, repr=False)
+    _starts_list: list[int] | None = field(default=None, repr=False)
 
     # ----- layout -----------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self._hit = None
+        self._starts_list = None
+
     def _starts(self) -> list[int]:
-        return [m.start for m in self.mappings]
+        s = self._starts_list
+        if s is None:
+            s = self._starts_list = [m.start for m in self.mappings]
+        return s
 
     def find(self, addr: int) -> Mapping | None:
+        m = self._hit
+        if m is not None and m.start <= addr < m.start + m.size:
+            return m
         i = bisect.bisect_right(self._starts(), addr) - 1
         if i >= 0:
             m = self.mappings[i]
-            if m.start <= addr < m.end:
+            if m.start <= addr < m.start + m.size:
+                self._hit = m
                 return m
         return None
 
@@ -170,6 +187,7 @@ class AddressSpace:
             buf[: len(data)] = data
         m = Mapping(start, size, perms, name, buf)
         bisect.insort(self.mappings, m, key=lambda x: x.start)
+        self._changed()
         self.mapped += size
         self.version += 1
         return m
@@ -192,6 +210,7 @@ class AddressSpace:
             if m.end > end:
                 keep.append(Mapping(end, m.end - end, m.perms, m.name, m.buf, m.offset + (end - m.start)))
         self.mappings = sorted(keep, key=lambda x: x.start)
+        self._changed()
         self.mapped -= removed
         if self.pool is not None:
             self.pool.uncharge(removed)
@@ -203,6 +222,7 @@ class AddressSpace:
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
         bufs = {id(m.buf): m.buf for m in self.mappings}
         self.mappings = []
+        self._changed()
         if self.pool is not None:
             self.pool.uncharge(self.mapped)
         self.mapped = 0
@@ -226,6 +246,7 @@ class AddressSpace:
                     p = perms if start <= a and b <= end else m.perms
                     out.append(Mapping(a, b - a, p, m.name, m.buf, m.offset + (a - m.start)))
         self.mappings = sorted(out, key=lambda x: x.start)
+        self._changed()
         self.version += 1
 
     def find_free(self, size: int) -> int:
@@ -281,6 +302,7 @@ class AddressSpace:
                         nb[off: off + len(chunk)] = chunk
                 bufs[id(m.buf)] = nb
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
+        child._changed()
 
     # ----- kernel access (copy_from_user / copy_to_user) ---------------------------------------
     def _span(self, addr: int, size: int, need: str) -> list[tuple[Mapping, int, int]]:

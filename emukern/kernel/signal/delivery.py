@@ -35,6 +35,36 @@ class SignalDelivery(SignalBase):
             return pending.take(sig)
         return None
 
+    def deliver_to_handler(self, cpu: "Cpu", task: Task, notes: list[str]) -> bool:
+        """get_signal's common case, tried first on the way out of a syscall: no generic work is
+        due (no syscall restart to resolve, no CLD_* report for the parent, no group stop, no
+        tracer: the four are tested together) and the signal get_signal would dequeue next —
+        next_signal: synchronous ones first, the thread's own set before the process's — has a
+        user handler.  Then it is dequeued and handle_signal builds its frame, the trap-log note
+        going to ``notes`` (the syscall's own record: no Trap is built for it).  False, with
+        nothing changed, when anything else is to be done: the caller runs do_signal."""
+        st = task.sigstate
+        sigs = task.signal
+        if st.restart is not None or sigs.cld_notify or sigs.stop_pending or task.ptrace is not None:
+            return False
+        mask = ~st.blocked
+        pending = st.pending
+        avail = pending.signal & mask
+        if not avail:
+            pending = sigs.shared_pending
+            avail = pending.signal & mask
+            if not avail:
+                return False
+        bits = avail & SYNCHRONOUS_MASK or avail
+        sig = (bits & -bits).bit_length()
+        ka = task.sighand.action[sig]
+        if ka.handler <= SIG_IGN:           # SIG_DFL / SIG_IGN: the default actions' path
+            return False
+        info = pending.take(sig)
+        self.recalc_sigpending(task)
+        self.handle_signal(cpu, task, info, ka, notes)
+        return True
+
     def do_signal(self, cpu: "Cpu", task: Task, trap: "Trap | None" = None) -> None:
         """arch_do_signal_or_restart: resolve a pending syscall restart, then deliver every
         deliverable signal (each handler's frame stacks on the previous one, so the last one
@@ -98,7 +128,9 @@ class SignalDelivery(SignalBase):
             self.recalc_sigpending(task)
 
     def handle_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                      trap: "Trap | None") -> None:
+                      trap: "Trap | list[str] | None") -> None:
+        """signal_setup_done after the arch's setup_rt_frame.  ``trap``: where the trap-log note
+        goes (see _log_signal)."""
         st = task.sigstate
         oldset = st.saved_sigmask if st.saved_sigmask is not None else st.blocked
         cpu.charge(self.cost.signal_deliver)
@@ -127,12 +159,15 @@ class SignalDelivery(SignalBase):
         for cb in self.signal_listeners:
             cb(cpu, task, info)
 
-    def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
+    def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | list[str] | None" = None) -> None:
         """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
         being handled, or an entry of its own when the delivery happens outside a trap (a
         context switch, the tick).  Lines written inside a syscall handler (rt_sigreturn) go to
-        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap."""
-        if trap is not None:
+        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap.  A list is
+        the notes of a syscall's record still being made (deliver_to_handler)."""
+        if type(trap) is list:
+            trap.append(text)
+        elif trap is not None:
             if trap.notes is None:
                 trap.notes = [text]
             else:
