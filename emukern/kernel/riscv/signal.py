@@ -75,6 +75,7 @@ _U64 = struct.Struct("<Q")
 _PACK_FP = struct.Struct("<32QI")
 _PACK_FP_CUR = struct.Struct("<33Q")     # f0-f31, fcsr as read back from the CPU
 _FCSR = struct.Struct("<I")
+_NO_EXT = bytes(4 + CTX_HDR)            # sc_extdesc.reserved = 0, then the END header {0, 0}
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
@@ -128,7 +129,7 @@ def save_v_state(k: "Kernel", cpu: Any, task: "Task") -> tuple[bytes, str]:
 
 
 def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
-                   oldset: int) -> str | None:
+                   oldset: int) -> tuple | None:
     """get_sigframe + setup_rt_frame + setup_sigcontext; returns the trap-log note, None when
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
     and copied to the user stack once; the handler's registers are set in one batch."""
@@ -173,7 +174,15 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
         return None
     # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
     cpu.batch_writer(_ENTRY_REGS)((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
+    return (_frame_text, frame, size, note)       # the note, formatted when read (note_text)
+
+
+def _frame_text(frame: int, size: int, note: str) -> str:
     return f"frame at {frame:#x} ({size} bytes); {note}"
+
+
+def _sigreturn_text(frame: int, note: str) -> str:
+    return f"rt_sigreturn: frame at {frame:#x} restored; {note}"
 
 
 def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
@@ -188,7 +197,7 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
             "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
             "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
         return 0
-    k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
+    k._log_signal(cpu, task, (_sigreturn_text, frame, why))
     return a0
 
 
@@ -223,6 +232,9 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
         for i in range(33):
             if fp[i] != now[i]:
                 cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)
+    if raw[SC_RESERVED:SC_EXT_HDR + CTX_HDR] == _NO_EXT:
+        # reserved 0 and END first: the frame of a task whose V state is off (the loop's answer)
+        return _restore_altstack(k, cpu, task, raw, sp, a0, "no V record")
     if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
         return False, "sc_extdesc.reserved is not zero", a0
     ptr = frame + SC_EXT_HDR
@@ -250,6 +262,12 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
         ptr += rsize
     else:
         return False, "no END header", a0
+    return _restore_altstack(k, cpu, task, raw, sp, a0, note)
+
+
+def _restore_altstack(k: "Kernel", cpu: Any, task: "Task", raw: bytes, sp: int, a0: int,
+                      note: str) -> tuple[bool, str, int]:
+    """restore_sigframe's last step, restore_altstack from the frame's uc_stack."""
     if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
         return False, "uc_stack not readable", a0
     return True, note, a0

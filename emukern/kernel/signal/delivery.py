@@ -11,10 +11,16 @@ from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.signal.base import SignalBase
 from emukern.kernel.task import Task, TaskState      # noqa: F401
+from emukern.machine.trap import note_text
 
 if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
     from emukern.machine.trap import Trap
+
+
+def _deliver_text(signo: int, code: int, handler: int, frame_note: Any) -> str:
+    """handle_signal's trap-log note, made when the log is read (machine.trap.note_text)."""
+    return f"deliver {signal_name(signo)} (code {code}) to handler {handler:#x}: {note_text(frame_note)}"
 
 
 class SignalDelivery(SignalBase):
@@ -154,17 +160,17 @@ class SignalDelivery(SignalBase):
             task.sighand.action[info.signo] = SigAction()
         st.delivered += 1
         self.recalc_sigpending(task)
-        self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
-                                    f"handler {ka.handler:#x}: {note}", trap)
+        self._log_signal(cpu, task, (_deliver_text, info.signo, info.code, ka.handler, note), trap)
         for cb in self.signal_listeners:
             cb(cpu, task, info)
 
-    def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | list[str] | None" = None) -> None:
+    def _log_signal(self, cpu: "Cpu", task: Task, text: Any, trap: "Trap | list[Any] | None" = None) -> None:
         """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
         being handled, or an entry of its own when the delivery happens outside a trap (a
         context switch, the tick).  Lines written inside a syscall handler (rt_sigreturn) go to
         the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap.  A list is
-        the notes of a syscall's record still being made (deliver_to_handler)."""
+        the notes of a syscall's record still being made (deliver_to_handler).  ``text`` is a
+        note as machine.trap.note_text reads it: text, or a (function, values...) tuple."""
         if type(trap) is list:
             trap.append(text)
         elif trap is not None:
@@ -175,7 +181,7 @@ class SignalDelivery(SignalBase):
         elif self._in_handler:
             self.syscall_notes.append(text)  # do_syscall adds them to the trap
         else:
-            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))
+            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), note_text(text)))
 
     _in_handler = False
 
@@ -209,7 +215,8 @@ class SignalDelivery(SignalBase):
         return f"{signal_name(info.signo)} (si_code {info.code})"
 
     def arch_setup_rt_frame(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                            oldset: int) -> str | None:
+                            oldset: int) -> Any:
+        """The arch's setup_rt_frame: its trap-log note (see note_text), None if it failed."""
         return self._arch_signal().setup_rt_frame(self, cpu, task, info, ka, oldset)
 
     _arch_sig_mod: Any = None
@@ -235,9 +242,16 @@ class SignalDelivery(SignalBase):
         """AT_MINSIGSTKSZ: the largest frame this machine's kernel can build (VLEN / SVE VL)."""
         return self._arch_signal().signal_minsigstksz(self)
 
+    _sigtramp: int | None = None
+
     @property
     def sigtramp_addr(self) -> int:
-        return self.arch.STACK_TOP - self.arch.STACK_SIZE - 2 * 4096
+        """Where map_sigtramp puts the trampoline page (fixed for the arch: worked out once, it
+        is on every delivery's path)."""
+        a = self._sigtramp
+        if a is None:
+            a = self._sigtramp = self.arch.STACK_TOP - self.arch.STACK_SIZE - 2 * 4096
+        return a
 
     def map_sigtramp(self, mm: Any) -> None:
         """The sigreturn trampoline page (Linux: the vDSO's __vdso_rt_sigreturn /
