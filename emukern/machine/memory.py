@@ -324,7 +324,7 @@ class AddressSpace:
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
         m = self.find(addr)
-        if m is not None and need in m.perms and addr + size <= m.end:   # fast path
+        if m is not None and need in m.perms and addr + size <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
             return m.buf[off: off + size]
         return b"".join(m.buf[o: o + n] for m, o, n in self._span(addr, size, need))
@@ -335,7 +335,7 @@ class AddressSpace:
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
         m = self.find(addr)
-        if m is not None and need in m.perms and addr + len(data) <= m.end:   # fast path
+        if m is not None and need in m.perms and addr + len(data) <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
             m.buf[off: off + len(data)] = data
             if "x" in m.perms:

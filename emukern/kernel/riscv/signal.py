@@ -67,7 +67,8 @@ _PACK_REGS = struct.Struct("<32Q")
 _ENTRY_REGS = tuple([UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
                UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12])
 _GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes back in one batch
-_FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr: read back to see what the handler changed
+_FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr
+_SP_FP_REGS = (UR.UC_RISCV_REG_X2,) + _FP_REGS     # rt_sigreturn's first read: sp, then the F state
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
 _PACK_UC = struct.Struct("<QQQiIQQ")
 _END_HDR = struct.Struct("<II")
@@ -154,9 +155,9 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp,
                        (SS_ONSTACK if on_stack else 0) if ss_size else SS_DISABLE, 0, ss_size,
                        oldset & 0xFFFF_FFFF_FFFF_FFFF)
-    buf[MCONTEXT:MCONTEXT + 256] = regs[0:256]                  # sc_regs: pc, x1..x31
-    # fstate_save: the live F/D registers and fcsr (its 32 bits: __riscv_d_ext_state's u32)
-    buf[SC_FPREGS:SC_FPREGS + 260] = regs[256:516]
+    # sc_regs (pc, x1..x31), then fstate_save's D state: f0..f31 and fcsr's 32 bits
+    # (__riscv_d_ext_state's u32) — the raw read's first 516 bytes, in the frame's order
+    buf[MCONTEXT:SC_FPREGS + 260] = memoryview(regs)[0:516]
     ext = SC_EXT_HDR
     note = "no V record (VS=Off)"
     if v_on:
@@ -188,8 +189,10 @@ def _sigreturn_text(frame: int, note: str) -> str:
 def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     """rt_sigreturn: restore the mask, sc_regs, F/D state, the extension records and the altstack;
     anything malformed is a bad frame: SIGSEGV, as Linux's badframe path forces."""
-    frame = cpu.reg(2)
-    ok, why, a0 = restore_frame(k, cpu, task, frame)
+    # sp (where the frame is) and the live F state (to see what the handler changed) in one read
+    live = cpu.batch_reader_raw(_SP_FP_REGS, 8)()
+    frame = _U64.unpack_from(live)[0]
+    ok, why, a0 = restore_frame(k, cpu, task, frame, live)
     task.sigstate.returned += 1
     if not ok:
         k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
@@ -201,10 +204,11 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     return a0
 
 
-def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str, int]:
+def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) -> tuple[bool, str, int]:
     """restore_sigframe: (ok, note, the restored a0).  The frame as setup_rt_frame built it —
     sigframe, V record, END — is read in one copy; a record outside that span (a frame the
-    program rearranged) is read where it is, with the same checks."""
+    program rearranged) is read where it is, with the same checks.  ``live``: sp, f0-f31, fcsr
+    as the CPU holds them now (_SP_FP_REGS, raw)."""
     mm = task.mm
     size = SIZEOF_FRAME                                 # get_rt_frame_size(k, cpu, False), inline
     if k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF:
@@ -223,12 +227,11 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
     cpu.batch_writer_raw(_GPR_REGS)(raw[MCONTEXT:MCONTEXT + 256])
     sp = _U64.unpack_from(raw, MCONTEXT + 16)[0]          # x2
     a0 = _U64.unpack_from(raw, MCONTEXT + 80)[0]          # x10
-    cur = cpu.batch_reader_raw(_FP_REGS, 8)()
     fcsr = _FCSR.unpack_from(raw, SC_FPREGS + 256)[0] & 0xFF       # fcsr: frm + fflags
-    if cur[0:256] != raw[SC_FPREGS:SC_FPREGS + 256] or _U64.unpack_from(cur, 256)[0] != fcsr:
+    if live[8:264] != raw[SC_FPREGS:SC_FPREGS + 256] or _U64.unpack_from(live, 264)[0] != fcsr:
         fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
         fp[32] = fcsr
-        now = _PACK_FP_CUR.unpack_from(cur)
+        now = _PACK_FP_CUR.unpack_from(live, 8)
         for i in range(33):
             if fp[i] != now[i]:
                 cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)

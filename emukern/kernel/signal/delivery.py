@@ -230,7 +230,8 @@ class SignalDelivery(SignalBase):
         return mod
 
     def sys_rt_sigreturn(self, cpu, task, *a):
-        self._sig_init(task)
+        if task.sighand is None:
+            init_task_signals(task)
         cpu.charge(self.cost.syscall_body)
         self._in_handler = True
         try:

@@ -154,7 +154,7 @@ class SignalGenerate(SignalBase):
         return next((x for x in self._threads(t)), None)
 
     def _kill_info(self, task: Task, sig: int, code: int = SI_USER) -> KSigInfo:
-        return KSigInfo(sig, code, pid=task.tgid, uid=0)
+        return KSigInfo(sig, code, 0, task.tgid, 0)        # signo, code, errno, pid, uid
 
     def sys_kill(self, cpu, task, pid, sig, *a):
         """kill_something_info: pid > 0 a process (any of its thread ids names it), 0 the caller's
