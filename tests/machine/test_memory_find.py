@@ -1,0 +1,67 @@
+"""AddressSpace.find keeps the mapping of its last hit and the sorted starts: every change of the
+mappings (map, unmap, protect, release, fork's copy) must drop them, so a lookup never answers
+with a mapping that is gone or has other permissions."""
+from __future__ import annotations
+
+import pytest
+
+from emukern.errors import MemoryFault
+from emukern.machine.memory import AddressSpace
+
+A, B = 0x10000, 0x40000
+
+
+@pytest.fixture
+def mm() -> AddressSpace:
+    mm = AddressSpace()
+    mm.map(A, 0x4000, "rw-", "a")
+    mm.map(B, 0x2000, "r--", "b")
+    return mm
+
+
+def test_hits_and_misses(mm):
+    a = mm.find(A + 0x10)
+    assert a is not None and a.name == "a"
+    assert mm.find(A + 0x3FFF) is a                 # the cached hit, to its last byte
+    assert mm.find(A + 0x4000) is None              # one past its end
+    assert mm.find(B).name == "b" and mm.find(A).name == "a"
+    assert mm.find(A - 1) is None
+
+
+def test_unmap_drops_the_cached_hit(mm):
+    assert mm.find(A + 0x1000).name == "a"
+    mm.unmap(A, 0x4000)
+    assert mm.find(A + 0x1000) is None
+    with pytest.raises(MemoryFault):
+        mm.write(A + 0x1000, b"x")
+
+
+def test_partial_unmap_and_protect_split(mm):
+    assert mm.find(A + 0x3000).perms == "rw-"
+    mm.protect(A + 0x2000, 0x2000, "r--")
+    m = mm.find(A + 0x3000)
+    assert m.perms == "r--" and m.start == A + 0x2000
+    with pytest.raises(MemoryFault):
+        mm.write(A + 0x3000, b"x")
+    mm.write(A + 0x1000, b"ok")                     # the rw- half is still writable
+    mm.unmap(A, 0x1000)
+    assert mm.find(A) is None and mm.find(A + 0x1000).start == A + 0x1000
+
+
+def test_map_after_a_miss_and_release(mm):
+    assert mm.find(0x80000) is None
+    mm.map(0x80000, 0x1000, "rw-", "c")
+    assert mm.find(0x80000).name == "c"             # the sorted starts were rebuilt
+    mm.release()
+    assert mm.find(A) is None and mm.find(0x80000) is None
+
+
+def test_fork_has_its_own_mappings(mm):
+    mm.write(A, b"parent")
+    assert mm.find(A) is not None
+    child = mm.fork()
+    cm = child.find(A)
+    assert cm is not None and cm is not mm.find(A)
+    assert child.read(A, 6) == b"parent"
+    child.write(A, b"child!")
+    assert mm.read(A, 6) == b"parent"
