@@ -134,16 +134,17 @@ class AddressSpace:
     # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
     stack_limit: int | None = None
     saved_auxv: list = field(default_factory=list)
-    # find's caches (as Linux's per-thread VMA cache was): the mapping of the last hit and the
-    # sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
-    # them through _changed.  The kernel looks up the same few mappings again and again (the
-    # stack for a signal frame, the data a syscall copies), so most lookups hit the last one.
+    # find's caches (as Linux's per-thread VMA cache was): the mappings of the last two hits and
+    # the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release)
+    # drops them through _changed.  The kernel looks up the same few mappings again and again
+    # (the stack for a signal frame, the code page of an svc it reads), so most lookups hit.
     _hit: Mapping | None = field(default=None, repr=False)
+    _hit2: Mapping | None = field(default=None, repr=False)
     _starts_list: list[int] | None = field(default=None, repr=False)
 
     # ----- layout -----------------------------------------------------------------------------
     def _changed(self) -> None:
-        self._hit = None
+        self._hit = self._hit2 = None
         self._starts_list = None
 
     def _starts(self) -> list[int]:
@@ -156,12 +157,16 @@ class AddressSpace:
         m = self._hit
         if m is not None and m.start <= addr < m.start + m.size:
             return m
+        m2 = self._hit2
+        if m2 is not None and m2.start <= addr < m2.start + m2.size:
+            self._hit, self._hit2 = m2, m
+            return m2
         i = bisect.bisect_right(self._starts(), addr) - 1
         if i >= 0:
-            m = self.mappings[i]
-            if m.start <= addr < m.start + m.size:
-                self._hit = m
-                return m
+            m2 = self.mappings[i]
+            if m2.start <= addr < m2.start + m2.size:
+                self._hit, self._hit2 = m2, m
+                return m2
         return None
 
     def overlaps(self, start: int, size: int) -> bool:

@@ -65,3 +65,16 @@ def test_fork_has_its_own_mappings(mm):
     assert child.read(A, 6) == b"parent"
     child.write(A, b"child!")
     assert mm.read(A, 6) == b"parent"
+
+
+def test_two_alternating_mappings_stay_cached_and_are_dropped(mm):
+    """Code and stack in turn (an svc word read, then a frame written): both cached hits; an
+    unmap of either drops both."""
+    for _ in range(3):
+        assert mm.find(A + 8).name == "a"
+        assert mm.find(B + 8).name == "b"
+    mm.unmap(B, 0x2000)
+    assert mm.find(B + 8) is None
+    assert mm.find(A + 8).name == "a"
+    mm.unmap(A, 0x4000)
+    assert mm.find(A + 8) is None and mm.find(B + 8) is None

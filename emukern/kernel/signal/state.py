@@ -34,6 +34,7 @@ _SI_TIMER = struct.Struct("<iIQ")               # _timer: si_tid, si_overrun, si
 _SI_CHLD = struct.Struct("<iIi4xQQ")            # _sigchld: si_pid, si_uid, si_status, si_utime, si_stime
 _SI_RT = struct.Struct("<iIQ")                  # _rt: si_pid, si_uid, si_value
 _SI_KILLINFO = struct.Struct("<iii4xiI")        # the head, then _kill: si_pid, si_uid
+_SI_KILL_PAD = bytes(128 - _SI_KILLINFO.size)
 
 
 @dataclass(slots=True)
@@ -54,6 +55,8 @@ class KSigInfo:
     report: dict[str, Any] | None = None    # emukern: the fault report if this signal kills
 
     def to_bytes(self) -> bytes:
+        if self.addr is None and self.timerid is None and self.status is None and self.value is None:
+            return _SI_KILLINFO.pack(self.signo, self.errno, self.code, self.pid, self.uid) + _SI_KILL_PAD
         b = bytearray(128)
         self.pack_into(b, 0)
         return bytes(b)

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from emukern.api import Machine
+from emukern.kernel.signal.defs import SI_USER
+from emukern.kernel.signal.state import KSigInfo
 from emukern.machine.trap import note_text
 
 # SIGUSR1 and SIGUSR2 pending together, both unblocked by one rt_sigprocmask: on its return the
@@ -127,3 +129,21 @@ def test_note_text_formats_when_read():
     assert calls == []                   # nothing formatted while the note is only kept
     assert note_text(note) == "0xff x" and calls == [(255, "x")]
     assert note_text("plain text") == "plain text"
+
+
+@pytest.mark.parametrize("info", [
+    KSigInfo(10, SI_USER, 0, 5, 0),                                   # kill
+    KSigInfo(11, 1, addr=0x1234),                                      # a fault
+    KSigInfo(17, 1, pid=3, status=0, utime=1, stime=2),                # SIGCHLD
+    KSigInfo(34, -1, pid=2, value=7),                                  # sigqueue
+    KSigInfo(14, -2, timerid=1, value=3, overrun=2),                   # a POSIX timer
+], ids=["kill", "fault", "chld", "rt", "timer"])
+def test_siginfo_pack_into_is_to_bytes(info):
+    """setup_rt_frame packs siginfo straight into the frame; arm64's copies to_bytes: the same
+    128 bytes, and nothing written outside them."""
+    b = info.to_bytes()
+    frame = bytearray(200)
+    info.pack_into(frame, 40)
+    assert len(b) == 128 and bytes(frame[40:168]) == b
+    assert not any(frame[:40]) and not any(frame[168:])
+    assert int.from_bytes(b[0:4], "little") == info.signo
