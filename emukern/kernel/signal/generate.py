@@ -77,7 +77,9 @@ class SignalGenerate(SignalBase):
             for t in self._threads(p) if group else [p]:
                 self.recalc_sigpending(t)
             return
-        self.recalc_sigpending(target)
+        # signal_wake_up sets TIF_SIGPENDING outright, as Linux's does: the target does not block
+        # the signal just queued where it sees it, so recalc_sigpending could only say "set"
+        target.flags |= TIF_SIGPENDING
         self.signal_wake_up(cpu, target)
 
     def signal_wake_up(self, cpu: "Cpu", t: Task) -> None:
