@@ -236,10 +236,22 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) 
             if fp[i] != now[i]:
                 cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)
     if raw[SC_RESERVED:SC_EXT_HDR + CTX_HDR] == _NO_EXT:
-        # reserved 0 and END first: the frame of a task whose V state is off (the loop's answer)
-        return _restore_altstack(k, cpu, task, raw, sp, a0, "no V record")
+        note = "no V record"        # reserved 0 and END first: what the record walk would say
+    else:
+        ok, note = _restore_ext_records(k, cpu, task, raw, frame)
+        if not ok:
+            return False, note, a0
+    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
+        return False, "uc_stack not readable", a0
+    return True, note, a0
+
+
+def _restore_ext_records(k: "Kernel", cpu: Any, task: "Task", raw: bytes, frame: int) -> tuple[bool, str]:
+    """The extension records after sc_fpregs (sc_extdesc): (ok, note).  A header inside the
+    frame's copy is read from it; one outside (a frame the program rearranged) from memory."""
+    mm = task.mm
     if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
-        return False, "sc_extdesc.reserved is not zero", a0
+        return False, "sc_extdesc.reserved is not zero"
     ptr = frame + SC_EXT_HDR
     end = frame + len(raw)
     note = "no V record"
@@ -248,32 +260,22 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) 
             magic, rsize = _END_HDR.unpack_from(raw if ptr + CTX_HDR <= end else mm.read(ptr, CTX_HDR),
                                                 ptr - frame if ptr + CTX_HDR <= end else 0)
         except MemoryFault:
-            return False, f"extension header at {ptr:#x} not readable", a0
+            return False, f"extension header at {ptr:#x} not readable"
         if magic == END_MAGIC:
             if rsize != END_HDR_SIZE:
-                return False, f"END header with size {rsize}", a0
-            break
+                return False, f"END header with size {rsize}"
+            return True, note
         if magic == RISCV_V_MAGIC:
             if not k.config.has_v or not _v_on(cpu) or rsize != riscv_v_sc_size(cpu.rvv.vlenb):
                 return False, (f"V record of size {rsize} (expected {riscv_v_sc_size(cpu.rvv.vlenb)})"
-                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off"), a0
+                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off")
             ok, note = __restore_v_state(k, cpu, task, ptr + CTX_HDR, raw, frame)
             if not ok:
-                return False, note, a0
+                return False, note
         else:
-            return False, f"unknown extension magic {magic:#x}", a0
+            return False, f"unknown extension magic {magic:#x}"
         ptr += rsize
-    else:
-        return False, "no END header", a0
-    return _restore_altstack(k, cpu, task, raw, sp, a0, note)
-
-
-def _restore_altstack(k: "Kernel", cpu: Any, task: "Task", raw: bytes, sp: int, a0: int,
-                      note: str) -> tuple[bool, str, int]:
-    """restore_sigframe's last step, restore_altstack from the frame's uc_stack."""
-    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
-        return False, "uc_stack not readable", a0
-    return True, note, a0
+    return False, "no END header"
 
 
 def __restore_v_state(k: "Kernel", cpu: Any, task: "Task", state: int, raw: bytes = b"",

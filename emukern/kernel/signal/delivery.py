@@ -217,7 +217,7 @@ class SignalDelivery(SignalBase):
     def arch_setup_rt_frame(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
                             oldset: int) -> Any:
         """The arch's setup_rt_frame: its trap-log note (see note_text), None if it failed."""
-        return self._arch_signal().setup_rt_frame(self, cpu, task, info, ka, oldset)
+        return (self._arch_sig_mod or self._arch_signal()).setup_rt_frame(self, cpu, task, info, ka, oldset)
 
     _arch_sig_mod: Any = None
 
@@ -235,7 +235,7 @@ class SignalDelivery(SignalBase):
         cpu.charge(self.cost.syscall_body)
         self._in_handler = True
         try:
-            return self._arch_signal().sys_rt_sigreturn(self, cpu, task)
+            return (self._arch_sig_mod or self._arch_signal()).sys_rt_sigreturn(self, cpu, task)
         finally:
             self._in_handler = False
 
