@@ -326,6 +326,10 @@ class AddressSpace:
     def read(self, addr: int, size: int, need: str = "r") -> bytes:
         if size == 0:
             return b""
+        m = self._hit                   # inside find's last hit: what find would answer
+        if m is not None and m.start <= addr and addr + size <= m.start + m.size and need in m.perms:
+            off = m.offset + addr - m.start
+            return m.buf[off: off + size]
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
         m = self.find(addr)
@@ -336,6 +340,13 @@ class AddressSpace:
 
     def write(self, addr: int, data: bytes, need: str = "w") -> None:
         if not data:
+            return
+        m = self._hit                   # inside find's last hit: what find would answer
+        if m is not None and m.start <= addr and addr + len(data) <= m.start + m.size and need in m.perms:
+            off = m.offset + addr - m.start
+            m.buf[off: off + len(data)] = data
+            if "x" in m.perms:
+                self.code_gen += 1
             return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))

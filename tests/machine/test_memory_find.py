@@ -78,3 +78,21 @@ def test_two_alternating_mappings_stay_cached_and_are_dropped(mm):
     assert mm.find(A + 8).name == "a"
     mm.unmap(A, 0x4000)
     assert mm.find(A + 8) is None and mm.find(B + 8) is None
+
+
+def test_reads_and_writes_through_the_cached_hit_keep_the_rules(mm):
+    """read/write try find's last hit first: permissions, the end of the mapping and code_gen
+    (a write into executable memory) are checked there as on the full path."""
+    mm.map(0x90000, 0x1000, "r-x", "code")
+    assert mm.find(B).name == "b"                   # b (r--) is the cached hit
+    assert mm.read(B, 4) == bytes(4)
+    with pytest.raises(MemoryFault):
+        mm.write(B, b"x")                           # inside the hit, but not writable
+    with pytest.raises(MemoryFault):
+        mm.read(B + 0x1FFC, 8)                      # runs past the hit's end into nothing
+    gen = mm.code_gen
+    mm.write(0x90000, b"\x13\x00\x00\x00", need="")  # the kernel writing code (need="")
+    assert mm.find(0x90000).name == "code"
+    mm.write(0x90004, b"\x13\x00\x00\x00", need="")  # now through the hit
+    assert mm.code_gen == gen + 2
+    assert mm.read(0x90000, 8, "x") == b"\x13\x00\x00\x00" * 2

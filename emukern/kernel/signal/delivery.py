@@ -67,7 +67,9 @@ class SignalDelivery(SignalBase):
         if ka.handler <= SIG_IGN:           # SIG_DFL / SIG_IGN: the default actions' path
             return False
         info = pending.take(sig)
-        self.recalc_sigpending(task)
+        # (dequeue_signal's recalc_sigpending is left to handle_signal: its signal_delivered
+        # recalculates TIF_SIGPENDING after blocking the mask, and so does the forced SIGSEGV of
+        # a frame that cannot be written — nothing reads the flag in between)
         self.handle_signal(cpu, task, info, ka, notes)
         return True
 

@@ -91,6 +91,10 @@ class SigPending:
 
     def take(self, sig: int) -> KSigInfo:
         """collect_signal: the first queued instance; the bit stays while others remain."""
+        queue = self.queue
+        if len(queue) == 1 and queue[0].signo == sig:       # the only one queued (kill's case)
+            self.signal &= ~(1 << (sig - 1))
+            return queue.pop()
         for i, q in enumerate(self.queue):
             if q.signo == sig:
                 del self.queue[i]
