@@ -134,17 +134,18 @@ class AddressSpace:
     # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
     stack_limit: int | None = None
     saved_auxv: list = field(default_factory=list)
-    # find's caches (as Linux's per-thread VMA cache was): the mappings of the last two hits and
-    # the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release)
-    # drops them through _changed.  The kernel looks up the same few mappings again and again
-    # (the stack for a signal frame, the code page of an svc it reads), so most lookups hit.
+    # find's caches: the mapping of the last hit, the four last found by a search (Linux's
+    # per-thread vmacache had four slots, VMACACHE_SIZE) and the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
+    # them through _changed.  The kernel looks up the same few mappings again and again (the
+    # stack for a signal frame, the code or vDSO page of an svc it reads), so most lookups hit.
     _hit: Mapping | None = field(default=None, repr=False)
-    _hit2: Mapping | None = field(default=None, repr=False)
+    _vmacache: list[Mapping | None] = field(default_factory=lambda: [None] * 4, repr=False)
     _starts_list: list[int] | None = field(default=None, repr=False)
 
     # ----- layout -----------------------------------------------------------------------------
     def _changed(self) -> None:
-        self._hit = self._hit2 = None
+        self._hit = None
+        self._vmacache = [None] * 4
         self._starts_list = None
 
     def _starts(self) -> list[int]:
@@ -157,16 +158,19 @@ class AddressSpace:
         m = self._hit
         if m is not None and m.start <= addr < m.start + m.size:
             return m
-        m2 = self._hit2
-        if m2 is not None and m2.start <= addr < m2.start + m2.size:
-            self._hit, self._hit2 = m2, m
-            return m2
+        for m in self._vmacache:
+            if m is not None and m.start <= addr < m.start + m.size:
+                self._hit = m
+                return m
         i = bisect.bisect_right(self._starts(), addr) - 1
         if i >= 0:
-            m2 = self.mappings[i]
-            if m2.start <= addr < m2.start + m2.size:
-                self._hit, self._hit2 = m2, m
-                return m2
+            m = self.mappings[i]
+            if m.start <= addr < m.start + m.size:
+                vc = self._vmacache         # the oldest of the four makes room
+                vc.pop()
+                vc.insert(0, m)
+                self._hit = m
+                return m
         return None
 
     def overlaps(self, start: int, size: int) -> bool:

@@ -67,12 +67,21 @@ def test_fork_has_its_own_mappings(mm):
     assert mm.read(A, 6) == b"parent"
 
 
-def test_two_alternating_mappings_stay_cached_and_are_dropped(mm):
-    """Code and stack in turn (an svc word read, then a frame written): both cached hits; an
-    unmap of either drops both."""
-    for _ in range(3):
+def test_rotating_mappings_stay_cached_and_are_dropped(mm, monkeypatch):
+    """Code, stack and vDSO in turn (svc words read, a frame written and read): after the first
+    round every lookup is a cached hit (no search); an unmap drops them all."""
+    mm.map(0x90000, 0x1000, "r-x", "vdso")
+    for _ in range(2):
         assert mm.find(A + 8).name == "a"
         assert mm.find(B + 8).name == "b"
+        assert mm.find(0x90008).name == "vdso"
+    searches = []
+    monkeypatch.setattr(AddressSpace, "_starts", lambda self: searches.append(1) or [])
+    for _ in range(3):
+        assert mm.find(A + 8).name == "a" and mm.find(B + 8).name == "b"
+        assert mm.find(0x90008).name == "vdso"
+    assert searches == []
+    monkeypatch.undo()
     mm.unmap(B, 0x2000)
     assert mm.find(B + 8) is None
     assert mm.find(A + 8).name == "a"
