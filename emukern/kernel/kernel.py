@@ -589,9 +589,17 @@ class Kernel(SyscallsMixin, SignalMixin):
             if mm is not task.mm or mm.version != cpu.mapped_version:
                 cpu.sync_mm()           # brk/mmap/munmap changed the current mm
             if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
-                trap = cpu.syscall_trap(pc, word, regs)
-                trap.handler, trap.ret, trap.notes = name, ret, notes
-                self.do_signal(cpu, task, trap)
+                # a signal for a user handler and nothing else to do: its note rides on the
+                # syscall's own record; anything more (a default action, a restart, a stop,
+                # a tracer, a second signal) goes through do_signal with the Trap it logs
+                if notes is None:
+                    notes = []
+                if not self.deliver_to_handler(cpu, task, notes) or task.flags & TIF_SIGPENDING:
+                    trap = cpu.syscall_trap(pc, word, regs)
+                    trap.handler, trap.ret, trap.notes = name, ret, notes or None
+                    self.do_signal(cpu, task, trap)
+                elif not notes:
+                    notes = None
             work = arch.exit_work_tif
             if task.state is not _RUNNABLE:
                 note = None

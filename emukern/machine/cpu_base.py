@@ -208,6 +208,13 @@ class Cpu:
             ent = self._batches[id(regids)] = (regids, "w", self.make_batch_writer(regids))
         return ent[2]
 
+    def batch_writer_raw(self, regids: tuple[int, ...]) -> Callable[[bytes], None]:
+        """:meth:`make_batch_writer_raw`, cached per CPU like :meth:`batch_reader`."""
+        ent = self._batches.get(id(regids))
+        if ent is None or ent[0] is not regids or ent[1] != "wr":
+            ent = self._batches[id(regids)] = (regids, "wr", self.make_batch_writer_raw(regids))
+        return ent[2]
+
     def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
         """A reader for a fixed list of 64-bit registers in one libunicorn call."""
         n = len(regids)
@@ -250,6 +257,28 @@ class Cpu:
             return buf.raw
         read.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return read
+
+    def make_batch_writer_raw(self, regids: Sequence[int]) -> Callable[[bytes], None]:
+        """A writer for a fixed list of 64-bit registers in one libunicorn call, given their
+        values as bytes, 8 a register in the host's (little-endian) byte order — what
+        :meth:`make_batch_raw` reads, and how a signal frame holds them: no Python integer is
+        made for each register.  A PC among them redirects the CPU as a single write would."""
+        n = len(regids)
+        buf = (ctypes.c_char * (8 * n))()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        uc_rwb, uch = self._uc_rwb, self._uch
+        pc_written = self.counter.pc_written if _counter_args(self.uc)[0] in regids else None
+
+        def write(data: bytes) -> None:
+            if len(data) != 8 * n:
+                raise ValueError(f"{len(data)} bytes for {n} registers")
+            buf.raw = data
+            uc_rwb(uch, ids, ptrs, n)
+            if pc_written is not None:
+                pc_written()            # see set_pc
+        write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
+        return write
 
     def make_batch_writer(self, regids: Sequence[int]) -> Callable[[Sequence[int]], None]:
         """A writer for a fixed list of 64-bit registers in one libunicorn call (values in the

@@ -134,16 +134,42 @@ class AddressSpace:
     # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
     stack_limit: int | None = None
     saved_auxv: list = field(default_factory=list)
+    # find's caches: the mapping of the last hit, the four last found by a search (Linux's
+    # per-thread vmacache had four slots, VMACACHE_SIZE) and the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
+    # them through _changed.  The kernel looks up the same few mappings again and again (the
+    # stack for a signal frame, the code or vDSO page of an svc it reads), so most lookups hit.
+    _hit: Mapping | None = field(default=None, repr=False)
+    _vmacache: list[Mapping | None] = field(default_factory=lambda: [None] * 4, repr=False)
+    _starts_list: list[int] | None = field(default=None, repr=False)
 
     # ----- layout -----------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self._hit = None
+        self._vmacache = [None] * 4
+        self._starts_list = None
+
     def _starts(self) -> list[int]:
-        return [m.start for m in self.mappings]
+        s = self._starts_list
+        if s is None:
+            s = self._starts_list = [m.start for m in self.mappings]
+        return s
 
     def find(self, addr: int) -> Mapping | None:
+        m = self._hit
+        if m is not None and m.start <= addr < m.start + m.size:
+            return m
+        for m in self._vmacache:
+            if m is not None and m.start <= addr < m.start + m.size:
+                self._hit = m
+                return m
         i = bisect.bisect_right(self._starts(), addr) - 1
         if i >= 0:
             m = self.mappings[i]
-            if m.start <= addr < m.end:
+            if m.start <= addr < m.start + m.size:
+                vc = self._vmacache         # the oldest of the four makes room
+                vc.pop()
+                vc.insert(0, m)
+                self._hit = m
                 return m
         return None
 
@@ -170,6 +196,7 @@ class AddressSpace:
             buf[: len(data)] = data
         m = Mapping(start, size, perms, name, buf)
         bisect.insort(self.mappings, m, key=lambda x: x.start)
+        self._changed()
         self.mapped += size
         self.version += 1
         return m
@@ -192,6 +219,7 @@ class AddressSpace:
             if m.end > end:
                 keep.append(Mapping(end, m.end - end, m.perms, m.name, m.buf, m.offset + (end - m.start)))
         self.mappings = sorted(keep, key=lambda x: x.start)
+        self._changed()
         self.mapped -= removed
         if self.pool is not None:
             self.pool.uncharge(removed)
@@ -203,6 +231,7 @@ class AddressSpace:
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
         bufs = {id(m.buf): m.buf for m in self.mappings}
         self.mappings = []
+        self._changed()
         if self.pool is not None:
             self.pool.uncharge(self.mapped)
         self.mapped = 0
@@ -226,6 +255,7 @@ class AddressSpace:
                     p = perms if start <= a and b <= end else m.perms
                     out.append(Mapping(a, b - a, p, m.name, m.buf, m.offset + (a - m.start)))
         self.mappings = sorted(out, key=lambda x: x.start)
+        self._changed()
         self.version += 1
 
     def find_free(self, size: int) -> int:
@@ -281,6 +311,7 @@ class AddressSpace:
                         nb[off: off + len(chunk)] = chunk
                 bufs[id(m.buf)] = nb
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
+        child._changed()
 
     # ----- kernel access (copy_from_user / copy_to_user) ---------------------------------------
     def _span(self, addr: int, size: int, need: str) -> list[tuple[Mapping, int, int]]:
@@ -299,10 +330,14 @@ class AddressSpace:
     def read(self, addr: int, size: int, need: str = "r") -> bytes:
         if size == 0:
             return b""
+        m = self._hit                   # inside find's last hit: what find would answer
+        if m is not None and m.start <= addr and addr + size <= m.start + m.size and need in m.perms:
+            off = m.offset + addr - m.start
+            return m.buf[off: off + size]
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
         m = self.find(addr)
-        if m is not None and need in m.perms and addr + size <= m.end:   # fast path
+        if m is not None and need in m.perms and addr + size <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
             return m.buf[off: off + size]
         return b"".join(m.buf[o: o + n] for m, o, n in self._span(addr, size, need))
@@ -310,10 +345,17 @@ class AddressSpace:
     def write(self, addr: int, data: bytes, need: str = "w") -> None:
         if not data:
             return
+        m = self._hit                   # inside find's last hit: what find would answer
+        if m is not None and m.start <= addr and addr + len(data) <= m.start + m.size and need in m.perms:
+            off = m.offset + addr - m.start
+            m.buf[off: off + len(data)] = data
+            if "x" in m.perms:
+                self.code_gen += 1
+            return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
         m = self.find(addr)
-        if m is not None and need in m.perms and addr + len(data) <= m.end:   # fast path
+        if m is not None and need in m.perms and addr + len(data) <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
             m.buf[off: off + len(data)] = data
             if "x" in m.perms:

@@ -6,6 +6,7 @@ the syndrome out from the instruction word and the trap controls, as the hardwar
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 from enum import Enum
 
@@ -39,6 +40,13 @@ CAUSE_STORE_PAGE_FAULT = 15
 CAUSE_SUPERVISOR_TIMER = (1 << 63) | 5
 
 
+def note_text(note: Any) -> str:
+    """A trap's note as text.  A note is text, or a tuple (function, values...) whose text is
+    ``function(*values)``, made only when the note is read: the kernel's notes on every signal
+    delivery and sigreturn are kept that way, the formatting left to whoever reads the log."""
+    return note if type(note) is str else note[0](*note[1:])
+
+
 @dataclass(slots=True)
 class Trap:
     kind: TrapKind
@@ -61,7 +69,7 @@ class Trap:
     decision: str = ""
     cycles: int = 0
     ret: int | None = None        # a syscall's return value
-    notes: list[str] | None = None  # what entry/exit work decided (vstate discard, SVE flush, ...)
+    notes: list[Any] | None = None  # what entry/exit work decided (vstate discard, SVE flush, ...): note_text
     sysregs: list[int] | None = None  # syscall number and arguments, when the CPU read them already
     extra: dict | None = None
 
@@ -84,7 +92,8 @@ class Trap:
             else:
                 d = f"returned -{(errno_names or {}).get(-r, -r)}"
         if self.notes:
-            return "; ".join([d, *self.notes] if d else self.notes)
+            notes = [note_text(n) for n in self.notes]
+            return "; ".join([d, *notes] if d else notes)
         return d
 
     def syndrome(self) -> str:

@@ -67,17 +67,27 @@ _PACK_REGS = struct.Struct("<32Q")
 _ENTRY_REGS = tuple([UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
                UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12])
 _GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes back in one batch
-_FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr: read back to see what the handler changed
+_FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr
+_SP_FP_REGS = (UR.UC_RISCV_REG_X2,) + _FP_REGS     # rt_sigreturn's first read: sp, then the F state
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
 _PACK_UC = struct.Struct("<QQQiIQQ")
 _END_HDR = struct.Struct("<II")
 _U64 = struct.Struct("<Q")
 _PACK_FP = struct.Struct("<32QI")
+_PACK_FP_CUR = struct.Struct("<33Q")     # f0-f31, fcsr as read back from the CPU
+_FCSR = struct.Struct("<I")
+_NO_EXT = bytes(4 + CTX_HDR)            # sc_extdesc.reserved = 0, then the END header {0, 0}
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:
     """[pc, x1..x31, f0..f31, fcsr] of the CPU, in one libunicorn call (the CPU's cached batch)."""
     return cpu.batch_reader(_FRAME_REGS)()
+
+
+def user_regs_raw(cpu: Any) -> bytes:
+    """pc, x1..x31, f0..f31, fcsr as 65 little-endian u64 in one libunicorn call: sc_regs and the
+    D state are these bytes as they are, so the frame is built without a Python int a register."""
+    return cpu.batch_reader_raw(_FRAME_REGS, 8)()
 
 
 def riscv_v_sc_size(vlenb: int) -> int:
@@ -120,13 +130,13 @@ def save_v_state(k: "Kernel", cpu: Any, task: "Task") -> tuple[bytes, str]:
 
 
 def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
-                   oldset: int) -> str | None:
+                   oldset: int) -> tuple | None:
     """get_sigframe + setup_rt_frame + setup_sigcontext; returns the trap-log note, None when
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
     and copied to the user stack once; the handler's registers are set in one batch."""
     st = task.sigstate
-    regs = user_regs(k, cpu)
-    sp = regs[2]
+    regs = user_regs_raw(cpu)
+    sp = _U64.unpack_from(regs, 16)[0]
     v_on = k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF     # riscv_v_vstate_query
     if v_on:
         rec = riscv_v_sc_size(cpu.rvv.vlenb)
@@ -140,14 +150,14 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     top = st.sas_ss_sp + ss_size if ka.flags & SA_ONSTACK and ss_size and not on_stack else sp  # sigsp
     frame = (top - size) & ~0xF
     buf = bytearray(size)
-    buf[0:128] = info.to_bytes()
+    info.pack_into(buf, 0)
     # uc_flags, uc_link = 0; uc_stack as __save_altstack; uc_sigmask
     _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp,
                        (SS_ONSTACK if on_stack else 0) if ss_size else SS_DISABLE, 0, ss_size,
                        oldset & 0xFFFF_FFFF_FFFF_FFFF)
-    _PACK_REGS.pack_into(buf, MCONTEXT, *regs[0:32])          # sc_regs: pc, x1..x31
-    # fstate_save: the live F/D registers and fcsr
-    _PACK_FP.pack_into(buf, SC_FPREGS, *regs[32:64], regs[64] & 0xFFFFFFFF)
+    # sc_regs (pc, x1..x31), then fstate_save's D state: f0..f31 and fcsr's 32 bits
+    # (__riscv_d_ext_state's u32) — the raw read's first 516 bytes, in the frame's order
+    buf[MCONTEXT:SC_FPREGS + 260] = memoryview(regs)[0:516]
     ext = SC_EXT_HDR
     note = "no V record (VS=Off)"
     if v_on:
@@ -165,14 +175,24 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
         return None
     # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
     cpu.batch_writer(_ENTRY_REGS)((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
+    return (_frame_text, frame, size, note)       # the note, formatted when read (note_text)
+
+
+def _frame_text(frame: int, size: int, note: str) -> str:
     return f"frame at {frame:#x} ({size} bytes); {note}"
+
+
+def _sigreturn_text(frame: int, note: str) -> str:
+    return f"rt_sigreturn: frame at {frame:#x} restored; {note}"
 
 
 def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     """rt_sigreturn: restore the mask, sc_regs, F/D state, the extension records and the altstack;
     anything malformed is a bad frame: SIGSEGV, as Linux's badframe path forces."""
-    frame = cpu.reg(2)
-    ok, why, a0 = restore_frame(k, cpu, task, frame)
+    # sp (where the frame is) and the live F state (to see what the handler changed) in one read
+    live = cpu.batch_reader_raw(_SP_FP_REGS, 8)()
+    frame = _U64.unpack_from(live)[0]
+    ok, why, a0 = restore_frame(k, cpu, task, frame, live)
     task.sigstate.returned += 1
     if not ok:
         k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
@@ -180,14 +200,15 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
             "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
             "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
         return 0
-    k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
+    k._log_signal(cpu, task, (_sigreturn_text, frame, why))
     return a0
 
 
-def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str, int]:
+def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) -> tuple[bool, str, int]:
     """restore_sigframe: (ok, note, the restored a0).  The frame as setup_rt_frame built it —
     sigframe, V record, END — is read in one copy; a record outside that span (a frame the
-    program rearranged) is read where it is, with the same checks."""
+    program rearranged) is read where it is, with the same checks.  ``live``: sp, f0-f31, fcsr
+    as the CPU holds them now (_SP_FP_REGS, raw)."""
     mm = task.mm
     size = SIZEOF_FRAME                                 # get_rt_frame_size(k, cpu, False), inline
     if k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF:
@@ -201,18 +222,36 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
             return False, "frame not readable", 0
     k.set_current_blocked(task, _U64.unpack_from(raw, UC_SIGMASK)[0])
     # restore_sigcontext: sc_regs is laid out as the start of pt_regs; then fstate_restore.  The
-    # scalar registers go back in one batch; the F state only when the handler changed it.
-    gprs = list(_PACK_REGS.unpack_from(raw, MCONTEXT))
-    fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
-    fp[32] &= 0xFF                  # fcsr: frm + fflags
-    cpu.batch_writer(_GPR_REGS)(gprs)
-    cur = cpu.batch_reader(_FP_REGS)()
-    if cur != fp:
+    # scalar registers go back in one batch, straight from the frame's bytes; the F state only
+    # when the handler changed it (the live f0-f31 compared with the frame's, bytes to bytes).
+    cpu.batch_writer_raw(_GPR_REGS)(raw[MCONTEXT:MCONTEXT + 256])
+    sp = _U64.unpack_from(raw, MCONTEXT + 16)[0]          # x2
+    a0 = _U64.unpack_from(raw, MCONTEXT + 80)[0]          # x10
+    fcsr = _FCSR.unpack_from(raw, SC_FPREGS + 256)[0] & 0xFF       # fcsr: frm + fflags
+    if live[8:264] != raw[SC_FPREGS:SC_FPREGS + 256] or _U64.unpack_from(live, 264)[0] != fcsr:
+        fp = list(_PACK_FP.unpack_from(raw, SC_FPREGS))
+        fp[32] = fcsr
+        now = _PACK_FP_CUR.unpack_from(live, 8)
         for i in range(33):
-            if fp[i] != cur[i]:
+            if fp[i] != now[i]:
                 cpu.write_regid(_FRAME_REGS[32 + i], fp[i])   # (the kernel's hot-path register write)
+    if raw[SC_RESERVED:SC_EXT_HDR + CTX_HDR] == _NO_EXT:
+        note = "no V record"        # reserved 0 and END first: what the record walk would say
+    else:
+        ok, note = _restore_ext_records(k, cpu, task, raw, frame)
+        if not ok:
+            return False, note, a0
+    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
+        return False, "uc_stack not readable", a0
+    return True, note, a0
+
+
+def _restore_ext_records(k: "Kernel", cpu: Any, task: "Task", raw: bytes, frame: int) -> tuple[bool, str]:
+    """The extension records after sc_fpregs (sc_extdesc): (ok, note).  A header inside the
+    frame's copy is read from it; one outside (a frame the program rearranged) from memory."""
+    mm = task.mm
     if _END_HDR.unpack_from(raw, SC_RESERVED)[0]:
-        return False, "sc_extdesc.reserved is not zero", gprs[10]
+        return False, "sc_extdesc.reserved is not zero"
     ptr = frame + SC_EXT_HDR
     end = frame + len(raw)
     note = "no V record"
@@ -221,26 +260,22 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool
             magic, rsize = _END_HDR.unpack_from(raw if ptr + CTX_HDR <= end else mm.read(ptr, CTX_HDR),
                                                 ptr - frame if ptr + CTX_HDR <= end else 0)
         except MemoryFault:
-            return False, f"extension header at {ptr:#x} not readable", gprs[10]
+            return False, f"extension header at {ptr:#x} not readable"
         if magic == END_MAGIC:
             if rsize != END_HDR_SIZE:
-                return False, f"END header with size {rsize}", gprs[10]
-            break
+                return False, f"END header with size {rsize}"
+            return True, note
         if magic == RISCV_V_MAGIC:
             if not k.config.has_v or not _v_on(cpu) or rsize != riscv_v_sc_size(cpu.rvv.vlenb):
                 return False, (f"V record of size {rsize} (expected {riscv_v_sc_size(cpu.rvv.vlenb)})"
-                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off"), gprs[10]
+                               if k.config.has_v and _v_on(cpu) else "V record but the task's V state is off")
             ok, note = __restore_v_state(k, cpu, task, ptr + CTX_HDR, raw, frame)
             if not ok:
-                return False, note, gprs[10]
+                return False, note
         else:
-            return False, f"unknown extension magic {magic:#x}", gprs[10]
+            return False, f"unknown extension magic {magic:#x}"
         ptr += rsize
-    else:
-        return False, "no END header", gprs[10]
-    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], gprs[2]):
-        return False, "uc_stack not readable", gprs[10]
-    return True, note, gprs[10]
+    return False, "no END header"
 
 
 def __restore_v_state(k: "Kernel", cpu: Any, task: "Task", state: int, raw: bytes = b"",

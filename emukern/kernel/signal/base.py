@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.task import Task
+from emukern.kernel.thread_info import TIF_SIGPENDING
 
 
 class SignalBase:
@@ -45,10 +46,16 @@ class SignalBase:
         return [t for t in self.tasks.values() if t.tgid == task.tgid and t.alive]
 
     def recalc_sigpending(self, t: Task) -> None:
+        """TIF_SIGPENDING from the sets, as recalc_sigpending_tsk: set while a pending signal is
+        not blocked.  It runs on every kill, delivery and sigreturn, so the flag word is written
+        directly (not through the ``sigpending`` view)."""
         st = t.sigstate
         sigs = t.signal
         # (a CLD_* report for the parent also keeps it: the thread must reach do_signal)
-        t.sigpending = bool((st.pending.signal | sigs.shared_pending.signal) & ~st.blocked or sigs.cld_notify)
+        if (st.pending.signal | sigs.shared_pending.signal) & ~st.blocked or sigs.cld_notify:
+            t.flags |= TIF_SIGPENDING
+        else:
+            t.flags &= ~TIF_SIGPENDING
 
     def sig_ignored(self, t: Task, sig: int) -> bool:
         """sig_ignored: a blocked signal is always queued (the action may change before it is

@@ -11,10 +11,16 @@ from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.signal.base import SignalBase
 from emukern.kernel.task import Task, TaskState      # noqa: F401
+from emukern.machine.trap import note_text
 
 if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
     from emukern.machine.trap import Trap
+
+
+def _deliver_text(signo: int, code: int, handler: int, frame_note: Any) -> str:
+    """handle_signal's trap-log note, made when the log is read (machine.trap.note_text)."""
+    return f"deliver {signal_name(signo)} (code {code}) to handler {handler:#x}: {note_text(frame_note)}"
 
 
 class SignalDelivery(SignalBase):
@@ -34,6 +40,38 @@ class SignalDelivery(SignalBase):
             sig = (bits & -bits).bit_length()
             return pending.take(sig)
         return None
+
+    def deliver_to_handler(self, cpu: "Cpu", task: Task, notes: list[str]) -> bool:
+        """get_signal's common case, tried first on the way out of a syscall: no generic work is
+        due (no syscall restart to resolve, no CLD_* report for the parent, no group stop, no
+        tracer: the four are tested together) and the signal get_signal would dequeue next —
+        next_signal: synchronous ones first, the thread's own set before the process's — has a
+        user handler.  Then it is dequeued and handle_signal builds its frame, the trap-log note
+        going to ``notes`` (the syscall's own record: no Trap is built for it).  False, with
+        nothing changed, when anything else is to be done: the caller runs do_signal."""
+        st = task.sigstate
+        sigs = task.signal
+        if st.restart is not None or sigs.cld_notify or sigs.stop_pending or task.ptrace is not None:
+            return False
+        mask = ~st.blocked
+        pending = st.pending
+        avail = pending.signal & mask
+        if not avail:
+            pending = sigs.shared_pending
+            avail = pending.signal & mask
+            if not avail:
+                return False
+        bits = avail & SYNCHRONOUS_MASK or avail
+        sig = (bits & -bits).bit_length()
+        ka = task.sighand.action[sig]
+        if ka.handler <= SIG_IGN:           # SIG_DFL / SIG_IGN: the default actions' path
+            return False
+        info = pending.take(sig)
+        # (dequeue_signal's recalc_sigpending is left to handle_signal: its signal_delivered
+        # recalculates TIF_SIGPENDING after blocking the mask, and so does the forced SIGSEGV of
+        # a frame that cannot be written — nothing reads the flag in between)
+        self.handle_signal(cpu, task, info, ka, notes)
+        return True
 
     def do_signal(self, cpu: "Cpu", task: Task, trap: "Trap | None" = None) -> None:
         """arch_do_signal_or_restart: resolve a pending syscall restart, then deliver every
@@ -98,7 +136,9 @@ class SignalDelivery(SignalBase):
             self.recalc_sigpending(task)
 
     def handle_signal(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                      trap: "Trap | None") -> None:
+                      trap: "Trap | list[str] | None") -> None:
+        """signal_setup_done after the arch's setup_rt_frame.  ``trap``: where the trap-log note
+        goes (see _log_signal)."""
         st = task.sigstate
         oldset = st.saved_sigmask if st.saved_sigmask is not None else st.blocked
         cpu.charge(self.cost.signal_deliver)
@@ -122,17 +162,20 @@ class SignalDelivery(SignalBase):
             task.sighand.action[info.signo] = SigAction()
         st.delivered += 1
         self.recalc_sigpending(task)
-        self._log_signal(cpu, task, f"deliver {signal_name(info.signo)} (code {info.code}) to "
-                                    f"handler {ka.handler:#x}: {note}", trap)
+        self._log_signal(cpu, task, (_deliver_text, info.signo, info.code, ka.handler, note), trap)
         for cb in self.signal_listeners:
             cb(cpu, task, info)
 
-    def _log_signal(self, cpu: "Cpu", task: Task, text: str, trap: "Trap | None" = None) -> None:
+    def _log_signal(self, cpu: "Cpu", task: Task, text: Any, trap: "Trap | list[Any] | None" = None) -> None:
         """A line in the trap log (``--trace traps``, the debugger's history): a note on the trap
         being handled, or an entry of its own when the delivery happens outside a trap (a
         context switch, the tick).  Lines written inside a syscall handler (rt_sigreturn) go to
-        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap."""
-        if trap is not None:
+        the kernel's ``syscall_notes``, which do_syscall adds to the syscall's trap.  A list is
+        the notes of a syscall's record still being made (deliver_to_handler).  ``text`` is a
+        note as machine.trap.note_text reads it: text, or a (function, values...) tuple."""
+        if type(trap) is list:
+            trap.append(text)
+        elif trap is not None:
             if trap.notes is None:
                 trap.notes = [text]
             else:
@@ -140,7 +183,7 @@ class SignalDelivery(SignalBase):
         elif self._in_handler:
             self.syscall_notes.append(text)  # do_syscall adds them to the trap
         else:
-            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), text))
+            self._log_trap(cpu, task, SignalEvent(cpu.get_pc(), note_text(text)))
 
     _in_handler = False
 
@@ -174,8 +217,9 @@ class SignalDelivery(SignalBase):
         return f"{signal_name(info.signo)} (si_code {info.code})"
 
     def arch_setup_rt_frame(self, cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                            oldset: int) -> str | None:
-        return self._arch_signal().setup_rt_frame(self, cpu, task, info, ka, oldset)
+                            oldset: int) -> Any:
+        """The arch's setup_rt_frame: its trap-log note (see note_text), None if it failed."""
+        return (self._arch_sig_mod or self._arch_signal()).setup_rt_frame(self, cpu, task, info, ka, oldset)
 
     _arch_sig_mod: Any = None
 
@@ -188,11 +232,12 @@ class SignalDelivery(SignalBase):
         return mod
 
     def sys_rt_sigreturn(self, cpu, task, *a):
-        self._sig_init(task)
+        if task.sighand is None:
+            init_task_signals(task)
         cpu.charge(self.cost.syscall_body)
         self._in_handler = True
         try:
-            return self._arch_signal().sys_rt_sigreturn(self, cpu, task)
+            return (self._arch_sig_mod or self._arch_signal()).sys_rt_sigreturn(self, cpu, task)
         finally:
             self._in_handler = False
 
@@ -200,9 +245,16 @@ class SignalDelivery(SignalBase):
         """AT_MINSIGSTKSZ: the largest frame this machine's kernel can build (VLEN / SVE VL)."""
         return self._arch_signal().signal_minsigstksz(self)
 
+    _sigtramp: int | None = None
+
     @property
     def sigtramp_addr(self) -> int:
-        return self.arch.STACK_TOP - self.arch.STACK_SIZE - 2 * 4096
+        """Where map_sigtramp puts the trampoline page (fixed for the arch: worked out once, it
+        is on every delivery's path)."""
+        a = self._sigtramp
+        if a is None:
+            a = self._sigtramp = self.arch.STACK_TOP - self.arch.STACK_SIZE - 2 * 4096
+        return a
 
     def map_sigtramp(self, mm: Any) -> None:
         """The sigreturn trampoline page (Linux: the vDSO's __vdso_rt_sigreturn /

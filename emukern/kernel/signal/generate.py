@@ -11,6 +11,10 @@ from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.signal.base import SignalBase
 from emukern.kernel.task import Task, TaskState      # noqa: F401
+from emukern.kernel.thread_info import TIF_SIGPENDING
+
+_BLOCKED = TaskState.BLOCKED
+_STOP_CONT_KILL = SIG_KERNEL_STOP | _mask(SIGCONT, SIGKILL)     # what prepare_signal acts on
 
 if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
@@ -40,30 +44,32 @@ class SignalGenerate(SignalBase):
         """SIGCONT discards pending stop signals and stop signals discard a pending SIGCONT
         (whatever the actions); then an ignored signal is dropped."""
         m = 1 << (sig - 1)
-        if m & (SIG_KERNEL_STOP | _mask(SIGCONT, SIGKILL)):
-            group = self._threads(t) or [t]
-            if sig == SIGCONT or sig == SIGKILL:
-                self.do_signal_continue(cpu, t, sig)
-            if m & SIG_KERNEL_STOP:
-                for th in group:
-                    th.sigstate.pending.flush(sigmask(SIGCONT))
-                t.signal.shared_pending.flush(sigmask(SIGCONT))
-            if sig == SIGCONT:
-                for th in group:
-                    th.sigstate.pending.flush(SIG_KERNEL_STOP)
-                t.signal.shared_pending.flush(SIG_KERNEL_STOP)
+        if not m & _STOP_CONT_KILL:
+            if t.sighand.action[sig].handler > SIG_IGN:
+                return True             # a user handler: never ignored (kill's common case)
+            return not self.sig_ignored(t, sig)
+        group = self._threads(t) or [t]
+        if sig == SIGCONT or sig == SIGKILL:
+            self.do_signal_continue(cpu, t, sig)
+        if m & SIG_KERNEL_STOP:
+            for th in group:
+                th.sigstate.pending.flush(sigmask(SIGCONT))
+            t.signal.shared_pending.flush(sigmask(SIGCONT))
+        if sig == SIGCONT:
+            for th in group:
+                th.sigstate.pending.flush(SIG_KERNEL_STOP)
+            t.signal.shared_pending.flush(SIG_KERNEL_STOP)
         return not self.sig_ignored(t, sig)
 
     def complete_signal(self, cpu: "Cpu", p: Task, sig: int, group: bool) -> None:
         """Pick a thread that does not block the signal (the target first) and wake it."""
         m = 1 << (sig - 1)
-
-        def wants(t: Task) -> bool:
-            return t.alive and not t.sigstate.blocked & m
         target = None
         if p.alive and not p.sigstate.blocked & m:      # wants(p), inline
             target = p
         elif group:
+            def wants(t: Task) -> bool:
+                return t.alive and not t.sigstate.blocked & m
             target = next((t for t in sorted(self._threads(p), key=lambda x: x.tid) if wants(t)), None)
         if sig == SIGKILL:
             target = p                  # SIGKILL cannot be blocked
@@ -71,20 +77,25 @@ class SignalGenerate(SignalBase):
             for t in self._threads(p) if group else [p]:
                 self.recalc_sigpending(t)
             return
-        self.recalc_sigpending(target)
+        # signal_wake_up sets TIF_SIGPENDING outright, as Linux's does: the target does not block
+        # the signal just queued where it sees it, so recalc_sigpending could only say "set"
+        target.flags |= TIF_SIGPENDING
         self.signal_wake_up(cpu, target)
 
     def signal_wake_up(self, cpu: "Cpu", t: Task) -> None:
         """TIF_SIGPENDING + wake an interruptible sleeper, or kick the CPU it runs on.  A stopped
         task stays stopped (only SIGCONT and SIGKILL resume it, in prepare_signal)."""
-        if not t.sigpending:
+        if not t.flags & TIF_SIGPENDING:
             return
-        if t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped"):
-            return
-        if t.state is TaskState.BLOCKED and t.wait_reason.startswith("traced"):
-            from emukern.kernel.ptrace import ptrace_signal_wake_up
-            ptrace_signal_wake_up(self, cpu, t)     # a ptrace-stop ends for SIGKILL only
-            return
+        if t.state is _BLOCKED:
+            if t.wait_reason.startswith("stopped"):
+                return
+            if t.wait_reason.startswith("traced"):
+                from emukern.kernel.ptrace import ptrace_signal_wake_up
+                ptrace_signal_wake_up(self, cpu, t)     # a ptrace-stop ends for SIGKILL only
+                return
+        elif self.percpu[cpu.index].curr is t:
+            return      # the sender itself: it sees TIF_SIGPENDING on its own way out (no kick)
         self.signal_wake_up_state(cpu, t)
 
     def signal_wake_up_state(self, cpu: "Cpu", t: Task) -> None:
@@ -145,7 +156,7 @@ class SignalGenerate(SignalBase):
         return next((x for x in self._threads(t)), None)
 
     def _kill_info(self, task: Task, sig: int, code: int = SI_USER) -> KSigInfo:
-        return KSigInfo(sig, code, pid=task.tgid, uid=0)
+        return KSigInfo(sig, code, 0, task.tgid, 0)        # signo, code, errno, pid, uid
 
     def sys_kill(self, cpu, task, pid, sig, *a):
         """kill_something_info: pid > 0 a process (any of its thread ids names it), 0 the caller's

@@ -33,7 +33,8 @@ _SI_U64 = struct.Struct("<Q")                   # _sigfault.si_addr
 _SI_TIMER = struct.Struct("<iIQ")               # _timer: si_tid, si_overrun, si_value
 _SI_CHLD = struct.Struct("<iIi4xQQ")            # _sigchld: si_pid, si_uid, si_status, si_utime, si_stime
 _SI_RT = struct.Struct("<iIQ")                  # _rt: si_pid, si_uid, si_value
-_SI_KILL = struct.Struct("<iI")                 # _kill: si_pid, si_uid
+_SI_KILLINFO = struct.Struct("<iii4xiI")        # the head, then _kill: si_pid, si_uid
+_SI_KILL_PAD = bytes(128 - _SI_KILLINFO.size)
 
 
 @dataclass(slots=True)
@@ -54,7 +55,19 @@ class KSigInfo:
     report: dict[str, Any] | None = None    # emukern: the fault report if this signal kills
 
     def to_bytes(self) -> bytes:
+        if self.addr is None and self.timerid is None and self.status is None and self.value is None:
+            return _SI_KILLINFO.pack(self.signo, self.errno, self.code, self.pid, self.uid) + _SI_KILL_PAD
         b = bytearray(128)
+        self.pack_into(b, 0)
+        return bytes(b)
+
+    def pack_into(self, b: bytearray, off: int) -> None:
+        """copy_siginfo_to_user into a frame being built: the 128 bytes at ``off`` of ``b``, which
+        are zero (only the fields the layout of this si_code has are written)."""
+        if self.addr is None and self.timerid is None and self.status is None and self.value is None:
+            _SI_KILLINFO.pack_into(b, off, self.signo, self.errno, self.code, self.pid, self.uid)
+            return                      # _kill: kill, tkill, the kernel's own signals
+        b = memoryview(b)[off:off + 128]
         _SI_HEAD.pack_into(b, 0, self.signo, self.errno, self.code)
         if self.addr is not None:
             _SI_U64.pack_into(b, 16, self.addr & (2**64 - 1))
@@ -64,9 +77,6 @@ class KSigInfo:
             _SI_CHLD.pack_into(b, 16, self.pid, self.uid, self.status, self.utime, self.stime)
         elif self.value is not None:
             _SI_RT.pack_into(b, 16, self.pid, self.uid, self.value & (2**64 - 1))
-        else:
-            _SI_KILL.pack_into(b, 16, self.pid, self.uid)
-        return bytes(b)
 
 
 @dataclass
@@ -81,6 +91,10 @@ class SigPending:
 
     def take(self, sig: int) -> KSigInfo:
         """collect_signal: the first queued instance; the bit stays while others remain."""
+        queue = self.queue
+        if len(queue) == 1 and queue[0].signo == sig:       # the only one queued (kill's case)
+            self.signal &= ~(1 << (sig - 1))
+            return queue.pop()
         for i, q in enumerate(self.queue):
             if q.signo == sig:
                 del self.queue[i]

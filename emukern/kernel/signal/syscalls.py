@@ -310,7 +310,7 @@ class SignalSyscalls(SignalBase):
     def restore_altstack_raw(self, cpu, task, raw: bytes, sp: int) -> bool:
         """restore_altstack from the uc_stack bytes of a frame already copied in (rt_sigreturn's
         one read of the frame): the same rules, and no fault is possible any more."""
-        st = self._sig_init(task)
+        st = task.sigstate if task.sighand is not None else self._sig_init(task)
         if raw == _NO_ALTSTACK and not st.sas_ss_size and not st.sas_ss_sp and st.sas_ss_flags == SS_DISABLE:
             return True     # no alternate stack before or after: _set_altstack would change nothing
         self._set_altstack(st, raw, sp)
