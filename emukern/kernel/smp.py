@@ -92,7 +92,9 @@ class RunLoop:
 
     def _round(self) -> bool:
         """One scheduling decision: advance the CPU that is furthest behind."""
-        if self.k.init_task is None or not self.init_alive():
+        init = self.k.init_task
+        # (init.alive first: init_alive's own first test, without its call on every round)
+        if init is None or not (init.alive or self.init_alive()):
             if not self.k.stop_reason:
                 self.k.stop_reason = "exited"
                 left = self.k.live_tasks()
@@ -177,18 +179,26 @@ class RunLoop:
         return True
 
     def _finish_round(self, cpu: Cpu) -> None:
-        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
-        pc = self.k.percpu[cpu.index]
-        if pc.curr is not None:
-            self.k.sched.account(cpu, pc.curr)
-        self.k.sched.run_timers(cpu)
+        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget.
+        (Runs once per round, i.e. once per trap when CPUs contend for a lock: the calls with
+        nothing to do -- no timer queued, no budget set -- are skipped by their own first test,
+        made here.)"""
+        k = self.k
+        pc = k.percpu[cpu.index]
+        curr = pc.curr
+        if curr is not None:
+            k.sched.account(cpu, curr)
+        if pc.timers:
+            k.sched.run_timers(cpu)
         if cpu.now >= pc.next_tick:
             self._timer_tick(cpu)
-        if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
-            self.k.sched.schedule(cpu)
-        if self.k._dead_mms or self.k._to_release:
-            self.k._reap()
-        self._check_budget(cpu)
+        curr = pc.curr
+        if pc.need_resched or (curr is not None and curr.state != TaskState.RUNNABLE):
+            k.sched.schedule(cpu)
+        if k._dead_mms or k._to_release:
+            k._reap()
+        if k.config.max_insns is not None or self._climit is not None or self._host_deadline is not None:
+            self._check_budget(cpu)
 
     def resume_trap(self) -> bool:
         """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
