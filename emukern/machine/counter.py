@@ -149,6 +149,7 @@ class NativeCounter:
         self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
         self._fix.restype = None
         self._hooks: list[ctypes.c_size_t] = []
+        self._clean: tuple[int, int, int] | None = None     # see unsplit
         self.exact = exact_forced() if exact is None else exact
         self._install()
 
@@ -229,6 +230,13 @@ class NativeCounter:
         if not n:
             return 0
         keep_lo, keep_hi = (0, 0) if everything else (s.guard_lo, s.guard_lo + s.guard_len)
+        # no split made since the last unsplit left only kept ones (the native side counts every
+        # split it makes in `splits`): nothing to remove, without walking the kept ones again --
+        # Cpu.run calls this twice per run, and an SMP run with a contended lock runs each CPU
+        # once per trap
+        clean = (s.splits, keep_lo, keep_hi)
+        if not everything and clean == self._clean:
+            return 0
         kept = 0
         removed = 0
         for i in range(n):
@@ -241,6 +249,7 @@ class NativeCounter:
             self._uc.ctl_remove_cache(at, at + 1)
             removed += 1
         s.nsplit = kept
+        self._clean = clean if not everything else None
         return removed
 
     def stats(self) -> dict[str, int]:

@@ -634,7 +634,7 @@ class Cpu:
                     break
         finally:
             self.running = False
-            counter.deadline = 2**63
+            cs.deadline = 2**63        # (the counter's setter clamps to this: no call needed)
             if getattr(cs, "nsplit", 0):
                 counter.unsplit()
 
