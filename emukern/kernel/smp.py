@@ -48,6 +48,12 @@ class RunLoop:
         # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
         self._clocks = [0] * k.config.cpus
         self._last_cpu: Cpu | None = None
+        # (index, floor, j) from the last _lockstep_limit: the CPU it was for, the minimum of the
+        # other CPUs' clocks and the first index holding it.  When the next round finds that CPU
+        # is the one whose clock it refreshes, nothing else in _clocks has changed since, so the
+        # minimum of all clocks and its first index follow from these without another two passes
+        # over every CPU (see _round).  None: unknown.
+        self._others_min: tuple[int, int, int] | None = None
 
     def run(self) -> "RunResult":
         from emukern.kernel.result import RunResult
@@ -89,6 +95,7 @@ class RunLoop:
     def _refresh_clocks(self) -> None:
         self._clocks = [c.now for c in self.k.cpus]
         self._last_cpu = None
+        self._others_min = None
 
     def _round(self) -> bool:
         """One scheduling decision: advance the CPU that is furthest behind."""
@@ -106,9 +113,21 @@ class RunLoop:
                     self.kill_everything()
             return False
         last = self._last_cpu
+        om, self._others_min = self._others_min, None
+        cpu = None
         if last is not None:
-            self._clocks[last.index] = last.now
-        cpu = self._last_cpu = self._pick_cpu()
+            li = last.index
+            t = self._clocks[li] = last.now
+            if om is not None and om[0] == li:
+                # _pick_cpu's fast path from the last round's minimum of the others: the first
+                # index at min(t, floor) -- li if t is below the floor (or equal, at a lower index)
+                floor, j = om[1], om[2]
+                i = li if t < floor or (t == floor and li < j) else j
+                if self.k.percpu[i].curr is not None:
+                    cpu = self.k.cpus[i]
+        if cpu is None:
+            cpu = self._pick_cpu()
+        self._last_cpu = cpu
         if cpu is None:
             live = self.k.live_tasks()
             blocked = [f"{t.tid}:{t.wait_reason}" + (" forever" if t.sleeps_forever else "") for t in live]
@@ -271,6 +290,7 @@ class RunLoop:
             floor = min(clocks)
             j = clocks.index(floor)
             clocks[idx] = own
+            self._others_min = (idx, floor, j)      # for the next round's pick (see _round)
             p = self.k.percpu[j]
             if p.curr is not None or p.rq:
                 return self._lockstep_from(now, me, floor)
