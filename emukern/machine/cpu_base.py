@@ -603,7 +603,8 @@ class Cpu:
             return
         counter = self.counter
         cs = self._cs              # the live count and deadline (see __init__)
-        counter.deadline = cs.count + budget
+        d = cs.count + budget      # > 0: the counter's setter would only clamp it to 2**63
+        cs.deadline = d if d < 2**63 else 2**63
         self._committed = self.extra_user + self.sys_cycles + self.idle_cycles
         self.running = True
         # (the splits' count read here, not in a call: an SMP run with a contended lock starts a
