@@ -653,8 +653,8 @@ class Kernel(SyscallsMixin, SignalMixin):
             cpu.stop()
             return
         pcpu = self.percpu[cpu.index]
-        now = cpu.now
-        _account_entry(pcpu, task, now, cpu.user_cycles)     # kernel entry
+        now, ucount = cpu.marks()
+        _account_entry(pcpu, task, now, ucount)     # kernel entry
         costs = self._costs
         cpu.charge(costs["exception_entry"])
         kind = trap.kind
@@ -685,13 +685,12 @@ class Kernel(SyscallsMixin, SignalMixin):
                     trap.notes = [note]
                 else:
                     trap.notes.append(note)
-        cpu.charge(costs["exception_return"])
-        end = cpu.now
+        end, ucount = cpu.charge_marks(costs["exception_return"])
         trap.cycles = end - now
         self.trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
-        pcpu.user_mark = cpu.user_cycles
+        pcpu.user_mark = ucount
         self._seq += 1
         self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
         for cb in listeners:

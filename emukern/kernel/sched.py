@@ -143,8 +143,7 @@ class Scheduler:
     def account(self, cpu: Cpu, task: Task | None) -> None:
         """Charge the time since the last mark to the current task (user vs system)."""
         pc = self.percpu[cpu.index]
-        now = cpu.now
-        ucycles = cpu.user_cycles
+        now, ucycles = cpu.marks()          # (now, user_cycles) in one call
         if task is not None:
             user = ucycles - pc.user_mark
             total = now - pc.last_mark

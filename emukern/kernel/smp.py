@@ -48,6 +48,12 @@ class RunLoop:
         # round refreshes that one entry instead of reading every CPU's counter (O(N) -> O(1))
         self._clocks = [0] * k.config.cpus
         self._last_cpu: Cpu | None = None
+        # (index, floor, j) from the last _lockstep_limit: the CPU it was for, the minimum of the
+        # other CPUs' clocks and the first index holding it.  When the next round finds that CPU
+        # is the one whose clock it refreshes, nothing else in _clocks has changed since, so the
+        # minimum of all clocks and its first index follow from these without another two passes
+        # over every CPU (see _round).  None: unknown.
+        self._others_min: tuple[int, int, int] | None = None
 
     def run(self) -> "RunResult":
         from emukern.kernel.result import RunResult
@@ -89,10 +95,13 @@ class RunLoop:
     def _refresh_clocks(self) -> None:
         self._clocks = [c.now for c in self.k.cpus]
         self._last_cpu = None
+        self._others_min = None
 
     def _round(self) -> bool:
         """One scheduling decision: advance the CPU that is furthest behind."""
-        if self.k.init_task is None or not self.init_alive():
+        init = self.k.init_task
+        # (init.alive first: init_alive's own first test, without its call on every round)
+        if init is None or not (init.alive or self.init_alive()):
             if not self.k.stop_reason:
                 self.k.stop_reason = "exited"
                 left = self.k.live_tasks()
@@ -104,9 +113,21 @@ class RunLoop:
                     self.kill_everything()
             return False
         last = self._last_cpu
+        om, self._others_min = self._others_min, None
+        cpu = None
         if last is not None:
-            self._clocks[last.index] = last.now
-        cpu = self._last_cpu = self._pick_cpu()
+            li = last.index
+            t = self._clocks[li] = last.now
+            if om is not None and om[0] == li:
+                # _pick_cpu's fast path from the last round's minimum of the others: the first
+                # index at min(t, floor) -- li if t is below the floor (or equal, at a lower index)
+                floor, j = om[1], om[2]
+                i = li if t < floor or (t == floor and li < j) else j
+                if self.k.percpu[i].curr is not None:
+                    cpu = self.k.cpus[i]
+        if cpu is None:
+            cpu = self._pick_cpu()
+        self._last_cpu = cpu
         if cpu is None:
             live = self.k.live_tasks()
             blocked = [f"{t.tid}:{t.wait_reason}" + (" forever" if t.sleeps_forever else "") for t in live]
@@ -177,18 +198,26 @@ class RunLoop:
         return True
 
     def _finish_round(self, cpu: Cpu) -> None:
-        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget."""
-        pc = self.k.percpu[cpu.index]
-        if pc.curr is not None:
-            self.k.sched.account(cpu, pc.curr)
-        self.k.sched.run_timers(cpu)
+        """After a CPU ran: account, fire due timers and the tick, reschedule, check the budget.
+        (Runs once per round, i.e. once per trap when CPUs contend for a lock: the calls with
+        nothing to do -- no timer queued, no budget set -- are skipped by their own first test,
+        made here.)"""
+        k = self.k
+        pc = k.percpu[cpu.index]
+        curr = pc.curr
+        if curr is not None:
+            k.sched.account(cpu, curr)
+        if pc.timers:
+            k.sched.run_timers(cpu)
         if cpu.now >= pc.next_tick:
             self._timer_tick(cpu)
-        if pc.need_resched or (pc.curr is not None and pc.curr.state != TaskState.RUNNABLE):
-            self.k.sched.schedule(cpu)
-        if self.k._dead_mms or self.k._to_release:
-            self.k._reap()
-        self._check_budget(cpu)
+        curr = pc.curr
+        if pc.need_resched or (curr is not None and curr.state != TaskState.RUNNABLE):
+            k.sched.schedule(cpu)
+        if k._dead_mms or k._to_release:
+            k._reap()
+        if k.config.max_insns is not None or self._climit is not None or self._host_deadline is not None:
+            self._check_budget(cpu)
 
     def resume_trap(self) -> bool:
         """Run the handler of the trap the debugger's ``trap_gate`` deferred (outside the Unicorn
@@ -261,6 +290,7 @@ class RunLoop:
             floor = min(clocks)
             j = clocks.index(floor)
             clocks[idx] = own
+            self._others_min = (idx, floor, j)      # for the next round's pick (see _round)
             p = self.k.percpu[j]
             if p.curr is not None or p.rq:
                 return self._lockstep_from(now, me, floor)

@@ -163,6 +163,7 @@ class NativeCounter:
         self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
         self._fix.restype = None
         self._hooks: list[ctypes.c_size_t] = []
+        self._clean: int | None = None     # see unsplit
         self.exact = exact_forced() if exact is None else exact
         self._install()
 
@@ -242,6 +243,13 @@ class NativeCounter:
         n = s.nsplit
         if not n:
             return 0
+        # no split made since the last unsplit left only kept ones (the native side counts every
+        # split it makes in `splits`; CodeGuard forgets this when it sets the guarded range):
+        # nothing to remove, without walking the kept ones again -- Cpu.run calls this twice per
+        # run, and an SMP run with a contended lock runs each CPU once per trap
+        made = s.splits
+        if made == self._clean and not everything:
+            return 0
         keep_lo, keep_hi = (0, 0) if everything else (s.guard_lo, s.guard_lo + s.guard_len)
         kept = 0
         removed = 0
@@ -255,6 +263,7 @@ class NativeCounter:
             self._uc.ctl_remove_cache(at, at + 1)
             removed += 1
         s.nsplit = kept
+        self._clean = made if not everything else None
         return removed
 
     def stats(self) -> dict[str, int]:
@@ -324,6 +333,8 @@ class CodeGuard:
 
     def __init__(self, counter: "NativeCounter | PythonCounter", begin: int, end: int) -> None:
         self._s = counter._guard_s if isinstance(counter, PythonCounter) else counter._s
+        if isinstance(counter, NativeCounter):
+            counter._clean = None           # the splits it kept were kept for another range
         self._s.guard_lo = begin
         self._s.guard_len = end - begin + 1
         self._s.guard_open = 0

@@ -91,7 +91,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
@@ -108,6 +108,10 @@ from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
+
+# the UNDEF path builds its Trap positionally (_hook_intr): the fields' order it relies on
+assert [f.name for f in fields(Trap)][:9] == ["kind", "arch", "pc", "cpu", "insn", "insn_size", "cause", "tval",
+                                              "esr"], "Trap's field order changed: update Arm64Cpu._hook_intr"
 
 STUB_BASE = 0x3F_FFFF_0000      # machine-owned page: the eret that enters EL0, kernel stubs
 STUB_SIZE = 0x10000
@@ -310,6 +314,11 @@ class Arm64Cpu(Cpu):
         self._chain_restore = self.make_batch_writer(_CHAIN_RESTORE)
         self._sys_fill, self._sys_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
         self._svc_map: tuple[tuple[Any, ...], ...] = ()     # _syscall_word's mappings, newest first
+        # the UNDEF path's own caches (see _undef_word and _hook_intr): the executable mapping
+        # the last UNDEF came from, and word -> (kind, ESR) of words whose syndrome depends on
+        # the word alone (not in the SVE space, not a counter read)
+        self._undef_map: tuple[Any, ...] | None = None
+        self._undef_syndrome: dict[int, tuple[TrapKind, int]] = {}
 
     # ---- system registers ----------------------------------------------------------------------
     def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
@@ -726,7 +735,8 @@ class Arm64Cpu(Cpu):
     def run(self, until: int) -> None:
         if not self._at_el0:
             self.enter_el0()
-        self.stub_sync()            # kernel stubs queued while the CPU was stopped run first
+        if self._stub_queue:
+            self.stub_sync()        # kernel stubs queued while the CPU was stopped run first
         self._guard.clear()
         super().run(until)
         if self._guard.hit:
@@ -845,6 +855,22 @@ class Arm64Cpu(Cpu):
         self.set_pc(pc + 4)
         return True
 
+    def _undef_word(self, pc: int) -> int | None:
+        """:meth:`_word` for an UNDEF's PC, read from the host buffer of the executable mapping
+        the last UNDEF came from while the mm's layout is unchanged (a hot loop of emulated
+        MRS traps from one mapping; the same bytes, without a mapping search per trap)."""
+        mm = self.mm
+        c = self._undef_map
+        if c is not None and c[0] is mm and c[1] == mm.version and c[2] <= pc <= c[3]:
+            o = pc - c[4]
+            return int.from_bytes(c[5][o:o + 4], "little")
+        word = self._word(pc)
+        if word is not None and mm is not None:
+            m = mm.find(pc)
+            if m is not None and "x" in m.perms and m.size >= 4:
+                self._undef_map = (mm, mm.version, m.start, m.end - 4, m.start - m.offset, m.buf)
+        return word
+
     def _word(self, pc: int) -> int | None:
         """The instruction word at ``pc`` as the kernel reads it, or None when the fetch
         faults (no mapping, or one without execute permission).  Only that fault is expected
@@ -962,17 +988,30 @@ class Arm64Cpu(Cpu):
             self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=word,
                                esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF)))
             return
-        word = self._word(pc)
+        word = self._undef_word(pc) if intno == 1 else self._word(pc)
         if word is None:
             self._deliver(Trap(TrapKind.MEM_FAULT, self.arch, pc, cpu=self.index, addr=pc, access="x",
                                esr=(ESR_EC_IABT_LOW << 26) | ESR_IL))
             return
         if intno == 1:      # EXCP_UDEF
+            known = self._undef_syndrome.get(word)
+            if known is not None:
+                # seen before (e.g. an emulated MRS in a loop): neither a counter read nor an SVE
+                # word, so the syndrome classify_undef worked out then is the syndrome now
+                # (positional: kind, arch, pc, cpu, insn, insn_size, cause, tval, esr -- a third
+                # cheaper than by keyword, on the path of every emulated MRS)
+                self._deliver(Trap(known[0], self.arch, pc, self.index, word, 4, None, None, known[1]))
+                return
             if self._counter_read(pc, word):
                 return
             if self.sve2 is not None and self.sve_el0 and is_sve_encoding(word) and self._sve2_execute(pc, word):
                 return
-            self._deliver(self.classify_undef(pc, word))
+            trap = self.classify_undef(pc, word)
+            if not is_sve_encoding(word):
+                # (an SVE word's syndrome depends on CPACR_EL1.ZEN and the SVE2 unit: not kept)
+                assert trap.esr is not None and not trap.detail
+                self._undef_syndrome[word] = (trap.kind, trap.esr)
+            self._deliver(trap)
             return
         if intno == 7:      # EXCP_BKPT: brk #imm
             self._deliver(Trap(TrapKind.BREAKPOINT, self.arch, pc, cpu=self.index, insn=word,

@@ -284,7 +284,7 @@ def try_emulate_mrs(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn
     """cpufeature.c try_emulate_mrs(): an AArch64 MRS of an emulated register -> handled."""
     if (insn & 0xFFF00000) != 0xD5300000:        # aarch64_insn_is_mrs()
         return False
-    st = _state(k)
+    st: UndefState = k.arm64_undef     # (set by setup at boot; _state checks it off the hot path)
     cpu.charge(st.costs["emulate_mrs"])
     res = st.emulate(insn, cpu.index)
     if res is None:
@@ -295,7 +295,7 @@ def try_emulate_mrs(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn
 
 def _emulate_mrs_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn: int) -> int:
     """mrs_hook.fn = emulate_mrs() (before the patch): 0 if emulated, else -EINVAL."""
-    st = _state(k)
+    st: UndefState = k.arm64_undef     # (set by setup at boot; _state checks it off the hot path)
     cpu.charge(st.costs["emulate_mrs"])
     res = st.emulate(insn, cpu.index)
     if res is None:
@@ -309,7 +309,7 @@ _MRS_HOOK = UndefHook("mrs", 0xFFF00000, 0xD5300000, PSR_AA32_MODE_MASK, PSR_MOD
 
 def call_undef_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn: int) -> int:
     """Walk undef_hook under undef_lock (every hook; the last match wins), call its fn unlocked."""
-    st = _state(k)
+    st: UndefState = k.arm64_undef     # (set by setup at boot; _state checks it off the hot path)
     held = k.spin_lock(cpu, UNDEF_LOCK)
     fn = st.walk(insn)
     cpu.charge(st.costs["undef_hook_compare"] * len(st.hooks))
@@ -320,7 +320,7 @@ def call_undef_hook(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap, insn
 @kernel_function
 def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     trap.handler = "do_el0_undef"
-    st = _state(k)
+    st: UndefState = k.arm64_undef     # (set by setup at boot; _state checks it off the hot path)
     cpu.charge(st.costs["undef_read_insn"])      # user_insn_read(): get_user()
     insn = trap.insn
     if insn is None:
