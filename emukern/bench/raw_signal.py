@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-STACK_TOP = 0x7FFF_0000_0000
-STACK_SIZE = 0x10_0000
+from emukern.bench.raw_vsetvli import STACK_SIZE, STACK_TOP      # (the same initial stack)
 TRAMP = 0x7FFE_0000_0000          # a page with the sigreturn trampoline (Linux: the vDSO's)
 
 # the same numbers on both (asm-generic unistd.h); _other_syscall handles 134, 172, 94
@@ -86,16 +85,8 @@ def _stack(uc: Any, argv: list[str]) -> tuple[int, memoryview, Any]:
     mapped into Unicorn (as emukern's address spaces are), written by slicing."""
     host = (ctypes.c_char * STACK_SIZE)()
     uc.mem_map_ptr(STACK_TOP - STACK_SIZE, STACK_SIZE, 3, ctypes.addressof(host))
-    base = STACK_TOP - 0x1000
-    strings, ptrs = b"", []
-    for a in argv:
-        ptrs.append(base + len(strings))
-        strings += a.encode() + b"\0"
-    uc.mem_write(base, strings)
-    words = [len(argv), *ptrs, 0, 0, 0, 0]
-    sp = (base - 8 * len(words)) & ~15
-    uc.mem_write(sp, struct.pack(f"<{len(words)}Q", *words))
-    return sp, memoryview(host).cast("B"), host
+    from emukern.bench.raw_vsetvli import write_argv
+    return write_argv(uc, argv), memoryview(host).cast("B"), host
 
 
 

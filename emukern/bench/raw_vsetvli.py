@@ -59,6 +59,12 @@ def _load(uc: Any, data: bytes) -> int:
 def _stack(uc: Any, argv: list[str]) -> int:
     """The initial stack: argc, argv[], NULL, envp NULL, auxv AT_NULL, then the strings."""
     uc.mem_map(STACK_TOP - STACK_SIZE, STACK_SIZE)
+    return write_argv(uc, argv)
+
+
+def write_argv(uc: Any, argv: list[str]) -> int:
+    """Into the mapped stack below STACK_TOP: the strings, then argc, argv[], NULL, envp NULL,
+    auxv AT_NULL; returns sp (also used by emukern.bench.raw_signal)."""
     strings = b""
     ptrs = []
     base = STACK_TOP - 0x1000
