@@ -4,6 +4,8 @@ from __future__ import annotations
 from array import array
 from typing import Sequence
 
+from .state import Sve2Undefined
+
 _CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 
 
@@ -70,3 +72,14 @@ def zm(w: int) -> int:
 
 def size(w: int) -> int:
     return (w >> 22) & 3
+
+
+def widening_sizes(w: int, what: str) -> tuple[int, int, int]:
+    """(destination element bytes, source element bytes, source element bits) of a widening
+    instruction, whose size field names the destination; size = 00 is UNDEFINED (no byte-sized
+    destination to widen into)."""
+    s = size(w)
+    if s == 0:
+        raise Sve2Undefined(f"{what} with size = 00")
+    des = 1 << s
+    return des, des // 2, 4 * des

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .elems import active, pack, sext, size, unpack, zd, zm, zn
-from .state import Sve2Insn, Sve2Undefined, SveRegs
+from .elems import active, pack, sext, size, unpack, widening_sizes, zd, zm, zn
+from .state import Sve2Insn, SveRegs
 
 Op = Callable[[int, int, int], int]       # (a, b, bits) -> result (any int; packed modulo 2^bits)
 
@@ -101,12 +101,7 @@ PAIRWISE: list[tuple[str, int, Op, bool]] = [
 def _widening(op: Op, signed: bool, top: bool, wide: bool):
     """Long: Zd (2*esize) = op(ext(Zn[2e+top]), ext(Zm[2e+top])); wide: op(Zn[e], ext(Zm[2e+top]))."""
     def run(w: int, r: SveRegs) -> None:
-        s = size(w)
-        if s == 0:
-            raise Sve2Undefined("widening add/sub with size = 00")
-        des = 1 << s                     # destination element size
-        es = des // 2
-        bits = 8 * es
+        des, es, bits = widening_sizes(w, "widening add/sub")     # destination element size first
         n_src = unpack(r.z[zn(w)], des if wide else es)
         m_src = unpack(r.z[zm(w)], es)[int(top)::2]
         if wide:
@@ -161,12 +156,7 @@ MUL_VECTORS: list[tuple[str, int, Op, bool]] = [
 def _long_mul(op: Op, signed: bool, top: bool, accumulate: int):
     """Zd (2*esize) = op(ext(Zn[2e+top]), ext(Zm[2e+top])), or Zda +/- that (accumulate = +1/-1)."""
     def run(w: int, r: SveRegs) -> None:
-        s = size(w)
-        if s == 0:
-            raise Sve2Undefined("widening multiply with size = 00")
-        des = 1 << s
-        es = des // 2
-        bits = 8 * es
+        des, es, bits = widening_sizes(w, "widening multiply")
         a = unpack(r.z[zn(w)], es)[int(top)::2]
         b = unpack(r.z[zm(w)], es)[int(top)::2]
         if signed:

@@ -8,7 +8,7 @@ instructions of the SVE2 unit (FEAT_SVE2), every element size each allows:
 """
 from __future__ import annotations
 
-from .elems import active, pack, sext, size, unpack, zd, zm, zn
+from .elems import active, pack, sext, size, unpack, widening_sizes, zd, zm, zn
 from .state import Sve2Insn, Sve2Undefined, SveRegs
 
 
@@ -69,12 +69,7 @@ def _eor_interleave(top_first: bool):
 
 def _adalp(signed: bool):
     def run(w: int, r: SveRegs) -> None:
-        s = size(w)
-        if s == 0:
-            raise Sve2Undefined("sadalp/uadalp with size = 00")
-        des = 1 << s
-        es = des // 2
-        bits = 8 * es
+        des, es, bits = widening_sizes(w, "sadalp/uadalp")
         src = unpack(r.z[zn(w)], es)
         acc = unpack(r.z[zd(w)], des)
         act = active(r.p[(w >> 10) & 7], des, len(acc))
