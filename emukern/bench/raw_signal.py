@@ -242,26 +242,3 @@ def raw_signal_us(arch: str, elf: Path, n: int, stats: dict[str, int] | None = N
     dt = time.perf_counter() - t
     del mem, host, keep
     return dt / n * 1e6
-
-
-def raw_null_direct_us(arch: str, elf: Path, n: int) -> float:
-    """The raw null syscall (selfbench.raw_syscall_us: the hook reads a7|x8 and writes a0|x0) with
-    a bare ctypes hook and libunicorn's register calls: the denominator of the direct floor."""
-    from unicorn import arm64_const as A, riscv_const as R
-    from emukern.bench.selfbench import _counter_reg, _raw_uc
-    uc, _img, sym = _raw_uc(arch, elf)
-    nr_reg, ret_reg = ((R.UC_RISCV_REG_A7, R.UC_RISCV_REG_A0) if arch == "riscv64"
-                       else (A.UC_ARM64_REG_X8, A.UC_ARM64_REG_X0))
-    regs = _Regs(uc)
-    write_ret = regs.writer([ret_reg])
-    read1 = regs.read1
-
-    def hook(_h: Any, intno: int, _ud: Any) -> None:
-        write_ret(read1(nr_reg).to_bytes(8, "little"))
-    keep = _add_intr_hook(uc, hook, True)
-    uc.reg_write(_counter_reg(arch, "syscall"), n)
-    t = time.perf_counter()
-    uc.emu_start(sym["sys_loop"], sym["sys_loop_end"])
-    dt = time.perf_counter() - t
-    del keep
-    return dt / n * 1e6

@@ -120,20 +120,23 @@ def _counter_reg(arch: str, loop: str) -> int:
     return A.UC_ARM64_REG_X0 if loop == "spin" else A.UC_ARM64_REG_X19
 
 
-def raw_mips(arch: str, n: int, empty_hook: bool = False) -> tuple[float, int]:
-    """Raw Unicorn's MIPS on spin.S (``empty_hook``: with counter.c's empty block hook, the
-    floor of counting from a block hook)."""
-    elf = _elf(arch, "spin")
-    uc, _img, sym = _raw_uc(arch, elf)
+def _raw_loop_seconds(arch: str, loop: str, n: int, empty_hook: bool) -> float:
+    """Host seconds of ``n`` iterations of <loop>.S's <loop>_loop in a bare Unicorn (``empty_hook``:
+    with counter.c's empty block hook, the floor of counting from a block hook)."""
+    uc, _img, sym = _raw_uc(arch, _elf(arch, loop))
     if empty_hook:
         from emukern.machine.counter import add_empty_block_hook
         add_empty_block_hook(uc)
-    uc.reg_write(_counter_reg(arch, "spin"), n)
+    uc.reg_write(_counter_reg(arch, loop), n)
     t = time.perf_counter()
-    uc.emu_start(sym["spin_loop"], sym["spin_loop_end"])
-    dt = time.perf_counter() - t
+    uc.emu_start(sym[f"{loop}_loop"], sym[f"{loop}_loop_end"])
+    return time.perf_counter() - t
+
+
+def raw_mips(arch: str, n: int, empty_hook: bool = False) -> tuple[float, int]:
+    """Raw Unicorn's MIPS on spin.S, and the instructions it ran."""
     insns = 2 * n
-    return insns / dt / 1e6, insns
+    return insns / _raw_loop_seconds(arch, "spin", n, empty_hook) / 1e6, insns
 
 
 _CKSUM_INSNS: dict[str, tuple[int, int]] = {}
@@ -161,31 +164,34 @@ def cksum_insns(arch: str, n: int) -> int:
 
 
 def raw_cksum_mips(arch: str, n: int, empty_hook: bool = False) -> float:
-    uc, _img, sym = _raw_uc(arch, _elf(arch, "cksum"))
-    if empty_hook:
-        from emukern.machine.counter import add_empty_block_hook
-        add_empty_block_hook(uc)
-    uc.reg_write(_counter_reg(arch, "cksum"), n)
-    t = time.perf_counter()
-    uc.emu_start(sym["cksum_loop"], sym["cksum_loop_end"])
-    dt = time.perf_counter() - t
-    return cksum_insns(arch, n) / dt / 1e6
+    return cksum_insns(arch, n) / _raw_loop_seconds(arch, "cksum", n, empty_hook) / 1e6
 
 
-def raw_syscall_us(arch: str, n: int) -> float:
-    from unicorn import UC_HOOK_INTR, arm64_const as A, riscv_const as R
-    elf = _elf(arch, "syscall_loop")
-    uc, _img, sym = _raw_uc(arch, elf)
+def raw_syscall_us(arch: str, n: int, direct: bool = False) -> float:
+    """µs per getppid of syscall_loop.S in a bare Unicorn whose INTR hook reads a7|x8 and writes
+    a0|x0: through the binding's hook_add and register calls, or (``direct``) as a bare ctypes
+    callback with libunicorn's register calls, emukern's kind of hook (raw_signal._add_intr_hook)."""
+    from unicorn import arm64_const as A, riscv_const as R
+    from emukern.bench.raw_signal import _Regs, _add_intr_hook
+    uc, _img, sym = _raw_uc(arch, _elf(arch, "syscall_loop"))
     nr_reg, ret_reg = ((R.UC_RISCV_REG_A7, R.UC_RISCV_REG_A0) if arch == "riscv64"
                        else (A.UC_ARM64_REG_X8, A.UC_ARM64_REG_X0))
+    if direct:
+        regs = _Regs(uc)
+        write_ret, read1 = regs.writer([ret_reg]), regs.read1
 
-    def hook(uc: Any, intno: int, _ud: Any) -> None:   # the minimal in-hook syscall
-        uc.reg_write(ret_reg, uc.reg_read(nr_reg))
-    uc.hook_add(UC_HOOK_INTR, hook)
+        def hook(_h: Any, intno: int, _ud: Any) -> None:
+            write_ret(read1(nr_reg).to_bytes(8, "little"))
+    else:
+        def hook(uc: Any, intno: int, _ud: Any) -> None:   # the minimal in-hook syscall
+            uc.reg_write(ret_reg, uc.reg_read(nr_reg))
+    keep = _add_intr_hook(uc, hook, direct)
     uc.reg_write(_counter_reg(arch, "syscall"), n)
     t = time.perf_counter()
     uc.emu_start(sym["sys_loop"], sym["sys_loop_end"])
-    return (time.perf_counter() - t) / n * 1e6
+    dt = time.perf_counter() - t
+    del keep
+    return dt / n * 1e6
 
 
 def emukern_run(arch: str, name: str, n: int | list[str], **opts: Any) -> tuple[float, Any]:
@@ -301,12 +307,12 @@ def m_signal(cfg: Settings) -> list[dict[str, Any]]:
         def null() -> float:
             wall, _ = emukern_run(arch, "syscall_loop", n, max_insns=None)
             return wall / n * 1e6
-        from emukern.bench.raw_signal import raw_null_direct_us, raw_signal_us
+        from emukern.bench.raw_signal import raw_signal_us
         runners = {EK: sig, "emukern null syscall": null,
                    RAW: lambda arch=arch: raw_signal_us(arch, _elf(arch, "sig_loop"), n),
                    RAW_NULL: lambda arch=arch: raw_syscall_us(arch, n),
                    RAW_SIG_CT: lambda arch=arch: raw_signal_us(arch, _elf(arch, "sig_loop"), n, direct=True),
-                   RAW_NULL_CT: lambda arch=arch: raw_null_direct_us(arch, _elf(arch, "syscall_loop"), n)}
+                   RAW_NULL_CT: lambda arch=arch: raw_syscall_us(arch, n, direct=True)}
         samples, notes = alternate(runners, cfg.reps)
         floors = {RAW: summary(pairwise_ratios(samples.get(RAW, []), samples.get(RAW_NULL, []))),
                   RAW_SIG_CT: summary(pairwise_ratios(samples.get(RAW_SIG_CT, []), samples.get(RAW_NULL_CT, [])))}
