@@ -120,6 +120,20 @@ def real_sigint():
     signal.signal(signal.SIGINT, old)
 
 
+def _reproduce_interrupted(tmp_path: Path, jobs: int, after: float = 3.0) -> None:
+    """reproduce(--jobs jobs) with a real SIGINT ``after`` seconds in: it exits 130, promptly."""
+    import os
+    import signal
+    import threading
+    import time
+    timer = threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t = time.perf_counter()
+    assert R.reproduce(tmp_path, jobs=jobs) == 130
+    timer.cancel()
+    assert time.perf_counter() - t < 20
+
+
 def test_real_sigint_during_an_experiment(tmp_path, fakes, monkeypatch, real_sigint):
     import os
     import signal
@@ -209,9 +223,6 @@ def test_jobs_option_rejects_nonsense(capsys):
 
 
 def test_ctrl_c_stops_the_pool_and_keeps_what_finished(tmp_path, fakes, monkeypatch, real_sigint):
-    import os
-    import signal
-    import threading
     import time
 
     def slow(ctx):
@@ -219,12 +230,7 @@ def test_ctrl_c_stops_the_pool_and_keeps_what_finished(tmp_path, fakes, monkeypa
         return {"value": "never"}
     monkeypatch.setattr(sys.modules["emukern.bench.fb"], "run", slow)
     fakes.update(fa="done", fc="done")
-    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    t = time.perf_counter()
-    assert R.reproduce(tmp_path, jobs=3) == 130
-    timer.cancel()
-    assert time.perf_counter() - t < 20
+    _reproduce_interrupted(tmp_path, jobs=3)
     r = _res(tmp_path)
     assert r["fa"]["value"] == "done" and r["fc"]["value"] == "done"
     assert r["runs"]["fb"]["status"] == "interrupted" and r["partial"] is True
@@ -299,17 +305,8 @@ def test_a_failing_point_fails_its_experiment_only(tmp_path, pointed, capsys):
 
 
 def test_ctrl_c_with_points_running_keeps_the_finished_experiments(tmp_path, pointed, real_sigint):
-    import os
-    import signal
-    import threading
-    import time
     pointed.update(fp5="sleep")
-    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    t = time.perf_counter()
-    assert R.reproduce(tmp_path, jobs=2) == 130
-    timer.cancel()
-    assert time.perf_counter() - t < 20
+    _reproduce_interrupted(tmp_path, jobs=2)
     r = _res(tmp_path)
     assert r["fa"]["value"] == "ok" and r["runs"]["fp"]["status"] == "interrupted" and "fp" not in r
 
