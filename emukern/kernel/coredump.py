@@ -97,7 +97,7 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
     caps = k.arch.hwcap()
     has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
     th = t.thread
-    out = _note(b"LINUX", NT_ARM_TLS, ctx["tpidr"].to_bytes(8, "little") + bytes(8))
+    out = _note(b"LINUX", NT_ARM_TLS, P.arm64_tls_regset(ctx))
     out += _note(b"LINUX", NT_ARM_HW_BREAK, P._arm64_hwdebug_get(k, NT_ARM_HW_BREAK))
     out += _note(b"LINUX", NT_ARM_HW_WATCH, P._arm64_hwdebug_get(k, NT_ARM_HW_WATCH))
     # system_call_get: pt_regs->syscallno, NO_SYSCALL (-1) unless the last entry was an svc
@@ -156,21 +156,15 @@ def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
     cpu = _live_cpu(k, t)
     ctx = cpu.save_context() if cpu is not None else t.ctx
     arch = k.config.arch
+    pr_reg = P.gpr_regset(arch, ctx)
     if arch == "arm64":
-        regs = list(ctx["x"]) + [ctx["sp"], ctx["pc"], ctx["nzcv"] & P._NZCV]
-        pr_reg = b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
         if cpu is not None:         # fpr_get: fpsimd_preserve_current_state first
             from emukern.kernel.arm64.fpsimd import fpsimd_save_user_state
             fpsimd_save_user_state(k, cpu, t, regs=True)
-        fp = P._arm64_fpsimd_get(k, t)
-        return pr_reg, fp, _arm64_regsets(k, t, ctx)
-    regs = [ctx["pc"]] + list(ctx["x"][1:32])
-    pr_reg = b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
+        return pr_reg, P._arm64_fpsimd_get(k, t), _arm64_regsets(k, t, ctx)
+    # riscv_fpr_get: the live F state of a thread on a CPU (fstate_save), else the saved one
     st = cpu.save_fp() if cpu is not None else (t.thread.fp if t.thread is not None else None)
-    f = st["f"] if st else [0] * 32
-    fcsr = st["fcsr"] if st else 0
-    fp = b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in f) + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4)
-    return pr_reg, fp, None
+    return pr_reg, P.riscv_fpr_regset(st), None
 
 
 def _prstatus(k: Any, t: "Task", sig: int, pr_reg: bytes, group: list["Task"]) -> bytes:
@@ -216,8 +210,9 @@ def _dump_size(m: Any, data: bytes) -> int:
     return 0
 
 
-def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[tuple[int, bytes]]]:
-    """(the headers and notes, [(file offset, bytes) of each non-zero page run]) of the core."""
+def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[tuple[int, bytes]], int]:
+    """(the headers and notes, [(file offset, bytes) of each non-zero page], the file's length:
+    past the last dumped mapping, whose zero pages are holes) of the core."""
     from emukern.kernel.fs.procfs import proc_auxv
     group = [t for t in k.tasks.values() if t.tgid == task.tgid and t.alive]
     threads = [task] + [t for t in group if t is not task]
@@ -255,7 +250,7 @@ def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[
     ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
     ehdr = _EHDR.pack(ident, ET_CORE, EM[k.config.arch], 1, 0, _EHDR.size, 0, 0, _EHDR.size,
                       _PHDR.size, phnum, 64, 0, 0)
-    return ehdr + b"".join(phdrs) + bytes(notes), runs
+    return ehdr + b"".join(phdrs) + bytes(notes), runs, max(off, data_off)
 
 
 def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool, str]:
@@ -275,7 +270,7 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
         pass
     except OSError as exc:
         return False, f"no core: cannot replace {host!r}: {exc.strerror}"
-    head, runs = elf_core_bytes(k, task, info)
+    head, runs, length = elf_core_bytes(k, task, info)
     try:
         fd = os.open(host, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
@@ -289,11 +284,7 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
             os.pwrite(fd, data, pos)
             written += len(data)
         if complete:
-            # the file's length covers the last mapping even when its pages were holes
-            end = len(head)
-            for m_end in _ends(head):
-                end = max(end, m_end)
-            os.ftruncate(fd, end)
+            os.ftruncate(fd, length)        # (the last mapping's trailing zero pages are holes)
     finally:
         os.close(fd)
     where = "core" if cwd.path == "/" else f"{cwd.path.rstrip('/')}/core"
@@ -301,13 +292,3 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
         return False, f"core {where} truncated at RLIMIT_CORE {limit}: not dumped"
     return True, f"core dumped to {where} ({written} bytes written)"
 
-
-def _ends(head: bytes) -> list[int]:
-    """p_offset + p_filesz of every program header in ``head``."""
-    phoff, = struct.unpack_from("<Q", head, 32)
-    phnum, = struct.unpack_from("<H", head, 56)
-    out = []
-    for i in range(phnum):
-        _t, _f, o, _v, _p, fs, _m, _a = _PHDR.unpack_from(head, phoff + i * _PHDR.size)
-        out.append(o + fs)
-    return out

@@ -355,25 +355,43 @@ def ptrace_regset(k: Any, task: "Task", child: "Task", request: int, note: int, 
     return 0
 
 
+def gpr_regset(arch: str, ctx: dict[str, Any]) -> bytes:
+    """NT_PRSTATUS's registers of a user context (a saved ``Task.ctx`` or a CPU's save_context):
+    arm64 user_pt_regs (x0-x30, sp, pc, pstate), riscv64 user_regs_struct (pc, x1-x31)."""
+    if arch == "arm64":
+        regs = list(ctx["x"]) + [ctx["sp"], ctx["pc"], ctx["nzcv"] & _NZCV]
+    else:
+        regs = [ctx["pc"]] + list(ctx["x"][1:32])
+    return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
+
+
+def riscv_fpr_regset(fp: dict[str, Any] | None) -> bytes:
+    """riscv64 NT_PRFPREG (__riscv_d_ext_state: f0-f31, fcsr, padded to 8) of a saved F state
+    (zeros when the task has none)."""
+    f = fp["f"] if fp else [0] * 32
+    fcsr = fp["fcsr"] if fp else 0
+    return (b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in f)
+            + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4))
+
+
+def arm64_tls_regset(ctx: dict[str, Any]) -> bytes:
+    """NT_ARM_TLS: TPIDR_EL0, then TPIDR2_EL0, which reads 0 without SME."""
+    return ctx["tpidr"].to_bytes(8, "little") + bytes(8)
+
+
 def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
     """The whole regset of a stopped (switched-out) task."""
     ctx = child.ctx
-    if k.config.arch == "arm64":
-        if rs.note == NT_PRSTATUS:
-            regs = list(ctx["x"]) + [ctx["sp"], ctx["pc"], ctx["nzcv"] & _NZCV]
-            return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
+    arch = k.config.arch
+    if rs.note == NT_PRSTATUS:
+        return gpr_regset(arch, ctx)
+    if arch == "arm64":
         if rs.note == NT_PRFPREG:
             return _arm64_fpsimd_get(k, child)
         if rs.note == NT_ARM_TLS:
-            return ctx["tpidr"].to_bytes(8, "little") + bytes(8)    # TPIDR2 reads 0 without SME
+            return arm64_tls_regset(ctx)
         return _arm64_hwdebug_get(k, rs.note)
-    if rs.note == NT_PRSTATUS:
-        regs = [ctx["pc"]] + list(ctx["x"][1:32])
-        return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
-    fp = child.thread.fp if child.thread is not None else None
-    f = fp["f"] if fp else [0] * 32
-    fcsr = fp["fcsr"] if fp else 0
-    return b"".join(v.to_bytes(8, "little") for v in f) + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4)
+    return riscv_fpr_regset(child.thread.fp if child.thread is not None else None)
 
 
 def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
