@@ -57,9 +57,10 @@ NT_ARM_PAC_ENABLED_KEYS = 0x40A
 PF_DUMPCORE = 0x200
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _PHDR = struct.Struct("<IIQQQQQQ")
-# struct elf_prstatus up to pr_reg: elf_siginfo {signo, code, errno}, pr_cursig (+2 pad),
-# pr_sigpend, pr_sighold, pr_pid, pr_ppid, pr_pgrp, pr_sid, four __kernel_old_timeval
-_PRSTATUS_HEAD = struct.Struct("<iiih2xQQiiii8q")
+# struct elf_prstatus up to its times: elf_siginfo {signo, code, errno}, pr_cursig (+2 pad),
+# pr_sigpend, pr_sighold, pr_pid, pr_ppid, pr_pgrp, pr_sid; then four __kernel_old_timeval
+# (pr_utime, pr_stime, pr_cutime, pr_cstime) and pr_reg
+_PRSTATUS_HEAD = struct.Struct("<iiih2xQQiiii")
 # struct elf_prpsinfo: state, sname, zomb, nice (+4 pad), pr_flag, uid, gid, pid, ppid, pgrp,
 # sid, fname[16], psargs[80]
 _PRPSINFO = struct.Struct("<bcbb4xQIIiiii16s80s")
@@ -71,11 +72,6 @@ def _note(name: bytes, ntype: int, desc: bytes) -> bytes:
     n = name + b"\0"
     return (struct.pack("<III", len(n), len(desc), ntype) + n + bytes(-len(n) % 4)
             + desc + bytes(-len(desc) % 4))
-
-
-def _timeval(k: Any, cycles: int) -> tuple[int, int]:
-    us = int(k.clock.ns(cycles)) // 1000
-    return us // 10**6, us % 10**6
 
 
 def _live_cpu(k: Any, t: "Task") -> Any:
@@ -180,10 +176,9 @@ def _prstatus(k: Any, t: "Task", sig: int, pr_reg: bytes, group: list["Task"]) -
     parent = lead.parent
     head = _PRSTATUS_HEAD.pack(sig, 0, 0, sig, pending & (2**64 - 1), blocked & (2**64 - 1), t.tid,
                                parent.tgid if parent is not None else 0,
-                               sigs.pgid if sigs is not None else t.tgid, sigs.sid if sigs is not None else t.tgid,
-                               *_timeval(k, ut), *_timeval(k, st),
-                               *_timeval(k, lead.cusage[0]), *_timeval(k, lead.cusage[1]))
-    return head + pr_reg + struct.pack("<i4x", 1)          # pr_fpvalid
+                               sigs.pgid if sigs is not None else t.tgid, sigs.sid if sigs is not None else t.tgid)
+    times = b"".join(k._timeval_of_cycles(c) for c in (ut, st, lead.cusage[0], lead.cusage[1]))
+    return head + times + pr_reg + struct.pack("<i4x", 1)          # pr_fpvalid
 
 
 def _prpsinfo(t: "Task") -> bytes:
@@ -253,9 +248,12 @@ def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[
     return ehdr + b"".join(phdrs) + bytes(notes), runs, max(off, data_off)
 
 
-def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool, str]:
-    """do_coredump for a core-action signal: (dumped, what happened — for the trap log)."""
+def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool, str | None]:
+    """do_coredump for a core-action signal: (dumped, what happened — for the trap log; None
+    when RLIMIT_CORE is 0, the default, where a program asked for no core and nothing is said)."""
     limit = rlimit(k, task, RLIMIT_CORE)
+    if limit == 0:
+        return False, None
     if limit < PAGE:
         return False, f"RLIMIT_CORE {limit} < {PAGE}: no core"
     vfs = k.vfs

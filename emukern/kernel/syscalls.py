@@ -767,9 +767,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         for c in kids:
             if c.state == TaskState.ZOMBIE and not any(t.alive for t in self.tasks.values() if t.tgid == c.tgid):
                 err = self.put_child_rusage(task, c, rusage)      # (before release_task)
-                self.reap_child_usage(task, c)
-                c.state = TaskState.DEAD
-                self._to_release.append(c)   # (release_task)
+                self.release_zombie(task, c)
                 if status_ptr:
                     task.mm.write_u32(status_ptr, c.exit_code)
                 return err or c.tid

@@ -120,15 +120,19 @@ class ProcSyscallsMixin:
         kids = self._leader(child).cusage
         return [own[0] + kids[0], own[1] + kids[1], own[2] + kids[2], own[3] + kids[3], max(own[4], kids[4])]
 
-    def reap_child_usage(self, task: Any, child: Any) -> None:
-        """wait_task_zombie, as it reaps ``child``: the waiting process's signal->cutime, cstime,
-        cnvcsw, cnivcsw grow by the child's RUSAGE_BOTH and cmaxrss takes the larger (what
-        getrusage(RUSAGE_CHILDREN) and times() report afterwards)."""
+    def release_zombie(self, task: Any, child: Any) -> None:
+        """wait_task_zombie reaping ``child`` for wait4/waitid: the waiting process's
+        signal->cutime, cstime, cnvcsw, cnivcsw grow by the child's RUSAGE_BOTH and cmaxrss takes
+        the larger (what getrusage(RUSAGE_CHILDREN) and times() report afterwards); then the
+        child is dead and released between rounds (release_task)."""
+        from emukern.kernel.task import TaskState
         u = self.usage_both(child)
         acc = self._leader(task).cusage
         for i in range(4):
             acc[i] += u[i]
         acc[4] = max(acc[4], u[4])
+        child.state = TaskState.DEAD
+        self._to_release.append(child)
 
     def sys_getrusage(self, cpu, task, who, usage, *a):
         who = _s32(who)

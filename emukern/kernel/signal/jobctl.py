@@ -115,7 +115,7 @@ class JobControl(SignalBase):
             return False
         from emukern.kernel.coredump import do_coredump
         dumped, why = do_coredump(self, cpu, task, info)
-        if rlimit_core_set(self, task):
+        if why is not None:
             self._log_signal(cpu, task, f"{signal_name(info.signo)}: {why}", trap)
         return dumped
 
@@ -202,9 +202,7 @@ class JobControl(SignalBase):
                 code, status = ((CLD_DUMPED if st & 0x80 else CLD_KILLED, st & 0x7F) if st & 0x7F
                                 else (CLD_EXITED, (st >> 8) & 0xFF))
                 if not options & WNOWAIT:
-                    self.reap_child_usage(task, c)
-                    c.state = TaskState.DEAD
-                    self._to_release.append(c)
+                    self.release_zombie(task, c)
             elif options & WSTOPPED and sigs is not None and sigs.stopped and sigs.group_exit_code:
                 code, status = CLD_STOPPED, sigs.group_exit_code
                 if not options & WNOWAIT:
@@ -232,12 +230,6 @@ class JobControl(SignalBase):
             except Exception:
                 return -E.EFAULT
         return 0
-
-def rlimit_core_set(k: Any, task: Task) -> bool:
-    """RLIMIT_CORE is above 0: the program asked for cores (only then is the outcome logged)."""
-    from emukern.kernel.resource import rlimit
-    return rlimit(k, task, RLIMIT_CORE) > 0
-
 
 _WAITID_HEAD = struct.Struct("<iii")             # si_signo, si_errno, si_code
 _WAITID_CHLD = struct.Struct("<iIi")             # si_pid, si_uid, si_status
