@@ -201,25 +201,16 @@ def _arm64(uc: Any, sp0: int, mem: memoryview, st: dict[str, int]) -> Any:
     return hook
 
 
-_INTR_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
-
-
 def _add_intr_hook(uc: Any, hook: Callable[[Any, int, Any], None], direct: bool) -> Any:
     """The INTR hook through the binding's hook_add, or (``direct``) as a bare ctypes callback
-    registered with uc_hook_add, the way emukern's CPU installs its own (Cpu.hook_intr): the
+    (raw_vsetvli.add_intr_hook), the way emukern's CPU installs its own (Cpu.hook_intr): the
     binding's wrapper around every callback is part of a trap's cost, and emukern does not pay it.
     Returns what must stay alive while the hook is installed."""
-    from unicorn import UC_HOOK_INTR
     if not direct:
-        uc.hook_add(UC_HOOK_INTR, hook)
-        return None
-    from unicorn.unicorn_py3.unicorn import uclib
-    cb = _INTR_CFUNC(hook)
-    hh = ctypes.c_size_t()
-    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
-                         None, ctypes.c_uint64(1), ctypes.c_uint64(0)) != 0:
-        raise OSError("uc_hook_add failed")
-    return cb
+        from unicorn import UC_HOOK_INTR
+        return uc.hook_add(UC_HOOK_INTR, hook)
+    from emukern.bench.raw_vsetvli import add_intr_hook
+    return add_intr_hook(uc, hook)
 
 
 def raw_signal_us(arch: str, elf: Path, n: int, stats: dict[str, int] | None = None,

@@ -116,25 +116,20 @@ def _direct_regs(uc: Any) -> tuple[Any, Any]:
     return rd, wr
 
 
-def _hook_direct(uc: Any, hook: Any) -> None:
-    """The INTR hook as a bare ctypes callback (the binding's dispatcher frames skipped), as
-    emukern's CPUs install theirs."""
+def add_intr_hook(uc: Any, hook: Any) -> Any:
+    """The INTR hook as a bare ctypes callback registered with uc_hook_add (the binding's
+    dispatcher frames skipped), as emukern's CPUs install theirs.  ``hook(handle, intno, _)``
+    gets the engine's handle, not the Uc object.  Returns the callback, which must stay alive
+    while the hook is installed (also used by emukern.bench.raw_signal)."""
     import ctypes
     from unicorn import UC_HOOK_INTR
     from unicorn.unicorn_py3.unicorn import uclib
-    cfunc = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
-
-    def entry(_h: int, intno: int, _ud: int) -> None:
-        hook(uc, intno, None)
-    cb = cfunc(entry)
+    cb = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(hook)
     hh = ctypes.c_size_t()
     if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
                          None, ctypes.c_uint64(1), ctypes.c_uint64(0)):
-        raise SystemExit("raw_vsetvli: uc_hook_add failed")
-    _KEEP.append(cb)
-
-
-_KEEP: list[Any] = []
+        raise OSError("uc_hook_add failed")
+    return cb
 
 
 def main(args: list[str]) -> int:
@@ -164,7 +159,7 @@ def main(args: list[str]) -> int:
     status = [0]
     out = sys.stdout.buffer
 
-    def hook(uc: Any, intno: int, _ud: Any) -> None:
+    def hook(_uc: Any, intno: int, _ud: Any) -> None:     # (_uc: the Uc, or its handle)
         if intno == 8:                          # ecall; the PC is already past it
             nr = rd_reg(A7)
             if nr == 173:                       # getppid
@@ -200,11 +195,9 @@ def main(args: list[str]) -> int:
         # nothing to write back to the PC: Unicorn resumes after the trapping word (measured,
         # see emukern.machine.cpu_riscv), which is exactly stepping over the vsetvli
 
-    if direct:
-        _hook_direct(uc, hook)
-    else:
-        uc.hook_add(UC_HOOK_INTR, hook)
+    keep = add_intr_hook(uc, hook) if direct else uc.hook_add(UC_HOOK_INTR, hook)
     uc.emu_start(entry, 0)
+    del keep
     out.flush()
     return status[0]
 
