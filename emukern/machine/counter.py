@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import unicorn
 from unicorn import UC_HOOK_BLOCK, UC_HOOK_CODE, UC_HOOK_INTR, Uc
@@ -126,18 +126,24 @@ def native_error() -> str | None:
     return _native_error
 
 
-def add_empty_block_hook(uc: Uc) -> None:
-    """Install counter.c's empty block hook on a bare Unicorn (the bench's floor row: what the
-    per-block hook call costs with no counting in it).  Raises OSError without the native library."""
+def _hook_native(uc: Uc, kind: int, fn_name: str, user_data: Any) -> ctypes.c_size_t:
+    """uc_hook_add of one of counter.c's hooks (for every address); its handle."""
     from unicorn.unicorn_py3.unicorn import uclib
-    if not native_available():
-        raise OSError(f"the native counter is unavailable: {native_error()}")
     hh = ctypes.c_size_t()
-    fn = ctypes.cast(getattr(_native_lib, "ek_empty_block_hook"), ctypes.c_void_p)
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_BLOCK, fn, None,
+    fn = ctypes.cast(getattr(_native_lib, fn_name), ctypes.c_void_p)
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(hh), kind, fn, user_data,
                                ctypes.c_uint64(1), ctypes.c_uint64(0))
     if status != 0:
         raise OSError(f"uc_hook_add failed with status {status}")
+    return hh
+
+
+def add_empty_block_hook(uc: Uc) -> None:
+    """Install counter.c's empty block hook on a bare Unicorn (the bench's floor row: what the
+    per-block hook call costs with no counting in it).  Raises OSError without the native library."""
+    if not native_available():
+        raise OSError(f"the native counter is unavailable: {native_error()}")
+    _hook_native(uc, UC_HOOK_BLOCK, "ek_empty_block_hook", None)
 
 
 class NativeCounter:
@@ -168,13 +174,7 @@ class NativeCounter:
         self._install()
 
     def _add(self, kind: int, fn_name: str) -> None:
-        hh = ctypes.c_size_t()
-        fn = ctypes.cast(getattr(_native_lib, fn_name), ctypes.c_void_p)
-        status = self._uclib.uc_hook_add(self._uc._uch, ctypes.byref(hh), kind, fn, self._sp,
-                                         ctypes.c_uint64(1), ctypes.c_uint64(0))
-        if status != 0:
-            raise OSError(f"uc_hook_add failed with status {status}")
-        self._hooks.append(hh)
+        self._hooks.append(_hook_native(self._uc, kind, fn_name, self._sp))
 
     def _install(self) -> None:
         if self.exact:
