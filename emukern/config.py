@@ -9,6 +9,11 @@ ARCHES = ("riscv64", "arm64")
 RVV_VLENS = (64, 128, 256, 512, 1024, 2048, 4096)
 
 
+def sve_vl_valid_bits(vl: int) -> bool:
+    """An SVE vector length the architecture allows: a multiple of 128 bits from 128 to 2048."""
+    return vl % 128 == 0 and 128 <= vl <= 2048
+
+
 @dataclass
 class MachineConfig:
     """Every option of a machine; ``Machine(**options)`` and the fixtures take these names.
@@ -93,11 +98,11 @@ class MachineConfig:
         if not self.sve_vls:
             raise ConfigError("--sve-vls is empty", hint="list at least one vector length, e.g. --sve-vls 128,256")
         if self.sve_vl is None:
-            ok = [v for v in self.sve_vls if v % 128 == 0 and 128 <= v <= 2048]
+            ok = [v for v in self.sve_vls if sve_vl_valid_bits(v)]
             fit = [v for v in ok if v <= 512]
             self.sve_vl = max(fit) if fit else (min(ok) if ok else 128)
         for vl in (self.sve_vl, *self.sve_vls):
-            if vl % 128 or not 128 <= vl <= 2048:
+            if not sve_vl_valid_bits(vl):
                 raise ConfigError(f"SVE vector length {vl} is invalid",
                                   hint="use a multiple of 128 between 128 and 2048")
         if self.sve_vl not in self.sve_vls:

@@ -172,10 +172,10 @@ def check_vls(vls: tuple[int, ...], arches: set[str]) -> None:
     """Every --vl must be a vector length each selected architecture's machine can have (the
     rules MachineConfig applies: an SVE VL a multiple of 128 in 128..2048, an RVV VLEN a power of
     two in RVV_VLENS), refused once before anything runs rather than failing every run."""
-    from emukern.config import RVV_VLENS as MACHINE_VLENS
+    from emukern.config import RVV_VLENS as MACHINE_VLENS, sve_vl_valid_bits
     from emukern.errors import ConfigError
     for vl in vls:
-        if "arm64" in arches and (vl % 128 or not 128 <= vl <= 2048):
+        if "arm64" in arches and not sve_vl_valid_bits(vl):
             raise ConfigError(f"--vl {vl} is not an SVE vector length, and arm64 tests are selected",
                               hint="an SVE VL is a multiple of 128 between 128 and 2048"
                                    + ("; or add --arch riscv64" if "riscv64" in arches else ""))
