@@ -27,19 +27,22 @@ class SignalDelivery(SignalBase):
     """do_signal and what it calls."""
 
     # ---- delivery: exit_to_user_mode_loop -> arch_do_signal_or_restart ------------------------
-    def dequeue_signal(self, t: Task, mask: int) -> KSigInfo | None:
-        """The lowest pending signal not in ``mask``: synchronous ones first, the thread's own set
-        before the process's."""
-        st = t.sigstate
-        for pending in (st.pending, t.signal.shared_pending):
+    @staticmethod
+    def next_signal(t: Task, mask: int) -> "tuple[SigPending, int] | None":
+        """next_signal: the set and number of the signal get_signal takes next among those not
+        in ``mask`` — synchronous ones first, the thread's own set before the process's; None
+        when none is deliverable."""
+        for pending in (t.sigstate.pending, t.signal.shared_pending):
             avail = pending.signal & ~mask
-            if not avail:
-                continue
-            sync = avail & SYNCHRONOUS_MASK
-            bits = sync or avail
-            sig = (bits & -bits).bit_length()
-            return pending.take(sig)
+            if avail:
+                bits = avail & SYNCHRONOUS_MASK or avail
+                return pending, (bits & -bits).bit_length()
         return None
+
+    def dequeue_signal(self, t: Task, mask: int) -> KSigInfo | None:
+        """The next signal (next_signal), taken off its pending set."""
+        nxt = self.next_signal(t, mask)
+        return None if nxt is None else nxt[0].take(nxt[1])
 
     def deliver_to_handler(self, cpu: "Cpu", task: Task, notes: list[str]) -> bool:
         """get_signal's common case, tried first on the way out of a syscall: no generic work is
@@ -53,16 +56,10 @@ class SignalDelivery(SignalBase):
         sigs = task.signal
         if st.restart is not None or sigs.cld_notify or sigs.stop_pending or task.ptrace is not None:
             return False
-        mask = ~st.blocked
-        pending = st.pending
-        avail = pending.signal & mask
-        if not avail:
-            pending = sigs.shared_pending
-            avail = pending.signal & mask
-            if not avail:
-                return False
-        bits = avail & SYNCHRONOUS_MASK or avail
-        sig = (bits & -bits).bit_length()
+        nxt = self.next_signal(task, st.blocked)
+        if nxt is None:
+            return False
+        pending, sig = nxt
         ka = task.sighand.action[sig]
         if ka.handler <= SIG_IGN:           # SIG_DFL / SIG_IGN: the default actions' path
             return False
