@@ -194,8 +194,12 @@ class _Task:
 
 
 def _plan(names: list[str], ctx: ReproduceContext) -> tuple[list[_Task], dict[str, list[Any]]]:
-    """Every task of ``names``, longest first: a pointed experiment's points are tasks of their
-    own, so its longest point starts first and the short ones fill the gaps the others leave."""
+    """Every task of ``names`` in submission order: experiments by their estimated total cost,
+    longest first, and a pointed experiment's points (tasks of their own) together, longest point
+    first.  Kept together, an experiment's points share every worker and it finishes in about
+    its total / jobs (arm64_mrs's sweep: not behind the other experiments' whole tasks, as one
+    list sorted by task cost had it, whose short points went last); its short last points still
+    even out the workers before the next experiment starts."""
     tasks: list[_Task] = []
     points: dict[str, list[Any]] = {}
     for name in names:
@@ -211,7 +215,11 @@ def _plan(names: list[str], ctx: ReproduceContext) -> tuple[list[_Task], dict[st
             tasks = [t for t in tasks if t.name != name]
             cost = DEFAULT_POOL_SECONDS
         tasks.append(_Task(name, None, cost))
-    tasks.sort(key=lambda t: -t.cost)    # stable: equal estimates keep EXPERIMENTS order
+    total: dict[str, float] = {}
+    for t in tasks:
+        total[t.name] = total.get(t.name, 0.0) + t.cost
+    # stable: equal estimates keep EXPERIMENTS order (and pool_points order within one)
+    tasks.sort(key=lambda t: (-total[t.name], -t.cost))
     return tasks, points
 
 
@@ -244,7 +252,8 @@ def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], j
 
     One pool holds every task: whole experiments, and the points of the experiments that offer
     them (``pool_points``/``run_point``/``point_cost``, e.g. arm64_mrs's (N CPUs, policy)
-    machines), submitted longest first, so the wall time tends to max(longest task, total / jobs)."""
+    machines), submitted as :func:`_plan` orders them, so the wall time tends to max(longest
+    task, total / jobs) and a pointed experiment takes about its own total / jobs."""
     console = ctx.console
     color = console.is_terminal
     tasks, points = _plan(names, ctx)
@@ -268,7 +277,7 @@ def _run_pool(names: list[str], ctx: ReproduceContext, status: dict[str, str], j
     console.print(f"[dim]running {len(names)} experiments in {workers} worker processes "
                   f"(--jobs {jobs}) as {len(tasks)} tasks"
                   + (f" ({n_points} of them points of {', '.join(points)})" if points else "")
-                  + ", longest first; each experiment's output is printed whole when it finishes, in order[/]")
+                  + ", longest experiment first; each experiment's output is printed whole when it finishes, in order[/]")
     pending = list(names)
 
     def take(out: Console, st: str | None, res: Any, text: str) -> None:

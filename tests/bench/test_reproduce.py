@@ -271,14 +271,21 @@ def pointed(monkeypatch, fakes):
     return fakes
 
 
-def test_plan_puts_every_point_in_the_pool_longest_first(tmp_path, pointed, monkeypatch):
-    monkeypatch.setattr(sys.modules["emukern.bench.fa"], "POOL_SECONDS", 4.0, raising=False)
+@pytest.mark.parametrize("fa_cost, order", [
+    # fp's points (5 + 3 + 1 = 9 s) are tasks of their own, kept together, longest point first;
+    # the experiments go by their total: fb 10, fp 9, fa 4 ...
+    (4.0, [("fb", None), ("fp", 1), ("fp", 2), ("fp", 0), ("fa", None)]),
+    # ... and fa 9.5 before fp 9, even though fp's longest point (5) is shorter than neither
+    (9.5, [("fb", None), ("fa", None), ("fp", 1), ("fp", 2), ("fp", 0)]),
+])
+def test_plan_keeps_an_experiments_points_together_longest_experiment_first(tmp_path, pointed, monkeypatch,
+                                                                              fa_cost, order):
+    monkeypatch.setattr(sys.modules["emukern.bench.fa"], "POOL_SECONDS", fa_cost, raising=False)
     ctx = R.ReproduceContext(tmp_path, False, R.FitConsole(), jobs=2)
     tasks, points = R._plan(["fa", "fp", "fb"], ctx)
     assert points == {"fp": [("p", 1), ("p", 5), ("p", 3)]}
-    # fp's points are tasks of their own, interleaved with the whole experiments by estimated cost
-    assert [(t.name, t.index, t.cost) for t in tasks] == [
-        ("fb", None, R.DEFAULT_POOL_SECONDS), ("fp", 1, 5.0), ("fa", None, 4.0), ("fp", 2, 3.0), ("fp", 0, 1.0)]
+    assert [(t.name, t.index) for t in tasks] == order
+    assert {t.cost for t in tasks if t.name == "fp"} == {5.0, 3.0, 1.0}
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
