@@ -40,6 +40,7 @@ import os
 import struct
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.arm64.ptrace import sve_get
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal.defs import RLIMIT_CORE
 
@@ -101,7 +102,7 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
     nr = ctx["x"][8] & 0xFFFFFFFF if th is not None and th.in_syscall else 0xFFFFFFFF
     out += _note(b"LINUX", NT_ARM_SYSTEM_CALL, nr.to_bytes(4, "little"))
     if has["sve"] and th is not None:
-        out += _note(b"LINUX", NT_ARM_SVE, _sve_regset(k, th))
+        out += _note(b"LINUX", NT_ARM_SVE, sve_get(k, t))        # as PTRACE_GETREGSET gives it
     if has["paca"]:
         # ptrauth_user_pac_mask(): the pointer bits above the 48-bit VA up to bit 54.  The keys
         # are the ones the machine runs with: emukern never programs the key registers (zero).
@@ -113,36 +114,6 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
         out += _note(b"LINUX", NT_ARM_PACG_KEYS, bytes(16))
     out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, bytes(8))     # no PR_SET_TAGGED_ADDR_CTRL
     return out
-
-
-def _sve_regset(k: Any, th: Any) -> bytes:
-    """sve_get_common: user_sve_header {size, max_size, vl, max_vl, flags}, then the registers —
-    the SVE layout (Z0-31, P0-15, FFR, FPSR, FPCR at SVE_PT_SVE_*_OFFSET) when the task has live
-    SVE state (TIF_SVE), else the FPSIMD form (user_fpsimd_state)."""
-    from emukern.kernel import ptrace as P
-    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, supported_vls
-
-    def sve_size(vq: int) -> int:           # SVE_PT_SIZE(vq, SVE_PT_REGS_SVE)
-        ffr_end = 16 + 32 * vq * 16 + 16 * vq * 2 + vq * 2
-        return ((ffr_end + 15) & ~15) + 8
-    vl = th.vl // 8
-    max_vl = max(supported_vls(k)) // 8
-    inherit = 2 if th.tif_sve_vl_inherit else 0          # SVE_PT_VL_INHERIT
-    if th.tif_sve and th.fp_type == FP_STATE_SVE and th.state:
-        a = k.sve_area
-        vq, svl = vl // 16, th.sve_state_vl // 8
-        body = bytearray(sve_size(vq) - 16)
-        for i in range(32):
-            body[i * vl:(i + 1) * vl] = a.zreg(th.state, th.sve_state_vl, i)[:vl]
-        pl = vl // 8
-        preg = a.read(th.state + a.p_off, 17 * (svl // 8))
-        for j in range(17):                                  # P0-P15, then FFR
-            body[32 * vl + j * pl:32 * vl + (j + 1) * pl] = preg[j * (svl // 8):j * (svl // 8) + pl]
-        fpsr = (32 * vl + 17 * pl + 15) & ~15
-        body[fpsr:fpsr + 8] = a.read(th.state + a.fpsr_off, 8)
-        return struct.pack("<IIHHHH", 16 + len(body), sve_size(max_vl // 16), vl, max_vl, 1 | inherit, 0) + bytes(body)
-    fp = P._arm64_fpsimd_get(k, th.task) if th.task is not None else bytes(528)
-    return struct.pack("<IIHHHH", 16 + len(fp), sve_size(max_vl // 16), vl, max_vl, inherit, 0) + fp
 
 
 def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:

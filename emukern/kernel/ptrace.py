@@ -24,7 +24,9 @@ What is modelled, as Linux does it:
   arm64: NT_PRSTATUS (user_pt_regs; a pstate that is not EL0t with D/A/I/F clear is EINVAL),
   NT_PRFPREG (user_fpsimd_state), NT_ARM_TLS (TPIDR_EL0 and TPIDR2_EL0, which reads 0 and ignores
   writes without SME), NT_ARM_HW_BREAK / NT_ARM_HW_WATCH (dbg_info from ID_AA64DFR0_EL1's
-  DebugVer and BRPs/WRPs, as ptrace_hbp_get_resource_info).  riscv64: NT_PRSTATUS
+  DebugVer and BRPs/WRPs, as ptrace_hbp_get_resource_info), NT_ARM_SVE (user_sve_header and
+  the FPSIMD or SVE form; a write sets the VL first, as prctl(PR_SVE_SET_VL) does: see
+  kernel/arm64/ptrace.py).  riscv64: NT_PRSTATUS
   (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
 * **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
   (ptrace_check_attach); EIO for a request emukern does not know.
@@ -32,7 +34,7 @@ What is modelled, as Linux does it:
 Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
 PTRACE_SYSCALL (syscall-stops), PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
 event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
-POKEUSR (EIO on both architectures in Linux too), NT_ARM_SVE and NT_RISCV_VECTOR.  Installing a
+POKEUSR (EIO on both architectures in Linux too), NT_ARM_SYSTEM_CALL and NT_RISCV_VECTOR.  Installing a
 hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
 debug registers to program (disabled entries are accepted).  A tracee that is not the tracer's
 child reports its stops to the tracer's wait4, but its exit goes to its real parent only.
@@ -43,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_get, fpr_set, sve_get, sve_set
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState
@@ -329,7 +332,8 @@ class Regset:
 ARM64_REGSETS = (Regset(NT_PRSTATUS, 34, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 132, 4, "NT_PRFPREG"),
                  Regset(NT_ARM_TLS, 2, 8, "NT_ARM_TLS"),
                  Regset(NT_ARM_HW_BREAK, 66, 4, "NT_ARM_HW_BREAK"),
-                 Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"))
+                 Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"),
+                 Regset(NT_ARM_SVE, NT_ARM_SVE_UNITS, 16, "NT_ARM_SVE"))
 RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"))
 
 
@@ -344,6 +348,17 @@ def ptrace_regset(k: Any, task: "Task", child: "Task", request: int, note: int, 
     if rs is None or length % rs.size:
         return -E.EINVAL
     length = min(length, rs.total)
+    if rs.note == NT_ARM_SVE:
+        # sve_get/sve_set: -EINVAL when the system has no SVE; a write is exactly the bytes given
+        # (a short one leaves the rest as sve_set_common defines), not merged into a full read
+        if not k.config.has_sve:
+            return -E.EINVAL
+        if request == PTRACE_SETREGSET:
+            err = sve_set(k, k.cpus[task.cpu], child, task.mm.read(base, length))
+            if err:
+                return err
+            task.mm.write(uiov + 8, length.to_bytes(8, "little"))
+            return 0
     if request == PTRACE_GETREGSET:
         task.mm.write(base, regset_get(k, child, rs)[:length])
     else:
@@ -390,6 +405,8 @@ def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
             return _arm64_fpsimd_get(k, child)
         if rs.note == NT_ARM_TLS:
             return arm64_tls_regset(ctx)
+        if rs.note == NT_ARM_SVE:
+            return sve_get(k, child)
         return _arm64_hwdebug_get(k, rs.note)
     return riscv_fpr_regset(child.thread.fp if child.thread is not None else None)
 
@@ -425,29 +442,14 @@ def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
 
 
 def _arm64_fpsimd_get(k: Any, child: "Task") -> bytes:
-    """fpr_get: the task's saved FPSIMD state (its SVE form converted first: sve_sync_to_fpsimd)."""
-    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, sve_to_fpsimd
-    th = child.thread
-    for c in k.cpus:
-        c.stub_sync()                 # the save the switch queued has reached memory
-    if th.fp_type == FP_STATE_SVE:
-        sve_to_fpsimd(k, th)
-    a = k.sve_area
-    return bytes(a.read(th.state + a.fp_off, 528))
+    """fpr_get: the task's saved FPSIMD state (kernel/arm64/ptrace.py fpr_get)."""
+    return fpr_get(k, child)
 
 
 def _arm64_fpsimd_set(k: Any, child: "Task", data: bytes) -> None:
-    """fpr_set: the new FPSIMD state, mirrored into the SVE form when that is the saved one, and
-    the task's registers reloaded from memory at its next return to user (fpsimd_flush_task_state)."""
-    from emukern.kernel.arm64.fpsimd import FP_STATE_SVE, fpsimd_flush_task_state, fpsimd_to_sve
-    th = child.thread
-    for c in k.cpus:
-        c.stub_sync()
-    a = k.sve_area
-    a.write(th.state + a.fp_off, data[:528])
-    if th.fp_type == FP_STATE_SVE:
-        fpsimd_to_sve(k, th)
-    fpsimd_flush_task_state(th)
+    """fpr_set: the new FPSIMD state, the SVE registers zeroed around it when the task has
+    TIF_SVE (sve_sync_from_fpsimd_zeropad), reloaded at its next return to user."""
+    fpr_set(k, child, data)
 
 
 def _arm64_hwdebug_info(k: Any, note: int) -> int:

@@ -71,6 +71,9 @@ TESTS: list[SelfTest] = [
                   "the CPU runs at 1 MHz so that second is 1 M cycles"),
     SelfTest(_A, "fp", "fp-pidbench", kind="bench", switches=SVE, vector=True,
              note="built with the iteration count substituted (see build.PIDBENCH_ITERS)"),
+    SelfTest(_A, "fp", "sve-ptrace", switches=SVE, vector=True,
+             note="a tracer reads and writes its stopped child's NT_ARM_SVE / NT_PRFPREG regsets at "
+                  "every VQ 1-17; the Streaming SVE half skips itself without SME"),
     SelfTest(_A, "fp", "kernel-test", kind="stress", stop_signal=SIGTERM,
              note="fp-stress's KERNEL child: hashes through AF_ALG sockets until SIGTERM"),
     # ---- arm64 abi/ -----------------------------------------------------------------------------
@@ -116,10 +119,9 @@ NOT_RUN = {
     "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
-    "arm64/fp (SME and ptrace programs)": "fp-ptrace, sve-ptrace, za-fork, za-ptrace, zt-ptrace: the SVE/SME "
-                                          "ptrace regsets (NT_ARM_SVE, NT_ARM_SSVE, NT_ARM_ZA, NT_ARM_ZT; "
-                                          "kernel/ptrace.py has the others) and SME; ssve-test, za-test, "
-                                          "zt-test, rdvl-sme: SME (built as fp-stress's children only)",
+    "arm64/fp (SME programs)": "fp-ptrace, za-fork, za-ptrace, zt-ptrace: SME and its ptrace regsets "
+                               "(NT_ARM_SSVE, NT_ARM_ZA, NT_ARM_ZT); ssve-test, za-test, zt-test, "
+                               "rdvl-sme: SME (built as fp-stress's children only)",
 }
 
 

@@ -264,9 +264,16 @@ class RealTable:
         k.update({"package": run.package, "version": run.version, "release": run.release})
         k.pop("command", None)
         vls = k.setdefault("vls", {})
-        vls[str(run.vl)] = {"cpu": run.cpu, "date": run.date, "command": command, "tests": {
-            tid: {"verdict": o.verdict, "counts": o.counts, "cause": o.cause[:300]}
-            for tid, o in run.outcomes.items()}}
+        old = vls.get(str(run.vl), {})
+        tests = dict(old.get("tests", {}))
+        # a run of some tests (--only) replaces their verdicts and keeps the others'; the
+        # commands that recorded this VL's entries are all named
+        kept = set(tests) - set(run.outcomes)
+        tests.update({tid: {"verdict": o.verdict, "counts": o.counts, "cause": o.cause[:300]}
+                      for tid, o in run.outcomes.items()})
+        if kept and old.get("command") and command not in old["command"].split("; "):
+            command = f"{old['command']}; {command}"
+        vls[str(run.vl)] = {"cpu": run.cpu, "date": run.date, "command": command, "tests": tests}
         k["date"] = max(v.get("date", "") for v in vls.values())
         self.data["kernels"] = dict(sorted(self.data["kernels"].items()))
         k["vls"] = dict(sorted(vls.items(), key=lambda kv: int(kv[0])))

@@ -256,7 +256,8 @@ def main(a: Any) -> int:
                     + (f"1 boot, {rr.boot_seconds:.1f} s" if rr.boots else "every result from the cache"))
                 real_runs.append(rr)
                 if getattr(a, "record", False):
-                    table.record(rr, f"emukern selftests --real {real_name} --vl {vl} --record")
+                    table.record(rr, f"emukern selftests --real {real_name} --vl {vl} --record"
+                                 + "".join(f" --only {n}" for n in only))
             if getattr(a, "record", False):
                 table.save(Path(a.real_file) if getattr(a, "real_file", None) else None)
             live = {(rr.vl, tid): ro.to_json() for rr in real_runs for tid, ro in rr.outcomes.items()}

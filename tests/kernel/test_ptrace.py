@@ -100,8 +100,9 @@ def test_regset_tables_match_the_uapi_structs():
     sizes = {r.name: r.total for r in P.ARM64_REGSETS}
     # user_pt_regs: 31 + sp, pc, pstate; user_fpsimd_state: 32 x 16 + fpsr, fpcr, 2 reserved;
     # NT_ARM_TLS: TPIDR_EL0, TPIDR2_EL0; user_hwdebug_state: dbg_info, pad, 16 x (addr, ctrl, pad)
+    # NT_ARM_SVE: DIV_ROUND_UP(SVE_PT_SIZE(SVE_VQ_MAX, SVE_PT_REGS_SVE), 16) units of 16 bytes
     assert sizes == {"NT_PRSTATUS": 272, "NT_PRFPREG": 528, "NT_ARM_TLS": 16,
-                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264}
+                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 279584}
     assert {r.name: r.total for r in P.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
 
 

@@ -186,6 +186,16 @@ def test_recorded_table_and_the_target_check(tmp_path: Path, fake_kernel: list[A
     assert rec["vls"]["256"]["command"] == "emukern selftests --real debian-13-arm64 --vl 256"
     assert again.lookup("debian-13-arm64", 256, "arm64/abi/syscall-abi")["verdict"] == "pass"
     assert again.lookup("debian-13-arm64", 512, "arm64/abi/syscall-abi") is None
+    # a later run of one test (--only) replaces its verdict and keeps the others', naming both commands
+    r2 = real.run_real("debian-13-arm64", [_built(tmp_path, "sve-test", b"ELF2")], 256, 60)
+    r2.outcomes["arm64/fp/sve-test"].verdict = "fail"
+    again.record(r2, "emukern selftests --real debian-13-arm64 --vl 256 --only sve-test")
+    rec = again.kernel("debian-13-arm64")
+    assert set(rec["vls"]["256"]["tests"]) == {"arm64/abi/syscall-abi", "arm64/fp/sve-test"}
+    assert again.lookup("debian-13-arm64", 256, "arm64/fp/sve-test")["verdict"] == "fail"
+    assert again.lookup("debian-13-arm64", 256, "arm64/abi/syscall-abi")["verdict"] == "pass"
+    assert rec["vls"]["256"]["command"] == ("emukern selftests --real debian-13-arm64 --vl 256; "
+                                             "emukern selftests --real debian-13-arm64 --vl 256 --only sve-test")
     ok, bad, other = (Outcome("arm64/abi/syscall-abi", "vl=256", v) for v in ("pass", "fail", "skip"))
     real.mark(ok, {"verdict": "pass"})
     real.mark(bad, {"verdict": "pass"})
@@ -235,5 +245,8 @@ def test_the_shipped_record_names_its_kernels() -> None:
         assert k["release"] and k["package"].startswith("linux-image-") and k["date"]
         for vl, rec in k["vls"].items():
             assert rec["tests"] and rec["cpu"] and int(vl) in (128, 256, 512)
-            assert rec["command"] == f"emukern selftests --real {name} --vl {vl} --record" and rec["date"]
+            # the whole suite's command first, then any --only run that added tests since
+            cmds = rec["command"].split("; ")
+            assert cmds[0] == f"emukern selftests --real {name} --vl {vl} --record" and rec["date"]
+            assert all(c.startswith(cmds[0] + " --only ") for c in cmds[1:])
             assert all(t["verdict"] in ("pass", "fail", "skip", "timeout", "not built") for t in rec["tests"].values())

@@ -69,7 +69,11 @@ def test_core_file_layout(cguest, arch, tmp_path):
         sve = notes[9][2]
         size, max_size, vl, max_vl, flags = struct.unpack_from("<IIHHH", sve)
         vq = vl // 16
-        sve_size = ((16 + 32 * vq * 16 + 17 * vq * 2 + 15) & ~15) + 8      # SVE_PT_SIZE(vq, SVE)
+        # SVE_PT_SIZE(vq, SVE): header, then SVE_PT_SVE_SIZE: Z, P, FFR, FPSR at the next
+        # 16-byte boundary, FPCR, the whole rounded up to 16 (uapi/asm/ptrace.h)
+        fpsr = (16 + 32 * vq * 16 + 17 * vq * 2 + 15) & ~15
+        sve_size = 16 + ((fpsr + 8 - 16 + 15) & ~15)
+        assert max_size == sve_size == {4: 2224}[vq]
         assert size == len(sve) and vl == max_vl == 512 // 8                # sve_vls 128,256,512
         assert size == (sve_size if flags & 1 else 16 + 528)                # SVE or FPSIMD form
         assert struct.unpack("<i", notes[8][2])[0] == -1                    # syscallno: a fault
