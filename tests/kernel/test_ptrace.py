@@ -4,13 +4,15 @@ qemu-user is no oracle here: it answers ptrace with ENOSYS.  The expected lines 
 source: wait reports a signal-delivery stop without WUNTRACED (wait_task_stopped, ptrace=1); the
 stop's siginfo is the raise()'s SI_TKILL one; PEEKDATA stores the word, POKEDATA writes it;
 regset lengths are the regsets' sizes (arm64 user_pt_regs 272, user_fpsimd_state 528, NT_ARM_TLS
-two registers; riscv user_regs_struct 256, FP 33 words); a pstate that is not EL0t is EINVAL
+two registers, NT_ARM_SVE's header and SVE_PT_SIZE (tests/oracle/guests/sve_ptrace_probe.c); riscv user_regs_struct 256, FP 33 words); a pstate that is not EL0t is EINVAL
 (valid_user_regs); a length that is not a multiple of the unit or an unknown note is EINVAL
 (ptrace_regset); a signal above 64 and an unknown request are EIO; a task not traced by the
 caller, or not stopped, is ESRCH (ptrace_check_attach); a second TRACEME and attaching to oneself
 or to a traced task are EPERM."""
 from __future__ import annotations
 
+
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +124,41 @@ def test_hwdebug_info_follows_id_aa64dfr0(cguest):
     enabled[16:20] = (1).to_bytes(4, "little")
     assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, bytes(enabled)) < 0
     assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, blob) == 0
+
+
+SVE_PROBE = Path(__file__).resolve().parents[1] / "oracle" / "guests" / "sve_ptrace_probe.c"
+
+
+def _sve_pt_size(vq: int) -> int:
+    """SVE_PT_SIZE(vq, SVE_PT_REGS_SVE) from uapi/asm/ptrace.h's macros."""
+    fpsr = (16 + 32 * vq * 16 + 17 * vq * 2 + 15) & ~15
+    return 16 + ((fpsr + 8 - 16 + 15) & ~15)
+
+
+@pytest.mark.parametrize("policy", ["legacy", "p1", "p1+p2"])
+@pytest.mark.parametrize("vl", [128, 256, 512])
+def test_nt_arm_sve_reaches_the_tracees_registers(cguest, vl, policy):
+    """sve_ptrace_probe.c (checked byte for byte against Debian's 6.1 and 6.12 kernels in
+    tests/oracle/test_oracle_real_kernels.py): the tracer's NT_ARM_SVE write at the VL is what the
+    child's Z0/P0/FPSR hold right after its stop returns; register data at a VL the machine
+    lacks is EIO; the FPSIMD form drops TIF_SVE (NT_ARM_SVE then reads the FPSIMD form)."""
+    exe = cguest(SVE_PROBE, "arm64")
+    r = Machine(arch="arm64", sve_vl=vl, policies={"arm64-sve": policy}).load(exe, [str(vl)]).run()
+    assert r.exit_status == 0, (r.message, r.stderr)
+    b, vq = vl // 8, vl // 128
+    out = r.stdout.decode()
+    assert f"header read: 16 bytes, size 544, max_size {_sve_pt_size(4)}, vl {b}, max_vl 64, flags 0" in out
+    assert "odd length: -22\n" in out and "data at VL 384: -5\n" in out
+    assert (f"read back: 8192 bytes, size {_sve_pt_size(vq)} (expected {_sve_pt_size(vq)}), vl {b}, "
+            f"flags 0x1, Z0[last] {b:02x}, FPSR 0x8000000") in out
+    assert f"child: VL {b}, Z0 01 02 .. {b:02x}, P0 55 .. 55, FPSR 0x8000000\n" in out
+    assert "NT_PRFPREG: 0, V0[0] a0 V1[0] 00\nread as: 8192 bytes, size 544, flags 0\nchild exit: 0\n" in out
+
+
+def test_nt_arm_sve_without_sve_is_einval(cguest):
+    """sve_get/sve_set: -EINVAL when the system does not support SVE (the child's SVE store then
+    dies of SIGILL, which the probe reports as a child that did not stop again)."""
+    exe = cguest(SVE_PROBE, "arm64")
+    r = Machine(arch="arm64", has_sve=False).load(exe, ["128"]).run()
+    out = r.stdout.decode()
+    assert "header read: -22 bytes" in out and "SVE write: -22\n" in out and "stopped again: 0\n" in out

@@ -48,6 +48,7 @@ ARM64 = [
     ("mrs_regs", ASM / "arm64/mrs_regs.S", [], None),   # --kernel tables + QEMU max ID values
     ("hwcap", "c:hwcaps_cpuinfo", [], EVTSTRM),
     ("sigframe", "c:sigframe_arm64", [], NO_SIGNALS),
+    ("sve_ptrace", "c:sve_ptrace_probe", ["256"], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -103,6 +104,14 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
     if case == "sve_firstuse":
         # do_sve_acc(): Z above 128 bits, P0-P15 and FFR all zero at first use; VL 256 bits
         assert out.startswith("vl 32 bytes") and "NONZERO" not in out and out.count("zero") == 49
+    elif case == "sve_ptrace":
+        # uapi/asm/ptrace.h at VL 256 (vq 2): FPSIMD form 16 + 528 bytes, SVE form SVE_PT_SIZE
+        # 1136, max_size at VL 256 the same; the write reaches the child's registers
+        assert "header read: 16 bytes, size 544, max_size 1136, vl 32, max_vl 32, flags 0" in out
+        assert "odd length: -22" in out and "data at VL 384: -5" in out
+        assert "size 1136 (expected 1136), vl 32, flags 0x1, Z0[last] 20, FPSR 0x8000000" in out
+        assert "child: VL 32, Z0 01 02 .. 20, P0 55 .. 55, FPSR 0x8000000" in out
+        assert "NT_PRFPREG: 0, V0[0] a0 V1[0] 00" in out and "read as: 8192 bytes, size 544, flags 0" in out
     elif case == "sve_syscall":
         assert len(r.stdout) == 2 * 4096
     elif case == "sigframe" and arch == "arm64":
