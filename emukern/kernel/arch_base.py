@@ -42,6 +42,14 @@ class ArchBase:
         """AT_HWCAP2, or None on an architecture without ELF_HWCAP2 (no auxv entry)."""
         return None
 
+    # ELF_PLATFORM: the string AT_PLATFORM points to (None: the architecture defines none)
+    elf_platform: str | None = None
+
+    def arch_dlinfo(self) -> list[tuple[int, int]]:
+        """The auxv entries of ARCH_DLINFO that come between AT_SYSINFO_EHDR and
+        AT_MINSIGSTKSZ (riscv: the cache geometry)."""
+        return []
+
     def cpuinfo(self) -> str:
         """/proc/cpuinfo (the arch's c_show)."""
         return ""

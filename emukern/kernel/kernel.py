@@ -32,6 +32,7 @@ from emukern.kernel.sched import PerCpu, Scheduler
 from emukern.kernel.signal import SignalMixin, flush_signal_handlers, init_task_signals
 from emukern.kernel.smp import RunLoop
 from emukern.kernel.syscalls import BLOCK, SyscallsMixin
+from emukern.kernel.syscalls_proc import USER_HZ
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
@@ -40,6 +41,10 @@ from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
+
+# the auxv's rseq entries (Linux 6.3 on): offsetof(struct rseq, end) with node_id and mm_cid,
+# and __alignof__(struct rseq)
+RSEQ_FEATURE_SIZE, RSEQ_ALIGN = 28, 32
 
 if TYPE_CHECKING:
     from emukern.kernel.arm64.entry_fpsimd import SveStateArea
@@ -426,12 +431,15 @@ class Kernel(SyscallsMixin, SignalMixin):
         arch_pick_mmap_layout(self, task, mm, stack_top)   # kernel/mm_layout.py (RLIMIT_STACK)
         interp = load_elf_interp(self, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
         rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
+        # AT_CLKTCK is CLOCKS_PER_SEC (USER_HZ, 100), whatever CONFIG_HZ the clock ticks at;
+        # AT_RSEQ_FEATURE_SIZE is offsetof(struct rseq, end) (28 with mm_cid), AT_RSEQ_ALIGN 32
         auxv = standard_auxv(image, hwcap=self.arch.hwcap(), hwcap2=self.arch.hwcap2(),
-                             clktck=self.config.hz, base=interp[1] if interp else 0,
-                             minsigstksz=self.signal_minsigstksz())
+                             clktck=USER_HZ, base=interp[1] if interp else 0,
+                             minsigstksz=self.signal_minsigstksz(), dlinfo=self.arch.arch_dlinfo(),
+                             rseq=(RSEQ_FEATURE_SIZE, RSEQ_ALIGN) if self.version.rseq_auxv else None)
         self.map_sigtramp(mm)             # the sigreturn trampoline page (Linux: the vDSO's)
         lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
-                                   platform=None, execfn=execfn)
+                                   platform=self.arch.elf_platform, execfn=execfn)
         # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
         # smaller mapping also makes switch_mm cheaper); the first mapping is STACK_INIT, or more
         # when the arguments need it (setup_arg_pages likewise extends the stack VMA past them)

@@ -81,6 +81,17 @@ class KernelVersion:
     real: str | None = None         # the real kernel profile (emukern linux) it corresponds to
 
     @property
+    def release(self) -> tuple[int, int]:
+        """(major, minor) of ``linux`` ("7.3-rc1" -> (7, 3))."""
+        major, minor = self.linux.split("-")[0].split(".")[:2]
+        return int(major), int(minor)
+
+    @property
+    def rseq_auxv(self) -> bool:
+        """create_elf_tables gives AT_RSEQ_FEATURE_SIZE / AT_RSEQ_ALIGN (Linux 6.3 on)."""
+        return self.release >= (6, 3)
+
+    @property
     def base(self) -> str:
         return self.name.removesuffix(PATCHED_SUFFIX)
 

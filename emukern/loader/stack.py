@@ -162,19 +162,25 @@ def standard_auxv(
     base: int = 0,
     sysinfo_ehdr: int | None = None,
     minsigstksz: int | None = None,
+    dlinfo: Sequence[tuple[int, int]] = (),
+    rseq: tuple[int, int] | None = None,
 ) -> list[tuple[int, int]]:
     """The auxiliary vector Linux gives a static program, in Linux's order.
 
     Order (``create_elf_tables``): ARCH_DLINFO (``AT_SYSINFO_EHDR`` if a vDSO address is
-    given, ``AT_MINSIGSTKSZ`` if given), HWCAP, PAGESZ, CLKTCK, PHDR, PHENT, PHNUM, BASE,
-    FLAGS, ENTRY, UID, EUID, GID, EGID, SECURE, RANDOM, HWCAP2 (``hwcap2`` defaults to 0 on
-    arm64, which defines ELF_HWCAP2, and to *absent* on riscv64), EXECFN.  ``AT_RANDOM`` and
-    ``AT_EXECFN`` carry ``random_addr_placeholder``; :func:`build_initial_stack` replaces both
-    with the real addresses and appends ``AT_PLATFORM`` / ``AT_NULL``.
+    given, the architecture's ``dlinfo`` entries, ``AT_MINSIGSTKSZ`` if given), HWCAP, PAGESZ,
+    CLKTCK (USER_HZ, the unit of times() and /proc -- never the kernel's HZ), PHDR, PHENT,
+    PHNUM, BASE, FLAGS, ENTRY, UID, EUID, GID, EGID, SECURE, RANDOM, HWCAP2 (``hwcap2`` defaults
+    to 0 on arm64, which defines ELF_HWCAP2, and to *absent* on riscv64), EXECFN, then
+    ``rseq`` = (AT_RSEQ_FEATURE_SIZE, AT_RSEQ_ALIGN) when given (Linux 6.3 on).  ``AT_RANDOM``
+    and ``AT_EXECFN`` carry ``random_addr_placeholder``; :func:`build_initial_stack` replaces
+    both with the real addresses, puts ``AT_PLATFORM`` right after ``AT_EXECFN`` and appends
+    ``AT_NULL``.
     """
     v: list[tuple[int, int]] = []
     if sysinfo_ehdr is not None:
         v.append((AT_SYSINFO_EHDR, sysinfo_ehdr))
+    v += list(dlinfo)
     if minsigstksz is not None:
         v.append((AT_MINSIGSTKSZ, minsigstksz))
     v += [
@@ -199,6 +205,8 @@ def standard_auxv(
     if hwcap2 is not None:
         v.append((AT_HWCAP2, hwcap2))
     v.append((AT_EXECFN, random_addr_placeholder))
+    if rseq is not None:
+        v += [(AT_RSEQ_FEATURE_SIZE, rseq[0]), (AT_RSEQ_ALIGN, rseq[1])]
     return v
 
 

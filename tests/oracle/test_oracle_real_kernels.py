@@ -37,6 +37,8 @@ HWCAP_EVTSTRM = 1 << 2
 ID_REGS = ("emukern's ID registers describe another CPU than QEMU's 'max' (other feature fields), "
            "so the sanitised values differ")
 
+NO_VDSO = ("emukern maps no vDSO, so its auxv has no AT_SYSINFO_EHDR (the first entry on both "
+           "architectures); every other entry, in order, and sysconf(_SC_CLK_TCK) agree")
 NO_USER_CYCLE = ("Linux 6.12 keeps user rdcycle/rdinstret off by default (kernel.perf_user_access=1: "
                  "SIGILL); emukern lets user mode read them")
 
@@ -49,6 +51,7 @@ ARM64 = [
     ("hwcap", "c:hwcaps_cpuinfo", [], EVTSTRM),
     ("sigframe", "c:sigframe_arm64", [], NO_SIGNALS),
     ("sve_ptrace", "c:sve_ptrace_probe", ["256"], None),
+    ("auxv", "c:auxv_probe", [], NO_VDSO),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -58,6 +61,7 @@ RISCV = [
     ("sigframe", "c:sigframe_riscv", [], NO_SIGNALS),
     ("rdtime", HERE / "guests/rdcounter.S", ["0"], None),
     ("rdcycle", HERE / "guests/rdcounter.S", ["1"], NO_USER_CYCLE),
+    ("auxv", "c:auxv_probe", [], NO_VDSO),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -112,6 +116,18 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         assert "size 1136 (expected 1136), vl 32, flags 0x1, Z0[last] 20, FPSR 0x8000000" in out
         assert "child: VL 32, Z0 01 02 .. 20, P0 55 .. 55, FPSR 0x8000000" in out
         assert "NT_PRFPREG: 0, V0[0] a0 V1[0] 00" in out and "read as: 8192 bytes, size 544, flags 0" in out
+    elif case == "auxv":
+        # create_elf_tables: ARCH_DLINFO first (the vDSO, riscv's eight cache entries, AT_MINSIGSTKSZ),
+        # AT_CLKTCK = USER_HZ, AT_PLATFORM after AT_EXECFN on arm64 (riscv has no ELF_PLATFORM),
+        # AT_RSEQ_FEATURE_SIZE 28 / AT_RSEQ_ALIGN 32 from Linux 6.3, and glibc's clock tick is 100
+        types = [int(line.split()[0]) for line in out.splitlines()[:-1]]
+        head = [33, 40, 41, 42, 43, 44, 45, 46, 47, 51] if arch == "riscv64" else [33, 51]
+        assert types[:len(head)] == head and types[-1] == 0 and "17 0x64\n" in out
+        assert out.endswith("_SC_CLK_TCK 100\n") and "33 vDSO ELF\n" in out and "31 argv[0]: 1\n" in out
+        tail = [31] + ([15] if arch == "arm64" else []) + ([27, 28] if kernel != "debian-12-arm64" else []) + [0]
+        assert types[-len(tail):] == tail
+        if kernel != "debian-12-arm64":
+            assert "27 0x1c\n28 0x20\n0 0\n" in out
     elif case == "sve_syscall":
         assert len(r.stdout) == 2 * 4096
     elif case == "sigframe" and arch == "arm64":
@@ -151,6 +167,14 @@ def test_emukern_agrees(real_kernel: Any, kernel: str, case: str) -> None:
     prog, args, why = by_id[case]
     why = KNOWN.get((kernel, case), why)
     c = real_kernel.compare(prog, args, kernel=kernel, batch=progs)
+    if case == "auxv":
+        # the one known difference is the vDSO entry (NO_VDSO): without that line the whole
+        # vector agrees, entry by entry, in the kernel's order
+        out = next(st for st in c.streams if st.name == "stdout")
+        linux = [line for line in out.linux if line != "33 vDSO ELF"]
+        assert len(linux) == len(out.linux) - 1 and out.emukern == linux, c.report()
+        assert c.emukern_status == c.linux_status == 0
+        return
     if why and not c.agree:
         pytest.xfail(why)
     assert c.agree, c.report()

@@ -62,6 +62,8 @@ class Arm64Arch(ArchBase):
     def hwcap(self) -> int:
         return self.elf_hwcaps()[0]
 
+    elf_platform = "aarch64"          # ELF_PLATFORM (arch/arm64/include/asm/elf.h)
+
     def hwcap2(self) -> int | None:
         return self.elf_hwcaps()[1]
 

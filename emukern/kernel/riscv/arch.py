@@ -57,6 +57,13 @@ class RiscvArch(ArchBase):
         from emukern.loader.stack import riscv_isa_hwcap
         return riscv_isa_hwcap("rv64" + machine_isa(self.k)[0])
 
+    def arch_dlinfo(self) -> list[tuple[int, int]]:
+        """ARCH_DLINFO's cache entries, AT_L1I_CACHESIZE (40) .. AT_L3_CACHEGEOMETRY (47): the
+        size and geometry of each cache level the device tree describes (cacheinfo).  The
+        machine describes no caches (as QEMU's virt board, whose kernels give all eight as 0),
+        so each is 0; the entries are there all the same, as Linux always emits them."""
+        return [(t, 0) for t in range(40, 48)]
+
     def cpuinfo(self) -> str:
         from emukern.kernel.riscv.hwprobe import riscv_cpuinfo
         return riscv_cpuinfo(self.k)
