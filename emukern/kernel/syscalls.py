@@ -58,6 +58,7 @@ SYSCALL_NAMES = {
     78: "readlinkat", 79: "newfstatat", 80: "fstat", 132: "sigaltstack", 233: "madvise",
     261: "prlimit64", 293: "rseq", 163: "getrlimit", 164: "setrlimit",
     117: "ptrace",                   # emukern/kernel/ptrace.py
+    270: "process_vm_readv", 271: "process_vm_writev",     # emukern/kernel/process_vm.py
     # epoll and eventfd (emukern/kernel/epoll.py)
     19: "eventfd2", 20: "epoll_create1", 21: "epoll_ctl", 22: "epoll_pwait", 441: "epoll_pwait2",
     # signals (emukern/kernel/signal.py)
@@ -681,6 +682,14 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         from emukern.kernel.ptrace import sys_ptrace      # kernel/ptrace.py
         cpu.charge(self.cost.syscall_body)
         return sys_ptrace(self, cpu, task, request, pid, addr, data)
+
+    def sys_process_vm_readv(self, cpu, task, pid, lvec, liovcnt, rvec, riovcnt, flags, *a):
+        from emukern.kernel.process_vm import process_vm_rw     # mm/process_vm_access.c
+        return process_vm_rw(self, cpu, task, pid, lvec, liovcnt, rvec, riovcnt, flags, write=False)
+
+    def sys_process_vm_writev(self, cpu, task, pid, lvec, liovcnt, rvec, riovcnt, flags, *a):
+        from emukern.kernel.process_vm import process_vm_rw
+        return process_vm_rw(self, cpu, task, pid, lvec, liovcnt, rvec, riovcnt, flags, write=True)
 
     def sys_execve(self, cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
         from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)

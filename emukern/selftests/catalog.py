@@ -74,6 +74,10 @@ TESTS: list[SelfTest] = [
     SelfTest(_A, "fp", "sve-ptrace", switches=SVE, vector=True,
              note="a tracer reads and writes its stopped child's NT_ARM_SVE / NT_PRFPREG regsets at "
                   "every VQ 1-17; the Streaming SVE half skips itself without SME"),
+    SelfTest(_A, "fp", "fp-ptrace", switches=SVE, vector=True,
+             note="a tracer rewrites its child's FPSIMD/SVE state (NT_PRFPREG, NT_ARM_SVE in both "
+                  "forms) at every VL while the child sits in a brk, and the child checks it; the SME "
+                  "and FPMR cases skip themselves"),
     SelfTest(_A, "fp", "kernel-test", kind="stress", stop_signal=SIGTERM,
              note="fp-stress's KERNEL child: hashes through AF_ALG sockets until SIGTERM"),
     # ---- arm64 abi/ -----------------------------------------------------------------------------
@@ -119,7 +123,7 @@ NOT_RUN = {
     "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
-    "arm64/fp (SME programs)": "fp-ptrace, za-fork, za-ptrace, zt-ptrace: SME and its ptrace regsets "
+    "arm64/fp (SME programs)": "za-fork, za-ptrace, zt-ptrace: SME and its ptrace regsets "
                                "(NT_ARM_SSVE, NT_ARM_ZA, NT_ARM_ZT); ssve-test, za-test, zt-test, "
                                "rdvl-sme: SME (built as fp-stress's children only)",
 }

@@ -52,6 +52,7 @@ ARM64 = [
     ("sigframe", "c:sigframe_arm64", [], NO_SIGNALS),
     ("sve_ptrace", "c:sve_ptrace_probe", ["256"], None),
     ("auxv", "c:auxv_probe", [], NO_VDSO),
+    ("process_vm", "c:process_vm_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -62,6 +63,7 @@ RISCV = [
     ("rdtime", HERE / "guests/rdcounter.S", ["0"], None),
     ("rdcycle", HERE / "guests/rdcounter.S", ["1"], NO_USER_CYCLE),
     ("auxv", "c:auxv_probe", [], NO_VDSO),
+    ("process_vm", "c:process_vm_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -72,6 +74,10 @@ KNOWN = {
 KERNELS = {"debian-12-arm64": ("arm64", ARM64), "debian-13-arm64": ("arm64", ARM64),
            "debian-13-riscv64": ("riscv64", RISCV)}
 CASES = [pytest.param(k, c[0], id=f"{k}-{c[0]}") for k, (_, cs) in KERNELS.items() for c in cs]
+
+
+# what process_vm_probe.c prints on every kernel (also tests/kernel/test_process_vm.py's expectation)
+PROCESS_VM_OUT = (HERE / "guests" / "process_vm_probe.expected").read_text()
 
 
 def _program(src: Any, arch: str) -> Path:
@@ -116,6 +122,11 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         assert "size 1136 (expected 1136), vl 32, flags 0x1, Z0[last] 20, FPSR 0x8000000" in out
         assert "child: VL 32, Z0 01 02 .. 20, P0 55 .. 55, FPSR 0x8000000" in out
         assert "NT_PRFPREG: 0, V0[0] a0 V1[0] 00" in out and "read as: 8192 bytes, size 544, flags 0" in out
+    elif case == "process_vm":
+        # mm/process_vm_access.c: EINVAL flags and >UIO_MAXIOV, ESRCH, 0 before anything for no
+        # local bytes, a partial copy up to the first fault (page by page), else EFAULT;
+        # writev needs a writable remote page (no FOLL_FORCE)
+        assert out == PROCESS_VM_OUT, out
     elif case == "auxv":
         # create_elf_tables: ARCH_DLINFO first (the vDSO, riscv's eight cache entries, AT_MINSIGSTKSZ),
         # AT_CLKTCK = USER_HZ, AT_PLATFORM after AT_EXECFN on arm64 (riscv has no ELF_PLATFORM),
