@@ -12,7 +12,7 @@ from emukern.kernel.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
-from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, PATH_MAX
+from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
 from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat_fields,
                                     statx_bytes)
 from emukern.kernel.fs.procfs import ProcFs
@@ -29,7 +29,8 @@ S_IFCHR, S_IFIFO, S_IFREG = 0o020000, 0o010000, 0o100000
 F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC = 0, 1, 2, 3, 4, 1030
 FD_CLOEXEC = 1
 AT_FDCWD = -100
-AT_SYMLINK_NOFOLLOW, AT_REMOVEDIR, AT_EACCESS = 0x100, 0x200, 0x200
+AT_SYMLINK_NOFOLLOW, AT_REMOVEDIR, AT_EACCESS, AT_SYMLINK_FOLLOW = 0x100, 0x200, 0x200, 0x400
+RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT = 1, 2, 4
 O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
 O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_CLOEXEC, O_PATH = 0o100, 0o200, 0o1000, 0o2000, 0o2000000, 0o10000000
 # O_DIRECTORY / O_NOFOLLOW differ: arm64 has its own uapi fcntl.h, riscv64 uses asm-generic's
@@ -265,6 +266,101 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                 if node.is_dir:
                     return -E.EISDIR
                 os.unlink(node.host)
+        except OSError as e:
+            return -(e.errno or E.EACCES)
+        return 0
+
+    # ---- namespace changes: rename, hard links, symlinks (fs/namei.c) ----------------------------
+    def _entry_at(self, task, dirfd: int, path_ptr: int, what: str) -> tuple[Node, str] | int:
+        """The parent directory and last component of a path to create or move (no final
+        symlink is followed), in the writable root: EROFS outside it, EBUSY for '.'/'..' as
+        the last component (do_renameat2's LAST_NORM test; link/symlink give EEXIST there)."""
+        path = self._user_path(task, path_ptr)
+        if isinstance(path, int):
+            return path
+        if not path:
+            return -E.ENOENT
+        last = path.rstrip("/").rpartition("/")[2]
+        if last in (".", ".."):
+            return -E.EBUSY if what == "rename" else -E.EEXIST
+        start = None if path.startswith("/") else self._start_dir(task, dirfd)
+        if isinstance(start, int):
+            return start
+        self.procfs.current = task
+        pn = self.vfs.parent_and_name(task, path, start)
+        if isinstance(pn, int):
+            return pn
+        parent = pn[0]
+        if parent.host is None:
+            # /proc, /dev and the empty virtual root are their own (read-only) file systems
+            return -EXDEV if what != "symlink" else -E.EACCES
+        if not self.vfs.writable:
+            return -EROFS
+        return pn
+
+    def sys_renameat(self, cpu, task, olddirfd, oldpath, newdirfd, newpath, *a):
+        if self.config.arch != "arm64":
+            return -E.ENOSYS            # riscv64's table has renameat2 only
+        return self.sys_renameat2(cpu, task, olddirfd, oldpath, newdirfd, newpath, 0)
+
+    def sys_renameat2(self, cpu, task, olddirfd, oldpath, newdirfd, newpath, flags, *a):
+        """do_renameat2: RENAME_NOREPLACE and RENAME_EXCHANGE (not together), RENAME_WHITEOUT
+        (not with EXCHANGE); both names resolved without following a final symlink, then the
+        host's renameat2 on the two paths inside the root does the rest (EEXIST, ENOENT,
+        EISDIR, ENOTDIR, ENOTEMPTY, EINVAL for a directory into itself: the host kernel's)."""
+        flags &= 0xFFFF_FFFF
+        if flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT):
+            return -E.EINVAL
+        if flags & RENAME_EXCHANGE and flags & (RENAME_NOREPLACE | RENAME_WHITEOUT):
+            return -E.EINVAL
+        old = self._entry_at(task, olddirfd, oldpath, "rename")
+        if isinstance(old, int):
+            return old
+        new = self._entry_at(task, newdirfd, newpath, "rename")
+        if isinstance(new, int):
+            return new
+        cpu.charge(self.cost.syscall_body)
+        return host_renameat2(os.path.join(old[0].host, old[1]), os.path.join(new[0].host, new[1]), flags)
+
+    def sys_linkat(self, cpu, task, olddirfd, oldpath, newdirfd, newpath, flags, *a):
+        """do_linkat: AT_SYMLINK_FOLLOW (follow a final symlink of the old name: otherwise the
+        link is to the symlink itself) and AT_EMPTY_PATH (EINVAL otherwise); no hard link to a
+        directory (EPERM)."""
+        flags &= 0xFFFF_FFFF
+        if flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH):
+            return -E.EINVAL
+        node = self._lookup_at(task, olddirfd, oldpath, follow=bool(flags & AT_SYMLINK_FOLLOW),
+                               empty_ok=bool(flags & AT_EMPTY_PATH))
+        if isinstance(node, int):
+            return node
+        new = self._entry_at(task, newdirfd, newpath, "link")
+        if isinstance(new, int):
+            return new
+        if node.is_dir:
+            return -E.EPERM
+        if node.host is None:
+            return -EXDEV
+        cpu.charge(self.cost.syscall_body)
+        try:
+            os.link(node.host, os.path.join(new[0].host, new[1]), follow_symlinks=False)
+        except OSError as e:
+            return -(e.errno or E.EACCES)
+        return 0
+
+    def sys_symlinkat(self, cpu, task, target_ptr, newdirfd, linkpath, *a):
+        """do_symlinkat: the target is stored as given (any string up to PATH_MAX, resolved
+        later inside the guest's root by the walk, never by the host)."""
+        target = self._user_path(task, target_ptr)
+        if isinstance(target, int):
+            return target
+        if not target:
+            return -E.ENOENT
+        new = self._entry_at(task, newdirfd, linkpath, "symlink")
+        if isinstance(new, int):
+            return new
+        cpu.charge(self.cost.syscall_body)
+        try:
+            os.symlink(target, os.path.join(new[0].host, new[1]))
         except OSError as e:
             return -(e.errno or E.EACCES)
         return 0
@@ -636,3 +732,25 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         checks VM_MAYWRITE, which a shared mapping of a read-only file lacks)."""
         end = addr + length
         return any(m.name.startswith("shared:") and m.start < end and addr < m.end for m in task.mm.mappings)
+
+
+_libc: Any = None
+
+
+def host_renameat2(old: str, new: str, flags: int) -> int:
+    """renameat2(2) of two host paths (glibc's wrapper, which Python's os module lacks): 0 or
+    -errno.  Without flags it is os.rename."""
+    global _libc
+    if not flags:
+        try:
+            os.rename(old, new)
+        except OSError as e:
+            return -(e.errno or E.EACCES)
+        return 0
+    import ctypes
+    import ctypes.util
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if _libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), ctypes.c_uint(flags)) == 0:
+        return 0
+    return -(ctypes.get_errno() or E.EINVAL)

@@ -18,4 +18,6 @@ FS_SYSCALL_NAMES = {
     50: "fchdir", 61: "getdents64", 67: "pread64", 68: "pwrite64", 291: "statx", 439: "faccessat2",
     114: "clock_getres", 153: "times", 154: "setpgid", 155: "getpgid", 156: "getsid",
     157: "setsid", 165: "getrusage", 166: "umask", 179: "sysinfo", 258: "riscv_hwprobe",
+    # namespace changes (fs/namei.c); renameat only in arm64's table (its syscall_abis_64)
+    36: "symlinkat", 37: "linkat", 38: "renameat", 276: "renameat2",
 }
