@@ -729,9 +729,12 @@ class FileSyscallsMixin(ProcSyscallsMixin):
     @staticmethod
     def shared_readonly_in(task, addr: int, length: int) -> bool:
         """mprotect(PROT_WRITE) over a read-only MAP_SHARED file mapping is EACCES (mprotect_fixup
-        checks VM_MAYWRITE, which a shared mapping of a read-only file lacks)."""
+        checks VM_MAYWRITE, which a shared mapping of a read-only file lacks).  Shared anonymous
+        memory (shmem) may always be made writable."""
+        from emukern.kernel.syscalls import SHARED_ANON
         end = addr + length
-        return any(m.name.startswith("shared:") and m.start < end and addr < m.end for m in task.mm.mappings)
+        return any(m.name.startswith("shared:") and m.name != SHARED_ANON and m.start < end and addr < m.end
+                   for m in task.mm.mappings)
 
 
 _libc: Any = None

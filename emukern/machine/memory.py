@@ -109,6 +109,14 @@ class Mapping:
         return ctypes.addressof(ctypes.c_char.from_buffer(self.buf)) + self.offset
 
 
+SHARED_PREFIX = "shared:"            # the name of a MAP_SHARED mapping starts so ('s' in maps)
+
+
+def is_shared(m: Mapping) -> bool:
+    """A MAP_SHARED mapping: its buffer is shared with the address spaces forked from this one."""
+    return m.name.startswith(SHARED_PREFIX)
+
+
 @dataclass(eq=False)
 class AddressSpace:
     """A process's memory (Linux ``struct mm_struct``)."""
@@ -212,8 +220,10 @@ class AddressSpace:
                 continue
             lo, hi = max(m.start, start), min(m.end, end)
             removed += hi - lo
-            # give the host pages back now (a split mapping keeps its buffer alive)
-            _discard(m.buf, m.offset + lo - m.start, hi - lo)
+            # give the host pages back now (a split mapping keeps its buffer alive); a shared
+            # mapping's pages stay: other address spaces map the same buffer
+            if not is_shared(m):
+                _discard(m.buf, m.offset + lo - m.start, hi - lo)
             if m.start < start:
                 keep.append(Mapping(m.start, start - m.start, m.perms, m.name, m.buf, m.offset))
             if m.end > end:
@@ -229,7 +239,8 @@ class AddressSpace:
         """exit_mmap: the last user went away; every mapping goes and the host memory with it.
 
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
-        bufs = {id(m.buf): m.buf for m in self.mappings}
+        # (a shared buffer is left to the garbage collector: another address space may map it)
+        bufs = {id(m.buf): m.buf for m in self.mappings if not is_shared(m)}
         self.mappings = []
         self._changed()
         if self.pool is not None:
@@ -285,7 +296,8 @@ class AddressSpace:
         return lo if lo + size <= self.mmap_end else 0
 
     def fork(self) -> "AddressSpace":
-        """A copy of every mapping (fork without copy-on-write: same result, simpler)."""
+        """A copy of every private mapping (fork without copy-on-write: same result, simpler);
+        a shared one (MAP_SHARED) is the same buffer in both (dup_mmap shares its pages)."""
         child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base,
                              bottom_up=self.bottom_up, mmap_end=self.mmap_end, pool=self.pool)
         if self.pool is not None:
@@ -301,6 +313,8 @@ class AddressSpace:
     def _copy_into(self, child: "AddressSpace") -> None:
         bufs: dict[int, mmap.mmap] = {}
         for m in self.mappings:
+            if is_shared(m):
+                bufs[id(m.buf)] = m.buf
             if id(m.buf) not in bufs:
                 nb = _host_buffer(len(m.buf), "fork")
                 # copy in chunks, skipping all-zero ones: the new mapping is already zero and
