@@ -1,0 +1,145 @@
+"""The vector-configuration instructions (vsetvli, vsetivli, vsetvl) executed in C (issue 19).
+
+A core's vector unit executes vsetvli without any trap.  emukern's RVV unit is Python, reached
+through Unicorn's illegal-instruction exception; for the three configuration instructions the
+Python round trip (a ctypes callback, the CPU's hook, the unit's executor) is most of their
+cost, and programs run one before every strip-mined loop and, in the syscall benchmarks, in
+every iteration.  So the CPU's INTR hook is the C function ``ek_rvv_intr`` (native/counter.c):
+it executes those words itself and calls the CPU's Python callback for everything else.
+
+Design: **Python mirrors, folded in at every entry.**  The RVV unit keeps ``vl``/``vtype``/
+``vstart`` as plain attributes (the Python executors check them on every instruction, so they
+must stay as cheap as they are); the C side keeps its own ``vl``/``vtype`` and a count ``n`` of
+the instructions it executed since Python last looked (each costs the run's ``cost``).  Python looks whenever it gets control:
+
+* the C hook or-s :data:`SYNC` into the exception number it passes to Python when ``n`` is
+  non-zero, and the CPU's callback calls :meth:`RvvNative.sync` before anything else (the
+  kernel's syscall entry, riscv_v_vstate_save/restore, signal frames, ptrace, the debugger all
+  run after that);
+* a run that ends (deadline, stop, fault) syncs before the kernel sees the CPU again.
+
+``sync`` sets the unit's vl and vtype (through the vtype setter, so the decoded-vtype cache the
+Python executors rely on is rebuilt), vstart = 0, and adds the instructions and cycles to the
+CPU's statistics and extra_user exactly as the Python path charges them.
+
+``sstatus.VS`` is canonical *in the struct* (RiscvCpu.vs is a property reading it): the C hook
+needs it on every trap (VS Off is the kernel's first-use trap, which must reach Python) and
+sets Dirty itself.
+
+The ``rs1 = rd = x0`` form (keep vl) needs the unit's current vl and vtype: C executes it only
+while ``known`` says the struct holds them — set by :meth:`RvvNative.arm` when a run starts and
+by C after each instruction it executes, cleared by C whenever it calls into Python (which may
+change the state).  Otherwise Python executes it: same result, a trap slower.
+
+Native execution is off (``on`` = 0, everything through Python, as before) without the C
+library (no compiler, ``EMUKERN_PURE_PYTHON``), with per-instruction counting
+(``EMUKERN_EXACT_COUNT``, the debugger) and when the CPU's ``batch_vector`` is off (the
+debugger: every vector instruction one observable trap).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any
+
+from emukern.machine import counter as _counter
+
+if TYPE_CHECKING:
+    from emukern.machine.cpu_riscv import RiscvCpu
+
+SYNC = 0x100          # EK_RVV_SYNC in counter.c
+_U64 = ctypes.c_uint64
+
+
+class RvvStruct(ctypes.Structure):
+    """The layout of ek_rvv in counter.c."""
+    _fields_ = [("on", _U64), ("vs", _U64), ("known", _U64), ("vl", _U64), ("vtype", _U64),
+                ("vlen", _U64), ("cost", _U64), ("n", _U64),
+                ("counter", ctypes.c_void_p), ("py", ctypes.c_void_p), ("pc_reg", _U64),
+                ("x0_reg", _U64), ("handled", _U64)]
+
+
+def native_intr_fn() -> Any:
+    """The C INTR hook ``ek_rvv_intr`` as a c_void_p, or None without the native library."""
+    if not _counter.native_available():
+        return None
+    lib = _counter._native_lib
+    assert lib is not None
+    return ctypes.cast(lib.ek_rvv_intr, ctypes.c_void_p)
+
+
+class RvvNative:
+    """One hart's C-side vector-configuration state (see the module docstring)."""
+
+    SYNC = SYNC
+
+    def __init__(self, cpu: "RiscvCpu", pc_reg: int, x0_reg: int) -> None:
+        self.cpu = cpu
+        self.s = RvvStruct()
+        s = self.s
+        s.vlen = cpu.vlen
+        s.pc_reg = pc_reg
+        s.x0_reg = x0_reg
+        s.cost = self.cost = 1
+        cnt = cpu.counter
+        sp = getattr(cnt, "_sp", None)
+        s.counter = sp.value if sp is not None else None
+        self.fn = native_intr_fn() if cpu.rvv is not None and sp is not None else None
+        self.ptr = ctypes.cast(ctypes.pointer(s), ctypes.c_void_p)
+        if cpu.rvv is not None:
+            cpu.rvv.on_costs = self._costs_changed
+
+    def _costs_changed(self) -> None:
+        """The cost table changed (``--cost rvv.vsetvl.*``): what C executed so far is charged
+        at the old cost, the rest at the new one."""
+        self.sync()
+        if self.s.on:
+            self.s.cost = self.cost = self.cpu.rvv._result("vsetvl", 0, True).cycles
+
+    @property
+    def available(self) -> bool:
+        """The C hook is installed (the library built and the hart has V)."""
+        return self.fn is not None
+
+    @property
+    def handled(self) -> int:
+        """Instructions the C hook executed so far (statistics)."""
+        return self.s.handled
+
+    def arm(self) -> None:
+        """A run starts: native execution on or off for it, and the unit's vl/vtype/cost."""
+        s = self.s
+        cpu = self.cpu
+        on = self.fn is not None and cpu.batch_vector and not getattr(cpu.counter, "exact", True)
+        s.on = int(on)
+        if on:
+            rvv = cpu.rvv
+            s.vl = rvv.vl
+            s.vtype = rvv._vtype
+            s.known = 1
+            s.cost = self.cost = rvv._result("vsetvl", 0, True).cycles
+        else:
+            s.known = 0
+
+    def sync(self) -> None:
+        """Fold what C executed into the unit and the CPU's statistics (the Python path's
+        effects: vl, vtype (decoded), vstart = 0, vector_insns, vector_cycles, extra_user and
+        the charges committed to the deadline, which C has already moved)."""
+        s = self.s
+        n = s.n
+        if not n:
+            return
+        s.n = 0
+        cpu = self.cpu
+        rvv = cpu.rvv
+        vt = s.vtype
+        if vt != rvv._vtype:
+            rvv.vtype = vt          # the setter: _vt, the decode the executors use, with it
+        rvv.vl = s.vl
+        rvv.vstart = 0
+        cpu.vector_insns += n
+        cost = self.cost            # (one cost per run: arm sets it, the run's end syncs)
+        cpu.vector_cycles += n * cost
+        if cost != 1:
+            extra = n * (cost - 1)
+            cpu.extra_user += extra
+            cpu._committed += extra
