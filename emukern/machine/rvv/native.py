@@ -34,11 +34,13 @@ change the state).  Otherwise Python executes it: same result, a trap slower.
 Native execution is off (``on`` = 0, everything through Python, as before) without the C
 library (no compiler, ``EMUKERN_PURE_PYTHON``), with per-instruction counting
 (``EMUKERN_EXACT_COUNT``, the debugger) and when the CPU's ``batch_vector`` is off (the
-debugger: every vector instruction one observable trap).
+debugger: every vector instruction one observable trap) and with ``EMUKERN_NATIVE_VSET=0`` (read
+when the CPU is built: the tests compare both paths).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import TYPE_CHECKING, Any
 
 from emukern.machine import counter as _counter
@@ -67,6 +69,11 @@ def native_intr_fn() -> Any:
     return ctypes.cast(lib.ek_rvv_intr, ctypes.c_void_p)
 
 
+def enabled() -> bool:
+    """False when ``EMUKERN_NATIVE_VSET=0``: every vector word through the Python unit."""
+    return os.environ.get("EMUKERN_NATIVE_VSET", "1") != "0"
+
+
 class RvvNative:
     """One hart's C-side vector-configuration state (see the module docstring)."""
 
@@ -84,6 +91,7 @@ class RvvNative:
         sp = getattr(cnt, "_sp", None)
         s.counter = sp.value if sp is not None else None
         self.fn = native_intr_fn() if cpu.rvv is not None and sp is not None else None
+        self.enabled = enabled()
         self.ptr = ctypes.cast(ctypes.pointer(s), ctypes.c_void_p)
         if cpu.rvv is not None:
             cpu.rvv.on_costs = self._costs_changed
@@ -109,7 +117,7 @@ class RvvNative:
         """A run starts: native execution on or off for it, and the unit's vl/vtype/cost."""
         s = self.s
         cpu = self.cpu
-        on = self.fn is not None and cpu.batch_vector and not getattr(cpu.counter, "exact", True)
+        on = self.fn is not None and self.enabled and cpu.batch_vector and not getattr(cpu.counter, "exact", True)
         s.on = int(on)
         if on:
             rvv = cpu.rvv
