@@ -283,3 +283,58 @@ def test_debugger_stepping_stops_on_a_vsetvli(tmp_path):
     assert d.cpu.native_vset == 0          # per-instruction observation: the Python path
     d.cont()
     assert d.exit_status == 3
+
+
+# ---- the kernel's own riscv vector selftests ---------------------------------------------------
+SELFTESTS = ["riscv64/vector/v_initval_nolibc", "riscv64/vector/vstate_exec_nolibc",
+             "riscv64/vector/vstate_prctl", "riscv64/sigreturn/sigreturn"]
+# those that run a vsetvli in user mode with V on (the prctl/exec tests use V only off or in
+# a child that gets SIGILL: nothing there for the native path)
+NATIVE_SELFTESTS = {"riscv64/vector/v_initval_nolibc", "riscv64/sigreturn/sigreturn"}
+
+
+@pytest.fixture(scope="module")
+def st_builder():
+    import shutil
+    from emukern.selftests.build import Builder
+    from emukern.selftests.source import fetch_debian, source_cache
+    if not any(source_cache().glob("*/.emukern-unpacked")):
+        pytest.skip("linux-source-6.12 is not in the cache (run `emukern selftests` once)")
+    if shutil.which("riscv64-linux-gnu-gcc") is None:
+        pytest.skip("riscv64-linux-gnu-gcc is not installed")
+    return Builder(fetch_debian())
+
+
+@needs_native
+@pytest.mark.parametrize("tid", SELFTESTS)
+def test_selftest_identical_native_on_and_off(st_builder, monkeypatch, tid):
+    """Linux 6.12's riscv vector selftests, every policy combination at VLEN 128 and 512: the same
+    verdict, output, simulated time, --json summary and trap trace with the native path on and off."""
+    from emukern.selftests import runner
+    from emukern.selftests.catalog import BY_ID
+    from emukern.kernel.result import RunResult
+    t = BY_ID[tid]
+    built = st_builder.build(t)
+    assert built.ok, built.reason
+    seen: list[tuple[str, list[tuple]]] = []
+
+    class Recorded(RunResult):
+        @classmethod
+        def from_kernel(cls, k):                   # the result and trace of each run
+            r = RunResult.from_kernel(k)
+            seen.append((json.dumps(r.to_json(), sort_keys=True), _trace(k), sum(c.native_vset for c in k.cpus)))
+            return r
+    monkeypatch.setattr(runner, "RunResult", Recorded)
+    for cfg in runner.matrix(t, vls=(128, 512)):
+        outs = []
+        for native in (True, False):
+            monkeypatch.setenv("EMUKERN_NATIVE_VSET", "1" if native else "0")
+            o = runner.run_one(t, built, cfg, runner.RunOptions())
+            outs.append((o.verdict, o.counts, o.cause, o.exit_status, o.detail, o.sim_seconds, o.output))
+        assert outs[0] == outs[1], cfg
+        assert outs[0][0] == "pass", (cfg, outs[0])
+        (j_on, tr_on, n_on), (j_off, tr_off, n_off) = seen[-2:]
+        assert j_on == j_off and tr_on == tr_off, cfg
+        assert n_off == 0
+    if tid in NATIVE_SELFTESTS:
+        assert sum(n for _j, _t, n in seen) > 0
