@@ -41,32 +41,16 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from emukern.machine import counter as _counter
 
 if TYPE_CHECKING:
     from emukern.machine.cpu_riscv import RiscvCpu
 
-SYNC = 0x100          # EK_RVV_SYNC in counter.c
-_U64 = ctypes.c_uint64
-
-
-class RvvStruct(ctypes.Structure):
-    """The layout of ek_rvv in counter.c."""
-    _fields_ = [("on", _U64), ("vs", _U64), ("known", _U64), ("vl", _U64), ("vtype", _U64),
-                ("vlen", _U64), ("cost", _U64), ("n", _U64),
-                ("counter", ctypes.c_void_p), ("py", ctypes.c_void_p), ("pc_reg", _U64),
-                ("x0_reg", _U64), ("handled", _U64)]
-
-
-def native_intr_fn() -> Any:
-    """The C INTR hook ``ek_rvv_intr`` as a c_void_p, or None without the native library."""
-    if not _counter.native_available():
-        return None
-    lib = _counter._native_lib
-    assert lib is not None
-    return ctypes.cast(lib.ek_rvv_intr, ctypes.c_void_p)
+SYNC = _counter.RVV_SYNC
+RvvStruct = _counter.RvvStruct
+native_intr_fn = _counter.native_rvv_intr
 
 
 def enabled() -> bool:
