@@ -195,7 +195,6 @@ def main(args: list[str]) -> int:
     out = sys.stdout.buffer
 
     def hook(_uc: Any, intno: int, _ud: Any) -> None:     # (_uc: the Uc, or its handle)
-        intno &= 0xFF           # (--native: ek_rvv_intr may or a "sync" bit into it)
         if intno == 8:                          # ecall; the PC is already past it
             nr = rd_reg(A7)
             if nr == 173:                       # getppid

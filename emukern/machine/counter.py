@@ -146,9 +146,6 @@ def add_empty_block_hook(uc: Uc) -> None:
     _hook_native(uc, UC_HOOK_BLOCK, "ek_empty_block_hook", None)
 
 
-RVV_SYNC = 0x100                  # EK_RVV_SYNC in counter.c
-
-
 class RvvStruct(ctypes.Structure):
     """The layout of ek_rvv in counter.c: the RISC-V vector unit's configuration state the C INTR
     hook ``ek_rvv_intr`` executes vsetvli/vsetivli/vsetvl with (emukern.machine.rvv.native)."""

@@ -756,35 +756,46 @@ class Cpu:
         ``native``: a C INTR hook that handles some exceptions itself (the RISC-V vector unit's
         vsetvli, emukern.machine.rvv.native) and must therefore be the only INTR hook, since
         Unicorn calls every registered one.  It has ``fn`` (the C function, a c_void_p; None: not
-        available, register the Python callback as usual), ``ptr`` (its user data), ``s.py``
-        (where it finds the Python callback) and ``sync()``; the C hook calls the callback for
-        everything it does not handle, with ``SYNC`` or-ed into intno when ``sync()`` must run
-        first (it executed instructions Python has not seen yet)."""
+        available, register the Python callback as usual), ``ptr`` (its user data), ``s`` (its
+        struct: ``s.py`` is where it finds the Python callback), ``cpu`` and ``fold(packed)``.
+        The C hook calls the callback for everything it does not handle, with a non-NULL third
+        argument when it executed instructions Python has not seen yet: ``fold`` takes them in
+        before anything else.  When the callback returns to the guest, ``s.vs`` gets
+        ``cpu.vs`` (the one state the C hook decides on that the kernel changes: sstatus.VS)."""
         from unicorn import UC_HOOK_INTR
         from unicorn.unicorn_py3.unicorn import uclib
         uc = self.uc
         fast_no, fast_fn = fast if fast is not None else (-1, None)
         if native is not None and native.fn is None:
             native = None
-        sync_flag = native.SYNC if native is not None else 0
-        sync = native.sync if native is not None else None
 
-        def entry(_handle: int, intno: int, _ud: int) -> None:
-            try:
-                if intno == fast_no:
-                    fast_fn()           # type: ignore[misc]
-                    return
-                if intno & sync_flag:
-                    sync()              # type: ignore[misc]
-                    intno ^= sync_flag
+        if native is None:
+            def entry(_handle: int, intno: int, _ud: int) -> None:
+                try:
                     if intno == fast_no:
-                        fast_fn()       # type: ignore[misc]
-                        return
-                fn(uc, intno, None)
-            except BaseException as exc:
-                if uc._hook_exception is None:
-                    uc._hook_exception = exc
-                uc.emu_stop()
+                        fast_fn()           # type: ignore[misc]
+                    else:
+                        fn(uc, intno, None)
+                except BaseException as exc:
+                    if uc._hook_exception is None:
+                        uc._hook_exception = exc
+                    uc.emu_stop()
+        else:
+            fold, ns, ncpu = native.fold, native.s, native.cpu
+
+            def entry(_handle: int, intno: int, packed: int | None) -> None:
+                try:
+                    if packed is not None:
+                        fold(packed)
+                    if intno == fast_no:
+                        fast_fn()           # type: ignore[misc]
+                    else:
+                        fn(uc, intno, None)
+                except BaseException as exc:
+                    if uc._hook_exception is None:
+                        uc._hook_exception = exc
+                    uc.emu_stop()
+                ns.vs = ncpu.vs
         cb = _INTR_CFUNC(entry)
         if native is not None:
             native.s.py = ctypes.cast(cb, ctypes.c_void_p).value

@@ -178,8 +178,8 @@ class RiscvCpu(Cpu):
             from emukern.machine.rvv import RVVUnit, is_vector_insn
             self.rvv = RVVUnit(vlen=vlen, dlen=dlen)
             self._is_vector_insn = is_vector_insn
-        # vsetvli/vsetivli/vsetvl executed in C inside the INTR hook (rvv/native.py); its
-        # struct also holds sstatus.VS (the ``vs`` property), which that hook must see
+        # vsetvli/vsetivli/vsetvl executed in C inside the INTR hook (rvv/native.py), which
+        # also needs sstatus.VS: it gets self.vs whenever Python returns to the guest
         self._vn = RvvNative(self, _PC, _XREG[0])
         self._vc = self._vn.s
         self.vs = VS_OFF                   # sstatus.VS, owned by the hardware model
@@ -199,16 +199,6 @@ class RiscvCpu(Cpu):
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- sstatus.VS and the natively executed vector configuration -----------------------------
-    @property
-    def vs(self) -> int:
-        """sstatus.VS (Off/Initial/Clean/Dirty).  Held in the native vector struct: the C INTR
-        hook reads it (VS Off: the first-use trap goes to the kernel) and sets Dirty."""
-        return self._vc.vs
-
-    @vs.setter
-    def vs(self, value: int) -> None:
-        self._vc.vs = value
-
     @property
     def native_vset(self) -> int:
         """vsetvli/vsetivli/vsetvl instructions the C hook executed (statistics)."""

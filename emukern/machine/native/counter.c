@@ -353,9 +353,9 @@ void ek_intr_hook(uc_engine *uc, uint32_t intno, void *user_data)
  *
  * ek_rvv_intr is then the CPU's only INTR hook after the counter's ek_intr_hook (which has
  * already corrected the count, so the instruction is counted as retired).  Whatever it does
- * not execute goes to the CPU's Python callback (`py`), with EK_RVV_SYNC or-ed into intno when
- * instructions were executed here since Python last looked: Python then folds `n` into
- * its statistics and the unit's vl/vtype/vstart before anything else (emukern.machine.rvv.native).
+ * not execute goes to the CPU's Python callback (`py`), with what was executed here since Python
+ * last looked packed into its third argument (ek_rvv_pack): Python folds that into its
+ * statistics and the unit's vl/vtype/vstart before anything else (emukern.machine.rvv.native).
  * `cost` is fixed for a run (Python sets it when the run starts and syncs when it ends).
  *
  * The rules are exec_cfg.run_vsetvl's (the reference): vtype with vill, a reserved bit, vlmul 4,
@@ -365,16 +365,17 @@ void ek_intr_hook(uc_engine *uc, uint32_t intno, void *user_data)
  * current vl and vtype: it is executed here only while `known` says this struct holds them
  * (Python sets it when it starts a run, this code after each instruction it executes; any call
  * into Python clears it, since Python may change the state), else Python executes it.
- * VS (sstatus.VS) lives here (`vs`): VS Off is the kernel's first-use trap, always Python's.
+ * `vs` is sstatus.VS as Python had it when it last returned to the guest (it writes it at the
+ * end of every callback and when a run starts; this code sets Dirty, and Python's fold does
+ * too): VS Off is the kernel's first-use trap, always Python's.
  */
-#define EK_RVV_SYNC 0x100u
 #define EK_VILL (1ull << 63)
 
 typedef void (*ek_py_intr)(uc_engine *uc, uint32_t intno, void *user_data);
 
 typedef struct {
     uint64_t on;          /* native execution allowed (block counting, no per-instruction observer) */
-    uint64_t vs;          /* sstatus.VS: 0 Off, 1 Initial, 2 Clean, 3 Dirty (canonical) */
+    uint64_t vs;          /* sstatus.VS: 0 Off, 1 Initial, 2 Clean, 3 Dirty (Python's, pushed) */
     uint64_t known;       /* vl and vtype below are the unit's */
     uint64_t vl;
     uint64_t vtype;
@@ -477,11 +478,33 @@ static int ek_rvv_exec(uc_engine *uc, ek_rvv *v)
     return 1;
 }
 
+/* What Python must fold in, packed into the callback's user-data argument so that it needs no
+ * ctypes access to this struct: bits 0-21 the instructions executed here (EK_RVV_MANY: more,
+ * read `n` from the struct), 22-30 vtype (bit 30: vill, else its 8 low bits), 31-63 vl.
+ * NULL when there is nothing to fold in. */
+#define EK_RVV_MANY 0x3fffffull
+
+static void *ek_rvv_pack(ek_rvv *v)
+{
+    uint64_t n = v->n, p;
+    if (!n)
+        return NULL;
+    if (n < EK_RVV_MANY) {
+        v->n = 0;
+        p = n;
+    } else {
+        p = EK_RVV_MANY;            /* Python reads and clears `n` itself */
+    }
+    p |= (v->vtype == EK_VILL ? 0x100ull : (v->vtype & 0xff)) << 22;
+    p |= v->vl << 31;
+    return (void *)(uintptr_t)p;
+}
+
 void ek_rvv_intr(uc_engine *uc, uint32_t intno, void *user_data)
 {
     ek_rvv *v = (ek_rvv *)user_data;
     if (intno == 2 && v->on && v->vs && ek_rvv_exec(uc, v))
         return;
     v->known = 0;
-    ((ek_py_intr)v->py)(uc, v->n ? intno | EK_RVV_SYNC : intno, NULL);
+    ((ek_py_intr)v->py)(uc, intno, ek_rvv_pack(v));
 }

@@ -9,22 +9,26 @@ it executes those words itself and calls the CPU's Python callback for everythin
 
 Design: **Python mirrors, folded in at every entry.**  The RVV unit keeps ``vl``/``vtype``/
 ``vstart`` as plain attributes (the Python executors check them on every instruction, so they
-must stay as cheap as they are); the C side keeps its own ``vl``/``vtype`` and a count ``n`` of
-the instructions it executed since Python last looked (each costs the run's ``cost``).  Python looks whenever it gets control:
+must stay as cheap as they are), and ``RiscvCpu.vs`` stays a plain attribute (the kernel tests
+it several times per syscall); the C side keeps its own ``vl``/``vtype`` and a count ``n`` of
+the instructions it executed since Python last looked.  Python looks whenever it gets control:
 
-* the C hook or-s :data:`SYNC` into the exception number it passes to Python when ``n`` is
-  non-zero, and the CPU's callback calls :meth:`RvvNative.sync` before anything else (the
-  kernel's syscall entry, riscv_v_vstate_save/restore, signal frames, ptrace, the debugger all
-  run after that);
-* a run that ends (deadline, stop, fault) syncs before the kernel sees the CPU again.
+* when the C hook calls the CPU's Python callback it passes (n, vtype, vl) packed into the
+  callback's third argument (NULL when n = 0) and clears n; the callback calls
+  :meth:`RvvNative.fold` before anything else (the kernel's syscall entry,
+  riscv_v_vstate_save/restore, signal frames, the debugger all run after that) — no ctypes
+  access to the struct on this path, which every syscall after a vsetvli takes;
+* a run that ends (deadline, stop, fault) folds the struct in (:meth:`RvvNative.sync`) before
+  the kernel sees the CPU again.
 
-``sync`` sets the unit's vl and vtype (through the vtype setter, so the decoded-vtype cache the
-Python executors rely on is rebuilt), vstart = 0, and adds the instructions and cycles to the
-CPU's statistics and extra_user exactly as the Python path charges them.
+``fold`` sets the unit's vl and vtype (through the vtype setter when vtype changed, so the
+decoded-vtype cache the Python executors rely on is rebuilt), vstart = 0, VS Dirty, and adds
+the instructions and cycles to the CPU's statistics and extra_user exactly as the Python path
+charges them.
 
-``sstatus.VS`` is canonical *in the struct* (RiscvCpu.vs is a property reading it): the C hook
-needs it on every trap (VS Off is the kernel's first-use trap, which must reach Python) and
-sets Dirty itself.
+``sstatus.VS`` goes the other way: the C hook needs it on every trap (VS Off is the kernel's
+first-use trap, which must reach Python), so the struct gets ``cpu.vs`` whenever Python returns
+to the guest (the end of every callback, and :meth:`RvvNative.arm` at a run's start).
 
 The ``rs1 = rd = x0`` form (keep vl) needs the unit's current vl and vtype: C executes it only
 while ``known`` says the struct holds them — set by :meth:`RvvNative.arm` when a run starts and
@@ -48,7 +52,8 @@ from emukern.machine import counter as _counter
 if TYPE_CHECKING:
     from emukern.machine.cpu_riscv import RiscvCpu
 
-SYNC = _counter.RVV_SYNC
+_MANY = 0x3FFFFF        # EK_RVV_MANY in counter.c
+VILL = 1 << 63
 RvvStruct = _counter.RvvStruct
 native_intr_fn = _counter.native_rvv_intr
 
@@ -60,8 +65,6 @@ def enabled() -> bool:
 
 class RvvNative:
     """One hart's C-side vector-configuration state (see the module docstring)."""
-
-    SYNC = SYNC
 
     def __init__(self, cpu: "RiscvCpu", pc_reg: int, x0_reg: int) -> None:
         self.cpu = cpu
@@ -109,25 +112,30 @@ class RvvNative:
             s.vtype = rvv._vtype
             s.known = 1
             s.cost = self.cost = rvv._result("vsetvl", 0, True).cycles
+            s.vs = cpu.vs
         else:
             s.known = 0
 
-    def sync(self) -> None:
-        """Fold what C executed into the unit and the CPU's statistics (the Python path's
-        effects: vl, vtype (decoded), vstart = 0, vector_insns, vector_cycles, extra_user and
-        the charges committed to the deadline, which C has already moved)."""
-        s = self.s
-        n = s.n
-        if not n:
-            return
-        s.n = 0
+    def fold(self, packed: int) -> None:
+        """What C executed since Python last looked, packed by ek_rvv_pack (n, vtype, vl: no
+        ctypes access on the way), into the unit and the CPU's statistics: the Python path's
+        effects (vl, vtype (decoded), vstart = 0, VS Dirty, vector_insns, vector_cycles,
+        extra_user and the charges committed to the deadline, which C has already moved)."""
+        n = packed & _MANY
+        if n == _MANY:
+            s = self.s
+            n = s.n
+            s.n = 0
         cpu = self.cpu
         rvv = cpu.rvv
-        vt = s.vtype
+        vt = (packed >> 22) & 0x1FF
+        if vt & 0x100:
+            vt = VILL
         if vt != rvv._vtype:
             rvv.vtype = vt          # the setter: _vt, the decode the executors use, with it
-        rvv.vl = s.vl
+        rvv.vl = packed >> 31
         rvv.vstart = 0
+        cpu.vs = 3                  # VS Dirty
         cpu.vector_insns += n
         cost = self.cost            # (one cost per run: arm sets it, the run's end syncs)
         cpu.vector_cycles += n * cost
@@ -135,3 +143,13 @@ class RvvNative:
             extra = n * (cost - 1)
             cpu.extra_user += extra
             cpu._committed += extra
+
+    def sync(self) -> None:
+        """:meth:`fold` from the struct itself (a run's end, a fault: no callback argument)."""
+        s = self.s
+        n = s.n
+        if not n:
+            return
+        s.n = 0
+        vt = s.vtype
+        self.fold((n if n < _MANY else _MANY) | (0x100 if vt == VILL else vt & 0xFF) << 22 | s.vl << 31)
