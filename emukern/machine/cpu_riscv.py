@@ -5,6 +5,9 @@ CSR access raises an illegal-instruction exception.  This class catches it insid
 like a core whose vector unit sits beside the scalar pipeline, executes it on the RVV unit —
 unless ``sstatus.VS`` is Off, in which case the illegal-instruction trap goes to the kernel
 (that is Linux's vector first-use trap).  ``sstatus.VS`` is therefore modelled here, in Python.
+The configuration instructions (vsetvli, vsetivli, vsetvl) are executed in C by the INTR hook
+itself, without entering Python, while VS is on and nothing observes single instructions
+(emukern.machine.rvv.native; ``EMUKERN_NATIVE_VSET=0`` turns that off).
 
 Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
 * ``UC_RISCV_REG_PRIV`` = 0 puts the hart in U-mode; ``ecall`` reaches UC_HOOK_INTR as intno 8.
@@ -198,7 +201,7 @@ class RiscvCpu(Cpu):
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
-    # ---- sstatus.VS and the natively executed vector configuration -----------------------------
+    # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
     @property
     def native_vset(self) -> int:
         """vsetvli/vsetivli/vsetvl instructions the C hook executed (statistics)."""
