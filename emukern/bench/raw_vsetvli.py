@@ -19,6 +19,13 @@ must do on Unicorn 2.1.4, which has no vector unit:
 libunicorn's C functions without the binding's argument conversion, the two ways emukern's own
 CPUs cut the binding's cost (emukern.machine.cpu_base): the floor for a Python hook at all.
 
+``--native`` (implies ``--direct``) goes one step further, as emukern does since vsetvli is
+executed by its machine's vector unit in C: the INTR hook is counter.c's ``ek_rvv_intr``, which
+executes the vsetvli itself (the same C function emukern's RISC-V CPU installs, with VS Dirty
+and no instruction counter) and calls the Python hook only for the ecalls: the floor for a
+Python syscall path beside a C vsetvli.  It imports ``emukern.machine.counter`` (to load the
+compiled library), nothing else.
+
 Nothing else of emukern is imported (the package ``__init__`` files are empty), so its start-up
 is Python's plus Unicorn's: the same that ``emukern run`` pays before its own.
 """
@@ -132,18 +139,46 @@ def add_intr_hook(uc: Any, hook: Any) -> Any:
     return cb
 
 
+def add_native_intr_hook(uc: Any, hook: Any, vlen: int) -> Any:
+    """counter.c's ek_rvv_intr as the only INTR hook: vsetvli/vsetivli/vsetvl in C, everything
+    else to ``hook(handle, intno, _)`` (a bare ctypes callback, as :func:`add_intr_hook`).  Returns
+    what must stay alive while the hook is installed."""
+    import ctypes
+    from unicorn import UC_HOOK_INTR
+    from unicorn import riscv_const as R
+    from unicorn.unicorn_py3.unicorn import uclib
+    from emukern.machine.counter import RvvStruct, native_error, native_rvv_intr
+    fn = native_rvv_intr()
+    if fn is None:
+        raise SystemExit(f"raw_vsetvli --native: the native library is unavailable ({native_error()})")
+    cb = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(hook)
+    s = RvvStruct()
+    s.on, s.vs, s.vlen, s.cost = 1, 3, vlen, 1          # VS Dirty: V is on from the start
+    s.pc_reg, s.x0_reg = R.UC_RISCV_REG_PC, R.UC_RISCV_REG_X0
+    s.py = ctypes.cast(cb, ctypes.c_void_p).value
+    hh = ctypes.c_size_t()
+    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, fn,
+                         ctypes.cast(ctypes.pointer(s), ctypes.c_void_p),
+                         ctypes.c_uint64(1), ctypes.c_uint64(0)):
+        raise OSError("uc_hook_add failed")
+    return cb, s
+
+
 def main(args: list[str]) -> int:
     from unicorn import UC_ARCH_RISCV, UC_HOOK_INTR, UC_MODE_RISCV64, Uc
     from unicorn import riscv_const as R
     vlen = 256
-    direct = False
-    while args[:1] in (["--vlen"], ["--direct"]):
+    direct = native = False
+    while args[:1] in (["--vlen"], ["--direct"], ["--native"]):
         if args[0] == "--direct":
             direct, args = True, args[1:]
+        elif args[0] == "--native":
+            direct = native = True
+            args = args[1:]
         else:
             vlen, args = int(args[1]), args[2:]
     if not args:
-        raise SystemExit("usage: python -m emukern.bench.raw_vsetvli [--vlen N] [--direct] ELF [ARGS...]")
+        raise SystemExit("usage: python -m emukern.bench.raw_vsetvli [--vlen N] [--direct|--native] ELF [ARGS...]")
     with open(args[0], "rb") as f:
         data = f.read()
     uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
@@ -195,7 +230,10 @@ def main(args: list[str]) -> int:
         # nothing to write back to the PC: Unicorn resumes after the trapping word (measured,
         # see emukern.machine.cpu_riscv), which is exactly stepping over the vsetvli
 
-    keep = add_intr_hook(uc, hook) if direct else uc.hook_add(UC_HOOK_INTR, hook)
+    if native:
+        keep = add_native_intr_hook(uc, hook, vlen)
+    else:
+        keep = add_intr_hook(uc, hook) if direct else uc.hook_add(UC_HOOK_INTR, hook)
     uc.emu_start(entry, 0)
     del keep
     out.flush()

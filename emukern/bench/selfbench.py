@@ -57,6 +57,7 @@ RAW_NULL = "raw Unicorn null syscall"          # signal: the raw floor's own den
 RAW_SIG_CT = "raw Unicorn, ctypes hook"        # signal: the same floor with emukern's kind of hook
 RAW_NULL_CT = "raw Unicorn null syscall, ctypes hook"
 RAW_DIRECT = "raw Unicorn (ctypes hook)"      # the vsetvli figure's second floor
+RAW_NATIVE = "raw Unicorn (C vsetvli + ctypes ecall hook)"   # third: vsetvli in C, as emukern's
 
 
 @dataclass(frozen=True)
@@ -409,6 +410,9 @@ def m_vsetvli(cfg: Settings) -> list[dict[str, Any]]:
     # register calls, the way emukern's CPUs install theirs
     raw_cmd = [sys.executable, "-m", "emukern.bench.raw_vsetvli", "--vlen", "512", str(elf), *argv]
     raws = {RAW: raw_cmd, RAW_DIRECT: raw_cmd[:3] + ["--direct"] + raw_cmd[3:]}
+    from emukern.machine.counter import native_available
+    if native_available():      # (raw_vsetvli --native: counter.c's ek_rvv_intr executes vsetvli)
+        raws[RAW_NATIVE] = raw_cmd[:3] + ["--native"] + raw_cmd[3:]
     runners = {EK: lambda: peers.run_wall(ek_cmd, "emukern run null_syscall"),
                **{who: (lambda cmd=cmd, who=who: peers.run_wall(cmd, f"{who} null_syscall"))
                   for who, cmd in raws.items()},

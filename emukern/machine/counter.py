@@ -146,6 +146,23 @@ def add_empty_block_hook(uc: Uc) -> None:
     _hook_native(uc, UC_HOOK_BLOCK, "ek_empty_block_hook", None)
 
 
+class RvvStruct(ctypes.Structure):
+    """The layout of ek_rvv in counter.c: the RISC-V vector unit's configuration state the C INTR
+    hook ``ek_rvv_intr`` executes vsetvli/vsetivli/vsetvl with (emukern.machine.rvv.native)."""
+    _fields_ = [("on", _U64), ("vs", _U64), ("known", _U64), ("vl", _U64), ("vtype", _U64),
+                ("vlen", _U64), ("cost", _U64), ("n", _U64),
+                ("counter", ctypes.c_void_p), ("py", ctypes.c_void_p), ("pc_reg", _U64),
+                ("x0_reg", _U64), ("handled", _U64)]
+
+
+def native_rvv_intr() -> ctypes.c_void_p | None:
+    """counter.c's ``ek_rvv_intr`` as a c_void_p (for uc_hook_add), None without the library."""
+    if not native_available():
+        return None
+    assert _native_lib is not None
+    return ctypes.cast(_native_lib.ek_rvv_intr, ctypes.c_void_p)
+
+
 class NativeCounter:
     """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
     instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),

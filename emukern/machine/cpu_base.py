@@ -743,36 +743,71 @@ class Cpu:
         on_syscall(self, pc, word, regs[1:])
         self._trap_done()
 
-    def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None) -> None:
+    def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None,
+                  native: Any = None) -> None:
         """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
 
         The binding's ``hook_add`` calls a Python hook through two more Python frames (a
         dispatcher and an exception guard), about a microsecond a trap on this machine; this is
         one frame with the same guard: an exception is kept for ``emu_start`` to raise and the
         CPU stops, as the binding does.  ``fast`` = (intno, fn2): that exception number (the
-        syscall instruction's) goes to ``fn2()`` directly, one frame fewer on the hottest trap."""
+        syscall instruction's) goes to ``fn2()`` directly, one frame fewer on the hottest trap.
+
+        ``native``: a C INTR hook that handles some exceptions itself (the RISC-V vector unit's
+        vsetvli, emukern.machine.rvv.native) and must therefore be the only INTR hook, since
+        Unicorn calls every registered one.  It has ``fn`` (the C function, a c_void_p; None: not
+        available, register the Python callback as usual), ``ptr`` (its user data), ``s`` (its
+        struct: ``s.py`` is where it finds the Python callback), ``cpu`` and ``fold(packed)``.
+        The C hook calls the callback for everything it does not handle, with a non-NULL third
+        argument when it executed instructions Python has not seen yet: ``fold`` takes them in
+        before anything else.  When the callback returns to the guest, ``s.vs`` gets
+        ``cpu.vs`` (the one state the C hook decides on that the kernel changes: sstatus.VS)."""
         from unicorn import UC_HOOK_INTR
         from unicorn.unicorn_py3.unicorn import uclib
         uc = self.uc
         fast_no, fast_fn = fast if fast is not None else (-1, None)
+        if native is not None and native.fn is None:
+            native = None
 
-        def entry(_handle: int, intno: int, _ud: int) -> None:
-            try:
-                if intno == fast_no:
-                    fast_fn()           # type: ignore[misc]
-                else:
-                    fn(uc, intno, None)
-            except BaseException as exc:
-                if uc._hook_exception is None:
-                    uc._hook_exception = exc
-                uc.emu_stop()
+        if native is None:
+            def entry(_handle: int, intno: int, _ud: int) -> None:
+                try:
+                    if intno == fast_no:
+                        fast_fn()           # type: ignore[misc]
+                    else:
+                        fn(uc, intno, None)
+                except BaseException as exc:
+                    if uc._hook_exception is None:
+                        uc._hook_exception = exc
+                    uc.emu_stop()
+        else:
+            fold, ns, ncpu = native.fold, native.s, native.cpu
+
+            def entry(_handle: int, intno: int, packed: int | None) -> None:
+                try:
+                    if packed is not None:
+                        fold(packed)
+                    if intno == fast_no:
+                        fast_fn()           # type: ignore[misc]
+                    else:
+                        fn(uc, intno, None)
+                except BaseException as exc:
+                    if uc._hook_exception is None:
+                        uc._hook_exception = exc
+                    uc.emu_stop()
+                ns.vs = ncpu.vs
         cb = _INTR_CFUNC(entry)
+        if native is not None:
+            native.s.py = ctypes.cast(cb, ctypes.c_void_p).value
+            hook_fn, user_data = native.fn, native.ptr
+        else:
+            hook_fn, user_data = ctypes.cast(cb, ctypes.c_void_p), None
         hh = ctypes.c_size_t()
-        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
-                                   None, ctypes.c_uint64(1), ctypes.c_uint64(0))
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, hook_fn,
+                                   user_data, ctypes.c_uint64(1), ctypes.c_uint64(0))
         if status != 0:
             raise UcError(status)
-        self._intr_cbs.append(cb)       # ctypes callbacks must outlive the hook
+        self._intr_cbs.append((cb, native))     # ctypes callbacks must outlive the hook
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))

@@ -5,6 +5,9 @@ CSR access raises an illegal-instruction exception.  This class catches it insid
 like a core whose vector unit sits beside the scalar pipeline, executes it on the RVV unit —
 unless ``sstatus.VS`` is Off, in which case the illegal-instruction trap goes to the kernel
 (that is Linux's vector first-use trap).  ``sstatus.VS`` is therefore modelled here, in Python.
+The configuration instructions (vsetvli, vsetivli, vsetvl) are executed in C by the INTR hook
+itself, without entering Python, while VS is on and nothing observes single instructions
+(emukern.machine.rvv.native; ``EMUKERN_NATIVE_VSET=0`` turns that off).
 
 Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
 * ``UC_RISCV_REG_PRIV`` = 0 puts the hart in U-mode; ``ecall`` reaches UC_HOOK_INTR as intno 8.
@@ -33,6 +36,7 @@ from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
 from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
+from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
                                   Trap, TrapKind)
@@ -177,6 +181,10 @@ class RiscvCpu(Cpu):
             from emukern.machine.rvv import RVVUnit, is_vector_insn
             self.rvv = RVVUnit(vlen=vlen, dlen=dlen)
             self._is_vector_insn = is_vector_insn
+        # vsetvli/vsetivli/vsetvl executed in C inside the INTR hook (rvv/native.py), which
+        # also needs sstatus.VS: it gets self.vs whenever Python returns to the guest
+        self._vn = RvvNative(self, _PC, _XREG[0])
+        self._vc = self._vn.s
         self.vs = VS_OFF                   # sstatus.VS, owned by the hardware model
         self.vector_insns = 0
         self.vector_cycles = 0
@@ -189,9 +197,26 @@ class RiscvCpu(Cpu):
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
-        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc))
+        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
+
+    # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
+    @property
+    def native_vset(self) -> int:
+        """vsetvli/vsetivli/vsetvl instructions the C hook executed (statistics)."""
+        return self._vn.handled
+
+    def run(self, until: int) -> None:
+        # the C hook's state for this run (on/off, the unit's vl/vtype, the vsetvl cost); what
+        # it executed is in the unit and the statistics again when the run ends
+        vn = self._vn
+        vn.arm()
+        try:
+            super().run(until)
+        finally:
+            vn.sync()
+            self._vc.known = 0
 
     # ---- registers -----------------------------------------------------------------------------
     def get_pc(self) -> int:
@@ -284,6 +309,7 @@ class RiscvCpu(Cpu):
 
     def _exit_reached(self, pc: int) -> bool:
         """A cycle/instret read: the hardware completes it with emukern's counters."""
+        self._vn.sync()                 # (the cycles of natively executed vsetvli count)
         try:
             word, size = self._fetch(pc)
         except MemoryFault:
@@ -548,6 +574,7 @@ class RiscvCpu(Cpu):
                            detail="vector access"))
 
     def _trap_from_error(self, exc: UcError) -> Trap:
+        self._vn.sync()                 # the kernel sees this trap (its V state) next
         pc = self.get_pc()
         if self._fault is not None:
             addr, access = self._fault

@@ -27,7 +27,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[bytes]:
                           capture_output=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("direct", [[], ["--direct"]])
+from emukern.machine.counter import native_available
+
+MODES = [[], ["--direct"]] + ([["--native"]] if native_available() else [])
+
+
+@pytest.mark.parametrize("direct", MODES)
 def test_runs_the_null_syscall_guest_to_its_exit(direct):
     elf = _elf("riscv64", "null_syscall")
     p = _run("--vlen", "512", *direct, str(elf), "300", "1")
@@ -36,7 +41,8 @@ def test_runs_the_null_syscall_guest_to_its_exit(direct):
     assert int(iters) == 300 and int(cycles) > 0          # rdcycle: host ticks in raw Unicorn
 
 
-def test_a_word_it_does_not_model_stops_with_sigill_status():
+@pytest.mark.parametrize("mode", MODES)
+def test_a_word_it_does_not_model_stops_with_sigill_status(mode):
     elf = _elf("riscv64", "vec_loop")                  # vadd.vv: no vector unit here
-    p = _run("--vlen", "256", str(elf), "1", "16", "0")
+    p = _run("--vlen", "256", *mode, str(elf), "1", "16", "0")
     assert p.returncode == 132

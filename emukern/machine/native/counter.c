@@ -343,3 +343,168 @@ void ek_intr_hook(uc_engine *uc, uint32_t intno, void *user_data)
     }
     ek_fix(uc, c, pc, !c->intr_after);
 }
+
+/* ---- the RISC-V vector unit's configuration instructions ------------------------------------ */
+/*
+ * Unicorn 2.1.4 has no V extension: every vector word raises an illegal-instruction exception
+ * and emukern's RVV unit (Python) executes it from the INTR hook.  vsetvli / vsetivli / vsetvl
+ * only compute vl from AVL and vtype and write rd, so they are executed here instead, in the
+ * INTR callback, the way a core's vector unit executes them without any trap: no Python frame.
+ *
+ * ek_rvv_intr is then the CPU's only INTR hook after the counter's ek_intr_hook (which has
+ * already corrected the count, so the instruction is counted as retired).  Whatever it does
+ * not execute goes to the CPU's Python callback (`py`), with what was executed here since Python
+ * last looked packed into its third argument (ek_rvv_pack): Python folds that into its
+ * statistics and the unit's vl/vtype/vstart before anything else (emukern.machine.rvv.native).
+ * `cost` is fixed for a run (Python sets it when the run starts and syncs when it ends).
+ *
+ * The rules are exec_cfg.run_vsetvl's (the reference): vtype with vill, a reserved bit, vlmul 4,
+ * SEW > ELEN (64) or LMUL < SEW/ELEN sets vill (vtype = 1 << 63, vl = 0); vl = min(AVL, VLMAX)
+ * with AVL = the 5-bit immediate (vsetivli), x[rs1] (rs1 != x0), VLMAX (rs1 = x0, rd != x0);
+ * rs1 = rd = x0 keeps vl when VLMAX does not change, else vill.  That last form needs the unit's
+ * current vl and vtype: it is executed here only while `known` says this struct holds them
+ * (Python sets it when it starts a run, this code after each instruction it executes; any call
+ * into Python clears it, since Python may change the state), else Python executes it.
+ * `vs` is sstatus.VS as Python had it when it last returned to the guest (it writes it at the
+ * end of every callback and when a run starts; this code sets Dirty, and Python's fold does
+ * too): VS Off is the kernel's first-use trap, always Python's.
+ */
+#define EK_VILL (1ull << 63)
+
+typedef void (*ek_py_intr)(uc_engine *uc, uint32_t intno, void *user_data);
+
+typedef struct {
+    uint64_t on;          /* native execution allowed (block counting, no per-instruction observer) */
+    uint64_t vs;          /* sstatus.VS: 0 Off, 1 Initial, 2 Clean, 3 Dirty (Python's, pushed) */
+    uint64_t known;       /* vl and vtype below are the unit's */
+    uint64_t vl;
+    uint64_t vtype;
+    uint64_t vlen;
+    uint64_t cost;        /* cycles of one vsetvl* (the cost table's, set by Python) */
+    uint64_t n;           /* executed here since Python last folded them in (each `cost`) */
+    ek_counter *counter;
+    void *py;             /* the CPU's Python INTR callback (a ctypes function pointer) */
+    uint64_t pc_reg;
+    uint64_t x0_reg;      /* Unicorn's register id of x0 (x1..x31 follow it) */
+    uint64_t handled;     /* statistics: all instructions executed here */
+} ek_rvv;
+
+/* VLMAX of a vtype value at this VLEN (ELEN 64), 0 when it sets vill. */
+static uint64_t ek_vlmax(uint64_t raw, uint64_t vlen)
+{
+    uint64_t vlmul = raw & 7, vsew = (raw >> 3) & 7, sew;
+    if (raw >> 8 || vlmul == 4 || vsew > 3)
+        return 0;
+    sew = 8ull << vsew;
+    if (vlmul < 4)
+        return (vlen << vlmul) / sew;
+    /* fractional LMUL = 2^-(8 - vlmul): legal only when SEW <= ELEN * LMUL */
+    if (sew > (64ull >> (8 - vlmul)))
+        return 0;
+    return (vlen >> (8 - vlmul)) / sew;
+}
+
+static int ek_rvv_exec(uc_engine *uc, ek_rvv *v)
+{
+    uint64_t pc = 0, raw, vlmax, avl = 0, vl = 0, vtype, x;
+    uint32_t w = 0, rd, rs1, form;
+    ek_counter *c;
+
+    if (uc_reg_read(uc, (int)v->pc_reg, &pc) != UC_ERR_OK || pc < 4)
+        return 0;
+    pc -= 4;                           /* the hook sees the trapping PC + 4 */
+    if (uc_mem_read(uc, pc, &w, 4) != UC_ERR_OK)
+        return 0;
+    if ((w & 0x707f) != 0x7057)        /* OP-V with funct3 OPCFG */
+        return 0;
+    rd = (w >> 7) & 31;
+    rs1 = (w >> 15) & 31;
+    if (!(w >> 31)) {
+        form = 0;                      /* vsetvli: 11-bit vtype immediate */
+        raw = (w >> 20) & 0x7ff;
+    } else if ((w >> 30) == 3) {
+        form = 1;                      /* vsetivli: 10-bit vtype, 5-bit AVL immediate */
+        raw = (w >> 20) & 0x3ff;
+    } else if (!((w >> 25) & 0x3f)) {
+        form = 2;                      /* vsetvl: vtype from x[rs2] */
+        raw = 0;
+        if (((w >> 20) & 31) && uc_reg_read(uc, (int)(v->x0_reg + ((w >> 20) & 31)), &raw) != UC_ERR_OK)
+            return 0;
+    } else {
+        return 0;                      /* reserved OPCFG encoding: Python raises the trap */
+    }
+    /* every source is read before rd is written (rd may be rs1 or rs2) */
+    vlmax = ek_vlmax(raw, v->vlen);
+    if (vlmax) {
+        if (form == 1) {
+            avl = rs1;
+        } else if (rs1) {
+            x = 0;
+            if (uc_reg_read(uc, (int)(v->x0_reg + rs1), &x) != UC_ERR_OK)
+                return 0;
+            avl = x;
+        } else if (rd) {
+            avl = UINT64_MAX;
+        } else {
+            if (!v->known)
+                return 0;              /* keep-vl needs the unit's state: Python has it */
+            if (ek_vlmax(v->vtype, v->vlen) != vlmax)
+                vlmax = 0;
+            avl = v->vl;
+        }
+    }
+    if (vlmax) {
+        vl = avl < vlmax ? avl : vlmax;
+        vtype = raw;
+    } else {
+        vtype = EK_VILL;
+    }
+    if (rd && uc_reg_write(uc, (int)(v->x0_reg + rd), &vl) != UC_ERR_OK)
+        return 0;
+    v->vl = vl;
+    v->vtype = vtype;
+    v->known = 1;
+    v->vs = 3;                         /* a vector CSR was written: VS Dirty */
+    v->n++;
+    v->handled++;
+    /* the counter has charged one cycle for it; the rest moves the deadline now, as the Python
+     * path's commit_charges does, so a tick still lands on its exact cycle */
+    c = v->counter;
+    if (v->cost > 1 && c) {
+        uint64_t more = v->cost - 1;
+        c->deadline = c->deadline > more ? c->deadline - more : 0;
+    }
+    /* the PC is already past the instruction */
+    return 1;
+}
+
+/* What Python must fold in, packed into the callback's user-data argument so that it needs no
+ * ctypes access to this struct: bits 0-21 the instructions executed here (EK_RVV_MANY: more,
+ * read `n` from the struct), 22-30 vtype (bit 30: vill, else its 8 low bits), 31-63 vl.
+ * NULL when there is nothing to fold in. */
+#define EK_RVV_MANY 0x3fffffull
+
+static void *ek_rvv_pack(ek_rvv *v)
+{
+    uint64_t n = v->n, p;
+    if (!n)
+        return NULL;
+    if (n < EK_RVV_MANY) {
+        v->n = 0;
+        p = n;
+    } else {
+        p = EK_RVV_MANY;            /* Python reads and clears `n` itself */
+    }
+    p |= (v->vtype == EK_VILL ? 0x100ull : (v->vtype & 0xff)) << 22;
+    p |= v->vl << 31;
+    return (void *)(uintptr_t)p;
+}
+
+void ek_rvv_intr(uc_engine *uc, uint32_t intno, void *user_data)
+{
+    ek_rvv *v = (ek_rvv *)user_data;
+    if (intno == 2 && v->on && v->vs && ek_rvv_exec(uc, v))
+        return;
+    v->known = 0;
+    ((ek_py_intr)v->py)(uc, intno, ek_rvv_pack(v));
+}

@@ -25,6 +25,7 @@ i.e. an LMUL=1 operation takes one beat.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from ...errors import IllegalInstruction
 from . import cost as _cost
@@ -69,6 +70,8 @@ class RVVUnit:
         self._structs: dict[tuple[str, int], struct.Struct] = {}
         self._results: dict[tuple[str, int, bool], ExecResult] = {}
         self.cost_params: dict[str, float] = dict(_cost.DEFAULT_COSTS)
+        # called after set_costs (the CPU's native vsetvli path holds the vsetvl cost)
+        self.on_costs: Callable[[], None] | None = None
         self.reset()
 
     # ---- state -------------------------------------------------------------------------
@@ -105,6 +108,8 @@ class RVVUnit:
         self.cost_params.update(params)
         self._results.clear()
         self.fast.clear()         # the specialised executors hold cost results
+        if self.on_costs is not None:
+            self.on_costs()
 
     # ---- debugger / kernel helpers -------------------------------------------------------
     def read_vreg(self, i: int) -> bytes:
