@@ -273,15 +273,18 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from emukern.report import print_run_summary, print_trap_trace
     m = build_machine(a)
     sys.stdout.flush()
     r = m.run()
     if a.json:
         Path(a.json).write_text(json.dumps(r.to_json(), indent=2, sort_keys=True) + "\n")
+    # (the report module, rich's tables, is imported only when something is printed: -q runs
+    # start faster)
     if not a.quiet:
+        from emukern.report import print_run_summary
         print_run_summary(r, m.kernel, trace=a.trace)
     elif a.trace == "traps":
+        from emukern.report import print_trap_trace
         print_trap_trace(m.kernel)         # -q drops the summary, not a trace asked for explicitly
     return r.exit_status
 

@@ -23,7 +23,7 @@ from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
-from emukern.machine.memory import PAGE, SHARED_PREFIX, OutOfMemory, page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
 
 if TYPE_CHECKING:
     from emukern.kernel.sched import Scheduler
@@ -41,7 +41,6 @@ FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET = 9, 10
 # mmap
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 1, 2, 0x10, 0x20
-SHARED_ANON = SHARED_PREFIX + "/dev/zero (deleted)"     # a shared anonymous mapping's name
 O_ACCMODE, O_WRONLY, O_RDWR, O_NONBLOCK, O_CLOEXEC = 3, 1, 2, 0x800, 0x80000
 AT_FDCWD = -100
 WNOHANG = 1

@@ -18,6 +18,7 @@ from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.syscalls_proc import ProcSyscallsMixin
+from emukern.machine.memory import SHARED_ANON
 
 if TYPE_CHECKING:
     from emukern.kernel.kernel import Kernel
@@ -731,7 +732,6 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         """mprotect(PROT_WRITE) over a read-only MAP_SHARED file mapping is EACCES (mprotect_fixup
         checks VM_MAYWRITE, which a shared mapping of a read-only file lacks).  Shared anonymous
         memory (shmem) may always be made writable."""
-        from emukern.kernel.syscalls import SHARED_ANON
         end = addr + length
         return any(m.name.startswith("shared:") and m.name != SHARED_ANON and m.start < end and addr < m.end
                    for m in task.mm.mappings)

@@ -110,6 +110,7 @@ class Mapping:
 
 
 SHARED_PREFIX = "shared:"            # the name of a MAP_SHARED mapping starts so ('s' in maps)
+SHARED_ANON = SHARED_PREFIX + "/dev/zero (deleted)"     # shared anonymous memory (shmem)
 
 
 def is_shared(m: Mapping) -> bool:

@@ -11,6 +11,10 @@
 """
 from emukern.errors import EmukernError
 
+# (here, not in compare.py: the CLI's help text needs it without importing the comparison code)
+TIMING_NOTE = ("timing is not compared: QEMU's TCG has no cycle model, so only output values and "
+               "exit status are checked")
+
 
 class OracleError(EmukernError):
     """The real kernel could not be booted or did not answer (no qemu-system, no image, a hang)."""

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from emukern.oracle.compare import TIMING_NOTE
+from emukern.oracle import TIMING_NOTE
 
 LINUX_HELP = """\
 Boots a real Debian Linux kernel under qemu-system with PROG in its initramfs and prints exactly

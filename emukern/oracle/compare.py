@@ -19,13 +19,11 @@ from pathlib import Path
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
 from emukern.kernel.policies import SWITCHES
-from emukern.oracle import OracleError
+from emukern.oracle import TIMING_NOTE, OracleError
 from emukern.oracle.console import ProgramRun
 from emukern.oracle.kernels import KernelProfile
 from emukern.oracle.qemu import sve_vls
 
-TIMING_NOTE = ("timing is not compared: QEMU's TCG has no cycle model, so only output values and "
-               "exit status are checked")
 
 # the patch each switch models, by its subject and author, for messages
 PATCHES = {

@@ -14,6 +14,15 @@ three things cheap that are expensive for other emulators:
 
 The spec is TOML (:mod:`emukern.sweep.spec`).
 """
-from emukern.sweep.spec import Point, SweepSpec, load_spec
+from typing import Any
 
 __all__ = ["Point", "SweepSpec", "load_spec"]
+
+
+def __getattr__(name: str) -> Any:
+    """The spec's names, imported when first used (`emukern --help` and `emukern run` build the
+    sweep subcommand's parser without needing the TOML and dataclass machinery)."""
+    if name in __all__:
+        from emukern.sweep import spec
+        return getattr(spec, name)
+    raise AttributeError(f"module 'emukern.sweep' has no attribute {name!r}")
