@@ -92,9 +92,10 @@ import ctypes
 import mmap
 from collections import Counter
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Mapping
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
@@ -103,7 +104,7 @@ from emukern.errors import MemoryFault
 from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
-from emukern.machine.counter import CodeGuard
+from emukern.machine.counter import CodeGuard, NativeCounter, _CounterStruct
 from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
@@ -194,6 +195,47 @@ _Z4 = bytes(4)
 _CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
 
 
+# ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
+def _writes_fp_only(word: int) -> bool:
+    """The words a sequence may have for its return to be done natively: they write SIMD/SVE
+    registers and nothing else (no general register, no memory, no system register), so the
+    user's x0-x3 need not be saved around it.  ``orr vd.t, vn.t, vm.t`` (``mov v``), ``pfalse
+    pd.b``, ``wrffr pn.b``."""
+    return (word & 0xBFE0FC00 == 0x0EA01C00 or word & 0xFFFFFFF0 == 0x2518E400
+            or word & 0xFFFFFE1F == 0x25289000)
+
+
+_U64 = ctypes.c_uint64
+_VP = ctypes.c_void_p
+
+
+class _StubRet(ctypes.Structure):
+    # the layout of ek_a64_ret in native/a64_stub.c
+    _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
+                ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
+                ("ret_pc", _U64), ("ret_deadline", _U64), ("done_count", _U64), ("returns", _U64)]
+
+
+_A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
+_stub_ret_lib: "ctypes.CDLL | None" = None
+_stub_ret_error: str | None = None
+
+
+def _native_stub_ret() -> Any:
+    """native/a64_stub.c's ek_a64_stub_ret as a function pointer (built once, like the counter),
+    or None when it cannot be built (then every stub chain returns through its brk)."""
+    global _stub_ret_lib, _stub_ret_error
+    if _stub_ret_lib is None and _stub_ret_error is None:
+        from emukern.machine.counter import _build_native
+        try:
+            _stub_ret_lib = _build_native(_A64_STUB_SRC, "eka64stub")
+        except OSError as exc:
+            _stub_ret_error = str(exc)
+    if _stub_ret_lib is None:
+        return None
+    return ctypes.cast(_stub_ret_lib.ek_a64_stub_ret, ctypes.c_void_p)
+
+
 class StubOverrun(RuntimeError):
     """A kernel stub did not reach its closing brk within its known length: an emulator bug
     (the stub page cannot be written or reached by the guest), reported instead of hanging."""
@@ -269,6 +311,19 @@ class Arm64Cpu(Cpu):
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         from unicorn.unicorn_py3.unicorn import uclib
+        # The native return from flush sequences (see _native_begin): the entries of the
+        # sequences whose closing brk has the C hook, and the one in flight (op, count before)
+        self._ret: _StubRet | None = None
+        self._ret_hooks: list[ctypes.c_size_t] = []
+        self._native_ret: set[int] = set()
+        self._pending: tuple[StubOp, int] | None = None
+        if isinstance(self.counter, NativeCounter):
+            cs, f = self.counter._s, _CounterStruct
+            base = ctypes.addressof(cs)
+            self._ret = _StubRet(base + f.count.offset, base + f.deadline.offset, base + f.guard_open.offset,
+                                 base + f.gx_lo.offset, base + f.gx_hi.offset, base + f.resync.offset,
+                                 base + f.blk_start.offset, base + f.blk_end.offset,
+                                 A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE, 0, 0, 0, 0)
         self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
         uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
@@ -421,6 +476,29 @@ class Arm64Cpu(Cpu):
         self.uc.mem_write(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
+        self._install_native_returns(image, seqs)
+
+    def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
+        """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
+        buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_native_begin`,
+        it returns to the user PC there, in the same emu_start, without the brk's exception."""
+        fn = _native_stub_ret() if self._ret is not None else None
+        if fn is None:
+            return
+        from unicorn.unicorn_py3.unicorn import uclib
+        for q in seqs.values():
+            words = [int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, q.offset + 4 * q.length, 4)]
+            if q.loads or q.saves or q.length < 2 or not all(_writes_fp_only(w) for w in words[:-1]):
+                continue
+            brk = KERNEL_TEXT + q.offset + 4 * (q.length - 1)
+            hh = ctypes.c_size_t()
+            status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_CODE, fn,
+                                       ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p),
+                                       ctypes.c_uint64(brk), ctypes.c_uint64(brk))
+            if status != 0:
+                raise UcError(status)
+            self._ret_hooks.append(hh)
+            self._native_ret.add(KERNEL_TEXT + q.offset)
 
     def queue_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a kernel sequence to run on this CPU (in order, before any further user
@@ -577,11 +655,71 @@ class Arm64Cpu(Cpu):
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        if self._stub_queue[0].regfile_load and self._regfile_front():
+        q = self._stub_queue
+        if q[0].regfile_load and self._regfile_front():
+            return
+        op = q[0]
+        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
+            self._native_begin(op)
             return
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
+
+    def _native_begin(self, op: StubOp) -> None:
+        """A lone flush with ZEN and the VL already as it runs and as they stay after it (a
+        syscall of a TIF_SVE task, issue 19's hot path): the PC goes into the sequence and its
+        closing brk's C hook (native/a64_stub.c) returns to the user PC, closes the guard, puts
+        the deadline back and flushes the TLB, as :meth:`_chain_step` would -- without a second
+        Python callback.  The sequence writes no general register (checked at install), so x0-x3
+        are not saved.  Its instructions are accounted at the next Python entry
+        (:meth:`_native_settle`): the same counts, ``stub_insns`` and ``stub_stats``."""
+        r = self._ret
+        assert r is not None
+        pc = self._read(A.UC_ARM64_REG_PC)
+        self._stub_queue.clear()
+        self._zhi_clean = False
+        cs = self._cs
+        r.ret_pc = pc
+        r.ret_deadline = cs.deadline
+        count = cs.count
+        self._pending = (op, count)
+        cs.deadline = count + op.length          # bounded, as a chained stub
+        cs.guard_open = 1                        # CodeGuard.open = True, inline
+        cs.gx_lo = cs.gx_hi = 0
+        self._write(A.UC_ARM64_REG_PC, op.entry)
+        cs.resync = 1                            # counter.pc_written(), inline
+
+    def _native_settle(self) -> None:
+        """Account the flush whose return the C hook did (or report one that never reached its
+        closing brk: an emulator error, as a chained stub's overrun)."""
+        pending, r = self._pending, self._ret
+        assert pending is not None and r is not None
+        op, before = pending
+        self._pending = None
+        if r.ret_pc:
+            r.ret_pc = 0
+            self._cs.deadline = r.ret_deadline
+            self._guard.open = False
+            raise StubOverrun(f"kernel stub {op.name} did not reach its closing brk within {op.length} "
+                              f"instructions (pc {self.get_pc():#x}): emulator error")
+        n = r.done_count - before
+        if n != op.length:
+            raise StubOverrun(f"kernel stub {op.name} retired {n} instructions, not its {op.length}: "
+                              f"emulator error")
+        self.stub_insns += n
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+
+    def _emu_start(self, pc: int) -> None:
+        try:
+            super()._emu_start(pc)
+        finally:
+            # a flush returned natively during the run: account it before anything reads the
+            # counts (a run ends; a fault or an exit word goes to the kernel)
+            if self._pending is not None and not self._ret.ret_pc:     # type: ignore[union-attr]
+                self._native_settle()
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
@@ -745,6 +883,9 @@ class Arm64Cpu(Cpu):
             self.sve2.abort()
             raise StubOverrun(f"an SVE2 unit instruction did not finish its microcode (pc {self.get_pc():#x}): "
                               f"emulator error")
+        if self._pending is not None:
+            self._stub_queue.clear()
+            self._native_settle()                # (raises: a run cannot end inside a flush)
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -770,7 +911,7 @@ class Arm64Cpu(Cpu):
         # bounded by its deadline (an overrun stops on the count and raises StubOverrun)
         # -- or the SVE2 unit's transfer (machine/sve2/xfer.py), whose transfer-page mem_protect
         # does the same when it opens and when it closes
-        if self._chain is not None:
+        if self._chain is not None or self._pending is not None:
             return True
         sve2 = self.sve2
         if sve2 is not None and (sve2.op is not None or sve2.resume):
@@ -958,6 +1099,8 @@ class Arm64Cpu(Cpu):
     def _svc(self) -> None:
         """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
         the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
+        if self._pending is not None:
+            self._native_settle()                    # the last syscall's flush, returned natively
         if self._chain is not None:
             self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
             return
@@ -967,6 +1110,8 @@ class Arm64Cpu(Cpu):
             self._chain_begin()
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
+        if self._pending is not None:
+            self._native_settle()
         if intno == 2 and self._chain is None:
             self._svc()
             return

@@ -1,0 +1,68 @@
+/*
+ * The return from an arm64 kernel flush sequence, done in C (emukern/machine/cpu_arm64.py).
+ *
+ * A syscall of a task with TIF_SVE set runs the kernel's real sve_flush_live instructions on the
+ * CPU before the task's next user instruction.  The CPU's INTR hook points the PC at the
+ * sequence and lets Unicorn go on; the sequence ends in `brk #0xe4e` (its "ret").  Taking that
+ * brk as an exception costs a second Python callback per syscall.  Instead, a code hook bounded
+ * to the address of that closing brk does, when the Python side armed it, what the exception
+ * return does: the brk counts as the retired "ret" (the block counter counted it with its
+ * block), the PC goes back to the user PC, the code guard closes, the counter's deadline is the
+ * user's again and the TLB is flushed (the stub page is execute-only, and the fetches of the
+ * sequence filled TLB entries a user load would hit).  Python settles the statistics (stub
+ * instructions, runs per sequence) at its next entry, from `done_count`.
+ *
+ * Unarmed (stub_sync's direct runs, a chain of several sequences, exact counting), the hook does
+ * nothing and the brk goes to the INTR hook as before.
+ *
+ * Measured with Unicorn 2.1.4 (tests/machine/test_stub_native_return.py): a PC written from a
+ * code hook bounded to one address leaves the instruction there unexecuted (no exception is
+ * taken) and the CPU resumes at the PC written, within the same emu_start.
+ */
+#include <stdint.h>
+#include <unicorn/unicorn.h>
+
+typedef struct {
+    /* fields of the native instruction counter (counter.c's ek_counter), by address */
+    uint64_t *count;
+    uint64_t *deadline;
+    uint64_t *guard_open;
+    uint64_t *gx_lo;
+    uint64_t *gx_hi;
+    uint64_t *resync;
+    uint64_t *blk_start;
+    uint64_t *blk_end;
+    uint64_t pc_reg;       /* Unicorn's id of the PC */
+    uint64_t guard_lo;     /* the guarded range, as the closed guard has it */
+    uint64_t guard_hi;
+    /* armed by Python for one sequence; cleared here when its closing brk is reached */
+    uint64_t ret_pc;       /* the user PC to return to (0: not armed) */
+    uint64_t ret_deadline; /* the counter's deadline to put back */
+    uint64_t done_count;   /* the count after the closing brk, for Python's accounting */
+    uint64_t returns;      /* statistics: returns done here */
+} ek_a64_ret;
+
+void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    uint64_t pc = r->ret_pc;
+    (void)address;
+    (void)size;
+    if (!pc)
+        return;
+    r->ret_pc = 0;
+    r->done_count = *r->count;
+    r->returns++;
+    uc_reg_write(uc, (int)r->pc_reg, &pc);
+    *r->resync = 1;                 /* a hook wrote the PC (see ek_block_hook's resync) */
+    /* the block (counted whole, this brk included) is left here: nothing of it is left to
+     * correct, and a split's stop hook on this address (stub_sync's runs leave one on each
+     * sequence's brk) must not take the guard closed below for user code running into it */
+    *r->blk_start = 0;
+    *r->blk_end = 0;
+    *r->guard_open = 0;             /* the code guard closes, with its range back */
+    *r->gx_lo = r->guard_lo;
+    *r->gx_hi = r->guard_hi;
+    *r->deadline = r->ret_deadline;
+    uc_ctl_flush_tlb(uc);
+}
