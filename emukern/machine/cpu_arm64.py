@@ -311,7 +311,7 @@ class Arm64Cpu(Cpu):
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         from unicorn.unicorn_py3.unicorn import uclib
-        # The native return from flush sequences (see _native_begin): the entries of the
+        # The native return from flush sequences (see _chain_begin): the entries of the
         # sequences whose closing brk has the C hook, and the one in flight (op, count before)
         self._ret: _StubRet | None = None
         self._ret_hooks: list[ctypes.c_size_t] = []
@@ -480,7 +480,7 @@ class Arm64Cpu(Cpu):
 
     def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
         """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
-        buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_native_begin`,
+        buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_chain_begin`,
         it returns to the user PC there, in the same emu_start, without the brk's exception."""
         fn = _native_stub_ret() if self._ret is not None else None
         if fn is None:
@@ -661,35 +661,33 @@ class Arm64Cpu(Cpu):
         op = q[0]
         if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
                 and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
-            self._native_begin(op)
-            return
+            # The native return (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
+            # flush with ZEN and the VL already as it runs and as they stay after it.  The PC goes
+            # into the sequence and its closing brk's C hook (native/a64_stub.c) returns to the
+            # user PC, closes the guard, puts the deadline back and flushes the TLB, as
+            # _chain_step would -- without a second Python callback.  The sequence writes no
+            # general register (checked at install), so x0-x3 are not saved.  Its instructions
+            # are accounted at the next Python entry (_native_settle): the same counts,
+            # stub_insns and stub_stats.  (A user PC of 0 would read as "not armed": the brk path.)
+            r = self._ret
+            pc = self._read(A.UC_ARM64_REG_PC)
+            if r is not None and pc:
+                q.clear()
+                self._zhi_clean = False
+                cs = self._cs
+                r.ret_pc = pc
+                r.ret_deadline = cs.deadline
+                count = cs.count
+                self._pending = (op, count)
+                cs.deadline = count + op.length
+                cs.guard_open = 1
+                cs.gx_lo = cs.gx_hi = 0
+                self._write(A.UC_ARM64_REG_PC, op.entry)
+                cs.resync = 1
+                return
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
-
-    def _native_begin(self, op: StubOp) -> None:
-        """A lone flush with ZEN and the VL already as it runs and as they stay after it (a
-        syscall of a TIF_SVE task, issue 19's hot path): the PC goes into the sequence and its
-        closing brk's C hook (native/a64_stub.c) returns to the user PC, closes the guard, puts
-        the deadline back and flushes the TLB, as :meth:`_chain_step` would -- without a second
-        Python callback.  The sequence writes no general register (checked at install), so x0-x3
-        are not saved.  Its instructions are accounted at the next Python entry
-        (:meth:`_native_settle`): the same counts, ``stub_insns`` and ``stub_stats``."""
-        r = self._ret
-        assert r is not None
-        pc = self._read(A.UC_ARM64_REG_PC)
-        self._stub_queue.clear()
-        self._zhi_clean = False
-        cs = self._cs
-        r.ret_pc = pc
-        r.ret_deadline = cs.deadline
-        count = cs.count
-        self._pending = (op, count)
-        cs.deadline = count + op.length          # bounded, as a chained stub
-        cs.guard_open = 1                        # CodeGuard.open = True, inline
-        cs.gx_lo = cs.gx_hi = 0
-        self._write(A.UC_ARM64_REG_PC, op.entry)
-        cs.resync = 1                            # counter.pc_written(), inline
 
     def _native_settle(self) -> None:
         """Account the flush whose return the C hook did (or report one that never reached its
@@ -1099,8 +1097,18 @@ class Arm64Cpu(Cpu):
     def _svc(self) -> None:
         """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
         the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
-        if self._pending is not None:
-            self._native_settle()                    # the last syscall's flush, returned natively
+        p = self._pending
+        if p is not None:
+            # the last syscall's flush, returned natively: _native_settle, inline
+            op, before = p
+            r = self._ret
+            n = r.done_count - before                # type: ignore[union-attr]
+            if r.ret_pc or n != op.length:           # type: ignore[union-attr]
+                self._native_settle()                # (raises)
+            self._pending = None
+            self.stub_insns += n
+            self.stub_stats[op.name] += 1
+            self.stub_cycles[op.name] += n
         if self._chain is not None:
             self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
             return
