@@ -213,7 +213,8 @@ class _StubRet(ctypes.Structure):
     # the layout of ek_a64_ret in native/a64_stub.c
     _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
                 ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
-                ("ret_pc", _U64), ("ret_deadline", _U64), ("done_count", _U64), ("returns", _U64)]
+                ("entry", _U64), ("length", _U64), ("in_flight", _U64), ("ret_pc", _U64), ("ret_deadline", _U64),
+                ("before", _U64), ("done_count", _U64), ("returns", _U64)]
 
 
 _A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
@@ -222,8 +223,9 @@ _stub_ret_error: str | None = None
 
 
 def _native_stub_ret() -> Any:
-    """native/a64_stub.c's ek_a64_stub_ret as a function pointer (built once, like the counter),
-    or None when it cannot be built (then every stub chain returns through its brk)."""
+    """native/a64_stub.c's hooks as function pointers (ek_a64_stub_enter, ek_a64_stub_ret; built
+    once, like the counter), or None when it cannot be built (then every stub chain goes through
+    its brk)."""
     global _stub_ret_lib, _stub_ret_error
     if _stub_ret_lib is None and _stub_ret_error is None:
         from emukern.machine.counter import _build_native
@@ -233,7 +235,8 @@ def _native_stub_ret() -> Any:
             _stub_ret_error = str(exc)
     if _stub_ret_lib is None:
         return None
-    return ctypes.cast(_stub_ret_lib.ek_a64_stub_ret, ctypes.c_void_p)
+    return (ctypes.cast(_stub_ret_lib.ek_a64_stub_enter, ctypes.c_void_p),
+            ctypes.cast(_stub_ret_lib.ek_a64_stub_ret, ctypes.c_void_p))
 
 
 class StubOverrun(RuntimeError):
@@ -316,14 +319,14 @@ class Arm64Cpu(Cpu):
         self._ret: _StubRet | None = None
         self._ret_hooks: list[ctypes.c_size_t] = []
         self._native_ret: set[int] = set()
-        self._pending: tuple[StubOp, int] | None = None
+        self._pending: StubOp | None = None
         if isinstance(self.counter, NativeCounter):
             cs, f = self.counter._s, _CounterStruct
             base = ctypes.addressof(cs)
             self._ret = _StubRet(base + f.count.offset, base + f.deadline.offset, base + f.guard_open.offset,
                                  base + f.gx_lo.offset, base + f.gx_hi.offset, base + f.resync.offset,
                                  base + f.blk_start.offset, base + f.blk_end.offset,
-                                 A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE, 0, 0, 0, 0)
+                                 A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE)
         self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
         uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
@@ -482,18 +485,27 @@ class Arm64Cpu(Cpu):
         """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
         buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_chain_begin`,
         it returns to the user PC there, in the same emu_start, without the brk's exception."""
-        fn = _native_stub_ret() if self._ret is not None else None
-        if fn is None:
+        fns = _native_stub_ret() if self._ret is not None else None
+        if fns is None:
             return
+        enter, fn = fns
         from unicorn.unicorn_py3.unicorn import uclib
+        ud = ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p)
+        # the entry, an INTR hook after this CPU's own (added in __init__): it runs once the
+        # kernel has handled the trap and armed a flush
+        hh = ctypes.c_size_t()
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, enter, ud,
+                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != 0:
+            raise UcError(status)
+        self._ret_hooks.append(hh)
         for q in seqs.values():
             words = [int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, q.offset + 4 * q.length, 4)]
             if q.loads or q.saves or q.length < 2 or not all(_writes_fp_only(w) for w in words[:-1]):
                 continue
             brk = KERNEL_TEXT + q.offset + 4 * (q.length - 1)
             hh = ctypes.c_size_t()
-            status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_CODE, fn,
-                                       ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p),
+            status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_CODE, fn, ud,
                                        ctypes.c_uint64(brk), ctypes.c_uint64(brk))
             if status != 0:
                 raise UcError(status)
@@ -661,30 +673,22 @@ class Arm64Cpu(Cpu):
         op = q[0]
         if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
                 and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
-            # The native return (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
-            # flush with ZEN and the VL already as it runs and as they stay after it.  The PC goes
-            # into the sequence and its closing brk's C hook (native/a64_stub.c) returns to the
-            # user PC, closes the guard, puts the deadline back and flushes the TLB, as
-            # _chain_step would -- without a second Python callback.  The sequence writes no
-            # general register (checked at install), so x0-x3 are not saved.  Its instructions
-            # are accounted at the next Python entry (_native_settle): the same counts,
-            # stub_insns and stub_stats.  (A user PC of 0 would read as "not armed": the brk path.)
+            # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
+            # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
+            # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
+            # bounds the run by the sequence's length, opens the guard and sends the PC there);
+            # its closing brk's code hook returns to the user PC, closes the guard, puts the
+            # deadline back and flushes the TLB, as _chain_step would -- without libunicorn calls
+            # from Python or a second Python callback.  The sequence writes no general register
+            # (checked at install), so x0-x3 are not saved.  Its instructions are accounted at
+            # the next Python entry (_native_settle): the same counts, stub_insns, stub_stats.
             r = self._ret
-            pc = self._read(A.UC_ARM64_REG_PC)
-            if r is not None and pc:
-                q.clear()
-                self._zhi_clean = False
-                cs = self._cs
-                r.ret_pc = pc
-                r.ret_deadline = cs.deadline
-                count = cs.count
-                self._pending = (op, count)
-                cs.deadline = count + op.length
-                cs.guard_open = 1
-                cs.gx_lo = cs.gx_hi = 0
-                self._write(A.UC_ARM64_REG_PC, op.entry)
-                cs.resync = 1
-                return
+            r.entry = op.entry                       # type: ignore[union-attr]
+            r.length = op.length                     # type: ignore[union-attr]
+            q.clear()
+            self._zhi_clean = False
+            self._pending = op
+            return
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
@@ -692,17 +696,19 @@ class Arm64Cpu(Cpu):
     def _native_settle(self) -> None:
         """Account the flush whose return the C hook did (or report one that never reached its
         closing brk: an emulator error, as a chained stub's overrun)."""
-        pending, r = self._pending, self._ret
-        assert pending is not None and r is not None
-        op, before = pending
+        op, r = self._pending, self._ret
+        assert op is not None and r is not None
         self._pending = None
-        if r.ret_pc:
-            r.ret_pc = 0
-            self._cs.deadline = r.ret_deadline
+        if r.entry or r.in_flight:
+            entered = not r.entry
+            r.entry = r.in_flight = 0
+            if entered:
+                self._cs.deadline = r.ret_deadline
             self._guard.open = False
-            raise StubOverrun(f"kernel stub {op.name} did not reach its closing brk within {op.length} "
-                              f"instructions (pc {self.get_pc():#x}): emulator error")
-        n = r.done_count - before
+            raise StubOverrun(f"kernel stub {op.name} " + ("did not reach its closing brk within "
+                              f"{op.length} instructions" if entered else "was armed but never entered")
+                              + f" (pc {self.get_pc():#x}): emulator error")
+        n = r.done_count - r.before
         if n != op.length:
             raise StubOverrun(f"kernel stub {op.name} retired {n} instructions, not its {op.length}: "
                               f"emulator error")
@@ -716,7 +722,8 @@ class Arm64Cpu(Cpu):
         finally:
             # a flush returned natively during the run: account it before anything reads the
             # counts (a run ends; a fault or an exit word goes to the kernel)
-            if self._pending is not None and not self._ret.ret_pc:     # type: ignore[union-attr]
+            r = self._ret
+            if self._pending is not None and not r.in_flight and not r.entry:    # type: ignore[union-attr]
                 self._native_settle()
 
     def _chain_next(self) -> None:
@@ -1097,13 +1104,12 @@ class Arm64Cpu(Cpu):
     def _svc(self) -> None:
         """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
         the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
-        p = self._pending
-        if p is not None:
+        op = self._pending
+        if op is not None:
             # the last syscall's flush, returned natively: _native_settle, inline
-            op, before = p
             r = self._ret
-            n = r.done_count - before                # type: ignore[union-attr]
-            if r.ret_pc or n != op.length:           # type: ignore[union-attr]
+            n = r.done_count - r.before              # type: ignore[union-attr]
+            if r.in_flight or r.entry or n != op.length:     # type: ignore[union-attr]
                 self._native_settle()                # (raises)
             self._pending = None
             self.stub_insns += n

@@ -2,15 +2,16 @@
  * The return from an arm64 kernel flush sequence, done in C (emukern/machine/cpu_arm64.py).
  *
  * A syscall of a task with TIF_SVE set runs the kernel's real sve_flush_live instructions on the
- * CPU before the task's next user instruction.  The CPU's INTR hook points the PC at the
- * sequence and lets Unicorn go on; the sequence ends in `brk #0xe4e` (its "ret").  Taking that
- * brk as an exception costs a second Python callback per syscall.  Instead, a code hook bounded
+ * CPU before the task's next user instruction.  The kernel arms it in the CPU's (Python) INTR
+ * hook; ek_a64_stub_enter, the next INTR hook, points the PC at the sequence and lets Unicorn go
+ * on; the sequence ends in `brk #0xe4e` (its "ret").  Taking that brk as an exception costs a
+ * second Python callback per syscall.  Instead, a code hook bounded
  * to the address of that closing brk does, when the Python side armed it, what the exception
  * return does: the brk counts as the retired "ret" (the block counter counted it with its
  * block), the PC goes back to the user PC, the code guard closes, the counter's deadline is the
  * user's again and the TLB is flushed (the stub page is execute-only, and the fetches of the
  * sequence filled TLB entries a user load would hit).  Python settles the statistics (stub
- * instructions, runs per sequence) at its next entry, from `done_count`.
+ * instructions, runs per sequence) at its next entry, from `before` and `done_count`.
  *
  * Unarmed (stub_sync's direct runs, a chain of several sequences, exact counting), the hook does
  * nothing and the brk goes to the INTR hook as before.
@@ -35,12 +36,43 @@ typedef struct {
     uint64_t pc_reg;       /* Unicorn's id of the PC */
     uint64_t guard_lo;     /* the guarded range, as the closed guard has it */
     uint64_t guard_hi;
-    /* armed by Python for one sequence; cleared here when its closing brk is reached */
-    uint64_t ret_pc;       /* the user PC to return to (0: not armed) */
+    /* armed by Python in the trap hook: the sequence to enter when the INTR hooks are done */
+    uint64_t entry;        /* its first instruction (0: nothing armed) */
+    uint64_t length;       /* its instructions, the closing brk included */
+    /* the sequence in flight, set at entry and cleared when its closing brk is reached */
+    uint64_t in_flight;
+    uint64_t ret_pc;       /* the user PC to return to */
     uint64_t ret_deadline; /* the counter's deadline to put back */
-    uint64_t done_count;   /* the count after the closing brk, for Python's accounting */
+    uint64_t before;       /* the count when the sequence was entered */
+    uint64_t done_count;   /* the count after its closing brk, for Python's accounting */
     uint64_t returns;      /* statistics: returns done here */
 } ek_a64_ret;
+
+/* An INTR hook added after the CPU's Python one (Unicorn calls them in the order they were
+ * added, all of them): when the kernel armed a flush during the trap, the user PC it is to
+ * return to is the PC now (the syscall may have changed it: a signal frame, a sigreturn), and
+ * the PC goes into the sequence, bounded by the counter's deadline as a chained stub is, with
+ * the code guard open.  Done here, not in Python, to save the two libunicorn calls (read the
+ * PC, write it) a syscall. */
+void ek_a64_stub_enter(uc_engine *uc, uint32_t intno, void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    uint64_t pc = r->entry;
+    (void)intno;
+    if (!pc)
+        return;
+    r->entry = 0;
+    uc_reg_read(uc, (int)r->pc_reg, &r->ret_pc);
+    r->in_flight = 1;
+    r->before = *r->count;
+    r->ret_deadline = *r->deadline;
+    *r->deadline = *r->count + r->length;
+    *r->guard_open = 1;
+    *r->gx_lo = 0;
+    *r->gx_hi = 0;
+    uc_reg_write(uc, (int)r->pc_reg, &pc);
+    *r->resync = 1;
+}
 
 void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
 {
@@ -48,9 +80,9 @@ void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_
     uint64_t pc = r->ret_pc;
     (void)address;
     (void)size;
-    if (!pc)
+    if (!r->in_flight)
         return;
-    r->ret_pc = 0;
+    r->in_flight = 0;
     r->done_count = *r->count;
     r->returns++;
     uc_reg_write(uc, (int)r->pc_reg, &pc);
