@@ -43,9 +43,18 @@ Machine pages (issue: EL0 must not reach them)
 The stubs run at EL0 like the guest (Unicorn never takes an exception to EL1), so Unicorn's own
 page permissions are the only protection and they have to tell stub time from user time:
 
-* the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults;
-  because Unicorn checks permissions when it fills a TLB entry (a stub's instruction fetch fills
-  one that would let data accesses through), the TLB is flushed whenever stubs end;
+* the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults.
+  Unicorn checks permissions when it fills a TLB entry; on its default (physical) TLB a stub's
+  instruction fetch fills one that would let data accesses through, which took a TLB flush
+  whenever stubs ended (~1-2 us a syscall of a TIF_SVE task).  This CPU runs on Unicorn's
+  *virtual* TLB with native/a64_stub.c's fill hook: the identity mapping with every permission
+  (what the physical TLB gives with the MMU off; the regions' permissions are checked on a fill
+  as there), except in the stub page, where an entry gets only the permission of the access that
+  filled it: a stub's fetch leaves an execute-only entry, a user load misses it and is checked
+  against the mapping (SIGSEGV) -- tests/machine/test_stub_native_return.py and
+  tests/hostile/test_machine_pages.py.  (Without the hook every page would be filled per access
+  type: a page both read and written refilled at each switch, measured 4x slower.)  Without the
+  native library the CPU stays on the physical TLB and flushes;
 * a guard in the instruction counter's hook (:class:`~emukern.machine.counter.CodeGuard`: one
   compare per instruction; a separate code hook even limited to the stub range halved the speed
   of a hot loop) stops the CPU before the first instruction there unless a stub is running:
@@ -57,7 +66,13 @@ page permissions are the only protection and they have to tell stub time from us
 
 Measured cost (sve_sysloop: 20,000 getpid with SVE live, one sve_flush_live stub each): about
 3.5 us per stub run, the TLB flush; a ``mem_protect`` that toggled execute permission on the stub
-page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks).
+page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks).  Raw Unicorn
+(issue 19, ctypes hooks, C return): 3.4 us a flush with the TLB flush, 1.6 us on the virtual TLB.
+
+The syscall flush's hot path (issue 19): a lone argument-less sequence that writes only SIMD/SVE
+registers (checked at install) is armed by the trap hook and entered and left in C
+(native/a64_stub.c: an INTR hook after this CPU's, and a code hook on the sequence's closing brk),
+within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).
 
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
@@ -95,10 +110,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
 
 from emukern.errors import MemoryFault
 from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
@@ -214,7 +229,7 @@ class _StubRet(ctypes.Structure):
     _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
                 ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
                 ("entry", _U64), ("length", _U64), ("in_flight", _U64), ("ret_pc", _U64), ("ret_deadline", _U64),
-                ("before", _U64), ("done_count", _U64), ("returns", _U64)]
+                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64)]
 
 
 _A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
@@ -223,9 +238,9 @@ _stub_ret_error: str | None = None
 
 
 def _native_stub_ret() -> Any:
-    """native/a64_stub.c's hooks as function pointers (ek_a64_stub_enter, ek_a64_stub_ret; built
-    once, like the counter), or None when it cannot be built (then every stub chain goes through
-    its brk)."""
+    """native/a64_stub.c's hooks as function pointers (ek_a64_stub_enter, ek_a64_stub_ret,
+    ek_a64_tlb_fill; built once, like the counter), or None when it cannot be built (then every
+    stub chain goes through its brk, on the physical TLB)."""
     global _stub_ret_lib, _stub_ret_error
     if _stub_ret_lib is None and _stub_ret_error is None:
         from emukern.machine.counter import _build_native
@@ -235,8 +250,8 @@ def _native_stub_ret() -> Any:
             _stub_ret_error = str(exc)
     if _stub_ret_lib is None:
         return None
-    return (ctypes.cast(_stub_ret_lib.ek_a64_stub_enter, ctypes.c_void_p),
-            ctypes.cast(_stub_ret_lib.ek_a64_stub_ret, ctypes.c_void_p))
+    return tuple(ctypes.cast(getattr(_stub_ret_lib, f), ctypes.c_void_p)
+                 for f in ("ek_a64_stub_enter", "ek_a64_stub_ret", "ek_a64_tlb_fill"))
 
 
 class StubOverrun(RuntimeError):
@@ -303,6 +318,7 @@ class Arm64Cpu(Cpu):
                  sve_idregs: tuple[int, int] | None = None) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
+        self._vtlb = False          # on Unicorn's virtual TLB (see "Machine pages"; set below)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
@@ -327,6 +343,8 @@ class Arm64Cpu(Cpu):
                                  base + f.gx_lo.offset, base + f.gx_hi.offset, base + f.resync.offset,
                                  base + f.blk_start.offset, base + f.blk_end.offset,
                                  A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE)
+            self._use_virtual_tlb()
+            self._ret.tlb_flush = int(not self._vtlb)
         self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
         uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
@@ -481,6 +499,26 @@ class Arm64Cpu(Cpu):
         self._seqs = table
         self._install_native_returns(image, seqs)
 
+    def _use_virtual_tlb(self) -> None:
+        """Run on Unicorn's virtual TLB with native/a64_stub.c's fill hook (see "Machine pages"):
+        the identity mapping with every permission, as the physical TLB gives with the MMU off,
+        except in the stub page, whose entries carry only the permission of the access that
+        filled them -- so the stubs' instruction fetches leave nothing a user load could hit, and
+        no TLB flush is needed when stubs end.  Without the native library: the physical TLB."""
+        fns = _native_stub_ret()
+        if fns is None or self._ret is None:
+            return
+        from unicorn.unicorn_py3.unicorn import uclib
+        hh = ctypes.c_size_t()
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_TLB_FILL, fns[2],
+                                   ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p),
+                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != 0:
+            raise UcError(status)
+        self._ret_hooks.append(hh)
+        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        self._vtlb = True
+
     def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
         """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
         buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_chain_begin`,
@@ -488,7 +526,7 @@ class Arm64Cpu(Cpu):
         fns = _native_stub_ret() if self._ret is not None else None
         if fns is None:
             return
-        enter, fn = fns
+        enter, fn = fns[0], fns[1]
         from unicorn.unicorn_py3.unicorn import uclib
         ud = ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p)
         # the entry, an INTR hook after this CPU's own (added in __init__): it runs once the
@@ -591,10 +629,11 @@ class Arm64Cpu(Cpu):
         if self._bounce_open:
             self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE)   # flushes the TLB too
             self._bounce_open = False
-        else:
-            # Unicorn checks a page's permissions when it fills a TLB entry, and the stubs'
-            # instruction fetches filled entries that would let data accesses through: drop them,
-            # so a user load or store there is checked against the execute-only mapping
+        elif not self._vtlb:
+            # Unicorn checks a page's permissions when it fills a TLB entry, and on its physical
+            # TLB the stubs' instruction fetches filled entries that would let data accesses
+            # through: drop them, so a user load or store there is checked against the
+            # execute-only mapping (the virtual TLB this CPU uses fills per access type)
             self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
 
     def _stub_prepare(self, op: StubOp) -> None:

@@ -164,3 +164,30 @@ def test_exact_counting_uses_the_chain(monkeypatch, run_guest):
     r, m = run_guest(GUESTS / "fp_pidbench.S", argv=["50", "1"])
     assert r.exit_status == 0 and m.kernel.sve_stats["flush_syscall"] > 0
     assert m.kernel.cpus[0]._ret.returns == 0
+
+
+def test_stub_page_unreadable_after_chain_without_tlb_flush():
+    """The brk-ended chain (two stubs queued) fetches from the stub page too; on the virtual TLB
+    no flush follows it, and a user load there is still an abort.  (On Unicorn's physical TLB,
+    without the flush, the same load succeeds: checked when this was written.)"""
+    addr = STUBS["sve_flush_live"][0]
+    parts = [f"movz x1, #{addr & 0xFFFF}"] + [f"movk x1, #{(addr >> s) & 0xFFFF}, lsl #{s}"
+                                                 for s in (16, 32, 48) if (addr >> s) & 0xFFFF]
+    code = asm("\n".join(["svc #0", *parts, "ldr x2, [x1]", "brk #1"]))
+    cpu = make_cpu(256, code)
+    cpu.set_sve_el0(True)
+    assert cpu._vtlb
+    seen = []
+
+    def on_trap(c, trap):
+        seen.append((trap.kind, trap.addr))
+        if trap.kind is TrapKind.SYSCALL:
+            c.queue_stub("sve_flush_live")
+            c.queue_stub("sve_flush_p")
+        else:
+            c.stop()
+    cpu.on_trap = on_trap
+    cpu.run(10**6)
+    assert seen[-1] == (TrapKind.MEM_FAULT, addr)
+    assert cpu._ret.returns == 0                # (the brk path, not the native return)
+    assert cpu.stub_stats["sve_flush_live"] == 1 and cpu.stub_stats["sve_flush_p"] == 1

@@ -9,8 +9,10 @@
  * to the address of that closing brk does, when the Python side armed it, what the exception
  * return does: the brk counts as the retired "ret" (the block counter counted it with its
  * block), the PC goes back to the user PC, the code guard closes, the counter's deadline is the
- * user's again and the TLB is flushed (the stub page is execute-only, and the fetches of the
- * sequence filled TLB entries a user load would hit).  Python settles the statistics (stub
+ * user's again.  (On Unicorn's physical TLB, the TLB is also flushed: the stub page is
+ * execute-only, and the fetches of the sequence filled entries a user load would hit.  The arm64
+ * CPU runs on the virtual TLB, whose entries carry only the permission of the access that filled
+ * them, so there is nothing to flush: see cpu_arm64.py, "Machine pages".)  Python settles the statistics (stub
  * instructions, runs per sequence) at its next entry, from `before` and `done_count`.
  *
  * Unarmed (stub_sync's direct runs, a chain of several sequences, exact counting), the hook does
@@ -20,6 +22,7 @@
  * code hook bounded to one address leaves the instruction there unexecuted (no exception is
  * taken) and the CPU resumes at the PC written, within the same emu_start.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <unicorn/unicorn.h>
 
@@ -46,6 +49,7 @@ typedef struct {
     uint64_t before;       /* the count when the sequence was entered */
     uint64_t done_count;   /* the count after its closing brk, for Python's accounting */
     uint64_t returns;      /* statistics: returns done here */
+    uint64_t tlb_flush;    /* flush the TLB on return (a CPU on Unicorn's physical TLB) */
 } ek_a64_ret;
 
 /* An INTR hook added after the CPU's Python one (Unicorn calls them in the order they were
@@ -96,5 +100,31 @@ void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_
     *r->gx_lo = r->guard_lo;
     *r->gx_hi = r->guard_hi;
     *r->deadline = r->ret_deadline;
-    uc_ctl_flush_tlb(uc);
+    if (r->tlb_flush)
+        uc_ctl_flush_tlb(uc);
+}
+
+/* Unicorn's virtual TLB fill (UC_HOOK_TLB_FILL, every address): the identity mapping with every
+ * permission, which is what the physical TLB gives with the MMU off (the memory regions' own
+ * permissions are still checked on the fill, as there), except for the machine's stub page:
+ * an entry there has only the permission of the access that filled it, so the kernel stubs'
+ * instruction fetches leave no TLB entry a user load or store could hit, and a stub run needs no
+ * TLB flush after it.  (Without a fill hook the virtual TLB does that for every page, and a page
+ * both read and written then refills at every switch between the two: measured 4x slower.) */
+bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_entry *result,
+                     void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    (void)uc;
+    (void)type;
+    result->paddr = address;
+    if (address - r->guard_lo < r->guard_hi - r->guard_lo) {
+        /* the permission of this access alone (what the fill hook-less virtual TLB gives): the
+         * region's own check then refuses a user load or store with READ_PROT/WRITE_PROT, the
+         * faults the kernel turns into SIGSEGV */
+        result->perms = type == UC_MEM_FETCH ? UC_PROT_EXEC : type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_READ;
+    } else {
+        result->perms = UC_PROT_ALL;
+    }
+    return true;
 }
