@@ -10,7 +10,8 @@ in a ``brk``, whose hook puts the user PC back, optionally followed by the TLB f
 so that EL0 cannot read the execute-only stub page afterwards.  Mode ``native`` is emukern's own
 way since issue 19's native flush return (emukern/machine/native/a64_stub.c): the Python hook only
 answers getpid and arms the flush; a C INTR hook after it enters the words, and a C code hook on
-their closing ``brk`` returns to the user PC and flushes the TLB (no second Python callback).
+their closing ``brk`` returns to the user PC (no second Python callback), on Unicorn's virtual TLB
+with the fill hook that keeps the stub page unreadable to EL0 without a TLB flush.
 
     python tools/raw_pidbench_floor.py [ITERS] [--reps N]
 
@@ -25,9 +26,10 @@ import statistics
 import sys
 import time
 
-from unicorn import UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, UC_PROT_EXEC, Uc
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_ALL,
+                     UC_PROT_EXEC, Uc)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_VIRTUAL
 from unicorn.unicorn_py3.unicorn import uclib
 
 from emukern.bench.selfbench import _elf
@@ -43,9 +45,10 @@ MODES = ("null", "flush", "flush+tlb", "native")
 
 
 def _native_hooks(uc: Uc, words: list[int]) -> tuple[object, object]:
-    """native/a64_stub.c's two hooks on this Unicorn, on a stand-in for the instruction counter's
+    """native/a64_stub.c's hooks on this Unicorn, on a stand-in for the instruction counter's
     fields they update (nothing here reads them): the INTR entry after the Python hook, the
-    return on the flush's closing brk."""
+    return on the flush's closing brk, and the virtual TLB's fill hook that keeps the stub page
+    unreadable without a TLB flush (as emukern's arm64 CPU runs)."""
     from emukern.machine.cpu_arm64 import _native_stub_ret, _StubRet
     fns = _native_stub_ret()
     if fns is None:
@@ -55,10 +58,12 @@ def _native_hooks(uc: Uc, words: list[int]) -> tuple[object, object]:
     ret = _StubRet(*[base + 8 * i for i in range(8)], A.UC_ARM64_REG_PC, STUB, STUB + 0x10000)
     ud = ctypes.cast(ctypes.pointer(ret), ctypes.c_void_p)
     brk = STUB + 4 * (len(words) - 1)
-    for kind, fn, lo, hi in ((UC_HOOK_INTR, fns[0], 1, 0), (UC_HOOK_CODE, fns[1], brk, brk)):
+    for kind, fn, lo, hi in ((UC_HOOK_INTR, fns[0], 1, 0), (UC_HOOK_CODE, fns[1], brk, brk),
+                             (UC_HOOK_TLB_FILL, fns[2], 1, 0)):
         hh = ctypes.c_size_t()
         if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), kind, fn, ud, ctypes.c_uint64(lo), ctypes.c_uint64(hi)):
             raise RuntimeError("uc_hook_add failed")
+    uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
     return ret, counter
 
 
