@@ -330,8 +330,9 @@ class Arm64Cpu(Cpu):
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         from unicorn.unicorn_py3.unicorn import uclib
-        # The native return from flush sequences (see _chain_begin): the entries of the
-        # sequences whose closing brk has the C hook, and the one in flight (op, count before)
+        # The native flush (see _chain_begin) and the virtual TLB (see "Machine pages"): the C
+        # side's state, its hooks, the entries of the sequences whose closing brk has the C
+        # return, and the op armed or in flight until Python accounts it (_native_settle)
         self._ret: _StubRet | None = None
         self._ret_hooks: list[ctypes.c_size_t] = []
         self._native_ret: set[int] = set()

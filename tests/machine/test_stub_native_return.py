@@ -4,7 +4,9 @@ A syscall of a TIF_SVE task runs the kernel's real ``sve_flush_live`` (or ``sve_
 128) on the CPU before the next user instruction.  With the native counter, the closing brk of
 those sequences has a C code hook that returns to the user PC without the brk's exception (one
 Python callback a syscall instead of two).  Everything a run reports must be what the Python
-chain (the brk back into the INTR hook) gives; the stub page stays execute-only for EL0.
+chain (the brk back into the INTR hook) gives; the stub page stays execute-only for EL0, with no
+TLB flush after the stubs, because the CPU runs on Unicorn's virtual TLB with a64_stub.c's fill
+hook (stub-page entries carry only the permission of the access that filled them).
 """
 from __future__ import annotations
 
