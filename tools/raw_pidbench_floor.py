@@ -7,7 +7,11 @@ brk).  The INTR hook answers getpid (x0 = a pid) and, from the guest's first ``r
 the kernel sets TIF_SVE -- does what each syscall of a TIF_SVE task needs at the least: it sends
 the PC through the real ``sve_flush_live`` words (32 ``mov v``, 16 ``pfalse``, ``wrffr``) ending
 in a ``brk``, whose hook puts the user PC back, optionally followed by the TLB flush emukern needs
-so that EL0 cannot read the execute-only stub page afterwards.
+so that EL0 cannot read the execute-only stub page afterwards.  Mode ``native`` is emukern's own
+way since issue 19's native flush return (emukern/machine/native/a64_stub.c): the Python hook only
+answers getpid and arms the flush; a C INTR hook after it enters the words, and a C code hook on
+their closing ``brk`` returns to the user PC (no second Python callback), on Unicorn's virtual TLB
+with the fill hook that keeps the stub page unreadable to EL0 without a TLB flush.
 
     python tools/raw_pidbench_floor.py [ITERS] [--reps N]
 
@@ -22,9 +26,10 @@ import statistics
 import sys
 import time
 
-from unicorn import UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, UC_PROT_EXEC, Uc
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_ALL,
+                     UC_PROT_EXEC, Uc)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_VIRTUAL
 from unicorn.unicorn_py3.unicorn import uclib
 
 from emukern.bench.selfbench import _elf
@@ -36,7 +41,30 @@ STUB = 0x3F_FFFF_0000
 SP = 0x7000_0000
 RDVL_X0_8 = 0x04BF5100            # rdvl x0, #8: the guest's first SVE instruction
 TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)
-MODES = ("null", "flush", "flush+tlb")
+MODES = ("null", "flush", "flush+tlb", "native")
+
+
+def _native_hooks(uc: Uc, words: list[int]) -> tuple[object, object]:
+    """native/a64_stub.c's hooks on this Unicorn, on a stand-in for the instruction counter's
+    fields they update (nothing here reads them): the INTR entry after the Python hook, the
+    return on the flush's closing brk, and the virtual TLB's fill hook that keeps the stub page
+    unreadable without a TLB flush (as emukern's arm64 CPU runs)."""
+    from emukern.machine.cpu_arm64 import _native_stub_ret, _StubRet
+    fns = _native_stub_ret()
+    if fns is None:
+        raise SystemExit("the native flush return could not be built (no C compiler?)")
+    counter = (ctypes.c_uint64 * 8)()
+    base = ctypes.addressof(counter)
+    ret = _StubRet(*[base + 8 * i for i in range(8)], A.UC_ARM64_REG_PC, STUB, STUB + 0x10000)
+    ud = ctypes.cast(ctypes.pointer(ret), ctypes.c_void_p)
+    brk = STUB + 4 * (len(words) - 1)
+    for kind, fn, lo, hi in ((UC_HOOK_INTR, fns[0], 1, 0), (UC_HOOK_CODE, fns[1], brk, brk),
+                             (UC_HOOK_TLB_FILL, fns[2], 1, 0)):
+        hh = ctypes.c_size_t()
+        if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), kind, fn, ud, ctypes.c_uint64(lo), ctypes.c_uint64(hi)):
+            raise RuntimeError("uc_hook_add failed")
+    uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+    return ret, counter
 
 
 def run(iters: int, mode: str, api: str) -> tuple[float, int, int]:
@@ -64,7 +92,7 @@ def run(iters: int, mode: str, api: str) -> tuple[float, int, int]:
     uc.reg_write(A.UC_ARM64_REG_CP_REG, (*cp, uc.reg_read(A.UC_ARM64_REG_CP_REG, cp) | (1 << 8)))
     uc.reg_write(A.UC_ARM64_REG_CP_REG, (1, 0, 3, 0, 2, (3 << 20) | (3 << 16)))
     st = {"sve": False, "ret": 0, "n": 0, "stubs": 0}
-    flush, tlb = mode != "null", mode == "flush+tlb"
+    flush, tlb, native = mode != "null", mode == "flush+tlb", mode == "native"
     uh = uc._uch
     keep = []
     if api == "ctypes":
@@ -83,7 +111,11 @@ def run(iters: int, mode: str, api: str) -> tuple[float, int, int]:
                 v.value = 42
                 rw(uh, X0, pv)
                 st["n"] += 1
-                if st["sve"] and flush:
+                if st["sve"] and native:
+                    ret.entry = STUB                # armed: ek_a64_stub_enter does the rest
+                    ret.length = len(words)
+                    st["stubs"] += 1
+                elif st["sve"] and flush:
                     rr(uh, PC, pv)
                     st["ret"] = v.value
                     st["stubs"] += 1
@@ -100,6 +132,9 @@ def run(iters: int, mode: str, api: str) -> tuple[float, int, int]:
         if uclib.uc_hook_add(uh, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(fn, ctypes.c_void_p), None,
                              ctypes.c_uint64(1), ctypes.c_uint64(0)):
             raise RuntimeError("uc_hook_add failed")
+        if native:
+            ret, counter = _native_hooks(uc, words)
+            keep.append((ret, counter))
     else:
         def hook(uc: Uc, intno: int, _ud: object) -> None:
             if intno == 2:
@@ -135,7 +170,7 @@ def main(argv: list[str]) -> None:
     iters = int(argv[0]) if argv and not argv[0].startswith("-") else 1000
     reps = int(argv[argv.index("--reps") + 1]) if "--reps" in argv else 5
     for api in ("ctypes", "binding"):
-        for mode in MODES:
+        for mode in MODES if api == "ctypes" else MODES[:-1]:
             samples = []
             for _ in range(reps):
                 us, n, stubs = run(iters, mode, api)

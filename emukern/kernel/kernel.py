@@ -175,6 +175,7 @@ class Kernel(SyscallsMixin, SignalMixin):
     # SVE events the patch author counted, summed over tasks
     sve_area: "SveStateArea | None" = None
     sve_stats: "Counter[str]"
+    sve_syscall_timeout: bool = False   # arm64-sve follows p1+p2 (kept by fpsimd.setup on a switch)
     # arm64 (kernel/arm64/traps.py setup): the undef hook list/MRS emulation state, and the
     # sanitised ID registers of the system (cpufeature.py SystemIdRegs)
     arm64_undef: Any = None

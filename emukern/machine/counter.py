@@ -86,21 +86,22 @@ def _cache_dir() -> Path:
     return Path(base) / "native"
 
 
-def _build_native() -> ctypes.CDLL:
-    """Compile counter.c against the installed libunicorn (cached by source+library hash)."""
+def _build_native(src: Path = _SRC, stem: str = "ekcounter") -> ctypes.CDLL:
+    """Compile counter.c (or another of native/'s sources: ``src``, cached as ``stem``-HASH.so)
+    against the installed libunicorn (cached by source+library hash)."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
         raise OSError("no C compiler (cc/gcc/clang) on PATH")
     libuc = _unicorn_lib_path()
-    key = hashlib.sha256(_SRC.read_bytes() + str(libuc).encode() + sys.version.encode()).hexdigest()[:16]
+    key = hashlib.sha256(src.read_bytes() + str(libuc).encode() + sys.version.encode()).hexdigest()[:16]
     out_dir = _cache_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"ekcounter-{key}.so"
+    out = out_dir / f"{stem}-{key}.so"
     if not out.exists():
         fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".so")
         os.close(fd)
         inc = Path(unicorn.__file__).parent / "include"
-        cmd = [cc, "-O2", "-shared", "-fPIC", f"-I{inc}", str(_SRC), "-o", tmp, f"-L{libuc.parent}",
+        cmd = [cc, "-O2", "-shared", "-fPIC", f"-I{inc}", str(src), "-o", tmp, f"-L{libuc.parent}",
                f"-l:{libuc.name}", f"-Wl,-rpath,{libuc.parent}"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:

@@ -43,9 +43,18 @@ Machine pages (issue: EL0 must not reach them)
 The stubs run at EL0 like the guest (Unicorn never takes an exception to EL1), so Unicorn's own
 page permissions are the only protection and they have to tell stub time from user time:
 
-* the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults;
-  because Unicorn checks permissions when it fills a TLB entry (a stub's instruction fetch fills
-  one that would let data accesses through), the TLB is flushed whenever stubs end;
+* the stub page is mapped **execute-only**: no EL0 store can patch it, and a user load faults.
+  Unicorn checks permissions when it fills a TLB entry; on its default (physical) TLB a stub's
+  instruction fetch fills one that would let data accesses through, which took a TLB flush
+  whenever stubs ended (~1-2 us a syscall of a TIF_SVE task).  This CPU runs on Unicorn's
+  *virtual* TLB with native/a64_stub.c's fill hook: the identity mapping with every permission
+  (what the physical TLB gives with the MMU off; the regions' permissions are checked on a fill
+  as there), except in the stub page, where an entry gets only the permission of the access that
+  filled it: a stub's fetch leaves an execute-only entry, a user load misses it and is checked
+  against the mapping (SIGSEGV) -- tests/machine/test_stub_native_return.py and
+  tests/hostile/test_machine_pages.py.  (Without the hook every page would be filled per access
+  type: a page both read and written refilled at each switch, measured 4x slower.)  Without the
+  native library the CPU stays on the physical TLB and flushes;
 * a guard in the instruction counter's hook (:class:`~emukern.machine.counter.CodeGuard`: one
   compare per instruction; a separate code hook even limited to the stub range halved the speed
   of a hot loop) stops the CPU before the first instruction there unless a stub is running:
@@ -57,7 +66,13 @@ page permissions are the only protection and they have to tell stub time from us
 
 Measured cost (sve_sysloop: 20,000 getpid with SVE live, one sve_flush_live stub each): about
 3.5 us per stub run, the TLB flush; a ``mem_protect`` that toggled execute permission on the stub
-page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks).
+page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks).  Raw Unicorn
+(issue 19, ctypes hooks, C return): 3.4 us a flush with the TLB flush, 1.6 us on the virtual TLB.
+
+The syscall flush's hot path (issue 19): a lone argument-less sequence that writes only SIMD/SVE
+registers (checked at install) is armed by the trap hook and entered and left in C
+(native/a64_stub.c: an INTR hook after this CPU's, and a code hook on the sequence's closing brk),
+within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).
 
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
@@ -92,18 +107,19 @@ import ctypes
 import mmap
 from collections import Counter
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Mapping
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
 
 from emukern.errors import MemoryFault
 from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
-from emukern.machine.counter import CodeGuard
+from emukern.machine.counter import CodeGuard, NativeCounter, _CounterStruct
 from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
@@ -194,6 +210,50 @@ _Z4 = bytes(4)
 _CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
 
 
+# ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
+def _writes_fp_only(word: int) -> bool:
+    """The words a sequence may have for its return to be done natively: they write SIMD/SVE
+    registers and nothing else (no general register, no memory, no system register), so the
+    user's x0-x3 need not be saved around it.  ``orr vd.t, vn.t, vm.t`` (``mov v``), ``pfalse
+    pd.b``, ``wrffr pn.b``."""
+    return (word & 0xBFE0FC00 == 0x0EA01C00 or word & 0xFFFFFFF0 == 0x2518E400
+            or word & 0xFFFFFE1F == 0x25289000)
+
+
+_U64 = ctypes.c_uint64
+_VP = ctypes.c_void_p
+
+
+class _StubRet(ctypes.Structure):
+    # the layout of ek_a64_ret in native/a64_stub.c
+    _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
+                ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
+                ("entry", _U64), ("length", _U64), ("in_flight", _U64), ("ret_pc", _U64), ("ret_deadline", _U64),
+                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64)]
+
+
+_A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
+_stub_ret_lib: "ctypes.CDLL | None" = None
+_stub_ret_error: str | None = None
+
+
+def _native_stub_ret() -> Any:
+    """native/a64_stub.c's hooks as function pointers (ek_a64_stub_enter, ek_a64_stub_ret,
+    ek_a64_tlb_fill; built once, like the counter), or None when it cannot be built (then every
+    stub chain goes through its brk, on the physical TLB)."""
+    global _stub_ret_lib, _stub_ret_error
+    if _stub_ret_lib is None and _stub_ret_error is None:
+        from emukern.machine.counter import _build_native
+        try:
+            _stub_ret_lib = _build_native(_A64_STUB_SRC, "eka64stub")
+        except OSError as exc:
+            _stub_ret_error = str(exc)
+    if _stub_ret_lib is None:
+        return None
+    return tuple(ctypes.cast(getattr(_stub_ret_lib, f), ctypes.c_void_p)
+                 for f in ("ek_a64_stub_enter", "ek_a64_stub_ret", "ek_a64_tlb_fill"))
+
+
 class StubOverrun(RuntimeError):
     """A kernel stub did not reach its closing brk within its known length: an emulator bug
     (the stub page cannot be written or reached by the guest), reported instead of hanging."""
@@ -258,6 +318,7 @@ class Arm64Cpu(Cpu):
                  sve_idregs: tuple[int, int] | None = None) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
         uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
+        self._vtlb = False          # on Unicorn's virtual TLB (see "Machine pages"; set below)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
@@ -269,6 +330,22 @@ class Arm64Cpu(Cpu):
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         from unicorn.unicorn_py3.unicorn import uclib
+        # The native flush (see _chain_begin) and the virtual TLB (see "Machine pages"): the C
+        # side's state, its hooks, the entries of the sequences whose closing brk has the C
+        # return, and the op armed or in flight until Python accounts it (_native_settle)
+        self._ret: _StubRet | None = None
+        self._ret_hooks: list[ctypes.c_size_t] = []
+        self._native_ret: set[int] = set()
+        self._pending: StubOp | None = None
+        if isinstance(self.counter, NativeCounter):
+            cs, f = self.counter._s, _CounterStruct
+            base = ctypes.addressof(cs)
+            self._ret = _StubRet(base + f.count.offset, base + f.deadline.offset, base + f.guard_open.offset,
+                                 base + f.gx_lo.offset, base + f.gx_hi.offset, base + f.resync.offset,
+                                 base + f.blk_start.offset, base + f.blk_end.offset,
+                                 A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE)
+            self._use_virtual_tlb()
+            self._ret.tlb_flush = int(not self._vtlb)
         self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
         uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
@@ -421,6 +498,58 @@ class Arm64Cpu(Cpu):
         self.uc.mem_write(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
+        self._install_native_returns(image, seqs)
+
+    def _use_virtual_tlb(self) -> None:
+        """Run on Unicorn's virtual TLB with native/a64_stub.c's fill hook (see "Machine pages"):
+        the identity mapping with every permission, as the physical TLB gives with the MMU off,
+        except in the stub page, whose entries carry only the permission of the access that
+        filled them -- so the stubs' instruction fetches leave nothing a user load could hit, and
+        no TLB flush is needed when stubs end.  Without the native library: the physical TLB."""
+        fns = _native_stub_ret()
+        if fns is None or self._ret is None:
+            return
+        from unicorn.unicorn_py3.unicorn import uclib
+        hh = ctypes.c_size_t()
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_TLB_FILL, fns[2],
+                                   ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p),
+                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != 0:
+            raise UcError(status)
+        self._ret_hooks.append(hh)
+        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        self._vtlb = True
+
+    def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
+        """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
+        buffer and writes only SIMD/SVE registers (the flushes): armed by :meth:`_chain_begin`,
+        it returns to the user PC there, in the same emu_start, without the brk's exception."""
+        fns = _native_stub_ret() if self._ret is not None else None
+        if fns is None:
+            return
+        enter, fn = fns[0], fns[1]
+        from unicorn.unicorn_py3.unicorn import uclib
+        ud = ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p)
+        # the entry, an INTR hook after this CPU's own (added in __init__): it runs once the
+        # kernel has handled the trap and armed a flush
+        hh = ctypes.c_size_t()
+        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, enter, ud,
+                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != 0:
+            raise UcError(status)
+        self._ret_hooks.append(hh)
+        for q in seqs.values():
+            words = [int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, q.offset + 4 * q.length, 4)]
+            if q.loads or q.saves or q.length < 2 or not all(_writes_fp_only(w) for w in words[:-1]):
+                continue
+            brk = KERNEL_TEXT + q.offset + 4 * (q.length - 1)
+            hh = ctypes.c_size_t()
+            status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_CODE, fn, ud,
+                                       ctypes.c_uint64(brk), ctypes.c_uint64(brk))
+            if status != 0:
+                raise UcError(status)
+            self._ret_hooks.append(hh)
+            self._native_ret.add(KERNEL_TEXT + q.offset)
 
     def queue_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a kernel sequence to run on this CPU (in order, before any further user
@@ -501,10 +630,11 @@ class Arm64Cpu(Cpu):
         if self._bounce_open:
             self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE)   # flushes the TLB too
             self._bounce_open = False
-        else:
-            # Unicorn checks a page's permissions when it fills a TLB entry, and the stubs'
-            # instruction fetches filled entries that would let data accesses through: drop them,
-            # so a user load or store there is checked against the execute-only mapping
+        elif not self._vtlb:
+            # Unicorn checks a page's permissions when it fills a TLB entry, and on its physical
+            # TLB the stubs' instruction fetches filled entries that would let data accesses
+            # through: drop them, so a user load or store there is checked against the
+            # execute-only mapping (the virtual TLB this CPU uses fills per access type)
             self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
 
     def _stub_prepare(self, op: StubOp) -> None:
@@ -577,11 +707,64 @@ class Arm64Cpu(Cpu):
 
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
-        if self._stub_queue[0].regfile_load and self._regfile_front():
+        q = self._stub_queue
+        if q[0].regfile_load and self._regfile_front():
+            return
+        op = q[0]
+        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
+            # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
+            # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
+            # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
+            # bounds the run by the sequence's length, opens the guard and sends the PC there);
+            # its closing brk's code hook returns to the user PC, closes the guard, puts the
+            # deadline back and flushes the TLB, as _chain_step would -- without libunicorn calls
+            # from Python or a second Python callback.  The sequence writes no general register
+            # (checked at install), so x0-x3 are not saved.  Its instructions are accounted at
+            # the next Python entry (_native_settle): the same counts, stub_insns, stub_stats.
+            r = self._ret
+            r.entry = op.entry                       # type: ignore[union-attr]
+            r.length = op.length                     # type: ignore[union-attr]
+            q.clear()
+            self._zhi_clean = False
+            self._pending = op
             return
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
+
+    def _native_settle(self) -> None:
+        """Account the flush whose return the C hook did (or report one that never reached its
+        closing brk: an emulator error, as a chained stub's overrun)."""
+        op, r = self._pending, self._ret
+        assert op is not None and r is not None
+        self._pending = None
+        if r.entry or r.in_flight:
+            entered = not r.entry
+            r.entry = r.in_flight = 0
+            if entered:
+                self._cs.deadline = r.ret_deadline
+            self._guard.open = False
+            raise StubOverrun(f"kernel stub {op.name} " + ("did not reach its closing brk within "
+                              f"{op.length} instructions" if entered else "was armed but never entered")
+                              + f" (pc {self.get_pc():#x}): emulator error")
+        n = r.done_count - r.before
+        if n != op.length:
+            raise StubOverrun(f"kernel stub {op.name} retired {n} instructions, not its {op.length}: "
+                              f"emulator error")
+        self.stub_insns += n
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+
+    def _emu_start(self, pc: int) -> None:
+        try:
+            super()._emu_start(pc)
+        finally:
+            # a flush returned natively during the run: account it before anything reads the
+            # counts (a run ends; a fault or an exit word goes to the kernel)
+            r = self._ret
+            if self._pending is not None and not r.in_flight and not r.entry:    # type: ignore[union-attr]
+                self._native_settle()
 
     def _chain_next(self) -> None:
         op = self._stub_queue.pop(0)
@@ -745,6 +928,9 @@ class Arm64Cpu(Cpu):
             self.sve2.abort()
             raise StubOverrun(f"an SVE2 unit instruction did not finish its microcode (pc {self.get_pc():#x}): "
                               f"emulator error")
+        if self._pending is not None:
+            self._stub_queue.clear()
+            self._native_settle()                # (raises: a run cannot end inside a flush)
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -770,7 +956,7 @@ class Arm64Cpu(Cpu):
         # bounded by its deadline (an overrun stops on the count and raises StubOverrun)
         # -- or the SVE2 unit's transfer (machine/sve2/xfer.py), whose transfer-page mem_protect
         # does the same when it opens and when it closes
-        if self._chain is not None:
+        if self._chain is not None or self._pending is not None:
             return True
         sve2 = self.sve2
         if sve2 is not None and (sve2.op is not None or sve2.resume):
@@ -958,6 +1144,17 @@ class Arm64Cpu(Cpu):
     def _svc(self) -> None:
         """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
         the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
+        op = self._pending
+        if op is not None:
+            # the last syscall's flush, returned natively: _native_settle, inline
+            r = self._ret
+            n = r.done_count - r.before              # type: ignore[union-attr]
+            if r.in_flight or r.entry or n != op.length:     # type: ignore[union-attr]
+                self._native_settle()                # (raises)
+            self._pending = None
+            self.stub_insns += n
+            self.stub_stats[op.name] += 1
+            self.stub_cycles[op.name] += n
         if self._chain is not None:
             self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
             return
@@ -967,6 +1164,8 @@ class Arm64Cpu(Cpu):
             self._chain_begin()
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
+        if self._pending is not None:
+            self._native_settle()
         if intno == 2 and self._chain is None:
             self._svc()
             return

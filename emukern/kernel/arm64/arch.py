@@ -8,6 +8,7 @@ Exception handling mirrors arch/arm64/kernel/entry-common.c: ``el0_undef`` -> ``
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
@@ -32,6 +33,16 @@ class Arm64Arch(ArchBase):
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
                      TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_el0_brk"}
+
+    def __init__(self, kernel: Any) -> None:
+        super().__init__(kernel)
+        # The two FP hook points every syscall passes (entry-common.c's fpsimd_syscall_enter and
+        # the FP part of exit_to_user_mode) as partials of fpsimd.py's functions, bound here:
+        # the kernel calls them straight, one Python frame fewer each per syscall.  Bound after
+        # the kernel's plug-ins are loaded (Kernel.__init__), so a plug-in's replacement of
+        # fpsimd_syscall_enter (its dispatcher, plugins.py) is what is bound.
+        self.syscall_enter = functools.partial(fpsimd.fpsimd_syscall_enter, kernel)   # type: ignore[method-assign]
+        self.exit_to_user = functools.partial(fpsimd.fpsimd_exit_to_user, kernel)     # type: ignore[method-assign]
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
@@ -111,12 +122,6 @@ class Arm64Arch(ArchBase):
 
     def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
         fpsimd.fpsimd_release_task(self.k, cpu, task)
-
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
-        return fpsimd.fpsimd_syscall_enter(self.k, cpu, task)
-
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
-        return fpsimd.fpsimd_exit_to_user(self.k, cpu, task)
 
     def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
         fpsimd.fpsimd_thread_switch_out(self.k, cpu, prev)

@@ -117,6 +117,14 @@ def setup(k: "Kernel") -> None:
         entry_fpsimd.install(cast("Arm64Cpu", cpu))
         k.percpu[cpu.index].fpsimd_last_state = FpsimdLastState()
 
+    # whether fpsimd_syscall_enter tests sve_timeout (patch 2): read there on every syscall of a
+    # TIF_SVE task, so resolved here and again whenever the switch is set (a run-time switch
+    # still takes effect at the next syscall)
+    def sync(_value: str) -> None:
+        k.sve_syscall_timeout = k.policies.effective(POLICY) == "p1+p2"
+    sync("")
+    k.policies.on_change(POLICY, sync)
+
 
 def supported_vls(k: "Kernel") -> list[int]:
     return sorted(set(k.config.sve_vls))
@@ -404,7 +412,7 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
     note = None
     if not k.config.has_sve:
         return None
-    # (hot: once per syscall; k.policy, _jiffies and _last are inlined below)
+    # (hot: once per syscall; the policy test, _jiffies and _last are inlined below)
     variant = k.version.fpsimd_syscall
     if variant == "sve_user_discard":
         # Linux 6.1 (before "arm64/sve: Leave SVE enabled on syscall if we don't context switch",
@@ -417,7 +425,7 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
     if task.flags & TIF_SVE:
-        if k.policies.effective(POLICY) == "p1+p2":
+        if k.sve_syscall_timeout:               # k.policies.effective(POLICY) == "p1+p2"
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
             if k.clock.jiffies(cpu.now) > th.sve_timeout:
                 # tasks that don't block in a syscall also get a chance to drop TIF_SVE

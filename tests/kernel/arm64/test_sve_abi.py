@@ -137,3 +137,19 @@ def test_cntvct_follows_emukern_clock(run_guest):
     assert frq == 10_000_000
     assert 2000 <= dt <= 2010          # 2 instructions x 1000 iterations, one tick per cycle
     assert m.kernel.clock.jiffies(10_000_000) == 100           # one simulated second = HZ jiffies
+
+
+@pytest.mark.parametrize("first,second", [("legacy", "p1+p2"), ("p1+p2", "legacy"), ("p1+p2", "p1")])
+def test_syscall_sve_timeout_follows_a_runtime_switch(first, second):
+    """fpsimd_syscall_enter's sve_timeout test (patch 2, p1+p2 only) follows the switch set after
+    boot: fpsimd.setup resolves it once and again on every change.  fp_pidbench at 200 kHz and
+    HZ=100 crosses the 1 s timeout inside its TIF_SVE loops."""
+    m = Machine(arch="arm64", policies={"arm64-sve": first}, freq_hz=200_000, hz=100, timer_freq=200_000)
+    m.load(GUESTS / "fp_pidbench.S", ["500", "2"])
+    m.kernel.policies.set("arm64-sve", second)
+    assert m.run().exit_status == 0
+    st = m.kernel.sve_stats
+    if second == "p1+p2":
+        assert st["drop_tif_sve_syscall"] >= 1 and st["sve_trap"] >= 2     # dropped, then re-trapped
+    else:
+        assert st["drop_tif_sve_syscall"] == 0 and st["sve_trap"] == 1

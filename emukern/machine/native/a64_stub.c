@@ -1,0 +1,130 @@
+/*
+ * The return from an arm64 kernel flush sequence, done in C (emukern/machine/cpu_arm64.py).
+ *
+ * A syscall of a task with TIF_SVE set runs the kernel's real sve_flush_live instructions on the
+ * CPU before the task's next user instruction.  The kernel arms it in the CPU's (Python) INTR
+ * hook; ek_a64_stub_enter, the next INTR hook, points the PC at the sequence and lets Unicorn go
+ * on; the sequence ends in `brk #0xe4e` (its "ret").  Taking that brk as an exception costs a
+ * second Python callback per syscall.  Instead, a code hook bounded
+ * to the address of that closing brk does, when the Python side armed it, what the exception
+ * return does: the brk counts as the retired "ret" (the block counter counted it with its
+ * block), the PC goes back to the user PC, the code guard closes, the counter's deadline is the
+ * user's again.  (On Unicorn's physical TLB, the TLB is also flushed: the stub page is
+ * execute-only, and the fetches of the sequence filled entries a user load would hit.  The arm64
+ * CPU runs on the virtual TLB, whose entries carry only the permission of the access that filled
+ * them, so there is nothing to flush: see cpu_arm64.py, "Machine pages".)  Python settles the statistics (stub
+ * instructions, runs per sequence) at its next entry, from `before` and `done_count`.
+ *
+ * Unarmed (stub_sync's direct runs, a chain of several sequences, exact counting), the hook does
+ * nothing and the brk goes to the INTR hook as before.
+ *
+ * Measured with Unicorn 2.1.4 (tests/machine/test_stub_native_return.py): a PC written from a
+ * code hook bounded to one address leaves the instruction there unexecuted (no exception is
+ * taken) and the CPU resumes at the PC written, within the same emu_start.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <unicorn/unicorn.h>
+
+typedef struct {
+    /* fields of the native instruction counter (counter.c's ek_counter), by address */
+    uint64_t *count;
+    uint64_t *deadline;
+    uint64_t *guard_open;
+    uint64_t *gx_lo;
+    uint64_t *gx_hi;
+    uint64_t *resync;
+    uint64_t *blk_start;
+    uint64_t *blk_end;
+    uint64_t pc_reg;       /* Unicorn's id of the PC */
+    uint64_t guard_lo;     /* the guarded range, as the closed guard has it */
+    uint64_t guard_hi;
+    /* armed by Python in the trap hook: the sequence to enter when the INTR hooks are done */
+    uint64_t entry;        /* its first instruction (0: nothing armed) */
+    uint64_t length;       /* its instructions, the closing brk included */
+    /* the sequence in flight, set at entry and cleared when its closing brk is reached */
+    uint64_t in_flight;
+    uint64_t ret_pc;       /* the user PC to return to */
+    uint64_t ret_deadline; /* the counter's deadline to put back */
+    uint64_t before;       /* the count when the sequence was entered */
+    uint64_t done_count;   /* the count after its closing brk, for Python's accounting */
+    uint64_t returns;      /* statistics: returns done here */
+    uint64_t tlb_flush;    /* flush the TLB on return (a CPU on Unicorn's physical TLB) */
+} ek_a64_ret;
+
+/* An INTR hook added after the CPU's Python one (Unicorn calls them in the order they were
+ * added, all of them): when the kernel armed a flush during the trap, the user PC it is to
+ * return to is the PC now (the syscall may have changed it: a signal frame, a sigreturn), and
+ * the PC goes into the sequence, bounded by the counter's deadline as a chained stub is, with
+ * the code guard open.  Done here, not in Python, to save the two libunicorn calls (read the
+ * PC, write it) a syscall. */
+void ek_a64_stub_enter(uc_engine *uc, uint32_t intno, void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    uint64_t pc = r->entry;
+    (void)intno;
+    if (!pc)
+        return;
+    r->entry = 0;
+    uc_reg_read(uc, (int)r->pc_reg, &r->ret_pc);
+    r->in_flight = 1;
+    r->before = *r->count;
+    r->ret_deadline = *r->deadline;
+    *r->deadline = *r->count + r->length;
+    *r->guard_open = 1;
+    *r->gx_lo = 0;
+    *r->gx_hi = 0;
+    uc_reg_write(uc, (int)r->pc_reg, &pc);
+    *r->resync = 1;
+}
+
+void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    uint64_t pc = r->ret_pc;
+    (void)address;
+    (void)size;
+    if (!r->in_flight)
+        return;
+    r->in_flight = 0;
+    r->done_count = *r->count;
+    r->returns++;
+    uc_reg_write(uc, (int)r->pc_reg, &pc);
+    *r->resync = 1;                 /* a hook wrote the PC (see ek_block_hook's resync) */
+    /* the block (counted whole, this brk included) is left here: nothing of it is left to
+     * correct, and a split's stop hook on this address (stub_sync's runs leave one on each
+     * sequence's brk) must not take the guard closed below for user code running into it */
+    *r->blk_start = 0;
+    *r->blk_end = 0;
+    *r->guard_open = 0;             /* the code guard closes, with its range back */
+    *r->gx_lo = r->guard_lo;
+    *r->gx_hi = r->guard_hi;
+    *r->deadline = r->ret_deadline;
+    if (r->tlb_flush)
+        uc_ctl_flush_tlb(uc);
+}
+
+/* Unicorn's virtual TLB fill (UC_HOOK_TLB_FILL, every address): the identity mapping with every
+ * permission, which is what the physical TLB gives with the MMU off (the memory regions' own
+ * permissions are still checked on the fill, as there), except for the machine's stub page:
+ * an entry there has only the permission of the access that filled it, so the kernel stubs'
+ * instruction fetches leave no TLB entry a user load or store could hit, and a stub run needs no
+ * TLB flush after it.  (Without a fill hook the virtual TLB does that for every page, and a page
+ * both read and written then refills at every switch between the two: measured 4x slower.) */
+bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_entry *result,
+                     void *user_data)
+{
+    ek_a64_ret *r = (ek_a64_ret *)user_data;
+    (void)uc;
+    (void)type;
+    result->paddr = address;
+    if (address - r->guard_lo < r->guard_hi - r->guard_lo) {
+        /* the permission of this access alone (what the fill hook-less virtual TLB gives): the
+         * region's own check then refuses a user load or store with READ_PROT/WRITE_PROT, the
+         * faults the kernel turns into SIGSEGV */
+        result->perms = type == UC_MEM_FETCH ? UC_PROT_EXEC : type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_READ;
+    } else {
+        result->perms = UC_PROT_ALL;
+    }
+    return true;
+}
