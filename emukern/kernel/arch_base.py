@@ -42,6 +42,15 @@ class ArchBase:
         """AT_HWCAP2, or None on an architecture without ELF_HWCAP2 (no auxv entry)."""
         return None
 
+    def access_ok(self, task: "Task", addr: int, size: int) -> bool:
+        """access_ok(): the range lies in the user half (where the architecture checks one
+        without touching memory; the default accepts everything and lets the access fault)."""
+        return True
+
+    def untagged_addr(self, addr: int) -> int:
+        """untagged_addr(): the address munmap/mprotect/madvise work on (arm64: without its tag)."""
+        return addr
+
     # ELF_PLATFORM: the string AT_PLATFORM points to (None: the architecture defines none)
     elf_platform: str | None = None
 

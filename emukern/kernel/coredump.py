@@ -41,6 +41,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arm64.ptrace import sve_get
+from emukern.kernel.arm64.tagged_addr import get_tagged_addr_ctrl
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal.defs import RLIMIT_CORE
 
@@ -112,7 +113,8 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
         out += _note(b"LINUX", NT_ARM_PACA_KEYS, bytes(64))
     if has["pacg"]:
         out += _note(b"LINUX", NT_ARM_PACG_KEYS, bytes(16))
-    out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, bytes(8))     # no PR_SET_TAGGED_ADDR_CTRL
+    # tagged_addr_ctrl_get: PR_TAGGED_ADDR_ENABLE when the thread enabled the tagged address ABI
+    out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, get_tagged_addr_ctrl(t).to_bytes(8, "little"))
     return out
 
 

@@ -26,7 +26,8 @@ What is modelled, as Linux does it:
   writes without SME), NT_ARM_HW_BREAK / NT_ARM_HW_WATCH (dbg_info from ID_AA64DFR0_EL1's
   DebugVer and BRPs/WRPs, as ptrace_hbp_get_resource_info), NT_ARM_SVE (user_sve_header and
   the FPSIMD or SVE form; a write sets the VL first, as prctl(PR_SVE_SET_VL) does: see
-  kernel/arm64/ptrace.py).  riscv64: NT_PRSTATUS
+  kernel/arm64/ptrace.py), NT_ARM_TAGGED_ADDR_CTRL (the tagged address ABI's control word, as
+  prctl(PR_GET/SET_TAGGED_ADDR_CTRL)).  riscv64: NT_PRSTATUS
   (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
 * **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
   (ptrace_check_attach); EIO for a request emukern does not know.
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_get, fpr_set, sve_get, sve_set
+from emukern.kernel.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagged_addr_ctrl
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState
@@ -61,6 +63,7 @@ PTRACE_GETREGSET, PTRACE_SETREGSET, PTRACE_SEIZE = 0x4204, 0x4205, 0x4206
 
 NT_PRSTATUS, NT_PRFPREG = 1, 2
 NT_ARM_TLS, NT_ARM_HW_BREAK, NT_ARM_HW_WATCH = 0x401, 0x402, 0x403
+NT_ARM_TAGGED_ADDR_CTRL = 0x409
 
 CLD_TRAPPED = 4
 _NSIG = 64
@@ -333,7 +336,8 @@ ARM64_REGSETS = (Regset(NT_PRSTATUS, 34, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 1
                  Regset(NT_ARM_TLS, 2, 8, "NT_ARM_TLS"),
                  Regset(NT_ARM_HW_BREAK, 66, 4, "NT_ARM_HW_BREAK"),
                  Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"),
-                 Regset(NT_ARM_SVE, NT_ARM_SVE_UNITS, 16, "NT_ARM_SVE"))
+                 Regset(NT_ARM_SVE, NT_ARM_SVE_UNITS, 16, "NT_ARM_SVE"),
+                 Regset(NT_ARM_TAGGED_ADDR_CTRL, 1, 8, "NT_ARM_TAGGED_ADDR_CTRL"))
 RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"))
 
 
@@ -407,6 +411,8 @@ def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
             return arm64_tls_regset(ctx)
         if rs.note == NT_ARM_SVE:
             return sve_get(k, child)
+        if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
+            return get_tagged_addr_ctrl(child).to_bytes(8, "little")      # tagged_addr_ctrl_get
         return _arm64_hwdebug_get(k, rs.note)
     return riscv_fpr_regset(child.thread.fp if child.thread is not None else None)
 
@@ -431,6 +437,8 @@ def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
         if rs.note == NT_ARM_TLS:
             ctx["tpidr"] = words[0]             # TPIDR2 writes are ignored without SME
             return 0
+        if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
+            return set_tagged_addr_ctrl(k, child, words[0])              # tagged_addr_ctrl_set
         return _arm64_hwdebug_set(k, rs.note, bytes(full))
     if rs.note == NT_PRSTATUS:
         ctx["pc"] = words[0]

@@ -168,7 +168,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return 0
 
     def sys_madvise(self, cpu, task, addr, length, advice, *a):
-        return 0 if addr % PAGE == 0 else -E.EINVAL
+        return 0 if self.arch.untagged_addr(addr) % PAGE == 0 else -E.EINVAL
 
     def sys_rseq(self, cpu, task, *a):
         return -E.ENOSYS          # restartable sequences are not modelled; libcs fall back
@@ -211,6 +211,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if isinstance(f, EventFdFile):
             return self.eventfd_write(cpu, task, f, buf, count & U64)
         count &= U64
+        if not self.arch.access_ok(task, buf, count):
+            return -E.EFAULT                    # vfs_write's access_ok, a zero count included
         if count > 1 << 31:
             count = 1 << 31
         if isinstance(f, (PipeEnd, HostFile)):
@@ -256,6 +258,8 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         if isinstance(f, EventFdFile):
             return self.eventfd_read(cpu, task, f, buf, count & U64)
         count &= U64
+        if not self.arch.access_ok(task, buf, count):
+            return -E.EFAULT                    # vfs_read's access_ok, a zero count included
         if count and task.mm.find(buf) is None:
             return -E.EFAULT
         if isinstance(f, PipeEnd):
@@ -486,6 +490,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return mm.find_free(size)
 
     def sys_munmap(self, cpu, task, addr, length, *a):
+        addr = self.arch.untagged_addr(addr)
         if addr % PAGE or length == 0:
             return -E.EINVAL
         task.mm.unmap(addr, length)
@@ -493,6 +498,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         return 0
 
     def sys_mprotect(self, cpu, task, addr, length, prot, *a):
+        addr = self.arch.untagged_addr(addr)
         if addr % PAGE:
             return -E.EINVAL
         if prot & PROT_WRITE and self.shared_readonly_in(task, addr, length):   # kernel/syscalls_fs.py

@@ -20,13 +20,14 @@ TIF_FOREIGN_FPSTATE = 1 << 3        # arm64: the CPU's FP registers are not this
 TIF_RISCV_V_DEFER_RESTORE = 1 << 12  # RISC-V: restore (or discard) V state at exit to user
 TIF_SVE = 1 << 23                   # arm64: SVE in use, EL0 SVE enabled
 TIF_SVE_VL_INHERIT = 1 << 24        # arm64: the on-exec VL survives exec (PR_SVE_VL_INHERIT)
+TIF_TAGGED_ADDR = 1 << 26           # arm64: the tagged address ABI (PR_SET_TAGGED_ADDR_CTRL)
 
 # name -> bit, for the debugger (``break when TIF_SVE``), views and traces
 TIF_FLAGS: dict[str, int] = {name: bit for name, bit in dict(globals()).items()
                              if name.startswith("TIF_") and isinstance(bit, int)}
 # the flags each arch's model uses (shown by views even when clear)
 ARCH_FLAGS: dict[str, tuple[str, ...]] = {
-    "arm64": ("TIF_SIGPENDING", "TIF_FOREIGN_FPSTATE", "TIF_SVE", "TIF_SVE_VL_INHERIT"),
+    "arm64": ("TIF_SIGPENDING", "TIF_FOREIGN_FPSTATE", "TIF_SVE", "TIF_SVE_VL_INHERIT", "TIF_TAGGED_ADDR"),
     "riscv64": ("TIF_SIGPENDING", "TIF_RISCV_V_DEFER_RESTORE"),
 }
 

@@ -109,6 +109,7 @@ class Mapping:
         return ctypes.addressof(ctypes.c_char.from_buffer(self.buf)) + self.offset
 
 
+_UNTAG = (1 << 56) - 1               # a user pointer without its top byte (tag)
 SHARED_PREFIX = "shared:"            # the name of a MAP_SHARED mapping starts so ('s' in maps)
 SHARED_ANON = SHARED_PREFIX + "/dev/zero (deleted)"     # shared anonymous memory (shmem)
 
@@ -132,6 +133,10 @@ class AddressSpace:
     bottom_up: bool = False
     mmap_end: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
+    # arm64's tagged address ABI is on (kernel/arm64/tagged_addr.py): the kernel's accesses
+    # (read/write/read_cstr) ignore a pointer's top byte when its bit 55 is clear, as the
+    # hardware's TBI does for the program's own accesses
+    tagged_addr: bool = False
     pool: MemoryPool | None = None   # the machine's guest memory budget (charged per mapped byte)
     mapped: int = 0             # bytes mapped (sum of the mappings' sizes), kept up to date
     code_gen: int = 0           # bumped when executable memory was written behind the CPUs' scans
@@ -351,6 +356,8 @@ class AddressSpace:
             return m.buf[off: off + size]
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
+        if addr >> 56 and self.tagged_addr and not addr >> 55 & 1:
+            addr &= _UNTAG                                    # untagged_addr()
         m = self.find(addr)
         if m is not None and need in m.perms and addr + size <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
@@ -369,6 +376,8 @@ class AddressSpace:
             return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
+        if addr >> 56 and self.tagged_addr and not addr >> 55 & 1:
+            addr &= _UNTAG                                    # untagged_addr()
         m = self.find(addr)
         if m is not None and need in m.perms and addr + len(data) <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start

@@ -85,6 +85,9 @@ TESTS: list[SelfTest] = [
     SelfTest(_A, "abi", "hwcap", switches=("arm64-mrs",)),
     SelfTest(_A, "abi", "tpidr2", note="SME's TPIDR2; the test skips itself without SME"),
     SelfTest(_A, "abi", "ptrace"),
+    # ---- arm64 tags/ ----------------------------------------------------------------------------
+    SelfTest(_A, "tags", "tags_test", note="uname() through a tagged pointer after "
+             "PR_SET_TAGGED_ADDR_CTRL; glibc's free() then loads through the tag (TBI)"),
     # ---- arm64 signal/: the testcases that apply to a CPU without SME ---------------------------
     *[SelfTest(_A, "signal", n, make_target=f"testcases/{n}",
                switches=SVE if "sve" in n else (), vector="sve" in n)
@@ -120,7 +123,6 @@ NOT_RUN = {
     "arm64/bti": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/mte": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/pauth": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
-    "arm64/tags": "not in this suite yet (issue 14 covers arm64 fp/, abi/, signal/)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
     "arm64/fp (SME programs)": "za-fork, za-ptrace, zt-ptrace: SME and its ptrace regsets "

@@ -104,7 +104,8 @@ def test_regset_tables_match_the_uapi_structs():
     # NT_ARM_TLS: TPIDR_EL0, TPIDR2_EL0; user_hwdebug_state: dbg_info, pad, 16 x (addr, ctrl, pad)
     # NT_ARM_SVE: DIV_ROUND_UP(SVE_PT_SIZE(SVE_VQ_MAX, SVE_PT_REGS_SVE), 16) units of 16 bytes
     assert sizes == {"NT_PRSTATUS": 272, "NT_PRFPREG": 528, "NT_ARM_TLS": 16,
-                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 279584}
+                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 279584,
+                     "NT_ARM_TAGGED_ADDR_CTRL": 8}
     assert {r.name: r.total for r in P.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
 
 

@@ -53,6 +53,7 @@ ARM64 = [
     ("sve_ptrace", "c:sve_ptrace_probe", ["256"], None),
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
+    ("tagged_addr", "c:tagged_addr_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -127,6 +128,10 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         # local bytes, a partial copy up to the first fault (page by page), else EFAULT;
         # writev needs a writable remote page (no FOLL_FORCE)
         assert out == PROCESS_VM_OUT, out
+    elif case == "tagged_addr":
+        # TBI for the program's own accesses; EFAULT for a tagged syscall pointer until
+        # PR_SET_TAGGED_ADDR_CTRL; then uname/open untag; munmap/mprotect always untag
+        assert out == (HERE / "guests" / "tagged_addr_probe.expected").read_text(), out
     elif case == "auxv":
         # create_elf_tables: ARCH_DLINFO first (the vDSO, riscv's eight cache entries, AT_MINSIGSTKSZ),
         # AT_CLKTCK = USER_HZ, AT_PLATFORM after AT_EXECFN on arm64 (riscv has no ELF_PLATFORM),

@@ -12,9 +12,10 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch_base import ArchBase
-from emukern.kernel.arm64 import fpsimd, traps
+from emukern.kernel.arm64 import fpsimd, tagged_addr, traps
 from emukern.kernel.arm64 import signal as arm64_signal
 from emukern.kernel.arm64.fault import do_alignment_fault, is_alignment_fault
+from emukern.kernel.thread_info import TIF_TAGGED_ADDR
 from unicorn import arm64_const as A
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
@@ -69,11 +70,27 @@ class Arm64Arch(ArchBase):
         fpsimd.setup(self.k)
         from emukern.kernel.arm64.vec_sysctl import sve_sysctl_init
         sve_sysctl_init(self.k)
-
+        tagged_addr.setup(self.k)
     def hwcap(self) -> int:
         return self.elf_hwcaps()[0]
 
     elf_platform = "aarch64"          # ELF_PLATFORM (arch/arm64/include/asm/elf.h)
+
+    # TASK_SIZE_MAX with Debian's 48-bit VA (CONFIG_ARM64_VA_BITS_48)
+    TASK_SIZE_MAX = 1 << 48
+
+    def access_ok(self, task: "Task", addr: int, size: int) -> bool:
+        """__access_ok on the pointer as given -- or without its tag once the thread has the
+        tagged address ABI (TIF_TAGGED_ADDR): a tagged pointer is otherwise above TASK_SIZE_MAX,
+        so even a zero-length read or write of one is EFAULT."""
+        if task.flags & TIF_TAGGED_ADDR:
+            addr = self.untagged_addr(addr)
+        return size <= self.TASK_SIZE_MAX and addr <= self.TASK_SIZE_MAX - size
+
+    def untagged_addr(self, addr: int) -> int:
+        """__untagged_addr: bits 63:56 become copies of bit 55 (a user address loses its tag,
+        whether or not the tagged address ABI is on: munmap/mprotect/madvise always untag)."""
+        return addr | (0xFF << 56) if addr >> 55 & 1 else addr & ((1 << 56) - 1)
 
     def hwcap2(self) -> int | None:
         return self.elf_hwcaps()[1]
@@ -115,10 +132,13 @@ class Arm64Arch(ArchBase):
         return out
 
     def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> Any:
+        if not exec_:
+            tagged_addr.inherit_tagged_addr(task, parent)     # dup_task_struct's thread flags
         return fpsimd.new_thread_state(self.k, task, parent, exec_)
 
     def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
         fpsimd.fpsimd_flush_thread(self.k, cpu, task)
+        tagged_addr.flush_tagged_addr_state(task)             # flush_thread
 
     def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
         fpsimd.fpsimd_release_task(self.k, cpu, task)
@@ -130,7 +150,8 @@ class Arm64Arch(ArchBase):
         fpsimd.fpsimd_thread_switch_in(self.k, cpu, nxt)
 
     def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
-        return fpsimd.sve_prctl(self.k, cpu, task, option, a2)
+        ret = tagged_addr.tagged_addr_prctl(self.k, task, option, a2, a3, a4, a5)
+        return fpsimd.sve_prctl(self.k, cpu, task, option, a2) if ret is None else ret
 
     def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
         if trap.kind is TrapKind.ILLEGAL and "mrs" in classes:

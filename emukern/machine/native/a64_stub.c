@@ -116,7 +116,12 @@ bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_e
 {
     ek_a64_ret *r = (ek_a64_ret *)user_data;
     (void)uc;
-    (void)type;
+    /* Top Byte Ignore for EL0 data accesses (TCR_EL1.TBI0, which Linux always sets): an address
+     * whose bit 55 is clear reaches memory without its top byte, so tagged pointers load and
+     * store (Unicorn 2.1 honours no TCR TBI bit itself).  Instruction fetches keep it
+     * (TCR_EL1.TBID0): a tagged PC still faults. */
+    if (type != UC_MEM_FETCH && !((address >> 55) & 1))
+        address &= (1ULL << 56) - 1;
     result->paddr = address;
     if (address - r->guard_lo < r->guard_hi - r->guard_lo) {
         /* the permission of this access alone (what the fill hook-less virtual TLB gives): the
