@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError
+from emukern.errors import ConfigError, MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
@@ -238,6 +238,12 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
         self.sched = Scheduler(self)
         self.runloop = RunLoop(self)
+        # per CPU, what syscall_entry needs first: its PerCpu and the return register's writer
+        # (Cpu.reg_write_parts), or None when the arch's set_syscall_return does more than one write
+        regid = self.arch.syscall_ret_regid
+        self._sys_percpu: list[tuple[PerCpu, Any, Any]] = [
+            (pcpu, *(cpu.reg_write_parts(regid) if regid is not None else (None, None)))
+            for cpu, pcpu in zip(self.cpus, self.percpu)]
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
             cpu.on_syscall = self.syscall_entry
@@ -546,44 +552,64 @@ class Kernel(SyscallsMixin, SignalMixin):
             return
         # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
         # arm64's undef_lock, and a syscall takes none at entry)
-        pcpu = self.percpu[cpu.index]
+        pcpu, set_ret, write_ret = self._sys_percpu[cpu.index]
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
-        now, ucount = cpu.marks()
-        _account_entry(pcpu, task, now, ucount)     # kernel entry (as handle_trap)
-        costs = self._costs
-        charge = cpu.charge
-        charge(costs["exception_entry"])
+        cost = self.cost
+        # kernel entry, as handle_trap: the marks, then the entry's cost (one machine call), and
+        # _account_entry inline (utime up to the user cycles counted, the rest stime)
+        now, ucount = cpu.marks_charge(cost.exception_entry)
+        user = ucount - pcpu.user_mark
+        total = now - pcpu.last_mark
+        if user < total:
+            task.utime += user
+            task.stime += total - user
+        else:
+            task.utime += total
+        pcpu.last_mark = now
+        pcpu.user_mark = ucount
         self.trap_counts["syscall"] += 1
         # do_syscall
         arch = self.arch
-        nr = regs[0]
-        args = regs[1:]
         note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         notes = [note] if note else None
-        charge(costs["syscall_dispatch"])
+        cpu.charge(cost.syscall_dispatch)
         task.syscalls += 1
-        name, ret = self._call_syscall(cpu, task, nr, args)
+        # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
+        # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation
+        # (-ENOMEM); an unknown number takes _call_syscall itself (-ENOSYS, counted)
+        nr = regs[0]
+        entry = self._dispatch.get(nr)
+        if entry is None:
+            name, ret = self._call_syscall(cpu, task, nr, regs[1:])
+        else:
+            name = entry[0]
+            try:
+                ret = entry[1](cpu, task, *regs[1:])
+            except MemoryFault:
+                ret = -E.EFAULT
+            except OutOfMemory:
+                ret = -E.ENOMEM
         if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
                 or -517 < ret < -511:
             # the rare outcomes: the generic path from here, with the Trap it logs
             trap = cpu.syscall_trap(pc, word, regs)
             trap.notes = notes
-            self._syscall_finish(cpu, task, trap, nr, args, name, ret)
+            self._syscall_finish(cpu, task, trap, nr, regs[1:], name, ret)
             self._trap_exit(cpu, task, pcpu, trap, now)
             return
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
             notes = (notes or []) + self.syscall_notes
             self.syscall_notes = []
         self.syscall_counts[name] += 1
-        regid = arch.syscall_ret_regid
-        if regid is None:
+        if set_ret is None:
             arch.set_syscall_return(cpu, ret)
         else:
-            cpu.write_regid(regid, ret)
+            set_ret(ret)                # regs->a0 / regs->regs[0]: two C calls, no Python frame
+            write_ret()
         # exit_to_user_mode (as _trap_exit)
         trap = None
-        ret_cost = costs["exception_return"]
+        ret_cost = cost.exception_return
         if not pcpu.need_resched:
             mm = cpu.mm
             if mm is not task.mm or mm.version != cpu.mapped_version:
@@ -606,7 +632,7 @@ class Kernel(SyscallsMixin, SignalMixin):
             elif work is not None and not task.flags & work:
                 # exit_to_user's flag test found nothing to do: its cost joins the exception
                 # return's in one charge (nothing reads the clock between the two)
-                ret_cost += self.cost.tif_check
+                ret_cost += cost.tif_check
                 note = None
             else:
                 note = arch.exit_to_user(cpu, task)

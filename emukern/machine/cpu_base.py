@@ -250,6 +250,20 @@ class Cpu:
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
 
+    def reg_write_parts(self, regid: int) -> tuple[Callable[[int], None], Callable[[], Any]]:
+        """A 64-bit register write as two C-level callables, for the kernel's hot paths (a
+        syscall's return value): ``set(value)`` stores the value (its low 64 bits, as
+        :meth:`_write` masks it), ``write()`` puts it in the register (one libunicorn call).
+        Both are partials of C functions, so a write costs no Python frame.  Not for the PC
+        (a PC write must also tell the counter: :meth:`set_pc`)."""
+        if regid == _counter_args(self.uc)[0]:
+            raise ValueError("reg_write_parts cannot write the PC (use set_pc)")
+        buf = (ctypes.c_uint64 * 1)()
+        set_value = functools.partial(buf.__setitem__, 0)   # (a c_uint64 keeps the low 64 bits)
+        write = functools.partial(self._uc_rw, self._uch, regid, buf)
+        self._batch_keep.append(buf)
+        return set_value, write
+
     def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
         libunicorn call: their values back to back in the host's byte order (little-endian)."""
@@ -325,6 +339,16 @@ class Cpu:
         c = self._cs.count
         eu = self.extra_user
         return c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu
+
+    def marks_charge(self, cycles: int) -> tuple[int, int]:
+        """:meth:`marks` then :meth:`charge` (kernel time), in one call: the start of a trap —
+        the kernel accounts the time up to the marks, then the entry's cost runs."""
+        c = self._cs.count
+        eu = self.extra_user
+        sc = self.sys_cycles
+        if cycles > 0:
+            self.sys_cycles = sc + cycles
+        return c + eu + sc + self.idle_cycles, c - self.stub_insns + eu
 
     def charge_marks(self, cycles: int) -> tuple[int, int]:
         """:meth:`charge` (kernel time) then :meth:`marks`, in one call: the end of a trap."""
@@ -695,7 +719,8 @@ class Cpu:
         self._trap_done()
 
     def _trap_done(self) -> None:
-        """After the kernel handled a trap (both delivery paths end here): the cycles it charged
+        """After the kernel handled a trap (both delivery paths end here; :meth:`_syscall_exc`
+        has these lines inline, so a change here goes there too): the cycles it charged
         move the counter's deadline (commit_charges, inlined), and code the kernel wrote into
         executable memory (e.g. read() into it) is rescanned."""
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
@@ -741,7 +766,18 @@ class Cpu:
             return
         self.traps_seen += 1
         on_syscall(self, pc, word, regs[1:])
-        self._trap_done()
+        # _trap_done, inlined (this is the hottest trap; the same two steps in the same order)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+            self._reset_code_view()
 
     def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None) -> None:
         """Register ``fn(uc, intno, None)`` as a UC_HOOK_INTR callback straight through ctypes.
