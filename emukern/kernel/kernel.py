@@ -552,7 +552,7 @@ class Kernel(SyscallsMixin, SignalMixin):
             return
         # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
         # arm64's undef_lock, and a syscall takes none at entry)
-        pcpu, set_ret, write_ret = self._sys_percpu[cpu.index]
+        pcpu, ret_slot, write_ret = self._sys_percpu[cpu.index]
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
         cost = self.cost
@@ -602,10 +602,10 @@ class Kernel(SyscallsMixin, SignalMixin):
             notes = (notes or []) + self.syscall_notes
             self.syscall_notes = []
         self.syscall_counts[name] += 1
-        if set_ret is None:
+        if ret_slot is None:
             arch.set_syscall_return(cpu, ret)
         else:
-            set_ret(ret)                # regs->a0 / regs->regs[0]: two C calls, no Python frame
+            ret_slot.value = ret        # regs->a0 / regs->regs[0]: no Python frame (reg_write_parts)
             write_ret()
         # exit_to_user_mode (as _trap_exit)
         trap = None

@@ -250,19 +250,18 @@ class Cpu:
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
 
-    def reg_write_parts(self, regid: int) -> tuple[Callable[[int], None], Callable[[], Any]]:
-        """A 64-bit register write as two C-level callables, for the kernel's hot paths (a
-        syscall's return value): ``set(value)`` stores the value (its low 64 bits, as
-        :meth:`_write` masks it), ``write()`` puts it in the register (one libunicorn call).
-        Both are partials of C functions, so a write costs no Python frame.  Not for the PC
-        (a PC write must also tell the counter: :meth:`set_pc`)."""
+    def reg_write_parts(self, regid: int) -> tuple[ctypes.c_uint64, Callable[[], Any]]:
+        """A 64-bit register write in two steps, for the kernel's hot paths (a syscall's return
+        value): ``slot.value = v`` holds the value (its low 64 bits, as :meth:`_write` masks
+        it), then ``write()`` puts it in the register (one libunicorn call, a partial of the C
+        function: no Python frame).  Not for the PC (a PC write must also tell the counter:
+        :meth:`set_pc`)."""
         if regid == _counter_args(self.uc)[0]:
             raise ValueError("reg_write_parts cannot write the PC (use set_pc)")
-        buf = (ctypes.c_uint64 * 1)()
-        set_value = functools.partial(buf.__setitem__, 0)   # (a c_uint64 keeps the low 64 bits)
-        write = functools.partial(self._uc_rw, self._uch, regid, buf)
-        self._batch_keep.append(buf)
-        return set_value, write
+        slot = ctypes.c_uint64()
+        write = functools.partial(self._uc_rw, self._uch, regid, ctypes.byref(slot))
+        self._batch_keep.append(slot)
+        return slot, write
 
     def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
