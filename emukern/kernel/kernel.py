@@ -211,10 +211,12 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
         self._seq = 0
-        self.trap_counts: Counter[str] = Counter()
-        # cycles per trap kind, summed in handle_trap (trap_log is bounded: long runs drop records)
-        self.trap_cycles: Counter[str] = Counter()
-        self.syscall_counts: Counter[str] = Counter()
+        # traps by kind; cycles per trap kind, summed in handle_trap (trap_log is bounded: long
+        # runs drop records); syscalls by name.  Read them as trap_counts, trap_cycles and
+        # syscall_counts: those fold in what syscall_entry counted in the dispatch table
+        self._trap_counts: Counter[str] = Counter()
+        self._trap_cycles: Counter[str] = Counter()
+        self._syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.warnings: Counter[str] = Counter()
         self.preempt_stats = PreemptStats()       # preemption points inside syscalls (kernel/preempt.py)
@@ -233,6 +235,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.exited = False
         self._costs = self.cost.values
         self._dispatch = self.build_syscall_table()
+        self._dispatch_entries = list(self._dispatch.values())
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
@@ -568,7 +571,12 @@ class Kernel(SyscallsMixin, SignalMixin):
             task.utime += total
         pcpu.last_mark = now
         pcpu.user_mark = ucount
-        self.trap_counts["syscall"] += 1
+        nr = regs[0]
+        entry = self._dispatch.get(nr)
+        if entry is not None:
+            entry[2] += 1               # trap_counts["syscall"] (see build_syscall_table)
+        else:
+            self._trap_counts["syscall"] += 1
         # do_syscall
         arch = self.arch
         note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
@@ -578,8 +586,6 @@ class Kernel(SyscallsMixin, SignalMixin):
         # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
         # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation
         # (-ENOMEM); an unknown number takes _call_syscall itself (-ENOSYS, counted)
-        nr = regs[0]
-        entry = self._dispatch.get(nr)
         if entry is None:
             name, ret = self._call_syscall(cpu, task, nr, regs[1:])
         else:
@@ -601,7 +607,6 @@ class Kernel(SyscallsMixin, SignalMixin):
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
             notes = (notes or []) + self.syscall_notes
             self.syscall_notes = []
-        self.syscall_counts[name] += 1
         if ret_slot is None:
             arch.set_syscall_return(cpu, ret)
         else:
@@ -648,7 +653,12 @@ class Kernel(SyscallsMixin, SignalMixin):
                     notes.append(note)
         end, ucount = cpu.charge_marks(ret_cost)
         cycles = end - now
-        self.trap_cycles["syscall"] += cycles
+        if entry is not None:
+            entry[3] += 1               # syscall_counts[name] and trap_cycles["syscall"]
+            entry[4] += cycles
+        else:
+            self._syscall_counts[name] += 1
+            self._trap_cycles["syscall"] += cycles
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = ucount
@@ -662,6 +672,42 @@ class Kernel(SyscallsMixin, SignalMixin):
             self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
         if pcpu.need_resched:
             cpu.stop()
+
+    def _fold_syscall_counts(self) -> None:
+        """Move what syscall_entry counted in the dispatch table's entries into the Counters
+        (sums: when they are folded changes nothing)."""
+        traps = calls = cycles = 0
+        counts = self._syscall_counts
+        for e in self._dispatch_entries:
+            if e[2] or e[3]:        # (a fold inside a call, e.g. at a preemption point, splits them)
+                traps += e[2]
+                if e[3]:
+                    counts[e[0]] += e[3]
+                    calls += e[3]
+                    cycles += e[4]
+                e[2] = e[3] = e[4] = 0
+        if traps:
+            self._trap_counts["syscall"] += traps
+        if calls:
+            self._trap_cycles["syscall"] += cycles
+
+    @property
+    def trap_counts(self) -> Counter[str]:
+        """Traps taken, by kind (TrapKind values: "syscall", "undef", ...)."""
+        self._fold_syscall_counts()
+        return self._trap_counts
+
+    @property
+    def trap_cycles(self) -> Counter[str]:
+        """Cycles spent handling traps, by kind (every trap, not only the trap log's)."""
+        self._fold_syscall_counts()
+        return self._trap_cycles
+
+    @property
+    def syscall_counts(self) -> Counter[str]:
+        """Syscalls that returned (or blocked, or were preempted), by name."""
+        self._fold_syscall_counts()
+        return self._syscall_counts
 
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
@@ -684,7 +730,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         costs = self._costs
         cpu.charge(costs["exception_entry"])
         kind = trap.kind
-        self.trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
+        self._trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
         listeners = self.trap_listeners
         for cb in listeners:
             cb("enter", cpu, task, trap)
@@ -713,7 +759,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                     trap.notes.append(note)
         end, ucount = cpu.charge_marks(costs["exception_return"])
         trap.cycles = end - now
-        self.trap_cycles[kind._value_] += end - now
+        self._trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = ucount
@@ -759,7 +805,7 @@ class Kernel(SyscallsMixin, SignalMixin):
             trap.notes = (trap.notes or []) + self.syscall_notes
             self.syscall_notes = []
         trap.handler = name
-        self.syscall_counts[name] += 1
+        self._syscall_counts[name] += 1
         if ret is BLOCK:
             task.pending = (nr, args)
             if task.state is not TaskState.BLOCKED:
