@@ -581,7 +581,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         arch = self.arch
         note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         notes = [note] if note else None
-        cpu.charge(cost.syscall_dispatch)
+        cpu.sys_cycles += cost.syscall_dispatch     # (Cpu.charge without its frame: see sys_getpid)
         task.syscalls += 1
         # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
         # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation
