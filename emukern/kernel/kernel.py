@@ -541,7 +541,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                         c.flush_translations()
             self._dead_mms = keep_mm
 
-    def syscall_entry(self, cpu: Cpu, pc: int, word: int, regs: tuple[int, ...]) -> None:
+    def syscall_entry(self, cpu: Cpu, pc: int, word: int, regs: tuple[int, ...], now: int, ucount: int) -> None:
         """The CPU's ``on_syscall``: :meth:`handle_trap` + :meth:`do_syscall` for a syscall, the
         same steps in the same order (so the same cycles), without a Trap object while nothing
         needs one.  Linux's el0_svc / do_trap_ecall_u is likewise the short path of the entry
@@ -549,7 +549,8 @@ class Kernel(SyscallsMixin, SignalMixin):
         slow-path calls.  Here the Trap is built (by the CPU, ``syscall_trap``) only for what
         reads it: a debugger gate or trap listener (then the whole generic path runs), a
         syscall that blocks, is preempted, restarts or ends the task, a pending signal — and
-        the trap log, whose record builds it when it is read."""
+        the trap log, whose record builds it when it is read.  ``now``, ``ucount``: the CPU's
+        marks at the trap (what handle_trap reads with cpu.marks())."""
         if self.trap_gate is not None or self.trap_listeners:
             self.handle_trap(cpu, cpu.syscall_trap(pc, word, regs))
             return
@@ -559,9 +560,10 @@ class Kernel(SyscallsMixin, SignalMixin):
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
         cost = self.cost
-        # kernel entry, as handle_trap: the marks, then the entry's cost (one machine call), and
-        # _account_entry inline (utime up to the user cycles counted, the rest stime)
-        now, ucount = cpu.marks_charge(cost.exception_entry)
+        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost (as
+        # Cpu.charge, without its frame: see sys_getpid), and _account_entry inline (utime up to
+        # the user cycles counted, the rest stime)
+        cpu.sys_cycles += cost.exception_entry
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         if user < total:

@@ -6,7 +6,7 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
 scheduler needs the CPU: a block, an exit, a context switch).  A syscall instruction, the
-commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...))`` instead when the kernel
+commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...), now, ucount)`` instead when the kernel
 sets it (:meth:`Cpu._syscall_exc`): no Trap object on that path; :meth:`Cpu.syscall_trap` builds
 the equivalent Trap for whoever asks.
 
@@ -53,9 +53,10 @@ from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
-# on_syscall(cpu, pc, word, regs): a syscall instruction at ``pc`` (``word``: its encoding where the
-# syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as one tuple
-SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...]], None]
+# on_syscall(cpu, pc, word, regs, now, ucount): a syscall instruction at ``pc`` (``word``: its
+# encoding where the syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as
+# one tuple, and the CPU's marks at the trap (Cpu.marks: its time and its user cycles)
+SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...], int, int], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
@@ -340,16 +341,6 @@ class Cpu:
         c = self._cs.count
         eu = self.extra_user
         return c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu
-
-    def marks_charge(self, cycles: int) -> tuple[int, int]:
-        """:meth:`marks` then :meth:`charge` (kernel time), in one call: the start of a trap —
-        the kernel accounts the time up to the marks, then the entry's cost runs."""
-        c = self._cs.count
-        eu = self.extra_user
-        sc = self.sys_cycles
-        if cycles > 0:
-            self.sys_cycles = sc + cycles
-        return c + eu + sc + self.idle_cycles, c - self.stub_insns + eu
 
     def charge_marks(self, cycles: int) -> tuple[int, int]:
         """:meth:`charge` (kernel time) then :meth:`marks`, in one call: the end of a trap."""
@@ -751,9 +742,9 @@ class Cpu:
     def _syscall_exc(self) -> None:
         """The syscall exception, straight from the INTR callback (the hottest trap): the PC and
         the syscall registers in one libunicorn call (``_sys_fill``/``_sys_get``, made by the
-        architecture: PC, number, six arguments), delivered to ``on_syscall`` as numbers — no
-        Trap object — or as a Trap through :meth:`_deliver` when the kernel has no syscall
-        entry.  The PC is the one after the instruction (both architectures' syscall
+        architecture: PC, number, six arguments), delivered to ``on_syscall`` as numbers with
+        the CPU's :meth:`marks` — no Trap object — or as a Trap through :meth:`_deliver` when
+        the kernel has no syscall entry.  The PC is the one after the instruction (both architectures' syscall
         instructions are 4 bytes)."""
         self._sys_fill()
         regs = self._sys_get()
@@ -766,7 +757,9 @@ class Cpu:
             self._deliver(self.syscall_trap(pc, word, regs[1:]))
             return
         self.traps_seen += 1
-        on_syscall(self, pc, word, regs[1:])
+        c = self._cs.count          # the marks (as marks() computes them, without its frame)
+        eu = self.extra_user
+        on_syscall(self, pc, word, regs[1:], c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu)
         # _trap_done, inlined (this is the hottest trap; the same two steps in the same order)
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
         delta = charged - self._committed
