@@ -560,10 +560,9 @@ class Kernel(SyscallsMixin, SignalMixin):
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
         cost = self.cost
-        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost (as
-        # Cpu.charge, without its frame: see sys_getpid), and _account_entry inline (utime up to
-        # the user cycles counted, the rest stime)
-        cpu.sys_cycles += cost.exception_entry
+        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost, and
+        # _account_entry inline (utime up to the user cycles counted, the rest stime)
+        cpu.charge(cost.exception_entry)
         user = ucount - pcpu.user_mark
         total = now - pcpu.last_mark
         if user < total:
@@ -583,7 +582,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         arch = self.arch
         note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         notes = [note] if note else None
-        cpu.sys_cycles += cost.syscall_dispatch     # (Cpu.charge without its frame: see sys_getpid)
+        cpu.charge(cost.syscall_dispatch)
         task.syscalls += 1
         # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
         # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation

@@ -136,24 +136,21 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return name, -E.ENOMEM
 
     # ---- process ids -----------------------------------------------------------------------------
-    # (the null syscalls every trap benchmark times: their body's cost goes straight into the
-    # CPU's kernel time, cpu.sys_cycles, as Cpu.charge would put it: one call frame costs about
-    # as much as the rest of such a body here, and cost-table values are never negative)
     def sys_getpid(self, cpu, task, *a):
-        cpu.sys_cycles += self.cost.syscall_body
+        cpu.charge(self.cost.syscall_body)
         return task.tgid
 
     def sys_getppid(self, cpu, task, *a):
-        cpu.sys_cycles += self.cost.syscall_body
+        cpu.charge(self.cost.syscall_body)
         leader = self.tasks.get(task.tgid, task)
         return leader.parent.tgid if leader.parent is not None else 0
 
     def sys_gettid(self, cpu, task, *a):
-        cpu.sys_cycles += self.cost.syscall_body
+        cpu.charge(self.cost.syscall_body)
         return task.tid
 
     def sys_getuid(self, cpu, task, *a):
-        cpu.sys_cycles += self.cost.syscall_body
+        cpu.charge(self.cost.syscall_body)
         return 0
 
     sys_geteuid = sys_getgid = sys_getegid = sys_getuid

@@ -125,9 +125,7 @@ class Cpu:
         # its field directly skips a property call on the hottest path), else the counter
         self._cs = getattr(self.counter, "_s", self.counter)
         self.extra_user = 0       # user cycles beyond one per instruction (e.g. long vector ops)
-        # kernel work charged by the cost model: charge(), or on the hottest kernel paths (the
-        # syscall fast path) a plain += of a non-negative cost, the same thing without a call
-        self.sys_cycles = 0
+        self.sys_cycles = 0       # kernel work charged by the cost model
         self.idle_cycles = 0
         self.stub_insns = 0       # instructions executed in kernel stubs (counted by the counter)
         self.mm: AddressSpace | None = None
