@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError
+from emukern.errors import ConfigError, MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
@@ -217,10 +217,12 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.reaped_rest: Counter[str] = Counter()   # tasks past REAPED_ROWS, summed
         self._next_tid = 1
         self._seq = 0
-        self.trap_counts: Counter[str] = Counter()
-        # cycles per trap kind, summed in handle_trap (trap_log is bounded: long runs drop records)
-        self.trap_cycles: Counter[str] = Counter()
-        self.syscall_counts: Counter[str] = Counter()
+        # traps by kind; cycles per trap kind, summed in handle_trap (trap_log is bounded: long
+        # runs drop records); syscalls by name.  Read them as trap_counts, trap_cycles and
+        # syscall_counts: those fold in what syscall_entry counted in the dispatch table
+        self._trap_counts: Counter[str] = Counter()
+        self._trap_cycles: Counter[str] = Counter()
+        self._syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.warnings: Counter[str] = Counter()
         self.preempt_stats = PreemptStats()       # preemption points inside syscalls (kernel/preempt.py)
@@ -239,11 +241,18 @@ class Kernel(SyscallsMixin, SignalMixin):
         self.exited = False
         self._costs = self.cost.values
         self._dispatch = self.build_syscall_table()
+        self._dispatch_entries = list(self._dispatch.values())
         self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
         self.sched = Scheduler(self)
         self.runloop = RunLoop(self)
+        # per CPU, what syscall_entry needs first: its PerCpu and the return register's writer
+        # (Cpu.reg_write_parts), or None when the arch's set_syscall_return does more than one write
+        regid = self.arch.syscall_ret_regid
+        self._sys_percpu: list[tuple[PerCpu, Any, Any]] = [
+            (pcpu, *(cpu.reg_write_parts(regid) if regid is not None else (None, None)))
+            for cpu, pcpu in zip(self.cpus, self.percpu)]
         for cpu in self.cpus:
             cpu.on_trap = self.handle_trap
             cpu.on_syscall = self.syscall_entry
@@ -541,7 +550,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                         c.flush_translations()
             self._dead_mms = keep_mm
 
-    def syscall_entry(self, cpu: Cpu, pc: int, word: int, regs: tuple[int, ...]) -> None:
+    def syscall_entry(self, cpu: Cpu, pc: int, word: int, regs: tuple[int, ...], now: int, ucount: int) -> None:
         """The CPU's ``on_syscall``: :meth:`handle_trap` + :meth:`do_syscall` for a syscall, the
         same steps in the same order (so the same cycles), without a Trap object while nothing
         needs one.  Linux's el0_svc / do_trap_ecall_u is likewise the short path of the entry
@@ -549,50 +558,75 @@ class Kernel(SyscallsMixin, SignalMixin):
         slow-path calls.  Here the Trap is built (by the CPU, ``syscall_trap``) only for what
         reads it: a debugger gate or trap listener (then the whole generic path runs), a
         syscall that blocks, is preempted, restarts or ends the task, a pending signal — and
-        the trap log, whose record builds it when it is read."""
+        the trap log, whose record builds it when it is read.  ``now``, ``ucount``: the CPU's
+        marks at the trap (what handle_trap reads with cpu.marks())."""
         if self.trap_gate is not None or self.trap_listeners:
             self.handle_trap(cpu, cpu.syscall_trap(pc, word, regs))
             return
         # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
         # arm64's undef_lock, and a syscall takes none at entry)
-        pcpu = self.percpu[cpu.index]
+        pcpu, ret_slot, write_ret = self._sys_percpu[cpu.index]
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
-        now, ucount = cpu.marks()
-        _account_entry(pcpu, task, now, ucount)     # kernel entry (as handle_trap)
-        costs = self._costs
-        charge = cpu.charge
-        charge(costs["exception_entry"])
-        self.trap_counts["syscall"] += 1
+        cost = self.cost
+        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost, and
+        # _account_entry inline (utime up to the user cycles counted, the rest stime)
+        cpu.charge(cost.exception_entry)
+        user = ucount - pcpu.user_mark
+        total = now - pcpu.last_mark
+        if user < total:
+            task.utime += user
+            task.stime += total - user
+        else:
+            task.utime += total
+        pcpu.last_mark = now
+        pcpu.user_mark = ucount
+        nr = regs[0]
+        entry = self._dispatch.get(nr)
+        if entry is not None:
+            entry[2] += 1               # trap_counts["syscall"] (see build_syscall_table)
+        else:
+            self._trap_counts["syscall"] += 1
         # do_syscall
         arch = self.arch
-        nr = regs[0]
-        args = regs[1:]
         note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
         notes = [note] if note else None
-        charge(costs["syscall_dispatch"])
+        cpu.charge(cost.syscall_dispatch)
         task.syscalls += 1
-        name, ret = self._call_syscall(cpu, task, nr, args)
+        # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
+        # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation
+        # (-ENOMEM); an unknown number takes _call_syscall itself (-ENOSYS, counted)
+        if entry is None:
+            name, ret = self._call_syscall(cpu, task, nr, regs[1:])
+        else:
+            name = entry[0]
+            _, a0, a1, a2, a3, a4, a5 = regs
+            try:
+                # (six positional arguments: a call with *args costs twice as much here)
+                ret = entry[1](cpu, task, a0, a1, a2, a3, a4, a5)
+            except MemoryFault:
+                ret = -E.EFAULT
+            except OutOfMemory:
+                ret = -E.ENOMEM
         if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
                 or -517 < ret < -511:
             # the rare outcomes: the generic path from here, with the Trap it logs
             trap = cpu.syscall_trap(pc, word, regs)
             trap.notes = notes
-            self._syscall_finish(cpu, task, trap, nr, args, name, ret)
+            self._syscall_finish(cpu, task, trap, nr, regs[1:], name, ret)
             self._trap_exit(cpu, task, pcpu, trap, now)
             return
         if self.syscall_notes:          # e.g. a user copy through kernel-mode vector
             notes = (notes or []) + self.syscall_notes
             self.syscall_notes = []
-        self.syscall_counts[name] += 1
-        regid = arch.syscall_ret_regid
-        if regid is None:
+        if ret_slot is None:
             arch.set_syscall_return(cpu, ret)
         else:
-            cpu.write_regid(regid, ret)
+            ret_slot.value = ret        # regs->a0 / regs->regs[0]: no Python frame (reg_write_parts)
+            write_ret()
         # exit_to_user_mode (as _trap_exit)
         trap = None
-        ret_cost = costs["exception_return"]
+        ret_cost = cost.exception_return
         if not pcpu.need_resched:
             mm = cpu.mm
             if mm is not task.mm or mm.version != cpu.mapped_version:
@@ -615,7 +649,7 @@ class Kernel(SyscallsMixin, SignalMixin):
             elif work is not None and not task.flags & work:
                 # exit_to_user's flag test found nothing to do: its cost joins the exception
                 # return's in one charge (nothing reads the clock between the two)
-                ret_cost += self.cost.tif_check
+                ret_cost += cost.tif_check
                 note = None
             else:
                 note = arch.exit_to_user(cpu, task)
@@ -631,7 +665,12 @@ class Kernel(SyscallsMixin, SignalMixin):
                     notes.append(note)
         end, ucount = cpu.charge_marks(ret_cost)
         cycles = end - now
-        self.trap_cycles["syscall"] += cycles
+        if entry is not None:
+            entry[3] += 1               # syscall_counts[name] and trap_cycles["syscall"]
+            entry[4] += cycles
+        else:
+            self._syscall_counts[name] += 1
+            self._trap_cycles["syscall"] += cycles
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = ucount
@@ -645,6 +684,42 @@ class Kernel(SyscallsMixin, SignalMixin):
             self.trap_log.append(TrapRecord(self._seq, cpu.index, task.tid, end, trap, task.flags))
         if pcpu.need_resched:
             cpu.stop()
+
+    def _fold_syscall_counts(self) -> None:
+        """Move what syscall_entry counted in the dispatch table's entries into the Counters
+        (sums: when they are folded changes nothing)."""
+        traps = calls = cycles = 0
+        counts = self._syscall_counts
+        for e in self._dispatch_entries:
+            if e[2] or e[3]:        # (a fold inside a call, e.g. at a preemption point, splits them)
+                traps += e[2]
+                if e[3]:
+                    counts[e[0]] += e[3]
+                    calls += e[3]
+                    cycles += e[4]
+                e[2] = e[3] = e[4] = 0
+        if traps:
+            self._trap_counts["syscall"] += traps
+        if calls:
+            self._trap_cycles["syscall"] += cycles
+
+    @property
+    def trap_counts(self) -> Counter[str]:
+        """Traps taken, by kind (TrapKind values: "syscall", "undef", ...)."""
+        self._fold_syscall_counts()
+        return self._trap_counts
+
+    @property
+    def trap_cycles(self) -> Counter[str]:
+        """Cycles spent handling traps, by kind (every trap, not only the trap log's)."""
+        self._fold_syscall_counts()
+        return self._trap_cycles
+
+    @property
+    def syscall_counts(self) -> Counter[str]:
+        """Syscalls that returned (or blocked, or were preempted), by name."""
+        self._fold_syscall_counts()
+        return self._syscall_counts
 
     def handle_trap(self, cpu: Cpu, trap: Trap) -> None:
         """Every user->kernel transition lands here (called from the CPU's hook)."""
@@ -667,7 +742,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         costs = self._costs
         cpu.charge(costs["exception_entry"])
         kind = trap.kind
-        self.trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
+        self._trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
         listeners = self.trap_listeners
         for cb in listeners:
             cb("enter", cpu, task, trap)
@@ -696,7 +771,7 @@ class Kernel(SyscallsMixin, SignalMixin):
                     trap.notes.append(note)
         end, ucount = cpu.charge_marks(costs["exception_return"])
         trap.cycles = end - now
-        self.trap_cycles[kind._value_] += end - now
+        self._trap_cycles[kind._value_] += end - now
         task.stime += end - pcpu.last_mark
         pcpu.last_mark = end
         pcpu.user_mark = ucount
@@ -742,7 +817,7 @@ class Kernel(SyscallsMixin, SignalMixin):
             trap.notes = (trap.notes or []) + self.syscall_notes
             self.syscall_notes = []
         trap.handler = name
-        self.syscall_counts[name] += 1
+        self._syscall_counts[name] += 1
         if ret is BLOCK:
             task.pending = (nr, args)
             if task.state is not TaskState.BLOCKED:

@@ -6,7 +6,7 @@ Trap protocol: the architecture subclass turns a Unicorn event into a :class:`Tr
 when possible (resuming costs ~1 µs instead of ~14 µs for stop+restart).  The kernel sets the
 registers/PC it wants and either returns (the guest continues) or calls :meth:`Cpu.stop` (the
 scheduler needs the CPU: a block, an exit, a context switch).  A syscall instruction, the
-commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...))`` instead when the kernel
+commonest trap, goes to ``self.on_syscall(cpu, pc, insn, (nr, args...), now, ucount)`` instead when the kernel
 sets it (:meth:`Cpu._syscall_exc`): no Trap object on that path; :meth:`Cpu.syscall_trap` builds
 the equivalent Trap for whoever asks.
 
@@ -53,9 +53,10 @@ from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
 
 TrapHandler = Callable[["Cpu", Trap], None]
-# on_syscall(cpu, pc, word, regs): a syscall instruction at ``pc`` (``word``: its encoding where the
-# syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as one tuple
-SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...]], None]
+# on_syscall(cpu, pc, word, regs, now, ucount): a syscall instruction at ``pc`` (``word``: its
+# encoding where the syndrome needs it, arm64's svc #imm) with ``regs`` = (number, arg0..arg5) as
+# one tuple, and the CPU's marks at the trap (Cpu.marks: its time and its user cycles)
+SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...], int, int], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
@@ -249,6 +250,19 @@ class Cpu:
         get = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
+
+    def reg_write_parts(self, regid: int) -> tuple[ctypes.c_uint64, Callable[[], Any]]:
+        """A 64-bit register write in two steps, for the kernel's hot paths (a syscall's return
+        value): ``slot.value = v`` holds the value (its low 64 bits, as :meth:`_write` masks
+        it), then ``write()`` puts it in the register (one libunicorn call, a partial of the C
+        function: no Python frame).  Not for the PC (a PC write must also tell the counter:
+        :meth:`set_pc`)."""
+        if regid == _counter_args(self.uc)[0]:
+            raise ValueError("reg_write_parts cannot write the PC (use set_pc)")
+        slot = ctypes.c_uint64()
+        write = functools.partial(self._uc_rw, self._uch, regid, ctypes.byref(slot))
+        self._batch_keep.append(slot)
+        return slot, write
 
     def make_batch_raw(self, regids: Sequence[int], width: int) -> Callable[[], bytes]:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
@@ -695,7 +709,8 @@ class Cpu:
         self._trap_done()
 
     def _trap_done(self) -> None:
-        """After the kernel handled a trap (both delivery paths end here): the cycles it charged
+        """After the kernel handled a trap (both delivery paths end here; :meth:`_syscall_exc`
+        has these lines inline, so a change here goes there too): the cycles it charged
         move the counter's deadline (commit_charges, inlined), and code the kernel wrote into
         executable memory (e.g. read() into it) is rescanned."""
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
@@ -725,9 +740,9 @@ class Cpu:
     def _syscall_exc(self) -> None:
         """The syscall exception, straight from the INTR callback (the hottest trap): the PC and
         the syscall registers in one libunicorn call (``_sys_fill``/``_sys_get``, made by the
-        architecture: PC, number, six arguments), delivered to ``on_syscall`` as numbers — no
-        Trap object — or as a Trap through :meth:`_deliver` when the kernel has no syscall
-        entry.  The PC is the one after the instruction (both architectures' syscall
+        architecture: PC, number, six arguments), delivered to ``on_syscall`` as numbers with
+        the CPU's :meth:`marks` — no Trap object — or as a Trap through :meth:`_deliver` when
+        the kernel has no syscall entry.  The PC is the one after the instruction (both architectures' syscall
         instructions are 4 bytes)."""
         self._sys_fill()
         regs = self._sys_get()
@@ -740,8 +755,21 @@ class Cpu:
             self._deliver(self.syscall_trap(pc, word, regs[1:]))
             return
         self.traps_seen += 1
-        on_syscall(self, pc, word, regs[1:])
-        self._trap_done()
+        c = self._cs.count          # the marks (as marks() computes them, without its frame)
+        eu = self.extra_user
+        on_syscall(self, pc, word, regs[1:], c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu)
+        # _trap_done, inlined (this is the hottest trap; the same two steps in the same order)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
+        mm = self.mm
+        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+            self._reset_code_view()
 
     def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None,
                   native: Any = None) -> None:
