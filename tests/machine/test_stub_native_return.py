@@ -20,7 +20,7 @@ from emukern.kernel.arm64.entry_fpsimd import STUBS
 from emukern.machine.counter import native_available
 from emukern.machine.trap import TrapKind
 
-from tests.machine.test_sve_stub import CODE, DATA, asm, make_cpu
+from tests.machine.test_sve_stub import CODE, DATA, SYSCALL_KEEPS_STATE, asm, make_cpu
 
 GUESTS = Path(__file__).resolve().parents[2] / "guest_asm" / "arm64"
 SVE_GUESTS = ["fp_pidbench.S", "sig_sve.S", "sve_block.S", "sve_prctl.S", "sve_preempt.S", "sve_syscall.S",
@@ -78,22 +78,7 @@ def test_pidbench_flushes_return_natively(run_guest):
 def test_native_return_from_trap_hook_keeps_user_state(vl):
     """The brk never traps (no BREAKPOINT from the stub page), the user's x0-x3 and PC survive,
     and Z above 128, P and FFR are zero after the syscall."""
-    code = asm("""
-        ptrue p3.b
-        index z7.b, #1, #1
-        mov x0, #11
-        mov x1, #22
-        mov x2, #33
-        mov x3, #44
-        svc #0
-        mov x9, #0x200000
-        str z7, [x9]
-        add x10, x9, #512
-        str p3, [x10]
-        stp x0, x1, [x9, #256]
-        stp x2, x3, [x9, #272]
-        brk #1
-    """)
+    code = asm(SYSCALL_KEEPS_STATE)
     cpu = make_cpu(vl, code)
     cpu.set_sve_el0(True)
     seen = []

@@ -115,26 +115,31 @@ def test_sve_stub_runs_at_queued_vl_and_defers_sysregs():
     assert cpu.cpr_read((3, 0, 1, 0, 2)) >> 16 & 3 == 1   # CPACR_EL1.ZEN back to "trap EL0"
 
 
+# a guest that sets Z7, P3 and x0-x3, makes a syscall (the hook queues a flush), then stores
+# what it sees: Z7 at DATA, P3 at DATA+512, x0-x3 at DATA+256 (shared with test_stub_native_return)
+SYSCALL_KEEPS_STATE = """
+    ptrue p3.b
+    index z7.b, #1, #1
+    mov x0, #11
+    mov x1, #22
+    mov x2, #33
+    mov x3, #44
+    svc #0
+    mov x9, #0x200000
+    str z7, [x9]
+    add x10, x9, #512
+    str p3, [x10]
+    stp x0, x1, [x9, #256]
+    stp x2, x3, [x9, #272]
+    brk #1
+"""
+
+
 @pytest.mark.parametrize("vl", VLS)
 def test_sve_stub_chain_from_trap_hook(vl):
     """A syscall hook queues sve_flush_live; the stub runs before the next user instruction via
     the PC redirect (brk at its end), and the user's x0-x3/PC survive."""
-    code = asm("""
-        ptrue p3.b
-        index z7.b, #1, #1
-        mov x0, #11
-        mov x1, #22
-        mov x2, #33
-        mov x3, #44
-        svc #0
-        mov x9, #0x200000
-        str z7, [x9]
-        add x10, x9, #512
-        str p3, [x10]
-        stp x0, x1, [x9, #256]
-        stp x2, x3, [x9, #272]
-        brk #1
-    """)
+    code = asm(SYSCALL_KEEPS_STATE)
     cpu = make_cpu(vl, code)
     cpu.set_sve_el0(True)
     seen = []
