@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
-from emukern.errors import ConfigError, MemoryFault
+from emukern.errors import ConfigError
 from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
@@ -569,18 +569,9 @@ class Kernel(SyscallsMixin, SignalMixin):
         task = pcpu.curr
         assert task is not None, "trap on an idle CPU"
         cost = self.cost
-        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost, and
-        # _account_entry inline (utime up to the user cycles counted, the rest stime)
+        # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost
+        _account_entry(pcpu, task, now, ucount)
         cpu.charge(cost.exception_entry)
-        user = ucount - pcpu.user_mark
-        total = now - pcpu.last_mark
-        if user < total:
-            task.utime += user
-            task.stime += total - user
-        else:
-            task.utime += total
-        pcpu.last_mark = now
-        pcpu.user_mark = ucount
         nr = regs[0]
         entry = self._dispatch.get(nr)
         if entry is not None:
@@ -593,21 +584,7 @@ class Kernel(SyscallsMixin, SignalMixin):
         notes = [note] if note else None
         cpu.charge(cost.syscall_dispatch)
         task.syscalls += 1
-        # _call_syscall, inline (one frame fewer on every syscall): the table's (name, bound
-        # handler), the same answers for a bad user pointer (-EFAULT) and a refused allocation
-        # (-ENOMEM); an unknown number takes _call_syscall itself (-ENOSYS, counted)
-        if entry is None:
-            name, ret = self._call_syscall(cpu, task, nr, regs[1:])
-        else:
-            name = entry[0]
-            _, a0, a1, a2, a3, a4, a5 = regs
-            try:
-                # (six positional arguments: a call with *args costs twice as much here)
-                ret = entry[1](cpu, task, a0, a1, a2, a3, a4, a5)
-            except MemoryFault:
-                ret = -E.EFAULT
-            except OutOfMemory:
-                ret = -E.ENOMEM
+        name, ret = self._call_syscall(cpu, task, nr, regs[1:])
         if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
                 or -517 < ret < -511:
             # the rare outcomes: the generic path from here, with the Trap it logs

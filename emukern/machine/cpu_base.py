@@ -709,8 +709,7 @@ class Cpu:
         self._trap_done()
 
     def _trap_done(self) -> None:
-        """After the kernel handled a trap (both delivery paths end here; :meth:`_syscall_exc`
-        has these lines inline, so a change here goes there too): the cycles it charged
+        """After the kernel handled a trap (both delivery paths end here): the cycles it charged
         move the counter's deadline (commit_charges, inlined), and code the kernel wrote into
         executable memory (e.g. read() into it) is rescanned."""
         charged = self.extra_user + self.sys_cycles + self.idle_cycles
@@ -758,18 +757,7 @@ class Cpu:
         c = self._cs.count          # the marks (as marks() computes them, without its frame)
         eu = self.extra_user
         on_syscall(self, pc, word, regs[1:], c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu)
-        # _trap_done, inlined (this is the hottest trap; the same two steps in the same order)
-        charged = self.extra_user + self.sys_cycles + self.idle_cycles
-        delta = charged - self._committed
-        if delta:
-            self._committed = charged
-            if self.running:
-                cs = self._cs
-                d = cs.deadline - delta
-                cs.deadline = d if d > 0 else 0
-        mm = self.mm
-        if self.scan_code and mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
-            self._reset_code_view()
+        self._trap_done()
 
     def hook_intr(self, fn: Callable[[Uc, int, Any], None], fast: tuple[int, Callable[[], None]] | None = None,
                   native: Any = None) -> None:
