@@ -15,7 +15,7 @@ from emukern.kernel.arm64 import entry_fpsimd as EF
 from emukern.kernel.arm64.entry_fpsimd import STUBS, SVE_AREA_BASE, SveStateArea, enc_brk
 from emukern.machine.cpu_arm64 import BOUNCE_BASE, STUB_BASE, Arm64Cpu, StubOverrun
 from emukern.machine.memory import AddressSpace
-from emukern.machine.trap import TrapKind
+from tests.machine.test_sve_stub import queue_on_syscall
 
 SIGSEGV = 11
 FPSIMD_SAVE = STUBS["fpsimd_save_state"][0]
@@ -132,12 +132,7 @@ def test_stub_that_never_returns_is_an_emulator_error_not_a_hang():
     with pytest.raises(StubOverrun, match="sve_flush_p"):
         cpu.run_stub("sve_flush_p")
     # the same from a trap hook (the in-hook stub chain)
-    def on_trap(c, trap):
-        if trap.kind is TrapKind.SYSCALL:
-            c.queue_stub("sve_flush_p")
-        else:
-            c.stop()
-    cpu.on_trap = on_trap
+    queue_on_syscall(cpu, "sve_flush_p")
     with pytest.raises(StubOverrun, match="sve_flush_p"):
         cpu.run(cpu.now + 10**6)
 

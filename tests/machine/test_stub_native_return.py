@@ -20,7 +20,7 @@ from emukern.kernel.arm64.entry_fpsimd import STUBS
 from emukern.machine.counter import native_available
 from emukern.machine.trap import TrapKind
 
-from tests.machine.test_sve_stub import CODE, DATA, SYSCALL_KEEPS_STATE, asm, make_cpu
+from tests.machine.test_sve_stub import CODE, DATA, SYSCALL_KEEPS_STATE, asm, make_cpu, queue_on_syscall
 
 GUESTS = Path(__file__).resolve().parents[2] / "guest_asm" / "arm64"
 SVE_GUESTS = ["fp_pidbench.S", "sig_sve.S", "sve_block.S", "sve_prctl.S", "sve_preempt.S", "sve_syscall.S",
@@ -112,13 +112,7 @@ def test_native_return_not_cut_by_deadline():
     code = asm("svc #0\nmov x5, #5\nmov x6, #6\nbrk #1")
     cpu = make_cpu(256, code)
     cpu.set_sve_el0(True)
-
-    def on_trap(c, trap):
-        if trap.kind is TrapKind.SYSCALL:
-            c.queue_stub("sve_flush_live")
-        else:
-            c.stop()
-    cpu.on_trap = on_trap
+    queue_on_syscall(cpu, "sve_flush_live")
     before = cpu.insns
     cpu.run(cpu.now + 3)
     assert cpu._ret.returns == 1

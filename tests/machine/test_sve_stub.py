@@ -115,6 +115,18 @@ def test_sve_stub_runs_at_queued_vl_and_defers_sysregs():
     assert cpu.cpr_read((3, 0, 1, 0, 2)) >> 16 & 3 == 1   # CPACR_EL1.ZEN back to "trap EL0"
 
 
+def queue_on_syscall(cpu: Arm64Cpu, *stubs: str) -> None:
+    """The trap hook of these tests: a syscall queues ``stubs`` (run before the next user
+    instruction); any other trap stops the CPU."""
+    def on_trap(c, trap):
+        if trap.kind is TrapKind.SYSCALL:
+            for name in stubs:
+                c.queue_stub(name)
+        else:
+            c.stop()
+    cpu.on_trap = on_trap
+
+
 # a guest that sets Z7, P3 and x0-x3, makes a syscall (the hook queues a flush), then stores
 # what it sees: Z7 at DATA, P3 at DATA+512, x0-x3 at DATA+256 (shared with test_stub_native_return)
 SYSCALL_KEEPS_STATE = """
@@ -166,14 +178,7 @@ def test_sve_stub_chain_from_trap_hook(vl):
 def test_sve_stub_chain_not_cut_by_deadline():
     code = asm("svc #0\nmov x5, #5\nmov x6, #6\nbrk #1")
     cpu = make_cpu(256, code)
-
-    def on_trap(c, trap):
-        if trap.kind is TrapKind.SYSCALL:
-            c.queue_stub("sve_flush_live")
-            c.queue_stub("sve_flush_p")
-        else:
-            c.stop()
-    cpu.on_trap = on_trap
+    queue_on_syscall(cpu, "sve_flush_live", "sve_flush_p")
     cpu.run(cpu.now + 3)                  # the deadline falls inside the stubs
     n = STUBS["sve_flush_live"][1] + STUBS["sve_flush_p"][1]
     assert cpu.stub_insns == n + 1        # + the eret that entered EL0
