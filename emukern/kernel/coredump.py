@@ -40,7 +40,7 @@ import os
 import struct
 from typing import TYPE_CHECKING, Any
 
-from emukern.kernel.arm64.ptrace import sve_get
+from emukern.kernel.arm64.ptrace import fpr_get, sve_get
 from emukern.kernel.arm64.tagged_addr import get_tagged_addr_ctrl
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal.defs import RLIMIT_CORE
@@ -130,7 +130,7 @@ def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
         if cpu is not None:         # fpr_get: fpsimd_preserve_current_state first
             from emukern.kernel.arm64.fpsimd import fpsimd_save_user_state
             fpsimd_save_user_state(k, cpu, t, regs=True)
-        return pr_reg, P._arm64_fpsimd_get(k, t), _arm64_regsets(k, t, ctx)
+        return pr_reg, fpr_get(k, t), _arm64_regsets(k, t, ctx)
     # riscv_fpr_get: the live F state of a thread on a CPU (fstate_save), else the saved one
     st = cpu.save_fp() if cpu is not None else (t.thread.fp if t.thread is not None else None)
     return pr_reg, P.riscv_fpr_regset(st), None

@@ -406,7 +406,7 @@ def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
         return gpr_regset(arch, ctx)
     if arch == "arm64":
         if rs.note == NT_PRFPREG:
-            return _arm64_fpsimd_get(k, child)
+            return fpr_get(k, child)
         if rs.note == NT_ARM_TLS:
             return arm64_tls_regset(ctx)
         if rs.note == NT_ARM_SVE:
@@ -432,7 +432,7 @@ def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
             ctx["sp"], ctx["pc"], ctx["nzcv"] = words[31], words[32], pstate & _NZCV
             return 0
         if rs.note == NT_PRFPREG:
-            _arm64_fpsimd_set(k, child, bytes(full))
+            fpr_set(k, child, bytes(full))
             return 0
         if rs.note == NT_ARM_TLS:
             ctx["tpidr"] = words[0]             # TPIDR2 writes are ignored without SME
@@ -447,17 +447,6 @@ def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
     if child.thread is not None:
         child.thread.fp = {"f": words[:32], "fcsr": words[32] & 0xFFFF_FFFF}
     return 0
-
-
-def _arm64_fpsimd_get(k: Any, child: "Task") -> bytes:
-    """fpr_get: the task's saved FPSIMD state (kernel/arm64/ptrace.py fpr_get)."""
-    return fpr_get(k, child)
-
-
-def _arm64_fpsimd_set(k: Any, child: "Task", data: bytes) -> None:
-    """fpr_set: the new FPSIMD state, the SVE registers zeroed around it when the task has
-    TIF_SVE (sve_sync_from_fpsimd_zeropad), reloaded at its next return to user."""
-    fpr_set(k, child, data)
 
 
 def _arm64_hwdebug_info(k: Any, note: int) -> int:

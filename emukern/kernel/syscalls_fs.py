@@ -97,8 +97,7 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         """getname(): a NUL-terminated path of at most PATH_MAX bytes, or -EFAULT/-ENAMETOOLONG."""
         if not ptr:
             return -E.EFAULT
-        if ptr >> 56 and task.mm.tagged_addr and not ptr >> 55 & 1:
-            ptr &= (1 << 56) - 1                  # the tagged address ABI: untagged_addr()
+        ptr = task.mm.untag(ptr)                  # the tagged address ABI (arm64)
         out = bytearray()
         while len(out) < PATH_MAX:
             m = task.mm.find(ptr + len(out))

@@ -168,6 +168,13 @@ class AddressSpace:
             s = self._starts_list = [m.start for m in self.mappings]
         return s
 
+    def untag(self, addr: int) -> int:
+        """untagged_addr() under the tagged address ABI: a user pointer (bit 55 clear) without
+        its top byte; anything else, or any pointer while the ABI is off, as given."""
+        if self.tagged_addr and not addr >> 55 & 1:
+            return addr & _UNTAG
+        return addr
+
     def find(self, addr: int) -> Mapping | None:
         m = self._hit
         if m is not None and m.start <= addr < m.start + m.size:
@@ -356,8 +363,8 @@ class AddressSpace:
             return m.buf[off: off + size]
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
-        if addr >> 56 and self.tagged_addr and not addr >> 55 & 1:
-            addr &= _UNTAG                                    # untagged_addr()
+        if addr >> 56 and self.tagged_addr:
+            addr = self.untag(addr)
         m = self.find(addr)
         if m is not None and need in m.perms and addr + size <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
@@ -376,8 +383,8 @@ class AddressSpace:
             return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
-        if addr >> 56 and self.tagged_addr and not addr >> 55 & 1:
-            addr &= _UNTAG                                    # untagged_addr()
+        if addr >> 56 and self.tagged_addr:
+            addr = self.untag(addr)
         m = self.find(addr)
         if m is not None and need in m.perms and addr + len(data) <= m.start + m.size:   # fast path
             off = m.offset + addr - m.start
