@@ -168,14 +168,26 @@ static uint64_t ek_walk(uc_engine *uc, ek_counter *c, uint64_t start, uint64_t s
     return n;
 }
 
+/* The count cache's slot for a block, and whether it holds the block's current count. */
+static inline ek_blk *ek_blk_slot(const ek_counter *c, uint64_t address, uint32_t size, uint64_t *key)
+{
+    *key = address ^ ((uint64_t)size << 52);
+    return &c->cache[(*key ^ (*key >> EK_CACHE_BITS)) >> 1 & (EK_CACHE - 1)];
+}
+
+static inline int ek_blk_valid(const ek_counter *c, const ek_blk *e, uint64_t key)
+{
+    return e->key == key && e->gen == (uint32_t)c->gen;
+}
+
 static inline uint64_t ek_block_insns(uc_engine *uc, ek_counter *c, uint64_t address, uint32_t size)
 {
-    uint64_t key = address ^ ((uint64_t)size << 52);
+    uint64_t key;
     ek_blk *e;
     if (!c->rvc)
         return size >> 2;
-    e = &c->cache[(key ^ (key >> EK_CACHE_BITS)) >> 1 & (EK_CACHE - 1)];
-    if (__builtin_expect(e->key != key || e->gen != (uint32_t)c->gen, 0)) {
+    e = ek_blk_slot(c, address, size, &key);
+    if (__builtin_expect(!ek_blk_valid(c, e, key), 0)) {
         e->key = key;
         e->gen = (uint32_t)c->gen;
         e->n = (uint32_t)ek_walk(uc, c, address, size, address + size, 0, NULL);
@@ -253,12 +265,17 @@ void ek_stop_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_dat
     uc_emu_stop(uc);
 }
 
-void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+/* Everything but the hot path of ek_block_hook: a PC resync, a RISC-V block not in the count
+ * cache, a block reaching the deadline or the guarded range.  Kept out of line so that the hot
+ * path compiles to a leaf that saves no registers: GCC -O2 does not shrink-wrap the prologue
+ * the slow paths need (five pushes, five pops and a stack frame on every block), and measured on
+ * spin.S's 2-instruction blocks that prologue cost as much as the hook call itself. */
+static void __attribute__((noinline)) ek_block_slow(uc_engine *uc, ek_counter *c, uint64_t address,
+                                                    uint32_t size)
 {
-    ek_counter *c = (ek_counter *)user_data;
     uint64_t end = address + size, n, k, at = end, lim;
 
-    if (__builtin_expect(c->resync, 0)) {
+    if (c->resync) {
         /* A PC write from a hook outside a translated block (the INTR hook delivering a signal,
          * returning from one, emulating an instruction) sets Unicorn's skip_sync_pc_on_exit,
          * and only an exit through the TB-start exit check clears it again.  While it is set,
@@ -272,10 +289,8 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
         uc_reg_write(uc, (int)c->pc_reg, &address);
         return;
     }
-    n = ek_block_insns(uc, c, address, size);
-    /* the hot path: the block ends before the deadline and is not in the guarded range (three
-     * stores: every nanosecond here is about a tenth of a 2-instruction loop's time) */
-    if (__builtin_expect(c->count + n <= c->deadline && (address >= c->gx_hi || end <= c->gx_lo), 1)) {
+    n = ek_block_insns(uc, c, address, size);       /* (fills the RISC-V cache entry) */
+    if (c->count + n <= c->deadline && (address >= c->gx_hi || end <= c->gx_lo)) {
         c->blk_start = address;
         c->blk_end = end;
         c->count += n;
@@ -308,6 +323,35 @@ void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_da
     c->blk_start = address;
     c->blk_end = end;
     c->count += n;
+}
+
+void ek_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    ek_counter *c = (ek_counter *)user_data;
+    uint64_t end = address + size, n;
+
+    if (__builtin_expect(c->resync, 0))
+        goto slow;
+    if (!c->rvc) {
+        n = size >> 2;
+    } else {
+        uint64_t key;
+        const ek_blk *e = ek_blk_slot(c, address, size, &key);
+        if (__builtin_expect(!ek_blk_valid(c, e, key), 0))
+            goto slow;
+        n = e->n;
+    }
+    /* the hot path: the block ends before the deadline and is not in the guarded range (three
+     * stores, no call, no saved register: every nanosecond here is about a tenth of a
+     * 2-instruction loop's time) */
+    if (__builtin_expect(c->count + n <= c->deadline && (address >= c->gx_hi || end <= c->gx_lo), 1)) {
+        c->blk_start = address;
+        c->blk_end = end;
+        c->count += n;
+        return;
+    }
+slow:
+    ek_block_slow(uc, c, address, size);
 }
 
 /* A trap or fault at `pc`: the instructions of the current block from `pc` on (from the one
