@@ -147,6 +147,17 @@ def add_empty_block_hook(uc: Uc) -> None:
     _hook_native(uc, UC_HOOK_BLOCK, "ek_empty_block_hook", None)
 
 
+def add_count_block_hook(uc: Uc) -> ctypes.c_uint64:
+    """Install counter.c's adding block hook on a bare Unicorn (the bench's second floor row: a
+    hook that only adds size/4 to a counter, the least any per-block counting does); the counter
+    it adds to (keep it alive while the Unicorn runs).  Raises OSError without the native library."""
+    if not native_available():
+        raise OSError(f"the native counter is unavailable: {native_error()}")
+    count = ctypes.c_uint64(0)
+    _hook_native(uc, UC_HOOK_BLOCK, "ek_add_block_hook", ctypes.cast(ctypes.pointer(count), ctypes.c_void_p))
+    return count
+
+
 class RvvStruct(ctypes.Structure):
     """The layout of ek_rvv in counter.c: the RISC-V vector unit's configuration state the C INTR
     hook ``ek_rvv_intr`` executes vsetvli/vsetivli/vsetvl with (emukern.machine.rvv.native)."""

@@ -110,10 +110,14 @@ def test_measure_schema_five_rounds_and_json(no_peers, tmp_path):
         assert c["qemu-user"]["n"] == 0 and "not installed" in c["qemu-user"]["note"]
         assert c["Qiling"]["n"] == 0 and "Qiling not installed" in c["Qiling"]["note"]
         assert f["met"] == Target(f["target"]["op"], f["target"]["value"]).met(c["raw Unicorn"]["ratio"]["median"])
-        if ".mips" in f["key"]:     # the floor row: raw Unicorn with counter.c's empty block hook
-            assert c[S.FLOOR]["n"] == 5 and c[S.FLOOR]["min"] > 0 and c[S.FLOOR]["ratio"]["n"] == 5
+        if ".mips" in f["key"]:     # the floor rows: raw Unicorn with counter.c's empty/adding block hook
+            for floor in (S.FLOOR, S.FLOOR_ADD):
+                assert c[floor]["n"] == 5 and c[floor]["min"] > 0 and c[floor]["ratio"]["n"] == 5
+            ceil = f["counting_ceiling"]     # the adding hook over raw Unicorn, round by round
+            assert ceil["n"] == 5 and ceil["samples"] == [a / b for a, b in zip(c[S.FLOOR_ADD]["samples"],
+                                                                                c["raw Unicorn"]["samples"])]
         else:
-            assert S.FLOOR not in c
+            assert S.FLOOR not in c and S.FLOOR_ADD not in c and "counting_ceiling" not in f
     for arch in S.ARCHES:
         a = res["arches"][arch]
         fm = next(f for f in res["figures"] if f["key"] == f"{arch}.mips")
