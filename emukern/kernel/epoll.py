@@ -107,7 +107,7 @@ def file_poll(f: File, depth: int = 0) -> int | None:
         return EPOLLOUT | EPOLLWRNORM            # a terminal/log that always takes data
     if isinstance(f, StdinFile):
         return EPOLLIN | EPOLLRDNORM             # data or end of file: read() never blocks
-    return None
+    return f.poll()                              # a plug-in kind (File.poll), None if none
 
 
 def _ready(ep: EventPollFile, depth: int = 0) -> list[tuple[EpItem, int]]:
@@ -133,7 +133,7 @@ def _queues(f: File, depth: int = 0) -> list[WaitQueue]:
         for it in f.live_items():
             qs += _queues(it.file, depth + 1)
         return qs
-    return []
+    return f.poll_queues()                       # a plug-in kind (File.poll_queues)
 
 
 def _reaches(ep: EventPollFile, target: EventPollFile, depth: int = 0) -> bool:

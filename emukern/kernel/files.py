@@ -33,15 +33,40 @@ class WaitQueue:
 
 
 class File:
+    """An open file (``struct file``).  The kinds the kernel core knows (stdio, pipes, host files,
+    sysctl entries, eventfd, epoll) are handled where each operation is; any other kind (a
+    socket, a timerfd, ...) plugs in through the ``f_op``-like methods below, which the read/
+    write/fstat/poll paths call when they are overridden (``None``: the operation is not
+    provided, and the caller answers as Linux does for a file without it)."""
     kind = "file"
     readable = False
     writable = False
+    # st_mode for fstat (S_IFSOCK | 0o777 for a socket, ...); None: the core's own rule
+    stat_mode: int | None = None
 
     def __init__(self) -> None:
         self.refs = 0
 
     def on_close(self) -> list[WaitQueue]:
         """Called when the last descriptor goes; returns wait queues to wake."""
+        return []
+
+    # ---- the pluggable operations (file_operations) -----------------------------------------
+    def kernel_read(self, k: Any, cpu: Any, task: "Task", buf: int, count: int) -> Any:
+        """``->read_iter`` for a plug-in kind: bytes copied to ``buf``, -errno or BLOCK (after
+        sleeping on a wait queue: the syscall is re-run when woken).  None: not a plug-in kind."""
+        return None
+
+    def kernel_write(self, k: Any, cpu: Any, task: "Task", buf: int, count: int) -> Any:
+        """``->write_iter`` for a plug-in kind, as :meth:`kernel_read`."""
+        return None
+
+    def poll(self) -> int | None:
+        """``->poll``: the EPOLL* mask now, or None when the file cannot be polled."""
+        return None
+
+    def poll_queues(self) -> list[WaitQueue]:
+        """The wait queues a change of :meth:`poll`'s mask is announced on."""
         return []
 
 

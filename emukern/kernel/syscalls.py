@@ -220,6 +220,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         count &= U64
         if not self.arch.access_ok(task, buf, count):
             return -E.EFAULT                    # vfs_write's access_ok, a zero count included
+        r = f.kernel_write(self, cpu, task, buf, count)     # a plug-in kind (File.kernel_write)
+        if r is not None:
+            return r
         if count > 1 << 31:
             count = 1 << 31
         if isinstance(f, (PipeEnd, HostFile)):
@@ -269,6 +272,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
             return -E.EFAULT                    # vfs_read's access_ok, a zero count included
         if count and task.mm.find(buf) is None:
             return -E.EFAULT
+        r = f.kernel_read(self, cpu, task, buf, count)      # a plug-in kind (File.kernel_read)
+        if r is not None:
+            return r
         if isinstance(f, PipeEnd):
             return P.run_long(task, res, lambda r: self._pipe_read(cpu, task, f.pipe, buf, count, r))
         if isinstance(f, (HostFile, DevZero)) and count:

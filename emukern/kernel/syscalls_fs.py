@@ -532,6 +532,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return _stat_bytes(S_IFIFO | 0o600, ino=f.pipe.ino)
         if isinstance(f, SysctlFile):
             return _stat_bytes(S_IFREG | f.entry.mode)
+        if f.stat_mode is not None:            # a plug-in kind (File.stat_mode): a socket, ...
+            return _stat_bytes(f.stat_mode, ino=getattr(f, "ino", 1) or 1)
         return _stat_bytes(S_IFREG | 0o644)
 
     def sys_fstat(self, cpu, task, fd, statbuf, *a):
