@@ -61,6 +61,16 @@ class File:
         """``->write_iter`` for a plug-in kind, as :meth:`kernel_read`."""
         return None
 
+    def kernel_readv(self, k: Any, cpu: Any, task: "Task", vec: list[tuple[int, int]]) -> Any:
+        """readv's ``->read_iter`` for a plug-in kind that must see the whole vector at once (a
+        datagram socket: one message across the buffers); None: readv reads into the first
+        non-empty buffer through :meth:`kernel_read` (a short read)."""
+        return None
+
+    def kernel_writev(self, k: Any, cpu: Any, task: "Task", vec: list[tuple[int, int]]) -> Any:
+        """writev's ``->write_iter`` for a plug-in kind, as :meth:`kernel_readv`."""
+        return None
+
     def poll(self) -> int | None:
         """``->poll``: the EPOLL* mask now, or None when the file cannot be polled."""
         return None

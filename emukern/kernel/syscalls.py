@@ -20,6 +20,7 @@ from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
+from emukern.kernel.syscalls_misc import MISC_SYSCALL_NAMES, MiscSyscallsMixin, copy_process_attrs
 from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
@@ -69,6 +70,7 @@ SYSCALL_NAMES = {
     95: "waitid",
 }
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
+SYSCALL_NAMES.update(MISC_SYSCALL_NAMES)       # emukern/kernel/syscalls_misc.py
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -77,7 +79,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)
@@ -151,12 +153,6 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
     def sys_gettid(self, cpu, task, *a):
         cpu.charge(self.cost.syscall_body)
         return task.tid
-
-    def sys_getuid(self, cpu, task, *a):
-        cpu.charge(self.cost.syscall_body)
-        return 0
-
-    sys_geteuid = sys_getgid = sys_getegid = sys_getuid
 
     def sys_getcpu(self, cpu, task, cpup, nodep, *a):
         cpu.charge(self.cost.syscall_body)
@@ -686,6 +682,7 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin):
         self.fs_fork(task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
         copy_signals(child, task, flags)
         copy_rlimits(self, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
+        copy_process_attrs(child, task)          # creds, nice, policy (kernel/syscalls_misc.py)
         if flags & CLONE_CHILD_CLEARTID:
             child.clear_child_tid = ctid
         if flags & CLONE_PARENT_SETTID:

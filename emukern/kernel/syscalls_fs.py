@@ -508,6 +508,11 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
+        f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
+        if f is not None and f.writable:
+            r = f.kernel_writev(self, cpu, task, vec)    # a plug-in kind's ->write_iter (File)
+            if r is not None:
+                return r
         return self._each_iov_long(task, vec, lambda base, n, res: self._do_write(cpu, task, fd, base, n, res))
 
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
@@ -518,7 +523,18 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if isinstance(f, VfsFile) and f.readable:
             # a file fills the buffers in order (do_iter_readv)
             return self._each_iov_long(task, vec, lambda base, n, res: self._do_read(cpu, task, fd, base, n, res))
-        for base, length in vec:              # like a pipe read: fill the first non-empty buffer
+        if f is not None and f.readable:
+            r = f.kernel_readv(self, cpu, task, vec)     # a plug-in kind's ->read_iter (File)
+            if r is not None:
+                return r
+        if isinstance(f, PipeEnd) and f.readable and f.pipe.buf:
+            # pipe_read copies what the pipe holds into the whole iov_iter, buffer after buffer,
+            # and sleeps only when it is empty at the start: read on while data is left (a
+            # drained pipe ends the vector with a short count instead of blocking)
+            p = f.pipe
+            return self._each_iov_long(task, vec, lambda base, n, res:
+                                       self._do_read(cpu, task, fd, base, n, res) if p.buf else 0)
+        for base, length in vec:              # the first non-empty buffer (it may block)
             if length:
                 return self.sys_read(cpu, task, fd, base, length)
         return 0

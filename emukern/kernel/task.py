@@ -72,6 +72,13 @@ class Task:
     fault_report: dict[str, Any] | None = None
     rlim: list[tuple[int, int]] | None = None   # resource limits, shared by threads (kernel/resource.py)
     ptrace: Any = None                          # kernel/ptrace.py: the tracing link, None untraced
+    # kernel/syscalls_misc.py: struct cred (None: root's), nice, scheduling policy, personality
+    cred: Any = None
+    nice: int = 0
+    sched_policy: int = 0
+    rt_priority: int = 0
+    sched_reset_on_fork: bool = False
+    personality: int = 0
     # files and exec
     fs: Any = None                  # fs_struct (kernel/fs/vfs.py FsStruct): cwd, umask
     exe: str | None = None          # /proc/self/exe
