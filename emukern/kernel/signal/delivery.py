@@ -268,8 +268,10 @@ class SignalDelivery(SignalBase):
             return None
         task.woken_value = None
         name = self.syscall_name(nr)
-        if name in ("rt_sigsuspend", "rt_sigtimedwait"):
-            return None                                 # they look at the pending set themselves
+        if name in ("rt_sigsuspend", "rt_sigtimedwait", "pselect6"):
+            # they look at the pending set themselves (pselect6: its descriptors first, then
+            # the signal, and the time left written back: kernel/select.py)
+            return None
         if name == "ppoll":
             task.sigstate.in_wait = ""
             return -ERESTARTNOHAND
