@@ -22,6 +22,7 @@ from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.syscalls_misc import MISC_SYSCALL_NAMES, MiscSyscallsMixin, copy_process_attrs
 from emukern.kernel.select import SELECT_SYSCALL_NAMES, SelectMixin
+from emukern.kernel.mremap import MREMAP_SYSCALL_NAMES, MremapMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
@@ -73,6 +74,7 @@ SYSCALL_NAMES = {
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NAMES.update(MISC_SYSCALL_NAMES)       # emukern/kernel/syscalls_misc.py
 SYSCALL_NAMES.update(SELECT_SYSCALL_NAMES)     # emukern/kernel/select.py
+SYSCALL_NAMES.update(MREMAP_SYSCALL_NAMES)     # emukern/kernel/mremap.py
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -81,7 +83,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixin, MremapMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)

@@ -35,6 +35,7 @@ MISC_SYSCALL_NAMES = {
     147: "setresuid", 148: "getresuid", 149: "setresgid", 150: "getresgid", 151: "setfsuid",
     152: "setfsgid", 158: "getgroups", 159: "setgroups", 169: "gettimeofday", 267: "syncfs",
     286: "preadv2", 287: "pwritev2", 436: "close_range",
+    259: "riscv_flush_icache",           # an arch-specific slot: RISC-V only (as 258)
 }
 
 NO_ID = 0xFFFFFFFF              # (uid_t)-1: "leave unchanged"
@@ -100,6 +101,7 @@ class MiscSyscallsMixin:
     """The syscalls above; mixed into the kernel."""
 
     cost: Any
+    config: Any
     tasks: dict
     clock: Any
     sched: Any
@@ -440,6 +442,18 @@ class MiscSyscallsMixin:
             if task.mm.find(tz) is None:
                 return -E.EFAULT
             task.mm.write(tz, bytes(8))
+        cpu.charge(self.cost.syscall_body)
+        return 0
+
+    def sys_riscv_flush_icache(self, cpu, task, start, end, flags, *a):
+        """arch/riscv/kernel/sys_riscv.c: EINVAL for flags other than SYS_RISCV_FLUSH_ICACHE_LOCAL;
+        otherwise 0.  Nothing to flush here: Unicorn drops the translations of code a store
+        writes (self-modifying code is caught when it happens), which is what fence.i and this
+        call give a RISC-V program."""
+        if self.config.arch != "riscv64":
+            return -E.ENOSYS            # 259 is an arch-specific slot that only RISC-V fills
+        if flags & ~1:
+            return -E.EINVAL
         cpu.charge(self.cost.syscall_body)
         return 0
 
