@@ -18,6 +18,8 @@ from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
+from emukern.kernel.net import NET_SYSCALL_NAMES
+from emukern.kernel.net.unix import UnixSocketMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
@@ -69,6 +71,7 @@ SYSCALL_NAMES = {
     95: "waitid",
 }
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
+SYSCALL_NAMES.update(NET_SYSCALL_NAMES)       # AF_UNIX sockets (emukern/kernel/net/unix.py)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -77,7 +80,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, UnixSocketMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)

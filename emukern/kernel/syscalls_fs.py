@@ -508,6 +508,9 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         vec = self._vec(task, iov, iovcnt)
         if isinstance(vec, int):
             return vec
+        rw_iov = getattr(task.files.get(_s32(fd)), "rw_iov", None)
+        if rw_iov is not None:                # a socket: one sendmsg over every buffer
+            return rw_iov(self, cpu, task, vec, True)
         return self._each_iov_long(task, vec, lambda base, n, res: self._do_write(cpu, task, fd, base, n, res))
 
     def sys_readv(self, cpu, task, fd, iov, iovcnt, *a):
@@ -515,6 +518,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
         if isinstance(vec, int):
             return vec
         f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
+        if getattr(f, "rw_iov", None) is not None:      # a socket: one recvmsg over them all
+            return f.rw_iov(self, cpu, task, vec, False)
         if isinstance(f, VfsFile) and f.readable:
             # a file fills the buffers in order (do_iter_readv)
             return self._each_iov_long(task, vec, lambda base, n, res: self._do_read(cpu, task, fd, base, n, res))
@@ -660,11 +665,13 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                 task.files.cloexec.discard(fd)
             return 0
         if cmd == F_SETFL:
-            return 0
+            setfl = getattr(f, "setfl", None)      # a plug-in kind keeping O_NONBLOCK (a socket)
+            return setfl(arg) if setfl is not None else 0
         if cmd == F_GETFL:
             if isinstance(f, VfsFile):
                 return f.flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)
-            return 2 if f.readable and f.writable else (1 if f.writable else 0)
+            nb = 0o4000 if getattr(f, "nonblock", False) is True else 0     # a socket's O_NONBLOCK
+            return (2 if f.readable and f.writable else (1 if f.writable else 0)) | nb
         return -E.EINVAL
 
     def sys_readlinkat(self, cpu, task, dirfd, path_ptr, buf, size, *a):
