@@ -676,11 +676,13 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                 task.files.cloexec.discard(fd)
             return 0
         if cmd == F_SETFL:
-            return 0
+            setfl = getattr(f, "setfl", None)      # a plug-in kind keeping O_NONBLOCK (a socket)
+            return setfl(arg) if setfl is not None else 0
         if cmd == F_GETFL:
             if isinstance(f, VfsFile):
                 return f.flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)
-            return 2 if f.readable and f.writable else (1 if f.writable else 0)
+            nb = 0o4000 if getattr(f, "nonblock", False) is True else 0     # a socket's O_NONBLOCK
+            return (2 if f.readable and f.writable else (1 if f.writable else 0)) | nb
         return -E.EINVAL
 
     def sys_readlinkat(self, cpu, task, dirfd, path_ptr, buf, size, *a):

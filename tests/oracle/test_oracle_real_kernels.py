@@ -55,6 +55,7 @@ ARM64 = [
     ("process_vm", "c:process_vm_probe", [], None),
     ("tagged_addr", "c:tagged_addr_probe", [], None),
     ("misc", "c:misc_probe", [], None),
+    ("unix_socket", "c:unix_socket_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -67,6 +68,7 @@ RISCV = [
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
     ("misc", "c:misc_probe", [], None),
+    ("unix_socket", "c:unix_socket_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -134,6 +136,9 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         # kernel/sys.c ids and nice values, sched_setscheduler's checks, personality, the sync
         # family, statfs, preadv/pwritev2, close_range (also tests/kernel/test_misc_syscalls.py)
         assert out == (HERE / "guests" / "misc_probe.expected").read_text(), out
+    elif case == "unix_socket":
+        # net/unix/af_unix.c: socketpair data path, shutdown, EPIPE/SIGPIPE, poll masks, sockopts
+        assert out == (HERE / "guests" / "unix_socket_probe.expected").read_text(), out
     elif case == "tagged_addr":
         # TBI for the program's own accesses; EFAULT for a tagged syscall pointer until
         # PR_SET_TAGGED_ADDR_CTRL; then uname/open untag; munmap/mprotect always untag
