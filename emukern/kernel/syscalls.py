@@ -18,6 +18,7 @@ from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
+from emukern.kernel.fs.meta import FSMETA_SYSCALL_NAMES, FsMetaMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.syscalls_misc import MISC_SYSCALL_NAMES, MiscSyscallsMixin, copy_process_attrs
@@ -71,6 +72,7 @@ SYSCALL_NAMES = {
 }
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NAMES.update(MISC_SYSCALL_NAMES)       # emukern/kernel/syscalls_misc.py
+SYSCALL_NAMES.update(FSMETA_SYSCALL_NAMES)     # emukern/kernel/fs/meta.py
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -79,7 +81,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, FsMetaMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)
