@@ -20,6 +20,7 @@ from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
 from emukern.kernel.net import NET_SYSCALL_NAMES
 from emukern.kernel.net.unix import UnixSocketMixin
+from emukern.kernel.fs.meta import FSMETA_SYSCALL_NAMES, FsMetaMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.syscalls_misc import MISC_SYSCALL_NAMES, MiscSyscallsMixin, copy_process_attrs
@@ -78,6 +79,7 @@ SYSCALL_NAMES.update(MISC_SYSCALL_NAMES)       # emukern/kernel/syscalls_misc.py
 SYSCALL_NAMES.update(SELECT_SYSCALL_NAMES)     # emukern/kernel/select.py
 SYSCALL_NAMES.update(MREMAP_SYSCALL_NAMES)     # emukern/kernel/mremap.py
 SYSCALL_NAMES.update(NET_SYSCALL_NAMES)       # AF_UNIX sockets (emukern/kernel/net/unix.py)
+SYSCALL_NAMES.update(FSMETA_SYSCALL_NAMES)     # emukern/kernel/fs/meta.py
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -87,7 +89,7 @@ def prot_str(prot: int) -> str:
 
 
 class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixin, MremapMixin,
-                    UnixSocketMixin):
+                    UnixSocketMixin, FsMetaMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)

@@ -70,6 +70,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                         off: int | None = None) -> Any: ...
     vfs: Vfs
     procfs: ProcFs
+    if TYPE_CHECKING:       # (fs/meta.py's FsMetaMixin: the chmod/chown/utimensat overlay)
+        def apply_meta(self, fields: dict, node: Any, f: Any = None) -> dict: ...
 
     def fs_init(self) -> None:
         """Mount the guest root with /proc and /dev over it (the kernel's boot-time mounts)."""
@@ -541,7 +543,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
 
     def _fstat_file(self, f: Any) -> bytes:
         if isinstance(f, VfsFile):
-            return stat_bytes(stat_fields(f.node, f.size() if isinstance(f, HostFile) else None))
+            return stat_bytes(self.apply_meta(stat_fields(f.node, f.size() if isinstance(f, HostFile) else None),
+                                              f.node, f))
         if isinstance(f, (OutputFile, StdinFile)):
             return _stat_bytes(S_IFCHR | 0o620, rdev=(136 << 8))   # a pts-like character device
         if isinstance(f, PipeEnd):
@@ -584,8 +587,8 @@ class FileSyscallsMixin(ProcSyscallsMixin):
                 size = len(node.link_target().encode("utf-8", "surrogateescape"))
             except OSError:
                 size = 0
-            return stat_bytes(stat_fields(node, size))
-        return stat_bytes(stat_fields(node))
+            return stat_bytes(self.apply_meta(stat_fields(node, size), node))
+        return stat_bytes(self.apply_meta(stat_fields(node), node))
 
     def sys_newfstatat(self, cpu, task, dirfd, path_ptr, statbuf, flags, *a):
         st = self._stat_at(task, dirfd, path_ptr, flags)
@@ -601,8 +604,10 @@ class FileSyscallsMixin(ProcSyscallsMixin):
             return st
         import struct
         (dev, ino, mode, nlink, uid, gid, rdev, _p, size, blksize) = struct.unpack_from("<QQIIIIQQqi", st)
+        at, atn, mt, mtn, ct, ctn = struct.unpack_from("<qQqQqQ", st, 72)
         task.mm.write(buf, statx_bytes({"dev": dev, "ino": ino, "mode": mode, "nlink": nlink, "uid": uid,
-                                        "gid": gid, "rdev": rdev, "size": size, "blksize": blksize}))
+                                        "gid": gid, "rdev": rdev, "size": size, "blksize": blksize,
+                                        "atime": (at, atn), "mtime": (mt, mtn), "ctime": (ct, ctn)}))
         cpu.charge(self.cost.syscall_body)
         return 0
 

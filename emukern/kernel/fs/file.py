@@ -114,7 +114,7 @@ class HostFile(VfsFile):
 
     def on_close(self) -> list[Any]:
         self._release()
-        return []
+        return list(getattr(self, "close_wqs", ()))    # flock waiters (fs/meta.py)
 
     def _release(self) -> None:
         if self.fd >= 0:
@@ -243,7 +243,7 @@ def stat_bytes(f: dict[str, int]) -> bytes:
     size = f["size"]
     return struct.pack("<QQIIIIQQqiiqqQqQqQII", f["dev"], f["ino"], f["mode"], f["nlink"], f["uid"],
                        f["gid"], f["rdev"], 0, size, f["blksize"], 0, (size + 511) // 512,
-                       0, 0, 0, 0, 0, 0, 0, 0)
+                       *f.get("atime", (0, 0)), *f.get("mtime", (0, 0)), *f.get("ctime", (0, 0)), 0, 0)
 
 
 STATX_BASIC_STATS = 0x7FF
@@ -255,6 +255,7 @@ def statx_bytes(f: dict[str, int]) -> bytes:
     head = struct.pack("<IIQIIIHH", STATX_BASIC_STATS, f["blksize"], 0, f["nlink"], f["uid"], f["gid"],
                        f["mode"], 0)
     head += struct.pack("<QQQQ", f["ino"], size, (size + 511) // 512, 0)
-    head += bytes(16 * 4)                                    # atime, btime, ctime, mtime: 0
+    for t in (f.get("atime", (0, 0)), (0, 0), f.get("ctime", (0, 0)), f.get("mtime", (0, 0))):
+        head += struct.pack("<qIi", t[0], t[1], 0)           # atime, btime (0), ctime, mtime
     head += struct.pack("<IIII", f["rdev"] >> 8, f["rdev"] & 0xFF, f["dev"] >> 8, f["dev"] & 0xFF)
     return head.ljust(256, b"\0")
