@@ -18,6 +18,9 @@ from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
+from emukern.kernel.select import SELECT_SYSCALL_NAMES, SelectMixin
+from emukern.kernel.signalfd import SIGNALFD_SYSCALL_NAMES, SignalFdMixin
+from emukern.kernel.timerfd import TIMERFD_SYSCALL_NAMES, TimerFdMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
@@ -69,6 +72,9 @@ SYSCALL_NAMES = {
     95: "waitid",
 }
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
+SYSCALL_NAMES.update(SELECT_SYSCALL_NAMES)
+SYSCALL_NAMES.update(TIMERFD_SYSCALL_NAMES)
+SYSCALL_NAMES.update(SIGNALFD_SYSCALL_NAMES)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -77,7 +83,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, SelectMixin, TimerFdMixin, SignalFdMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)

@@ -273,6 +273,8 @@ class SignalDelivery(SignalBase):
         if name == "ppoll":
             task.sigstate.in_wait = ""
             return -ERESTARTNOHAND
+        if name == "pselect6":                          # the time left written back too
+            return self.pselect_interrupted(cpu, task, args)
         # A wait loop looks at its condition before at signal_pending (do_wait, pipe_read,
         # pipe_write): if what it waited for is there, the call completes normally.
         if name == "waitid":            # the same look at the children first
