@@ -57,7 +57,6 @@ class SelectMixin:
         again = st.in_wait == "pselect6"
         st.in_wait = ""
         timed_out = False
-        cpu.charge(self.cost.syscall_body)
         if again:
             timed_out = self.sched.finish_wait(task)
             target = st.poll_deadline
@@ -115,6 +114,7 @@ class SelectMixin:
                     ready += 1
             queues += _queues(f)
             fd += 1
+        cpu.charge(self.cost.syscall_body)             # do_select's pass over the sets takes time
         expired = timed_out or (target is not None and target <= cpu.now)
         if not ready and not expired:
             if task.sigpending:

@@ -54,6 +54,7 @@ ARM64 = [
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
     ("tagged_addr", "c:tagged_addr_probe", [], None),
+    ("timers", "c:timers_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -65,6 +66,7 @@ RISCV = [
     ("rdcycle", HERE / "guests/rdcounter.S", ["1"], NO_USER_CYCLE),
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
+    ("timers", "c:timers_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -128,6 +130,10 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
         # local bytes, a partial copy up to the first fault (page by page), else EFAULT;
         # writev needs a writable remote page (no FOLL_FORCE)
         assert out == PROCESS_VM_OUT, out
+    elif case == "timers":
+        # fs/select.c, fs/timerfd.c, fs/signalfd.c: errnos, blocking and wake-ups of pselect6,
+        # timerfd and signalfd (tests/kernel/test_timers.py's expectation too)
+        assert out == (HERE / "guests" / "timers_probe.expected").read_text(), out
     elif case == "tagged_addr":
         # TBI for the program's own accesses; EFAULT for a tagged syscall pointer until
         # PR_SET_TAGGED_ADDR_CTRL; then uname/open untag; munmap/mprotect always untag
