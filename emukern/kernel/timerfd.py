@@ -28,7 +28,7 @@ CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME = 0, 1, 7
 CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM = 8, 9
 TFD_CLOEXEC, TFD_NONBLOCK = 0o2000000, 0o4000
 TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET = 1, 2
-_EPOLLIN, _EPOLLRDNORM = 0x1, 0x40
+_EPOLLIN = 0x1
 
 
 def _s32(v: int) -> int:
@@ -54,8 +54,8 @@ class TimerFdFile(File):
         self.wq = WaitQueue("timerfd")
 
     def poll(self) -> int:
-        """timerfd_poll: readable while ticks are counted."""
-        return _EPOLLIN | _EPOLLRDNORM if self.ticks else 0
+        """timerfd_poll: EPOLLIN (alone: no EPOLLRDNORM) while ticks are counted."""
+        return _EPOLLIN if self.ticks else 0
 
     def poll_queues(self) -> list[WaitQueue]:
         return [self.wq]
