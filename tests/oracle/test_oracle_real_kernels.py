@@ -56,6 +56,7 @@ ARM64 = [
     ("tagged_addr", "c:tagged_addr_probe", [], None),
     ("misc", "c:misc_probe", [], None),
     ("unix_socket", "c:unix_socket_probe", [], None),
+    ("timers", "c:timers_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -69,6 +70,7 @@ RISCV = [
     ("process_vm", "c:process_vm_probe", [], None),
     ("misc", "c:misc_probe", [], None),
     ("unix_socket", "c:unix_socket_probe", [], None),
+    ("timers", "c:timers_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
@@ -139,6 +141,10 @@ def test_real_kernel_answer(real_kernel: Any, kernel: str, case: str) -> None:
     elif case == "unix_socket":
         # net/unix/af_unix.c: socketpair data path, shutdown, EPIPE/SIGPIPE, poll masks, sockopts
         assert out == (HERE / "guests" / "unix_socket_probe.expected").read_text(), out
+    elif case == "timers":
+        # fs/select.c, fs/timerfd.c, fs/signalfd.c: errnos, blocking and wake-ups of pselect6,
+        # timerfd and signalfd (tests/kernel/test_timers.py's expectation too)
+        assert out == (HERE / "guests" / "timers_probe.expected").read_text(), out
     elif case == "tagged_addr":
         # TBI for the program's own accesses; EFAULT for a tagged syscall pointer until
         # PR_SET_TAGGED_ADDR_CTRL; then uname/open untag; munmap/mprotect always untag

@@ -268,13 +268,13 @@ class SignalDelivery(SignalBase):
             return None
         task.woken_value = None
         name = self.syscall_name(nr)
-        if name in ("rt_sigsuspend", "rt_sigtimedwait", "pselect6"):
-            # they look at the pending set themselves (pselect6: its descriptors first, then
-            # the signal, and the time left written back: kernel/select.py)
-            return None
+        if name in ("rt_sigsuspend", "rt_sigtimedwait"):
+            return None                                 # they look at the pending set themselves
         if name == "ppoll":
             task.sigstate.in_wait = ""
             return -ERESTARTNOHAND
+        if name == "pselect6":                          # the time left written back too
+            return self.pselect_interrupted(cpu, task, args)
         # A wait loop looks at its condition before at signal_pending (do_wait, pipe_read,
         # pipe_write): if what it waited for is there, the call completes normally.
         if name == "waitid":            # the same look at the children first

@@ -63,6 +63,8 @@ class SignalGenerate(SignalBase):
 
     def complete_signal(self, cpu: "Cpu", p: Task, sig: int, group: bool) -> None:
         """Pick a thread that does not block the signal (the target first) and wake it."""
+        from emukern.kernel.signalfd import signalfd_notify
+        signalfd_notify(self, cpu, p)   # __send_signal_locked's signalfd_notify: wake signalfd readers
         m = 1 << (sig - 1)
         target = None
         if p.alive and not p.sigstate.blocked & m:      # wants(p), inline

@@ -165,6 +165,7 @@ class TaskSig:
     wait_real_blocked: int = 0
     wait_set: int = 0
     sleep_target: int | None = None         # nanosleep's wake-up (for the remaining time)
+    pselect_zero: bool = False              # pselect6's timeout was {0, 0}: none written back
     poll_deadline: int | None = None        # ppoll's timeout, fixed on its first pass
     exit_signal: int = SIGCHLD
     fault_address: int = 0                 # arm64 thread.fault_address / fault_code (esr_context)

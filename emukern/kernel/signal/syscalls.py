@@ -193,18 +193,9 @@ class SignalSyscalls(SignalBase):
         else:
             if nfds > 1024:                     # RLIMIT_NOFILE
                 return -E.EINVAL
-            target = None
-            if tmo:
-                raw = task.mm.read(tmo, 16)
-                sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
-                if sec < 0 or not 0 <= nsec < 10**9:
-                    return -E.EINVAL
-                target = cpu.now + self.clock.cycles_for_ns(sec * 10**9 + nsec)
-            if sigmask_ptr:
-                if sigsetsize != 8:
-                    return -E.EINVAL
-                st.saved_sigmask = st.blocked
-                self.set_current_blocked(task, task.mm.read_u64(sigmask_ptr))
+            err, target = self.poll_select_begin(cpu, task, tmo, sigmask_ptr, sigsetsize)
+            if err:
+                return err
         st.poll_deadline = None
         queues: list = []
         ready = 0
@@ -238,15 +229,41 @@ class SignalSyscalls(SignalBase):
             return ready
         if task.sigpending:
             return -ERESTARTNOHAND
-        st.in_wait = "ppoll"
+        self.poll_select_sleep(cpu, task, queues, target, "ppoll")
+        return BLOCK
+
+    def poll_select_begin(self, cpu, task: Task, tmo: int, sigmask_ptr: int, sigsetsize: int) -> tuple[int, Any]:
+        """The first pass of ppoll and pselect6 (fs/select.c poll_select_set_timeout +
+        set_user_sigmask): the deadline in cycles of the user's timespec (None: no timeout;
+        EINVAL for a negative or unnormalised one), then the temporary sigmask swapped in
+        (EINVAL for a size other than 8).  Returns (0 or -errno, deadline)."""
+        st = task.sigstate
+        target = None
+        if tmo:
+            raw = task.mm.read(tmo, 16)
+            sec, nsec = int.from_bytes(raw[:8], "little", signed=True), int.from_bytes(raw[8:], "little", signed=True)
+            if sec < 0 or not 0 <= nsec < 10**9:
+                return -E.EINVAL, None
+            target = cpu.now + self.clock.cycles_for_ns(sec * 10**9 + nsec)
+        if sigmask_ptr:
+            if sigsetsize != 8:
+                return -E.EINVAL, None
+            st.saved_sigmask = st.blocked
+            self.set_current_blocked(task, task.mm.read_u64(sigmask_ptr))
+        return 0, target
+
+    def poll_select_sleep(self, cpu, task: Task, queues: list, target: Any, name: str) -> None:
+        """Nothing ready: sleep on every polled file's wait queue and, with a timeout, on a
+        timer; ``name`` (the syscall) marks the wait so the re-run knows it is a wake-up."""
+        st = task.sigstate
+        st.in_wait = name
         for wq in queues:
             wq.add(task)
         task.waitqueues = queues
         if target is not None:
             st.poll_deadline = target
             self.add_timer(task, target)
-        self.block_current(cpu, task, "ppoll")
-        return BLOCK
+        self.block_current(cpu, task, name)
 
     def _ppoll_restore_mask(self, task: Task) -> None:
         """ppoll returns without a signal to handle: the caller's mask comes back at once."""

@@ -107,6 +107,10 @@ class SignalTimers(SignalBase):
         if isinstance(ev, _PosixTimerEvent):
             self.posix_timer_fn(cpu, ev, when)
             return
+        fire = getattr(ev, "timer_fire", None)
+        if fire is not None:                # another kind's hrtimer (a timerfd: kernel/timerfd.py)
+            fire(self, cpu, when)
+            return
         sigs = ev.signal
         it = sigs.itimers[ITIMER_REAL]
         if it.seq != ev.seq or not it.expires:
