@@ -18,6 +18,7 @@ from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
+from emukern.kernel.mm_syscalls import MM_SYSCALL_NAMES, MmSyscallsMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
@@ -69,6 +70,7 @@ SYSCALL_NAMES = {
     95: "waitid",
 }
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
+SYSCALL_NAMES.update(MM_SYSCALL_NAMES)
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -77,7 +79,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin):
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, MmSyscallsMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 
     # (attributes provided by Kernel)

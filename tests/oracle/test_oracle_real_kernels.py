@@ -54,6 +54,7 @@ ARM64 = [
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
     ("tagged_addr", "c:tagged_addr_probe", [], None),
+    ("mremap", "c:mremap_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -65,6 +66,7 @@ RISCV = [
     ("rdcycle", HERE / "guests/rdcounter.S", ["1"], NO_USER_CYCLE),
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
+    ("mremap", "c:mremap_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
