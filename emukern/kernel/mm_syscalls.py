@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
 
 MM_SYSCALL_NAMES = {
     216: "mremap", 227: "msync", 228: "mlock", 229: "munlock", 230: "mlockall",
     231: "munlockall", 232: "mincore", 234: "remap_file_pages", 283: "membarrier", 284: "mlock2",
+    279: "memfd_create",
 }
 
 MREMAP_MAYMOVE, MREMAP_FIXED, MREMAP_DONTUNMAP = 1, 2, 4
@@ -130,7 +132,96 @@ def locked_bytes(mm: Any) -> int:
     return total
 
 
-class MmSyscallsMixin:
+# ---- memfd_create (mm/memfd.c) ---------------------------------------------------------------
+MFD_CLOEXEC, MFD_ALLOW_SEALING, MFD_HUGETLB = 1, 2, 4
+MFD_NOEXEC_SEAL, MFD_EXEC = 8, 0x10
+MFD_HUGE_MASK = 0x3F << 26
+MFD_NAME_MAX_LEN = 255 - len("memfd:")          # 249
+EFBIG = 27                                      # asm-generic/errno-base.h
+SHM_DEV = 0x1                                   # st_dev of the kernel's internal shm mount
+
+
+def _memfd_file_class():
+    """MemfdFile, built on first use (fs.file imports the files module, as this one does)."""
+    from emukern.kernel.fs.file import MAX_IO, HostFile
+    from emukern.kernel.fs.vfs import Node
+
+    class MemfdFile(HostFile):
+        """A shmem file with no name in any directory (shmem_file_setup): its bytes live in the
+        kernel.  It is a HostFile without a host descriptor, so read/write/pread/pwrite/lseek/
+        ftruncate/fstat and mmap take the regular-file paths; /proc/PID/fd names it
+        "/memfd:NAME (deleted)" as Linux's d_path of an unlinked shmem dentry does."""
+
+        kind = "memfd"
+
+        def __init__(self, name: str) -> None:
+            node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV)
+            super().__init__(node, 2, -1)           # O_RDWR
+            self.data = bytearray()
+
+        def size(self) -> int:
+            return len(self.data)
+
+        def pread(self, count: int, off: int) -> bytes | int:
+            return bytes(self.data[off: off + min(count, MAX_IO)])
+
+        def pwrite(self, data: bytes, off: int) -> int:
+            if off + len(data) > 1 << 40:
+                return -EFBIG
+            if off > len(self.data):
+                self.data.extend(bytes(off - len(self.data)))
+            self.data[off: off + len(data)] = data
+            return len(data)
+
+        def truncate(self, length: int) -> int:
+            if length > 1 << 40:
+                return -EFBIG
+            if length < len(self.data):
+                del self.data[length:]
+            else:
+                self.data.extend(bytes(length - len(self.data)))
+            return 0
+
+        def _release(self) -> None:
+            self.fd = -1
+
+    return MemfdFile
+
+
+class MemfdMixin:
+    cost: Any
+
+    def sys_memfd_create(self, cpu, task, uname, flags, *a):
+        """mm/memfd.c memfd_create: unknown flags, MFD_EXEC with MFD_NOEXEC_SEAL, or a name
+        longer than 249 bytes: EINVAL; a bad name pointer: EFAULT.  MFD_HUGETLB is EINVAL here
+        (emukern has no hugetlbfs).  Seals are not modelled (MFD_ALLOW_SEALING is accepted)."""
+        cpu.charge(self.cost.syscall_body)
+        flags &= 0xFFFFFFFF
+        if flags & ~(MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB | MFD_NOEXEC_SEAL | MFD_EXEC
+                     | MFD_HUGE_MASK):
+            return -E.EINVAL
+        if flags & MFD_HUGE_MASK and not flags & MFD_HUGETLB:
+            return -E.EINVAL
+        if flags & MFD_EXEC and flags & MFD_NOEXEC_SEAL:
+            return -E.EINVAL
+        if flags & MFD_HUGETLB:
+            return -E.EINVAL
+        name = bytearray()
+        try:
+            while len(name) <= MFD_NAME_MAX_LEN:
+                c = task.mm.read(uname + len(name), 1)
+                if c == b"\0":
+                    break
+                name += c
+        except MemoryFault:             # the name is not readable
+            return -E.EFAULT
+        if len(name) > MFD_NAME_MAX_LEN:
+            return -E.EINVAL
+        f = _memfd_file_class()(bytes(name).decode("utf-8", "surrogateescape"))
+        return task.files.install(f, cloexec=bool(flags & MFD_CLOEXEC))
+
+
+class MmSyscallsMixin(MemfdMixin):
     """mm/mremap.c, mm/mlock.c, mm/msync.c, mm/mincore.c, kernel/sched/membarrier.c."""
 
     cost: Any
@@ -463,3 +554,4 @@ class MmSyscallsMixin:
         offset, so a valid call is answered as Linux does for a non-shared one: EINVAL."""
         cpu.charge(self.cost.mmap_op)
         return -E.EINVAL
+

@@ -27,3 +27,15 @@ def test_mremap_counts_and_is_deterministic(cguest):
     a, b = (Machine(arch="riscv64").load(exe, []).run() for _ in range(2))
     assert a.syscalls["mremap"] >= 20 and a.syscalls["membarrier"] == 7
     assert (a.stdout, a.cycles) == (b.stdout, b.cycles)
+
+
+MEMFD = PROBE.with_name("memfd_probe.c")
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_memfd_probe(cguest, arch):
+    """memfd_create's file (kernel/mm_syscalls.py MemfdFile); qemu-user forwards memfd_create
+    to the host kernel and prints the same lines."""
+    r = Machine(arch=arch).load(cguest(MEMFD, arch), []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == MEMFD.with_suffix(".expected").read_text()

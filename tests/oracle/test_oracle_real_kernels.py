@@ -55,6 +55,7 @@ ARM64 = [
     ("process_vm", "c:process_vm_probe", [], None),
     ("tagged_addr", "c:tagged_addr_probe", [], None),
     ("mremap", "c:mremap_probe", [], None),
+    ("memfd", "c:memfd_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -67,6 +68,7 @@ RISCV = [
     ("auxv", "c:auxv_probe", [], NO_VDSO),
     ("process_vm", "c:process_vm_probe", [], None),
     ("mremap", "c:mremap_probe", [], None),
+    ("memfd", "c:memfd_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
