@@ -312,7 +312,9 @@ class MmSyscallsMixin(MemfdMixin):
             mm.unmap(addr + new_len, old_len - new_len)
             old_len = new_len
         if not flags & MREMAP_FIXED:
-            new_addr = self.get_unmapped_area(mm, 0, new_len)
+            # DONTUNMAP without FIXED: new_addr is a hint, as mremap_to passes it to
+            # get_unmapped_area
+            new_addr = self.get_unmapped_area(mm, new_addr, new_len)
             if new_addr < PAGE:
                 return -E.ENOMEM
         self._move_vma(mm, addr, old_len, new_len, new_addr, flags)
