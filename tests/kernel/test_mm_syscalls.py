@@ -3,7 +3,8 @@
 real-kernel oracle case (tests/oracle/test_oracle_real_kernels.py, case mremap).  qemu-user
 agrees on every line it can run except mremap's new_len 0 and private old_len 0 (qemu's own
 target_mremap answers ENOMEM where Linux's SYSCALL_DEFINE5(mremap) says EINVAL), mlock2
-(ENOSYS in qemu) and the shared duplicate (qemu crashes)."""
+(ENOSYS in qemu) and the shared duplicate (qemu crashes).  `emukern compare` agreed on all 55
+lines with Debian's Linux 6.1 arm64 and 6.12 riscv64, and on memfd_probe's 20 with 6.1 arm64."""
 from __future__ import annotations
 
 from pathlib import Path
