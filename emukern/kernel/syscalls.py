@@ -24,10 +24,10 @@ from emukern.kernel.fs.meta import FSMETA_SYSCALL_NAMES, FsMetaMixin
 from emukern.kernel.select import SELECT_SYSCALL_NAMES, SelectMixin
 from emukern.kernel.signalfd import SIGNALFD_SYSCALL_NAMES, SignalFdMixin
 from emukern.kernel.timerfd import TIMERFD_SYSCALL_NAMES, TimerFdMixin
+from emukern.kernel.mm_syscalls import MM_SYSCALL_NAMES, MmSyscallsMixin
 from emukern.kernel.signal import copy_signals, flush_signal_handlers
 from emukern.kernel.syscalls_fs import FileSyscallsMixin
 from emukern.kernel.syscalls_misc import MISC_SYSCALL_NAMES, MiscSyscallsMixin, copy_process_attrs
-from emukern.kernel.mremap import MREMAP_SYSCALL_NAMES, MremapMixin
 from emukern.kernel.sysret import BLOCK, U64, s64
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
@@ -79,11 +79,11 @@ SYSCALL_NAMES = {
 SYSCALL_NAMES.update(FS_SYSCALL_NAMES)
 SYSCALL_NAMES.update(MISC_SYSCALL_NAMES)       # emukern/kernel/syscalls_misc.py
 SYSCALL_NAMES.update(SELECT_SYSCALL_NAMES)     # emukern/kernel/select.py
-SYSCALL_NAMES.update(MREMAP_SYSCALL_NAMES)     # emukern/kernel/mremap.py
 SYSCALL_NAMES.update(NET_SYSCALL_NAMES)       # AF_UNIX sockets (emukern/kernel/net/unix.py)
 SYSCALL_NAMES.update(FSMETA_SYSCALL_NAMES)     # emukern/kernel/fs/meta.py
 SYSCALL_NAMES.update(TIMERFD_SYSCALL_NAMES)    # emukern/kernel/timerfd.py
 SYSCALL_NAMES.update(SIGNALFD_SYSCALL_NAMES)   # emukern/kernel/signalfd.py
+SYSCALL_NAMES.update(MM_SYSCALL_NAMES)         # emukern/kernel/mm_syscalls.py
 SYSCALL_NUMBERS = {v: k for k, v in SYSCALL_NAMES.items()}
 
 
@@ -92,7 +92,7 @@ def prot_str(prot: int) -> str:
 
 
 
-class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixin, MremapMixin,
+class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixin, MmSyscallsMixin,
                     UnixSocketMixin, FsMetaMixin, TimerFdMixin, SignalFdMixin):
     """Generic syscalls; mixed into :class:`emukern.kernel.kernel.Kernel`."""
 

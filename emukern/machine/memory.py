@@ -248,33 +248,6 @@ class AddressSpace:
             self.pool.uncharge(removed)
         self.version += 1
 
-    def move(self, start: int, size: int, new_start: int) -> None:
-        """Move the mappings of [start, start+size) to new_start (page tables moved, pages kept:
-        the same host buffers, so a shared mapping stays shared).  The target range must be
-        free; parts of mappings outside the range stay where they are (split as unmap does)."""
-        if start % PAGE or new_start % PAGE:
-            raise ValueError(f"unaligned move {start:#x} -> {new_start:#x}")
-        size = page_up(size)
-        end = start + size
-        if self.overlaps(new_start, size):
-            raise ValueError(f"move target {new_start:#x}+{size:#x} is not free")
-        keep: list[Mapping] = []
-        moved: list[Mapping] = []
-        for m in self.mappings:
-            if m.end <= start or m.start >= end:
-                keep.append(m)
-                continue
-            lo, hi = max(m.start, start), min(m.end, end)
-            if m.start < start:
-                keep.append(Mapping(m.start, start - m.start, m.perms, m.name, m.buf, m.offset))
-            if m.end > end:
-                keep.append(Mapping(end, m.end - end, m.perms, m.name, m.buf, m.offset + (end - m.start)))
-            moved.append(Mapping(new_start + (lo - start), hi - lo, m.perms, m.name, m.buf,
-                                 m.offset + (lo - m.start)))
-        self.mappings = sorted(keep + moved, key=lambda x: x.start)
-        self._changed()
-        self.version += 1
-
     def release(self) -> None:
         """exit_mmap: the last user went away; every mapping goes and the host memory with it.
 

@@ -57,6 +57,8 @@ ARM64 = [
     ("misc", "c:misc_probe", [], None),
     ("unix_socket", "c:unix_socket_probe", [], None),
     ("timers", "c:timers_probe", [], None),
+    ("mremap", "c:mremap_probe", [], None),
+    ("memfd", "c:memfd_probe", [], None),
 ]
 RISCV = [
     ("vabi_syscall", ASM / "riscv/vabi_state.S", ["1"], None),
@@ -71,6 +73,8 @@ RISCV = [
     ("misc", "c:misc_probe", [], None),
     ("unix_socket", "c:unix_socket_probe", [], None),
     ("timers", "c:timers_probe", [], None),
+    ("mremap", "c:mremap_probe", [], None),
+    ("memfd", "c:memfd_probe", [], None),
 ]
 # what only one kernel disagrees on, measured with `emukern compare`
 KNOWN = {
