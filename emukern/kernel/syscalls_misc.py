@@ -156,91 +156,86 @@ class MiscSyscallsMixin:
         c = cred_of(task)
         return self._getres(cpu, task, (r, e, s), (c.gid, c.egid, c.sgid))
 
-    def sys_setuid(self, cpu, task, uid, *a):
-        """__sys_setuid: root sets all four ids; anyone else only the effective (and fs) id,
-        to the real or the saved one."""
-        uid, c = _u32(uid), cred_of(task)
-        if uid == NO_ID:
+    # kernel/sys.c has one function per id kind with the same rules; here one of each, on the
+    # field names of that kind: (real, effective, saved, fs)
+    _UIDS = ("uid", "euid", "suid", "fsuid")
+    _GIDS = ("gid", "egid", "sgid", "fsgid")
+
+    def _setid(self, cpu, task, v, names: tuple[str, ...]) -> int:
+        """__sys_setuid / __sys_setgid: root sets all four ids; anyone else only the effective
+        (and fs) id, to the real or the saved one."""
+        v, c = _u32(v), cred_of(task)
+        r, e, s, fs = names
+        if v == NO_ID:
             return -E.EINVAL
         if c.euid == 0:
-            return self._set_cred(cpu, task, replace(c, uid=uid, euid=uid, suid=uid, fsuid=uid))
-        if uid in (c.uid, c.suid):
-            return self._set_cred(cpu, task, replace(c, euid=uid, fsuid=uid))
+            return self._set_cred(cpu, task, replace(c, **{r: v, e: v, s: v, fs: v}))
+        if v in (getattr(c, r), getattr(c, s)):
+            return self._set_cred(cpu, task, replace(c, **{e: v, fs: v}))
         return -E.EPERM
+
+    def _setreid(self, cpu, task, rv, ev, names: tuple[str, ...]) -> int:
+        """__sys_setreuid / __sys_setregid: the new real id must be the old real or effective
+        one, the new effective one of the old three (root: anything); the saved id follows the
+        new effective id when the real id is set or the effective one moves away from the old
+        real id."""
+        rv, ev, c = _u32(rv), _u32(ev), cred_of(task)
+        r, e, s, fs = names
+        old_r, old_e, old_s = getattr(c, r), getattr(c, e), getattr(c, s)
+        priv = c.euid == 0
+        if rv != NO_ID and not priv and rv not in (old_r, old_e):
+            return -E.EPERM
+        if ev != NO_ID and not priv and ev not in (old_r, old_e, old_s):
+            return -E.EPERM
+        new_r = old_r if rv == NO_ID else rv
+        new_e = old_e if ev == NO_ID else ev
+        new_s = new_e if rv != NO_ID or (ev != NO_ID and ev != old_r) else old_s
+        return self._set_cred(cpu, task, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}))
+
+    def _setresid(self, cpu, task, vals: tuple[int, int, int], names: tuple[str, ...]) -> int:
+        """__sys_setresuid / __sys_setresgid: without privilege each new id must be one of the
+        old three."""
+        c = cred_of(task)
+        new = [_u32(v) for v in vals]
+        olds = tuple(getattr(c, n) for n in names[:3])
+        if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
+            return -E.EPERM
+        nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
+        return self._set_cred(cpu, task, replace(c, **dict(zip(names, (nr, ne, ns, ne)))))
+
+    def _setfsid(self, cpu, task, v, names: tuple[str, ...]) -> int:
+        """setfsuid / setfsgid always return the old fs id; they change it only to one of the
+        four ids (root: to anything), and never fail."""
+        v, c = _u32(v), cred_of(task)
+        old = getattr(c, names[3])
+        if v != NO_ID and (c.euid == 0 or v in tuple(getattr(c, n) for n in names)):
+            task.cred = replace(c, **{names[3]: v})
+        cpu.charge(self.cost.syscall_body)
+        return old
+
+    def sys_setuid(self, cpu, task, uid, *a):
+        return self._setid(cpu, task, uid, self._UIDS)
 
     def sys_setgid(self, cpu, task, gid, *a):
-        gid, c = _u32(gid), cred_of(task)
-        if gid == NO_ID:
-            return -E.EINVAL
-        if c.euid == 0:
-            return self._set_cred(cpu, task, replace(c, gid=gid, egid=gid, sgid=gid, fsgid=gid))
-        if gid in (c.gid, c.sgid):
-            return self._set_cred(cpu, task, replace(c, egid=gid, fsgid=gid))
-        return -E.EPERM
+        return self._setid(cpu, task, gid, self._GIDS)
 
     def sys_setreuid(self, cpu, task, ruid, euid, *a):
-        """__sys_setreuid: the new real id must be the old real or effective one, the new
-        effective one of the old three (root: anything); the saved id follows the new effective
-        id when the real id is set or the effective one moves away from the old real id."""
-        ruid, euid, c = _u32(ruid), _u32(euid), cred_of(task)
-        priv = c.euid == 0
-        if ruid != NO_ID and not priv and ruid not in (c.uid, c.euid):
-            return -E.EPERM
-        if euid != NO_ID and not priv and euid not in (c.uid, c.euid, c.suid):
-            return -E.EPERM
-        new_r = c.uid if ruid == NO_ID else ruid
-        new_e = c.euid if euid == NO_ID else euid
-        new_s = new_e if ruid != NO_ID or (euid != NO_ID and euid != c.uid) else c.suid
-        return self._set_cred(cpu, task, replace(c, uid=new_r, euid=new_e, suid=new_s, fsuid=new_e))
+        return self._setreid(cpu, task, ruid, euid, self._UIDS)
 
     def sys_setregid(self, cpu, task, rgid, egid, *a):
-        rgid, egid, c = _u32(rgid), _u32(egid), cred_of(task)
-        priv = c.euid == 0
-        if rgid != NO_ID and not priv and rgid not in (c.gid, c.egid):
-            return -E.EPERM
-        if egid != NO_ID and not priv and egid not in (c.gid, c.egid, c.sgid):
-            return -E.EPERM
-        new_r = c.gid if rgid == NO_ID else rgid
-        new_e = c.egid if egid == NO_ID else egid
-        new_s = new_e if rgid != NO_ID or (egid != NO_ID and egid != c.gid) else c.sgid
-        return self._set_cred(cpu, task, replace(c, gid=new_r, egid=new_e, sgid=new_s, fsgid=new_e))
+        return self._setreid(cpu, task, rgid, egid, self._GIDS)
 
     def sys_setresuid(self, cpu, task, r, e, s, *a):
-        """__sys_setresuid: without privilege each new id must be one of the old three."""
-        c = cred_of(task)
-        new = [_u32(v) for v in (r, e, s)]
-        olds = (c.uid, c.euid, c.suid)
-        if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
-            return -E.EPERM
-        nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
-        return self._set_cred(cpu, task, replace(c, uid=nr, euid=ne, suid=ns, fsuid=ne))
+        return self._setresid(cpu, task, (r, e, s), self._UIDS)
 
     def sys_setresgid(self, cpu, task, r, e, s, *a):
-        c = cred_of(task)
-        new = [_u32(v) for v in (r, e, s)]
-        olds = (c.gid, c.egid, c.sgid)
-        if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
-            return -E.EPERM
-        nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
-        return self._set_cred(cpu, task, replace(c, gid=nr, egid=ne, sgid=ns, fsgid=ne))
+        return self._setresid(cpu, task, (r, e, s), self._GIDS)
 
     def sys_setfsuid(self, cpu, task, uid, *a):
-        """setfsuid always returns the old fs id; it changes it only to one of the four ids
-        (root: to anything) — and never fails."""
-        uid, c = _u32(uid), cred_of(task)
-        old = c.fsuid
-        if uid != NO_ID and (c.euid == 0 or uid in (c.uid, c.euid, c.suid, c.fsuid)):
-            task.cred = replace(c, fsuid=uid)
-        cpu.charge(self.cost.syscall_body)
-        return old
+        return self._setfsid(cpu, task, uid, self._UIDS)
 
     def sys_setfsgid(self, cpu, task, gid, *a):
-        gid, c = _u32(gid), cred_of(task)
-        old = c.fsgid
-        if gid != NO_ID and (c.euid == 0 or gid in (c.gid, c.egid, c.sgid, c.fsgid)):
-            task.cred = replace(c, fsgid=gid)
-        cpu.charge(self.cost.syscall_body)
-        return old
+        return self._setfsid(cpu, task, gid, self._GIDS)
 
     def sys_getgroups(self, cpu, task, size, ptr, *a):
         """getgroups: size 0 asks for the count; a smaller array than the list is EINVAL."""
