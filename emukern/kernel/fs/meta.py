@@ -17,7 +17,7 @@ from typing import Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import OutputFile, PipeEnd, WaitQueue
-from emukern.kernel.fs import EROFS, EXDEV
+from emukern.kernel.fs import EOVERFLOW, EROFS, EXDEV
 from emukern.kernel.fs.file import MAX_IO, DevNull, HostFile, VfsFile
 from emukern.kernel.fs.vfs import S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, Node, fs_of
 from emukern.kernel.sysret import BLOCK
@@ -51,6 +51,26 @@ def _s32(v: int) -> int:
 def _s64(v: int) -> int:
     v &= (1 << 64) - 1
     return v - (1 << 64) if v >> 63 else v
+
+
+def _copy_loop(read_at: Any, put: Any, count: int) -> int:
+    """The splice loop of sendfile and copy_file_range: up to ``count`` bytes, 64 KiB at a time,
+    ``read_at(n, done)`` then ``put(data, done)``; an error counts only when nothing was copied
+    yet, and a short write or the end of the input ends it."""
+    done = 0
+    while done < count:
+        data = read_at(min(count - done, 1 << 16), done)
+        if isinstance(data, int):
+            return done or data
+        if not data:
+            break
+        n = put(data, done)
+        if n < 0:
+            return done or n
+        done += n
+        if n < len(data):
+            break
+    return done
 
 
 class FsMetaMixin:
@@ -432,23 +452,9 @@ class FsMetaMixin:
         else:
             pos = inf.pos
         count = min(count & ((1 << 64) - 1), 0x7FFFF000)    # MAX_RW_COUNT
-        done = 0
-        while done < count:
-            data = inf.pread(min(count - done, 1 << 16), pos + done)
-            if isinstance(data, int):
-                if done:
-                    break
-                return data
-            if not data:
-                break
-            n = self._put(outf, data, None)
-            if n < 0:
-                if done:
-                    break
-                return n
-            done += n
-            if n < len(data):
-                break
+        done = _copy_loop(lambda n, o: inf.pread(n, pos + o), lambda data, o: self._put(outf, data, None), count)
+        if done < 0:
+            return done
         if offp:
             task.mm.write(offp, (pos + done).to_bytes(8, "little"))
         else:
@@ -485,26 +491,14 @@ class FsMetaMixin:
         pin, pout = offs
         length &= (1 << 64) - 1
         if pin + length > MAX_LFS or pout + length > MAX_LFS:
-            return -E.EOVERFLOW if hasattr(E, "EOVERFLOW") else -75
+            return -EOVERFLOW
         if (self._meta_key(inf.node, inf) == self._meta_key(outf.node, outf)
                 and pin < pout + length and pout < pin + length):
             return -E.EINVAL                    # overlapping ranges of one file
         length = min(length, 0x7FFFF000)
-        done = 0
-        while done < length:
-            data = inf.pread(min(length - done, 1 << 16), pin + done)
-            if isinstance(data, int):
-                if done:
-                    break
-                return data
-            if not data:
-                break
-            n = outf.pwrite(data, pout + done)
-            if n < 0:
-                if done:
-                    break
-                return n
-            done += n
+        done = _copy_loop(lambda n, o: inf.pread(n, pin + o), lambda data, o: outf.pwrite(data, pout + o), length)
+        if done < 0:
+            return done
         for p, f, base in ((off_in, inf, pin), (off_out, outf, pout)):
             if p:
                 task.mm.write(p, (base + done).to_bytes(8, "little"))
