@@ -57,7 +57,7 @@ _R = "riscv64"
 TESTS: list[SelfTest] = [
     # ---- arm64 fp/ ------------------------------------------------------------------------------
     SelfTest(_A, "fp", "sve-probe-vls", switches=SVE, vector=True),
-    SelfTest(_A, "fp", "vec-syscfg", switches=SVE, vector=True),
+    SelfTest(_A, "fp", "vec-syscfg", helpers=("rdvl-sve", "rdvl-sme"), switches=SVE, vector=True),
     SelfTest(_A, "fp", "rdvl-sve", kind="exit", switches=SVE, vector=True,
              note="prints the VL; the table's run is through vlset, below"),
     SelfTest(_A, "fp", "vlset", kind="exit", args=("--inherit", "256", "./rdvl-sve"),
@@ -66,7 +66,7 @@ TESTS: list[SelfTest] = [
     SelfTest(_A, "fp", "sve-test", kind="stress", switches=SVE, vector=True, stop_signal=SIGTERM),
     SelfTest(_A, "fp", "fpsimd-test", kind="stress", switches=SVE, stop_signal=SIGTERM),
     SelfTest(_A, "fp", "fp-stress", args=("-t", "1"), switches=SVE, vector=True, freq_hz=1_000_000,
-             helpers=("fpsimd-test", "sve-test", "ssve-test", "za-test", "zt-test"),
+             helpers=("fpsimd-test", "sve-test", "ssve-test", "za-test", "zt-test", "kernel-test"),
              note="-t 1: the harness runs its children one simulated second, then SIGTERMs them; "
                   "the CPU runs at 1 MHz so that second is 1 M cycles"),
     SelfTest(_A, "fp", "fp-pidbench", kind="bench", switches=SVE, vector=True,
@@ -78,7 +78,7 @@ TESTS: list[SelfTest] = [
              note="a tracer rewrites its child's FPSIMD/SVE state (NT_PRFPREG, NT_ARM_SVE in both "
                   "forms) at every VL while the child sits in a brk, and the child checks it; the SME "
                   "and FPMR cases skip themselves"),
-    SelfTest(_A, "fp", "kernel-test", kind="stress", stop_signal=SIGTERM,
+    SelfTest(_A, "fp", "kernel-test", kind="stress", stop_signal=SIGTERM, helpers=("fpsimd-test",),
              note="fp-stress's KERNEL child: hashes through AF_ALG sockets until SIGTERM"),
     # ---- arm64 abi/ -----------------------------------------------------------------------------
     SelfTest(_A, "abi", "syscall-abi", switches=SVE, vector=True),
