@@ -14,7 +14,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import (OutputFile, Pipe, PipeEnd, StdinFile, SysctlFile, WaitQueue)
 from emukern.kernel import preempt as P
-from emukern.kernel.fs.file import DevZero, HostFile, VfsFile
+from emukern.kernel.fs.file import DevZero, HostFile, VfsFile, write_kernel_bytes
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.epoll import EpollMixin, EventFdFile
 from emukern.kernel.fs import FS_SYSCALL_NAMES
@@ -240,14 +240,9 @@ class SyscallsMixin(FileSyscallsMixin, EpollMixin, MiscSyscallsMixin, SelectMixi
             return P.run_long(task, res, lambda r: self._write_iter(cpu, task, f, buf, count, r, off))
         data = copy_from_user(self, cpu, task, buf, count)     # charges the copy itself
         cpu.charge(self.cost.syscall_body)
-        if isinstance(f, OutputFile):
-            f.sink += data
-            if f.echo is not None:
-                f.echo.write(data)
-                f.echo.flush()
-            return len(data)
-        if isinstance(f, VfsFile):
-            return f.write(data) if off is None else f.pwrite(data, off)
+        n = write_kernel_bytes(f, data, off)
+        if n is not None:
+            return n
         if isinstance(f, SysctlFile):
             from emukern.kernel.sysctl import proc_sys_write
             return proc_sys_write(f, data)

@@ -12,7 +12,7 @@ import struct
 from typing import Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.files import File
+from emukern.kernel.files import File, OutputFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs.vfs import DT_OF_MODE, S_IFDIR, Node
 
@@ -78,6 +78,21 @@ class VfsFile(File):
 
     def getdents(self, bufsize: int) -> bytes | int:
         return -E.ENOTDIR
+
+
+def write_kernel_bytes(f: File, data: bytes, off: int | None) -> int | None:
+    """Bytes the kernel already holds, written to a terminal/log (OutputFile, mirrored to its
+    echo stream) or a file opened by path (at ``off``, or at its position): the write side both
+    write(2) and sendfile's splice end in.  None for any other kind of file."""
+    if isinstance(f, OutputFile):
+        f.sink += data
+        if f.echo is not None:
+            f.echo.write(data)
+            f.echo.flush()
+        return len(data)
+    if isinstance(f, VfsFile):
+        return f.write(data) if off is None else f.pwrite(data, off)
+    return None
 
 
 class HostFile(VfsFile):

@@ -18,7 +18,7 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.files import OutputFile, PipeEnd, WaitQueue
 from emukern.kernel.fs import EOVERFLOW, EROFS, EXDEV
-from emukern.kernel.fs.file import MAX_IO, DevNull, HostFile, VfsFile
+from emukern.kernel.fs.file import MAX_IO, DevNull, HostFile, VfsFile, write_kernel_bytes
 from emukern.kernel.fs.vfs import S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, Node, fs_of
 from emukern.kernel.sysret import BLOCK
 from emukern.kernel.syscalls_misc import cred_of
@@ -422,15 +422,8 @@ class FsMetaMixin:
     # ---- sendfile / copy_file_range (fs/read_write.c do_sendfile, vfs_copy_file_range) -------------
     def _put(self, f, data: bytes, off: int | None) -> int:
         """Write kernel bytes to ``f`` (the write side of a splice)."""
-        if isinstance(f, OutputFile):
-            f.sink += data
-            if f.echo is not None:
-                f.echo.write(data)
-                f.echo.flush()
-            return len(data)
-        if isinstance(f, VfsFile):
-            return f.write(data) if off is None else f.pwrite(data, off)
-        return -E.EINVAL
+        n = write_kernel_bytes(f, data, off)
+        return -E.EINVAL if n is None else n
 
     def sys_sendfile(self, cpu, task, out_fd, in_fd, offp, count, *a):
         cpu.charge(self.cost.syscall_body)

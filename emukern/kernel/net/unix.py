@@ -477,9 +477,7 @@ class UnixSocketMixin:
         iov, iovlen, control, controllen = q(16), q(24), q(32), q(40)
         if iovlen > 1024:
             return -EMSGSIZE
-        vr = task.mm.read(iov, 16 * iovlen) if iovlen else b""
-        vec = [(int.from_bytes(vr[16 * i:16 * i + 8], "little"),
-                int.from_bytes(vr[16 * i + 8:16 * i + 16], "little")) for i in range(iovlen)]
+        vec = self._vec(task, iov, iovlen) if iovlen else []    # readv's iovec parser
         return name, namelen, vec, control, controllen
 
     def sys_sendmsg(self, cpu, task, fd, msg, flags, *a):
