@@ -377,6 +377,25 @@ def classes(root: Path, under: str = f"{PKG}/kernel") -> list[dict]:
     return out
 
 
+def with_ancestors(cls: list[dict]) -> list[dict]:
+    """Add ``ancestors`` to each class: the classes of the same tree it inherits from, directly
+    or not, matched by name (``Kernel(SyscallsMixin, SignalMixin)`` -> the mixins those stack)."""
+    by_name: dict[str, list[str]] = {}
+    for c in cls:
+        by_name.setdefault(c["name"], [_base_name(ast.parse(b, mode="eval").body)
+                                       for b in c["bases"]])
+    for c in cls:
+        seen: list[str] = []
+        todo = list(by_name.get(c["name"], []))
+        while todo:
+            n = todo.pop(0)
+            if n not in seen and n != c["name"]:
+                seen.append(n)
+                todo += by_name.get(n, [])
+        c["ancestors"] = seen
+    return cls
+
+
 def largest_class(cls: list[dict]) -> dict | None:
     return max(cls, key=lambda c: c["methods"], default=None)
 
@@ -508,7 +527,7 @@ def analyze(root: Path) -> dict:
     root = Path(root).resolve()
     modules = collect_modules(root)
     edges = import_edges(root, modules)
-    cls = classes(root)
+    cls = with_ancestors(classes(root))
     circ = circles(root, modules, edges)
     big = largest_class(cls)
     return {
@@ -580,7 +599,8 @@ def _details(r: dict) -> list[tuple[str, list[str]]]:
             f'{"SPANS " + str(len(c["packages"])) + " packages" if c["spans_packages"] else "one package"}'
             f' ({len(c["modules"])} modules: {", ".join(c["modules"])})' for c in r["sccs"]]),
         ("kernel classes with >1 base", [
-            f'{c["name"]} {site(c)}: {len(c["bases"])} bases ({", ".join(c["bases"])})'
+            f'{c["name"]} {site(c)}: {len(c["bases"])} bases ({", ".join(c["bases"])}), '
+            f'{len(c["ancestors"])} ancestors in all'
             for c in r["multi_base_classes"]]),
         ("except Exception in the kernel", [
             f'{site(s)} {"noqa+reason" if s["noqa_reason"] else "re-raise" if s["reraise"] else "NO REASON"}: {s["text"]}'
