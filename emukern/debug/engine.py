@@ -40,6 +40,7 @@ from emukern.debug.conditions import Condition, EvalContext
 from emukern.debug.errors import DebugError
 from emukern.debug.regs import read_register
 from emukern.machine.trap import Trap, TrapKind
+from emukern.kernel.syscalls import table as syscalls_table
 
 TRAP_CLASSES = ("syscall", "first-use", "mrs", "sve-access", "illegal", "sysreg", "mem-fault",
                 "breakpoint", "timer", "any")
@@ -240,7 +241,7 @@ class Debugger:
         for _ in range(8):
             if any(p.curr is not None for p in self.k.percpu):
                 break
-            if not self.k.step_loop(1):
+            if not self.k.runloop.step_loop(1):
                 self._set_finished()
                 break
         for i, p in enumerate(self.k.percpu):
@@ -620,7 +621,7 @@ class Debugger:
             return None
         try:
             nr = self.k.arch.syscall_nr(cpu)
-            return nr, self.k.syscall_name(nr)
+            return nr, syscalls_table.syscall_name(self.k, nr)
         except Exception:
             return None
 
@@ -747,7 +748,7 @@ class Debugger:
         if self.k.deferred_trap is None:
             return None
         cpu = self.k.deferred_trap[0]
-        alive = self.k.resume_trap()
+        alive = self.k.runloop.resume_trap()
         if self.finished or not alive:
             ev = self._set_finished()
             ev.handled = list(self._handled)
@@ -780,7 +781,7 @@ class Debugger:
                 if done is not None and done():
                     ev = StopEvent("step", self.cur, self.cpu.get_pc())
                     break
-                alive = k.step_loop(1)
+                alive = k.runloop.step_loop(1)
                 if self._stop is not None:
                     ev = self._stop
                     if not alive:
@@ -953,6 +954,6 @@ class Debugger:
             self._uninstall_watch(num)
         self._sync_cond_hook()
         if self.k.deferred_trap is not None:
-            self.k.resume_trap()
+            self.k.runloop.resume_trap()
         if not self.finished:
             self.k.run()

@@ -20,6 +20,8 @@ from emukern.debug.conditions import EvalContext, decision_of, lookup
 from emukern.debug.errors import DebugError
 from emukern.debug.regs import display_name, main_registers, read_register
 from emukern.machine.trap import TrapKind
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.syscalls import table as syscalls_table
 
 
 @dataclass
@@ -91,7 +93,7 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
     if trap.kind is TrapKind.SYSCALL:
         try:
             nr = dbg.k.arch.syscall_nr(cpu)
-            return f"{dbg.k.syscall_name(nr)} (syscall {nr})"
+            return f"{syscalls_table.syscall_name(dbg.k, nr)} (syscall {nr})"
         except Exception:
             return "do_syscall"
     if trap.kind is TrapKind.TIMER:
@@ -381,7 +383,7 @@ def view_task(dbg: Any, args: list[str]) -> list[str]:
     if task.affinity:
         out.append(f"  affinity {sorted(task.affinity)}")
     if task.pending is not None:
-        out.append(f"  pending syscall {dbg.k.syscall_name(task.pending[0])}")
+        out.append(f"  pending syscall {syscalls_table.syscall_name(dbg.k, task.pending[0])}")
     out.append(_tif_line(dbg.k, task))
     th = task.thread
     if th is not None:
@@ -598,7 +600,7 @@ def view_signals(dbg: Any, args: list[str]) -> list[str]:
     task = dbg.task() if not args else dbg.k.tasks.get(int(args[0], 0))
     if task is None:
         return ["no such task" if args else "no current task"]
-    v = dbg.k.signal_view(task)
+    v = signal_delivery.signal_view(dbg.k, task)
     out = [f"signals of tid {v['tid']}: {v['delivered']} delivered, {v['sigreturns']} rt_sigreturn"]
     out.append("  blocked:  " + (" ".join(v["blocked"]) or "-"))
     out.append("  pending:  " + (" ".join(v["pending"]) or "-") + "   (thread)")

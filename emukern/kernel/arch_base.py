@@ -7,9 +7,11 @@ from emukern.kernel import errno as E
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
+from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.signal import generate as signal_generate
 
 
 class ArchBase:
@@ -132,16 +134,16 @@ class ArchBase:
         k = self.k
         if trap.kind is TrapKind.MEM_FAULT:
             trap.handler = self.TRAP_HANDLERS[TrapKind.MEM_FAULT]
-            if trap.addr is not None and k.expand_stack(task, trap.addr):
+            if trap.addr is not None and mm_mmap.expand_stack(k, task, trap.addr):
                 trap.decision = f"stack grown to cover {trap.addr:#x}; retry the access"
                 cpu.sync_mm()
                 return
-            k.force_sig(cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
+            signal_generate.force_sig(k, cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
                         f"of unmapped or protected address {trap.addr:#x}")
         elif trap.kind is TrapKind.BREAKPOINT:
             trap.handler = self.TRAP_HANDLERS[TrapKind.BREAKPOINT]
-            k.force_sig(cpu, task, E.SIGTRAP, trap, "breakpoint instruction")
+            signal_generate.force_sig(k, cpu, task, E.SIGTRAP, trap, "breakpoint instruction")
         else:
             trap.handler = trap.handler or self.TRAP_HANDLERS.get(TrapKind.ILLEGAL, "")
             why = trap.detail or "illegal instruction"
-            k.force_sig(cpu, task, E.SIGILL, trap, why)
+            signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, why)

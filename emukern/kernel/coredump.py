@@ -48,6 +48,7 @@ from emukern.kernel.signal.defs import RLIMIT_CORE
 if TYPE_CHECKING:
     from emukern.kernel.signal.state import KSigInfo
     from emukern.kernel.task import Task
+from emukern.kernel.signal import timers as signal_timers
 
 PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredump
 ET_CORE, PT_LOAD, PT_NOTE = 4, 1, 4
@@ -90,7 +91,7 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
     kernels under QEMU's max CPU): TLS, HW_BREAK, HW_WATCH, SYSTEM_CALL, SVE (with SVE), PAC_MASK,
     PAC_ENABLED_KEYS, PACA_KEYS (with address authentication), PACG_KEYS (with generic
     authentication), TAGGED_ADDR_CTRL."""
-    from emukern.kernel import ptrace as P
+    from emukern.kernel.signal import ptrace as P
     from emukern.kernel.arm64.hwcap import HWCAP_NAMES
     caps = k.arch.hwcap()
     has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
@@ -121,7 +122,7 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
 def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
     """(pr_reg, the NT_PRFPREG regset, the arm64 regset notes after it) of one thread of the
     dying process, each as ptrace's PTRACE_GETREGSET gives it."""
-    from emukern.kernel import ptrace as P
+    from emukern.kernel.signal import ptrace as P
     cpu = _live_cpu(k, t)
     ctx = cpu.save_context() if cpu is not None else t.ctx
     arch = k.config.arch
@@ -150,7 +151,7 @@ def _prstatus(k: Any, t: "Task", sig: int, pr_reg: bytes, group: list["Task"]) -
     head = _PRSTATUS_HEAD.pack(sig, 0, 0, sig, pending & (2**64 - 1), blocked & (2**64 - 1), t.tid,
                                parent.tgid if parent is not None else 0,
                                sigs.pgid if sigs is not None else t.tgid, sigs.sid if sigs is not None else t.tgid)
-    times = b"".join(k._timeval_of_cycles(c) for c in (ut, st, lead.cusage[0], lead.cusage[1]))
+    times = b"".join(signal_timers._timeval_of_cycles(k, c) for c in (ut, st, lead.cusage[0], lead.cusage[1]))
     return head + times + pr_reg + struct.pack("<i4x", 1)          # pr_fpvalid
 
 

@@ -26,8 +26,15 @@ from emukern.kernel.fs import E2BIG, ELOOP, ENOEXEC
 from emukern.kernel.fs.vfs import S_IFREG, Node
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.signal import exit as signal_exit
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.syscalls_proc import USER_HZ
+from emukern.kernel.task import Task
+from emukern.machine.memory import AddressSpace
+from typing import Any
 
 MAX_ARG_STRLEN = 32 * 4096          # include/uapi/linux/binfmts.h: one string, NUL included
 MAX_ARG_STRINGS = 0x7FFFFFFF
@@ -46,6 +53,10 @@ class ExecError(Exception):
         self.errno = errno
         self.why = why
 
+
+# the auxv's rseq entries (Linux 6.3 on): offsetof(struct rseq, end) with node_id and mm_cid,
+# and __alignof__(struct rseq)
+RSEQ_FEATURE_SIZE, RSEQ_ALIGN = 28, 32
 
 def copy_strings(task: "Task", ptr: int) -> list[bytes]:
     """count() + copy_strings(): the NULL-terminated array of string pointers at ``ptr``.  A
@@ -119,7 +130,7 @@ def bprm_stack_limits(argv: list[bytes], envp: list[bytes], stack_rlimit: int, f
 def open_exec(k: "Kernel", task: "Task", path: str) -> tuple[Node, bytes]:
     """do_open_execat: the node in the guest root and its bytes (only a regular file with an
     execute bit; never a host path, device, FIFO or /proc file)."""
-    node = k.path_lookup(task, -100, path)
+    node = fs_namei.path_lookup(k, task, -100, path)
     if isinstance(node, int):
         raise ExecError(-node, f"{path}: lookup failed")
     return node, read_exec_file(node, path)
@@ -172,7 +183,7 @@ def load_elf_interp(k: "Kernel", task: "Task", mm: Any, image: Any) -> tuple[int
         return None
     from emukern.loader.elf import load_elf
     from emukern.machine.memory import PAGE, page_up
-    node = k.path_lookup(task, -100, image.interp)
+    node = fs_namei.path_lookup(k, task, -100, image.interp)
     if isinstance(node, int):
         raise ExecError(-node, f"interpreter {image.interp} not found in the guest root"
                         + ("" if k.vfs.root else " (no --root was given)"))
@@ -204,7 +215,7 @@ def _read_any(node: Node, path: str) -> bytes:
 def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int) -> int:
     from emukern.loader.elf import load_elf
     from emukern.kernel.resource import RLIMIT_STACK, rlimit     # bprm->rlim_stack
-    path = k._user_path(task, path_ptr)
+    path = fs_namei._user_path(k, task, path_ptr)
     if isinstance(path, int):
         return path
     try:
@@ -232,7 +243,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         cpu.charge(k.cost.exec)
         old_mm = task.mm
         try:
-            k.exec_image(task, image, [a.decode("utf-8", "surrogateescape") for a in argv],
+            exec_image(k, task, image, [a.decode("utf-8", "surrogateescape") for a in argv],
                          [e.decode("utf-8", "surrogateescape") for e in envp], execfn=path, commit=False)
         except ElfError as exc:
             raise ExecError(ENOEXEC, exc.message) from None
@@ -241,8 +252,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         return -exc.errno
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
-    k.exec_commit(task)
-    k.mmput(old_mm)                       # exec drops the old mm: its last user frees it
+    exec_commit(k, task)
+    signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
     task.comm = path.rsplit("/", 1)[-1][:15]
     for wq in task.files.do_close_on_exec():
@@ -252,7 +263,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     cpu.attach_mm(task.mm)
     cpu.load_context(task.ctx)
     k.arch.exec_reset(cpu, task)
-    from emukern.kernel.ptrace import ptrace_exec_notify
+    from emukern.kernel.signal.ptrace import ptrace_exec_notify
     ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
     return task.ctx["x"][10] if k.config.arch == "riscv64" else task.ctx["x"][0]
 
@@ -262,8 +273,8 @@ def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
     place and pid (fs/exec.c de_thread), so the parent still waits for the same pid."""
     others = [t for t in k.tasks.values() if t.tgid == task.tgid and t is not task and t.alive]
     for t in others:
-        k._remove_from_queues(t)
-        k.do_exit(cpu, t, 0, current=False)
+        signal_exit._remove_from_queues(k, t)
+        signal_exit.do_exit(k, cpu, t, 0, current=False)
     if task.is_thread_leader:
         return
     from emukern.kernel.task import TaskState
@@ -283,3 +294,74 @@ def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
         k.tasks[old_tid] = leader
     task.tid = task.tgid
     k.tasks[task.tgid] = task
+
+
+def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[str],
+               execfn: str | None = None, commit: bool = True) -> None:
+    """Build the new image's mm and initial registers; ``commit`` installs them in ``task``
+    (execve builds first and commits after its point of no return, see kernel/exec.py).
+    A failed build leaves the old image alone and frees the new mm."""
+    mm = AddressSpace(pool=k.mem)
+    try:
+        _exec_mmap(k, task, mm, image, argv, envp, execfn)
+    except BaseException:
+        mm.release()
+        raise
+    if commit:
+        exec_commit(k, task)
+
+
+def _exec_mmap(k: "Kernel", task: Task, mm: AddressSpace, image: Any, argv: list[str], envp: list[str],
+               execfn: str | None) -> None:
+    from emukern.kernel.exec import load_elf_interp
+    from emukern.loader.stack import layout_initial_stack, standard_auxv
+    from emukern.kernel.mm_layout import arch_pick_mmap_layout, stack_gap, topdown_base
+    from emukern.kernel.resource import RLIMIT_STACK, rlimit
+    stack_top = k.arch.STACK_TOP
+    # the range above this stays for mmap, the stack and machine pages (the default layout's)
+    mmap_base = topdown_base(stack_top, k.arch.STACK_SIZE)
+    # the page layout (segments sharing a page get the union of permissions, like Linux's
+    # overlapping mmaps), then the file bytes; bss stays zero
+    for mp in image.mappings():
+        if mp.start + mp.size > mmap_base - 0x1000_0000:
+            from emukern.errors import ElfError
+            raise ElfError(f"{image.path or 'program'}: a segment ends at {mp.start + mp.size:#x}, "
+                           f"inside the range emukern keeps for mmap, the stack and machine pages "
+                           f"(from {mmap_base - 0x1000_0000:#x})",
+                           hint="link the program at a lower address (ld.lld's default is fine)")
+        mm.map(mp.start, mp.size, mp.perms, "elf")
+    for seg in image.segments:
+        mm.write(seg.vaddr, seg.data, need="")
+    mm.brk_start = mm.brk = image.brk_start
+    arch_pick_mmap_layout(k, task, mm, stack_top)   # kernel/mm_layout.py (RLIMIT_STACK)
+    interp = load_elf_interp(k, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
+    rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
+    # AT_CLKTCK is CLOCKS_PER_SEC (USER_HZ, 100), whatever CONFIG_HZ the clock ticks at;
+    # AT_RSEQ_FEATURE_SIZE is offsetof(struct rseq, end) (28 with mm_cid), AT_RSEQ_ALIGN 32
+    auxv = standard_auxv(image, hwcap=k.arch.hwcap(), hwcap2=k.arch.hwcap2(),
+                         clktck=USER_HZ, base=interp[1] if interp else 0,
+                         minsigstksz=signal_delivery.signal_minsigstksz(k), dlinfo=k.arch.arch_dlinfo(),
+                         rseq=(RSEQ_FEATURE_SIZE, RSEQ_ALIGN) if k.version.rseq_auxv else None)
+    signal_delivery.map_sigtramp(k, mm)             # the sigreturn trampoline page (Linux: the vDSO's)
+    lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
+                               platform=k.arch.elf_platform, execfn=execfn)
+    # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
+    # smaller mapping also makes switch_mm cheaper); the first mapping is STACK_INIT, or more
+    # when the arguments need it (setup_arg_pages likewise extends the stack VMA past them)
+    from emukern.machine.memory import page_up
+    init = max(k.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
+    mm.map(stack_top - init, init, "rw-", "[stack]")
+    mm.stack_limit = stack_top - stack_gap(rlimit(k, task, RLIMIT_STACK))
+    mm.write(lay.sp, lay.blob)
+    mm.saved_auxv = lay.auxv          # (/proc/self/auxv)
+    task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)
+
+
+def exec_commit(k: "Kernel", task: Task) -> None:
+    assert task.exec_pending is not None
+    mm, entry, sp, argv = task.exec_pending
+    task.exec_pending = None
+    task.mm = mm
+    task.argv = argv                             # (/proc/self/cmdline)
+    task.ctx = k.arch.initial_context(entry, sp)
+    task.thread = k.arch.new_thread_state(task, None, exec_=True)

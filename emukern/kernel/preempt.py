@@ -46,9 +46,10 @@ from emukern.errors import ConfigError
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
+from emukern.kernel.tick import scheduler_tick
 
 PREEMPT_MODELS = ("none", "voluntary", "full")
 
@@ -146,29 +147,14 @@ def preempt_enable(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
 
 # ---- the tick in kernel mode and the preemption points -----------------------------------------
 def scheduler_tick_in_kernel(k: "Kernel", cpu: "Cpu", task: "Task", what: str) -> None:
-    """The timer interrupt arriving while ``task`` runs kernel code (a long syscall): sched_tick's
-    slice test at the deadline; unlike a tick between user instructions nothing of the return to
-    user runs here — the interrupt returns into the kernel loop."""
-    pc = k.percpu[cpu.index]
-    deadline = pc.next_tick
-    pc.ticks += 1
-    pc.next_tick = k.clock.next_tick(cpu.now)
+    """The timer interrupt arriving while ``task`` runs kernel code (a long syscall): the one
+    scheduler_tick (kernel/tick.py), returning into the kernel loop."""
     stats(k).kernel_ticks += 1
-    trap = Trap(TrapKind.TIMER, k.config.arch, cpu.get_pc(), cpu=cpu.index,
-                cause=(1 << 63) | 5 if k.config.arch == "riscv64" else None)
-    t0 = cpu.now
-    cpu.charge(k.cost.timer_tick)
-    k.trap_counts["timer"] += 1
-    trap.handler = "scheduler_tick"
-    k.itimer_tick(cpu, task)                    # ITIMER_PROF counts system time too
-    slice_cycles = k.clock.tick_cycles * k.config.timeslice_ticks
-    if pc.rq and deadline - task.slice_start >= slice_cycles:
-        pc.need_resched = True
-        trap.decision = f"in the kernel ({what}): time slice used up: TIF_NEED_RESCHED"
-    else:
-        trap.decision = f"in the kernel ({what}): continue"
+    got = scheduler_tick(k, cpu, task, in_kernel=what)
+    assert got is not None
+    trap, t0 = got
     trap.cycles = cpu.now - t0
-    k._log_trap(cpu, task, trap)
+    k.log_trap(cpu, task, trap)
 
 
 def _other_runnable(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
@@ -262,42 +248,6 @@ def offset(res: SyscallResume) -> int:
     if kv is not None:
         part = kv.n - kv.regs.x[12]
     return res.total + res.done + part
-
-
-def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
-    """schedule() switched a task preempted inside a syscall back in: continue the call from its
-    recorded progress (not from the start, and no signal check: preemption is not a sleep, so
-    nothing interrupts it).  True when it completed (its return value set); False when it was
-    preempted again and must be switched out once more."""
-    assert task.pending is not None and task.resume is not None
-    nr, args = task.pending
-    # __schedule cleared the flag of the task it switched away from (TIF_NEED_RESCHED is per
-    # task in Linux, per CPU here): the task switched in starts with none pending
-    k.percpu[cpu.index].need_resched = False
-    before = offset(task.resume)
-    name, ret = k._call_syscall(cpu, task, nr, args)
-    from emukern.kernel.sysret import BLOCK
-    trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
-    trap.handler = name
-    notes, k.syscall_notes = k.syscall_notes, []
-    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
-        task.resume = None
-        trap.decision = f"resumed after preemption: blocked ({task.wait_reason})"
-        k._log_trap(cpu, task, trap)
-        return False
-    if ret is PREEMPTED:
-        trap.decision = "resumed after preemption; " + describe(task, name)
-        trap.notes = notes or None
-        k._log_trap(cpu, task, trap)
-        return False
-    task.pending = None
-    task.resume = None
-    trap.decision = f"resumed after preemption at {before} bytes: returned {ret}"
-    trap.notes = notes or None
-    k._log_trap(cpu, task, trap)
-    if task.alive:
-        k.arch.set_syscall_return(cpu, ret)
-    return True
 
 
 # ---- the page-by-page loop of a long copy ---------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from emukern.kernel import errno as E
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
 
 
 def task_row(t: Any) -> dict[str, Any]:
@@ -86,7 +86,7 @@ class RunResult:
             stdout=bytes(k.stdout), stderr=bytes(k.stderr),
             user_insns=sum(c.user_insns for c in k.cpus),
             kernel_cycles=sum(c.sys_cycles + c.stub_insns for c in k.cpus),
-            cycles=k.elapsed, sim_seconds=k.clock.seconds(k.elapsed),
+            cycles=k.runloop.elapsed, sim_seconds=k.clock.seconds(k.runloop.elapsed),
             traps=dict(sorted(k.trap_counts.items())), syscalls=dict(sorted(k.syscall_counts.items())),
             unknown_syscalls=dict(k.unknown_syscalls), tasks=tasks, cpus=cpus,
             locks=[lk.stats() for lk in k.locks.values()], fault=k.fault_report,

@@ -23,7 +23,13 @@ from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
     from emukern.kernel.arm64.fpsimd import FpsimdLastState
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
+from emukern.kernel import entry as kernel_entry
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import timers as signal_timers
+from emukern.kernel.syscalls import table as syscalls_table
+from emukern.kernel import preempt as P
+from emukern.machine.trap import TrapKind
 
 
 # The end of the simulated clock, in cycles (Linux's KTIME_MAX for this model): 2^62 cycles are
@@ -132,7 +138,7 @@ class Scheduler:
         while pc.timers and pc.timers[0][0] <= cpu.now:
             wake_at, _, task = heapq.heappop(pc.timers)
             if task.state is None:                      # a process's ITIMER_REAL (signal.py)
-                self.k.it_real_fn(cpu, task, wake_at)
+                signal_timers.it_real_fn(self.k, cpu, task, wake_at)
                 continue
             if task.state == TaskState.BLOCKED and task.wake_at == wake_at:
                 task.woken_value = -E.ETIMEDOUT
@@ -201,7 +207,7 @@ class Scheduler:
                 prev.slice_start = cpu.now
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
-                self.k.exit_to_user_mode(cpu, prev)
+                kernel_entry.exit_to_user_mode(self.k, cpu, prev)
                 return
             if prev is not None:
                 if preempted:
@@ -221,7 +227,7 @@ class Scheduler:
                 pc.curr = nxt
                 preempted = nxt.state is TaskState.RUNNABLE
                 continue
-            self.k.exit_to_user_mode(cpu, nxt)
+            kernel_entry.exit_to_user_mode(self.k, cpu, nxt)
             return
 
     def _pick_next(self, cpu: Cpu) -> Task | None:
@@ -269,13 +275,12 @@ class Scheduler:
         """Re-run a blocked syscall after wake-up; True if it completed."""
         assert task.pending is not None
         if task.resume is not None:     # switched out at a preemption point: continue, not restart
-            from emukern.kernel.preempt import resume_syscall
             return resume_syscall(self.k, cpu, task)
         nr, args = task.pending
         task.state = TaskState.RUNNABLE
-        ret = self.k.syscall_interrupted(cpu, task, nr, args) if task.sigpending else None
+        ret = signal_delivery.syscall_interrupted(self.k, cpu, task, nr, args) if task.sigpending else None
         if ret is None:
-            _name, ret = self.k._call_syscall(cpu, task, nr, args)
+            _name, ret = syscalls_table._call_syscall(self.k, cpu, task, nr, args)
         if ret is BLOCK:
             task.state = TaskState.BLOCKED
             self.percpu[cpu.index].curr = None
@@ -285,6 +290,41 @@ class Scheduler:
         task.pending = None
         if task.alive:
             if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
-                self.k.note_restart(task, nr, args, ret)
+                signal_delivery.note_restart(self.k, task, nr, args, ret)
             self.k.arch.set_syscall_return(cpu, ret)
         return True
+
+
+def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
+    """schedule() switched a task preempted inside a syscall back in: continue the call from its
+    recorded progress (not from the start, and no signal check: preemption is not a sleep, so
+    nothing interrupts it).  True when it completed (its return value set); False when it was
+    preempted again and must be switched out once more."""
+    assert task.pending is not None and task.resume is not None
+    nr, args = task.pending
+    # __schedule cleared the flag of the task it switched away from (TIF_NEED_RESCHED is per
+    # task in Linux, per CPU here): the task switched in starts with none pending
+    k.percpu[cpu.index].need_resched = False
+    before = P.offset(task.resume)
+    name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
+    trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
+    trap.handler = name
+    notes, k.syscall_notes = k.syscall_notes, []
+    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
+        task.resume = None
+        trap.decision = f"resumed after preemption: blocked ({task.wait_reason})"
+        k.log_trap(cpu, task, trap)
+        return False
+    if ret is P.PREEMPTED:
+        trap.decision = "resumed after preemption; " + P.describe(task, name)
+        trap.notes = notes or None
+        k.log_trap(cpu, task, trap)
+        return False
+    task.pending = None
+    task.resume = None
+    trap.decision = f"resumed after preemption at {before} bytes: returned {ret}"
+    trap.notes = notes or None
+    k.log_trap(cpu, task, trap)
+    if task.alive:
+        k.arch.set_syscall_return(cpu, ret)
+    return True

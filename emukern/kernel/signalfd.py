@@ -19,6 +19,8 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK
+from emukern.kernel.signal import base as signal_base
+from emukern.kernel.signal import delivery as signal_delivery
 
 SIGNALFD_SYSCALL_NAMES = {74: "signalfd4"}
 
@@ -101,14 +103,14 @@ class SignalFdFile(File):
         n = count // SIGNALFD_SIGINFO_SIZE
         if n == 0:
             return -E.EINVAL
-        k._sig_init(task)
+        signal_base._sig_init(k, task)
         out = bytearray()
         while len(out) < n * SIGNALFD_SIGINFO_SIZE:
-            info = k.dequeue_signal(task, ~self.mask & _ALL_SIGS)
+            info = signal_delivery.dequeue_signal(k, task, ~self.mask & _ALL_SIGS)
             if info is None:
                 break
             out += _copyinfo(info)
-        k.recalc_sigpending(task)
+        signal_base.recalc_sigpending(k, task)
         if not out:
             if self.nonblock:
                 return -E.EAGAIN
@@ -122,37 +124,3 @@ class SignalFdFile(File):
         return len(out)
 
 
-class SignalFdMixin:
-    """signalfd4; mixed into the kernel."""
-
-    cost: Any
-    sched: Any
-
-    def sys_signalfd4(self, cpu, task, ufd, user_mask, sizemask, flags, *a):
-        """do_signalfd4: a new signalfd for ufd == -1, else a new mask for an existing one
-        (EBADF: no such descriptor, EINVAL: not a signalfd); SIGKILL/SIGSTOP are dropped from
-        the mask; EINVAL for unknown flags or a sigset size other than 8."""
-        flags &= 0xFFFFFFFF
-        if flags & ~(SFD_CLOEXEC | SFD_NONBLOCK):
-            return -E.EINVAL
-        if sizemask != 8:
-            return -E.EINVAL
-        try:
-            mask = int.from_bytes(task.mm.read(user_mask, 8), "little")
-        except Exception:
-            return -E.EFAULT
-        mask &= ~_KERNEL_ONLY & _ALL_SIGS
-        self._sig_init(task)
-        cpu.charge(self.cost.syscall_body)
-        ufd &= 0xFFFFFFFF                       # int ufd
-        ufd = ufd - (1 << 32) if ufd >> 31 else ufd
-        if ufd == -1:
-            return task.files.install(SignalFdFile(mask, flags, task), cloexec=bool(flags & SFD_CLOEXEC))
-        f = task.files.get(ufd) if ufd >= 0 else None
-        if f is None:
-            return -E.EBADF
-        if not isinstance(f, SignalFdFile):
-            return -E.EINVAL
-        f.mask = mask
-        self.sched.wake_queue(signalfd_wqh(task.sighand), cpu.now)
-        return ufd

@@ -19,8 +19,10 @@ from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.result import RunResult
+from emukern.kernel import entry as kernel_entry
+from emukern.kernel.tick import scheduler_tick
 
 _NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
 
@@ -163,7 +165,7 @@ class RunLoop:
             # this CPU is now the furthest behind: its parked trap may take the shared resource
             pc.parked_trap = None
             if pc.curr.alive:                   # (dropped if killed while parked)
-                self.k.handle_trap(cpu, parked)
+                kernel_entry.handle_trap(self.k, cpu, parked)
             pc.sync_hint = True
         # the CPU's clock, read once (a property summing four counters): nothing below changes it
         # before cpu.run except the parked trap's handler, after which it is read again
@@ -232,7 +234,7 @@ class RunLoop:
         self.k.deferred_pc = None
         gate, self.k.trap_gate = self.k.trap_gate, None
         try:
-            self.k.handle_trap(cpu, trap)
+            kernel_entry.handle_trap(self.k, cpu, trap)
             self._finish_round(cpu)             # the tail of _round for this CPU
         except StopRun as stop:
             self._halt(stop)
@@ -313,35 +315,21 @@ class RunLoop:
         return max(floor, now) + self.k.config.quantum
 
     def _timer_tick(self, cpu: Cpu) -> None:
-        """The per-CPU timer interrupt: taken between two user instructions."""
-        pc = self.k.percpu[cpu.index]
-        pc.ticks += 1
-        pc.next_tick = self.k.clock.next_tick(cpu.now)
-        task = pc.curr
-        if task is None:
+        """The per-CPU timer interrupt taken between two user instructions: the one
+        scheduler_tick (kernel/tick.py), then the way back to user mode."""
+        k = self.k
+        task = k.percpu[cpu.index].curr
+        got = scheduler_tick(k, cpu, task)
+        if got is None or task is None:
             return
-        trap = Trap(TrapKind.TIMER, self.k.config.arch, cpu.get_pc(), cpu=cpu.index,
-                    cause=(1 << 63) | 5 if self.k.config.arch == "riscv64" else None)
-        t0 = cpu.now
-        cpu.charge(self.k.cost.timer_tick)
-        self.k.trap_counts["timer"] += 1
-        for cb in self.k.trap_listeners:
-            cb("enter", cpu, task, trap)
-        trap.handler = "scheduler_tick"
-        self.k.itimer_tick(cpu, task)   # (ITIMER_VIRTUAL/PROF)
-        slice_cycles = self.k.clock.tick_cycles * self.k.config.timeslice_ticks
-        if pc.rq and cpu.now - task.slice_start >= slice_cycles:
-            pc.need_resched = True
-            trap.decision = "time slice used up: preempt"
-        else:
-            trap.decision = "continue"
-        if not pc.need_resched:
-            self.k.exit_to_user_mode(cpu, task)
+        trap, t0 = got
+        if not k.percpu[cpu.index].need_resched:
+            kernel_entry.exit_to_user_mode(k, cpu, task)
         trap.cycles = cpu.now - t0
-        self.k._log_trap(cpu, task, trap)
-        for cb in self.k.trap_listeners:
+        k.log_trap(cpu, task, trap)
+        for cb in k.trap_listeners:
             cb("exit", cpu, task, trap)
-        self.k.sched.account(cpu, task)
+        k.sched.account(cpu, task)
 
     def _cycle_limit(self) -> int | None:
         """The simulated-time budget in cycles (--max-cycles, --timeout), kernel work included."""

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from emukern.errors import MemoryFault
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.preempt import SyscallResume
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
+from emukern.kernel.mm import mmap as mm_mmap
 
 
 def copy_from_user(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, n: int) -> bytes:
@@ -113,7 +114,7 @@ def copy_to_user_stack(k: "Kernel", cpu: Any, task: "Task", addr: int, data: byt
         return True
     except MemoryFault:
         pass
-    if not k.expand_stack(task, addr):
+    if not mm_mmap.expand_stack(k, task, addr):
         return False
     cpu.sync_mm()
     try:

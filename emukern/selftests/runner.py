@@ -28,6 +28,8 @@ from emukern.kernel.result import RunResult
 from emukern.selftests import tap as taplib
 from emukern.selftests.build import Built
 from emukern.selftests.catalog import RVV_VLENS, SVE_VLS, SelfTest
+from emukern.kernel.syscalls import signal as syscalls_signal
+from emukern.kernel.syscalls import table as syscalls_table
 
 SIGNAMES = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
             9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM",
@@ -115,7 +117,7 @@ class _Watch:
         if phase == "enter":
             regs = trap.sysregs or cpu.syscall_regs()
             nr = regs[0]
-            name = self.kernel.syscall_name(nr)
+            name = syscalls_table.syscall_name(self.kernel, nr)
             if name in ("openat", "newfstatat", "readlinkat", "faccessat", "statx", "execve"):
                 ptr = regs[2] if name != "execve" else regs[1]
                 try:
@@ -344,16 +346,16 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
     k.run_cap = cap
     try:
         while True:
-            if not k.step_loop(4):
+            if not k.runloop.step_loop(4):
                 return state["stopped"], False
             if time.perf_counter() - t0 > opts.time_limit:
-                k._kill_everything()
+                k.runloop.kill_everything()
                 return state["stopped"], True
-            if stop_at is not None and not state["stopped"] and k.elapsed >= stop_at:
+            if stop_at is not None and not state["stopped"] and k.runloop.elapsed >= stop_at:
                 init = k.init_task
                 if init is not None and init.alive:
                     # what fp-stress does to its children: kill(pid, SIGTERM), from outside the task
-                    k.sys_kill(k.cpus[init.cpu], init, init.tgid, t.stop_signal)
+                    syscalls_signal.sys_kill(k, k.cpus[init.cpu], init, init.tgid, t.stop_signal)
                 state["stopped"] = True
     finally:
         k.run_cap = None

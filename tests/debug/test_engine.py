@@ -23,12 +23,12 @@ def test_deferring_every_trap_changes_nothing(prog):
     k.trap_gate = lambda cpu, task, trap: True
     deferred = 0
     while True:
-        alive = k.step_loop(1)
+        alive = k.runloop.step_loop(1)
         if k.deferred_trap is not None:
             deferred += 1
             cpu, trap = k.deferred_trap
             assert cpu.get_pc() == trap.pc          # stopped at the trapping instruction
-            alive = k.resume_trap()
+            alive = k.runloop.resume_trap()
         if not alive:
             break
     from emukern.kernel.result import RunResult

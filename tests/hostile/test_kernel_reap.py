@@ -41,7 +41,7 @@ def test_children_carrying_memory_never_pile_up(cprog, arch):
 
 
 def test_task_table_is_bounded(cprog, monkeypatch):
-    import emukern.kernel.kernel as kmod
+    import emukern.kernel.signal.exit as kmod
     assert kmod.REAPED_ROWS >= 256                            # the real bound: a few hundred rows
     monkeypatch.setattr(kmod, "REAPED_ROWS", 40)         # (smaller here, to keep the test quick)
     r, m = _run(cprog("fork_exit_loop", "riscv64"), ["140"])

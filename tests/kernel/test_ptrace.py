@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel import ptrace as P
+from emukern.kernel.signal import ptrace as P
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 

@@ -34,6 +34,7 @@ class Arm64Arch(ArchBase):
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
                      TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_el0_brk"}
+    timer_cause: int | None = None
 
     def __init__(self, kernel: Any) -> None:
         super().__init__(kernel)

@@ -15,9 +15,10 @@ from emukern.machine.a64_atomics import DFSC_ALIGNMENT
 from emukern.machine.trap import ESR_EC_DABT_LOW, Trap, TrapKind
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
+from emukern.kernel.signal import generate as signal_generate
 
 
 def is_alignment_fault(trap: Trap) -> bool:
@@ -27,4 +28,4 @@ def is_alignment_fault(trap: Trap) -> bool:
 
 def do_alignment_fault(k: "Kernel", cpu: "Cpu", task: "Task", trap: Trap) -> None:
     trap.handler = "do_alignment_fault"
-    k.force_sig(cpu, task, E.SIGBUS, trap, trap.detail or f"alignment fault at {trap.addr:#x}")
+    signal_generate.force_sig(k, cpu, task, E.SIGBUS, trap, trap.detail or f"alignment fault at {trap.addr:#x}")

@@ -35,9 +35,10 @@ from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
     from emukern.machine.cpu_arm64 import Arm64Cpu
+from emukern.kernel.signal import generate as signal_generate
 
 FP_STATE_CURRENT, FP_STATE_FPSIMD, FP_STATE_SVE = "current", "fpsimd", "sve"
 
@@ -482,7 +483,7 @@ def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     """EC 0x19: the task's SVE instruction trapped; enable SVE and re-execute it."""
     trap.handler = "do_sve_acc"
     if not k.config.has_sve:
-        k.force_sig(cpu, task, E.SIGILL, trap, "SVE not supported")
+        signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, "SVE not supported")
         return
     th: Arm64Thread = task.thread
     cpu.charge(k.cost.sve_access_trap)

@@ -37,8 +37,11 @@ from emukern.kernel.arm64 import fpsimd as F
 from emukern.kernel.thread_info import TIF_SVE
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import generate as signal_generate
+from emukern.kernel.signal import syscalls as signal_syscalls
 
 FPSIMD_MAGIC, ESR_MAGIC, SVE_MAGIC, EXTRA_MAGIC = 0x46508001, 0x45535201, 0x53564501, 0x45585401
 SVE_SIG_FLAG_SM = 1
@@ -279,7 +282,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     wr = cpu.batch_writer(_ENTRY_REGS)
     siginfo = ka.flags & SA_SIGINFO
     wr((info.signo, frame if siginfo else regs[1], frame + UC if siginfo else regs[2], frame, rec,
-        ka.restorer if ka.flags & SA_RESTORER else k.sigtramp_addr, ka.handler))
+        ka.restorer if ka.flags & SA_RESTORER else signal_delivery.sigtramp_addr(k), ka.handler))
     return f"frame at {frame:#x} ({size} bytes); {note}"
 
 
@@ -288,10 +291,10 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     task.sigstate.returned += 1
     ok, why = restore_sigframe(k, cpu, task, frame)
     if not ok:
-        k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
+        signal_delivery._log_signal(k, cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
         arm64_notify_segfault(k, cpu, task, cpu.sp, f"rt_sigreturn: bad signal frame at {frame:#x}: {why}")
         return 0
-    k._log_signal(cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
+    signal_delivery._log_signal(k, cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
     return cpu.reg(0)
 
 
@@ -308,7 +311,7 @@ def arm64_notify_segfault(k: "Kernel", cpu: Any, task: "Task", addr: int, why: s
     st = task.sigstate
     st.fault_address = 0
     st.fault_code = 0
-    k.force_sig_info(cpu, task, KSigInfo(SIGSEGV, code, addr=addr, report={
+    signal_generate.force_sig_info(k, cpu, task, KSigInfo(SIGSEGV, code, addr=addr, report={
         "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid, "addr": addr, "why": why}))
 
 
@@ -418,7 +421,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
         raw = mm.read(frame, SIZEOF_FRAME)
     except MemoryFault:
         return False, "frame not readable"
-    k.set_current_blocked(task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
+    signal_syscalls.set_current_blocked(k, task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
     new = list(_PACK_REGS.unpack_from(raw, SC_REGS))
     pstate = new[33]
     new[33] = pstate & 0xF000_0000
@@ -449,7 +452,7 @@ def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[b
         return False, "record data not readable"
     if not ok:
         return False, note
-    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], new[31]):
+    if not signal_syscalls.restore_altstack_raw(k, cpu, task, raw[UC_STACK:UC_STACK + 24], new[31]):
         return False, "uc_stack not readable"
     return True, note
 

@@ -64,9 +64,10 @@ from emukern.kernel.sysctl import SysctlEntry
 from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
     from emukern.machine.cpu_arm64 import Arm64Cpu
+from emukern.kernel.signal import generate as signal_generate
 
 UNDEF_LOCK = "undef_lock"
 
@@ -324,7 +325,7 @@ def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None
     cpu.charge(st.costs["undef_read_insn"])      # user_insn_read(): get_user()
     insn = trap.insn
     if insn is None:
-        k.force_sig(cpu, task, E.SIGILL, trap, "undefined instruction (unreadable)")
+        signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, "undefined instruction (unreadable)")
         return
     if st.direct and try_emulate_mrs(k, cpu, task, trap, insn):
         trap.decision = "emulated MRS (try_emulate_mrs)"
@@ -332,7 +333,7 @@ def do_el0_undef(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None
     if call_undef_hook(k, cpu, task, trap, insn) == 0:
         trap.decision = "emulated MRS (undef_hook)"
         return
-    k.force_sig(cpu, task, E.SIGILL, trap, trap.detail or "undefined instruction")
+    signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, trap.detail or "undefined instruction")
 
 
 # do_el0_sys(): the static sys64_hooks[] array, walked without a lock (first match).  v5.10's
@@ -358,7 +359,7 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
             _finish_mrs(cpu, trap, res)
             trap.decision = "emulated MRS (mrs_handler, EC 0x18)"
             return
-        k.force_sig(cpu, task, E.SIGILL, trap, "system register not emulated (mrs_handler)")
+        signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, "system register not emulated (mrs_handler)")
         return
     # No sys64 hook matched.  Every modelled release (6.1, 6.12, 7.3) then hands the instruction to
     # the ordinary undefined-instruction path, because SYS encodings that trap today used to be

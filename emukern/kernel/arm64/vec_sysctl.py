@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel.sysctl import SysctlEntry
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
 
 
 class SveDefaultVl(SysctlEntry):

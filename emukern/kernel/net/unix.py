@@ -31,6 +31,16 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK, s64
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.signal import generate as signal_generate
+from emukern.kernel.syscalls import read_write as syscalls_read_write
+from emukern.kernel.sysret import BLOCK
+from emukern.kernel.sysret import s64
+from typing import Any
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
 
 EAFNOSUPPORT, ESOCKTNOSUPPORT, EPROTONOSUPPORT, ENOTSOCK = 97, 94, 93, 88
 EOPNOTSUPP, ENOPROTOOPT, ENOTCONN, EMSGSIZE, EISCONN, ECONNRESET = 95, 92, 107, 90, 106, 104
@@ -99,10 +109,10 @@ class UnixSocket(File):
 
     # ---- file operations --------------------------------------------------------------------
     def kernel_read(self, k, cpu, task, buf, count):
-        return k.unix_recv(cpu, task, self, [(buf, count)], 0, None)[0]
+        return unix_recv(k, cpu, task, self, [(buf, count)], 0, None)[0]
 
     def kernel_write(self, k, cpu, task, buf, count):
-        return k.unix_send(cpu, task, self, [(buf, count)], 0)
+        return unix_send(k, cpu, task, self, [(buf, count)], 0)
 
     def kernel_readv(self, k, cpu, task, vec):
         """readv: one recvmsg over every buffer (File's vector hook)."""
@@ -115,8 +125,8 @@ class UnixSocket(File):
     def rw_iov(self, k, cpu, task, vec, write: bool):
         """readv/writev: one sendmsg/recvmsg over all the buffers (sock_read_iter)."""
         if write:
-            return k.unix_send(cpu, task, self, vec, 0)
-        return k.unix_recv(cpu, task, self, vec, 0, None)[0]
+            return unix_send(k, cpu, task, self, vec, 0)
+        return unix_recv(k, cpu, task, self, vec, 0, None)[0]
 
     def setfl(self, flags: int) -> int:
         self.nonblock = bool(flags & 0o4000)
@@ -212,405 +222,235 @@ def _scatter(task, vec: list[tuple[int, int]], data: bytes, start: int = 0) -> N
         off += length
 
 
-class UnixSocketMixin:
-    """socket/socketpair/sendto/recvfrom/sendmsg/recvmsg/shutdown/get-/setsockopt (AF_UNIX)."""
+# ---- creation (__sys_socket, __sock_create, unix_create) -------------------------------
+def _unix_create(k: "Kernel", cpu, task, family, stype, protocol) -> Any:
+    family, protocol = s64(family) & 0xFFFFFFFF, s64(protocol)
+    stype &= 0xFFFFFFFF
+    flags = stype & ~0xF
+    stype &= 0xF
+    if flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK):
+        return -E.EINVAL
+    if family >= 46:                       # NPROTO
+        return -EAFNOSUPPORT
+    if stype >= SOCK_MAX:
+        return -E.EINVAL
+    if family != AF_UNIX:
+        return -EAFNOSUPPORT               # no such family built into this kernel
+    if protocol and protocol != AF_UNIX:
+        return -EPROTONOSUPPORT
+    if stype == SOCK_RAW:
+        stype = SOCK_DGRAM
+    if stype not in (SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET):
+        return -ESOCKTNOSUPPORT
+    return stype, flags
 
-    cost: Any
-    sched: Any
 
-    # ---- creation (__sys_socket, __sock_create, unix_create) -------------------------------
-    def _unix_create(self, cpu, task, family, stype, protocol) -> Any:
-        family, protocol = s64(family) & 0xFFFFFFFF, s64(protocol)
-        stype &= 0xFFFFFFFF
-        flags = stype & ~0xF
-        stype &= 0xF
-        if flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK):
-            return -E.EINVAL
-        if family >= 46:                       # NPROTO
-            return -EAFNOSUPPORT
-        if stype >= SOCK_MAX:
-            return -E.EINVAL
-        if family != AF_UNIX:
-            return -EAFNOSUPPORT               # no such family built into this kernel
-        if protocol and protocol != AF_UNIX:
-            return -EPROTONOSUPPORT
-        if stype == SOCK_RAW:
-            stype = SOCK_DGRAM
-        if stype not in (SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET):
-            return -ESOCKTNOSUPPORT
-        return stype, flags
+def _new_sock(k: "Kernel", cpu, task, stype, flags) -> UnixSocket:
+    return UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), (task.tgid, 0, 0))
 
-    def _new_sock(self, cpu, task, stype, flags) -> UnixSocket:
-        return UnixSocket(stype, bool(flags & SOCK_NONBLOCK), self.get_next_ino(cpu), (task.tgid, 0, 0))
 
-    def sys_socket(self, cpu, task, family, stype, protocol, *a):
-        cpu.charge(self.cost.syscall_body)
-        got = self._unix_create(cpu, task, family, stype, protocol)
-        if isinstance(got, int):
-            return got
-        stype, flags = got
-        return task.files.install(self._new_sock(cpu, task, stype, flags), cloexec=bool(flags & SOCK_CLOEXEC))
+def _sockfd(k: "Kernel", task, fd) -> Any:
+    """sockfd_lookup: EBADF for no descriptor, ENOTSOCK for one that is not a socket."""
+    f = task.files.get(s64(fd) if s64(fd) >= -(1 << 31) else -1)
+    if f is None:
+        return -E.EBADF
+    if not isinstance(f, UnixSocket):
+        return -ENOTSOCK
+    return f
 
-    def sys_socketpair(self, cpu, task, family, stype, protocol, usockvec, *a):
-        """__sys_socketpair + unix_socketpair: two sockets connected to each other, each with
-        the other's credentials for SO_PEERCRED."""
-        cpu.charge(self.cost.syscall_body)
-        got = self._unix_create(cpu, task, family, stype, protocol)
-        if isinstance(got, int):
-            return got
-        stype, flags = got
-        if task.mm.find(usockvec) is None or task.mm.find(usockvec + 7) is None:
-            return -E.EFAULT
-        a_, b_ = self._new_sock(cpu, task, stype, flags), self._new_sock(cpu, task, stype, flags)
-        a_.peer, b_.peer = b_, a_
-        a_.peercred, b_.peercred = b_.creds, a_.creds
-        fd1 = task.files.install(a_, cloexec=bool(flags & SOCK_CLOEXEC))
-        if fd1 < 0:
-            return fd1
-        fd2 = task.files.install(b_, cloexec=bool(flags & SOCK_CLOEXEC))
-        if fd2 < 0:
-            task.files.close(fd1)
-            return fd2
-        task.mm.write(usockvec, fd1.to_bytes(4, "little") + fd2.to_bytes(4, "little"))
-        return 0
 
-    def _sockfd(self, task, fd) -> Any:
-        """sockfd_lookup: EBADF for no descriptor, ENOTSOCK for one that is not a socket."""
-        f = task.files.get(s64(fd) if s64(fd) >= -(1 << 31) else -1)
-        if f is None:
-            return -E.EBADF
-        if not isinstance(f, UnixSocket):
-            return -ENOTSOCK
-        return f
+# ---- sending ---------------------------------------------------------------------------
+def _pipe_err(k: "Kernel", cpu, task, flags) -> int:
+    if not flags & MSG_NOSIGNAL:
+        signal_generate.force_sig(k, cpu, task, E.SIGPIPE, None, "send on a unix socket with its peer gone")
+    return -E.EPIPE
 
-    # ---- sending ---------------------------------------------------------------------------
-    def _pipe_err(self, cpu, task, flags) -> int:
-        if not flags & MSG_NOSIGNAL:
-            self.force_sig(cpu, task, E.SIGPIPE, None, "send on a unix socket with its peer gone")
-        return -E.EPIPE
 
-    def unix_send(self, cpu, task, sk: UnixSocket, vec, flags, namelen: int = 0) -> Any:
-        cpu.charge(self.cost.syscall_body)
-        total = _iov_total(vec)
-        nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
-        if sk.type == SOCK_STREAM:
-            return self._unix_stream_send(cpu, task, sk, vec, total, flags, nonblock, namelen)
-        return self._unix_dgram_send(cpu, task, sk, vec, total, flags, nonblock, namelen)
+def unix_send(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, namelen: int = 0) -> Any:
+    cpu.charge(k.cost.syscall_body)
+    total = _iov_total(vec)
+    nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
+    if sk.type == SOCK_STREAM:
+        return _unix_stream_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen)
+    return _unix_dgram_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen)
 
-    def _unix_stream_send(self, cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
-        """unix_stream_sendmsg: skbs of at most sndbuf/2 - 64 bytes; sock_alloc_send_pskb sleeps
-        while our queued skbs fill sk_sndbuf.  A re-run after a wake-up continues where the
-        blocked pass stopped (the progress is kept on the task, keyed by the call)."""
-        key = (id(sk), tuple(vec))
-        prog = getattr(task, "unix_send_progress", None)
-        sent = prog[1] if prog is not None and prog[0] == key else 0
-        task.unix_send_progress = None
-        if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
-            return -EOPNOTSUPP                 # MSG_OOB and the rest
-        if namelen:
-            return -EISCONN if sk.peer is not None else -EOPNOTSUPP
-        other = sk.peer
-        if other is None:
-            return -ENOTCONN
-        if sk.shutdown & SEND_SHUTDOWN:
-            return sent or self._pipe_err(cpu, task, flags)
-        while sent < total:
-            if other.dead or other.shutdown & RCV_SHUTDOWN:
-                return sent or self._pipe_err(cpu, task, flags)
-            if sk.wmem >= sk.sndbuf:
-                if nonblock:
-                    return sent or -E.EAGAIN
-                task.unix_send_progress = (key, sent)
-                self.sched.sleep_on(cpu, task, sk.wq, "unix_stream_sendmsg")
-                return BLOCK
-            size = min(total - sent, (sk.sndbuf >> 1) - 64)
-            data = _gather(task, vec, sent, size)
-            other.rq.append(Skb(data, sk))
-            cpu.charge(self.cost.pipe_op)
-            sent += size
-            self.sched.wake_queue(other.wq, cpu.now)     # sk_data_ready
-        return sent
 
-    def _unix_dgram_send(self, cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
-        """unix_dgram_sendmsg (and unix_seqpacket_sendmsg): one skb per call."""
-        if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
-            return -EOPNOTSUPP
-        if sk.type == SOCK_SEQPACKET:
-            if sk.peer is None:
-                return -ENOTCONN
-            if namelen:
-                return -EOPNOTSUPP
-        elif namelen:
-            return -EOPNOTSUPP if sk.peer is None else -EISCONN     # no named sockets here
-        if total > sk.sndbuf - 32:
-            return -EMSGSIZE
-        other = sk.peer
-        if other is None:
-            return -ENOTCONN
-        # (the dgram path sends no SIGPIPE, seqpacket included: plain EPIPE)
-        if sk.type == SOCK_SEQPACKET and (sk.shutdown & SEND_SHUTDOWN):
-            return -E.EPIPE
-        if other.dead:
-            if sk.type == SOCK_SEQPACKET:
-                return -E.EPIPE
-            sk.peer = None                       # unix_dgram_disconnected
-            return -ECONNREFUSED
-        if other.shutdown & RCV_SHUTDOWN:
-            return -E.EPIPE
+def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
+    """unix_stream_sendmsg: skbs of at most sndbuf/2 - 64 bytes; sock_alloc_send_pskb sleeps
+    while our queued skbs fill sk_sndbuf.  A re-run after a wake-up continues where the
+    blocked pass stopped (the progress is kept on the task, keyed by the call)."""
+    key = (id(sk), tuple(vec))
+    prog = getattr(task, "unix_send_progress", None)
+    sent = prog[1] if prog is not None and prog[0] == key else 0
+    task.unix_send_progress = None
+    if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
+        return -EOPNOTSUPP                 # MSG_OOB and the rest
+    if namelen:
+        return -EISCONN if sk.peer is not None else -EOPNOTSUPP
+    other = sk.peer
+    if other is None:
+        return -ENOTCONN
+    if sk.shutdown & SEND_SHUTDOWN:
+        return sent or _pipe_err(k, cpu, task, flags)
+    while sent < total:
+        if other.dead or other.shutdown & RCV_SHUTDOWN:
+            return sent or _pipe_err(k, cpu, task, flags)
         if sk.wmem >= sk.sndbuf:
             if nonblock:
-                return -E.EAGAIN
-            self.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_sendmsg")
+                return sent or -E.EAGAIN
+            task.unix_send_progress = (key, sent)
+            k.sched.sleep_on(cpu, task, sk.wq, "unix_stream_sendmsg")
             return BLOCK
-        other.rq.append(Skb(_gather(task, vec, 0, total), sk))
-        cpu.charge(self.cost.pipe_op)
-        self.sched.wake_queue(other.wq, cpu.now)
-        return total
+        size = min(total - sent, (sk.sndbuf >> 1) - 64)
+        data = _gather(task, vec, sent, size)
+        other.rq.append(Skb(data, sk))
+        cpu.charge(k.cost.pipe_op)
+        sent += size
+        k.sched.wake_queue(other.wq, cpu.now)     # sk_data_ready
+    return sent
 
-    # ---- receiving -------------------------------------------------------------------------
-    def _consume(self, cpu, sk: UnixSocket, skb: Skb) -> None:
-        sk.rq.remove(skb)
-        skb.owner.wmem -= skb.truesize
-        self.sched.wake_queue(skb.owner.wq, cpu.now)      # unix_write_space
 
-    def unix_recv(self, cpu, task, sk: UnixSocket, vec, flags, _name) -> tuple[Any, int]:
-        """(return value, msg_flags)."""
-        cpu.charge(self.cost.syscall_body)
-        nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
-        total = _iov_total(vec)
-        if flags & 1:                                  # MSG_OOB
-            return -EOPNOTSUPP, 0
-        if sk.type == SOCK_STREAM:
-            return self._unix_stream_recv(cpu, task, sk, vec, total, flags, nonblock)
-        return self._unix_dgram_recv(cpu, task, sk, vec, total, flags, nonblock)
-
-    def _unix_stream_recv(self, cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
-        """unix_stream_read_generic: copy across skbs; wait until at least one byte (or, with
-        MSG_WAITALL, the whole length) is there, the peer shut down, or an error."""
+def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
+    """unix_dgram_sendmsg (and unix_seqpacket_sendmsg): one skb per call."""
+    if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
+        return -EOPNOTSUPP
+    if sk.type == SOCK_SEQPACKET:
         if sk.peer is None:
-            return -E.EINVAL, 0                        # not TCP_ESTABLISHED
-        if total == 0:
-            return 0, 0
-        target = total if flags & MSG_WAITALL else 1
-        avail = sum(len(s.data) for s in sk.rq)
-        if avail < target and not (flags & MSG_PEEK and avail):
-            if sk.err:
-                e, sk.err = sk.err, 0
-                return -e, 0
-            if not sk.shutdown & RCV_SHUTDOWN and not (nonblock and avail):
-                if nonblock:
-                    return -E.EAGAIN, 0
-                self.sched.sleep_on(cpu, task, sk.wq, "unix_stream_read_generic")
-                return BLOCK, 0
-        if not avail:
-            return 0, 0                                # EOF
-        copied = 0
-        out = bytearray()
-        for skb in list(sk.rq):
-            if copied >= total:
-                break
-            take = min(len(skb.data), total - copied)
-            out += skb.data[:take]
-            copied += take
-            if not flags & MSG_PEEK:
-                del skb.data[:take]
-                if not skb.data:
-                    self._consume(cpu, sk, skb)
-        _scatter(task, vec, bytes(out))
-        return copied, 0
+            return -ENOTCONN
+        if namelen:
+            return -EOPNOTSUPP
+    elif namelen:
+        return -EOPNOTSUPP if sk.peer is None else -EISCONN     # no named sockets here
+    if total > sk.sndbuf - 32:
+        return -EMSGSIZE
+    other = sk.peer
+    if other is None:
+        return -ENOTCONN
+    # (the dgram path sends no SIGPIPE, seqpacket included: plain EPIPE)
+    if sk.type == SOCK_SEQPACKET and (sk.shutdown & SEND_SHUTDOWN):
+        return -E.EPIPE
+    if other.dead:
+        if sk.type == SOCK_SEQPACKET:
+            return -E.EPIPE
+        sk.peer = None                       # unix_dgram_disconnected
+        return -ECONNREFUSED
+    if other.shutdown & RCV_SHUTDOWN:
+        return -E.EPIPE
+    if sk.wmem >= sk.sndbuf:
+        if nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_sendmsg")
+        return BLOCK
+    other.rq.append(Skb(_gather(task, vec, 0, total), sk))
+    cpu.charge(k.cost.pipe_op)
+    k.sched.wake_queue(other.wq, cpu.now)
+    return total
 
-    def _unix_dgram_recv(self, cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
-        """unix_dgram_recvmsg: one message; a short buffer takes its head (MSG_TRUNC)."""
-        if sk.type == SOCK_SEQPACKET and sk.peer is None:
-            return -ENOTCONN, 0
-        if not sk.rq:
-            if sk.err:
-                e, sk.err = sk.err, 0
-                return -e, 0
-            if sk.shutdown & RCV_SHUTDOWN:
-                return 0, 0
+
+# ---- receiving -------------------------------------------------------------------------
+def _consume(k: "Kernel", cpu, sk: UnixSocket, skb: Skb) -> None:
+    sk.rq.remove(skb)
+    skb.owner.wmem -= skb.truesize
+    k.sched.wake_queue(skb.owner.wq, cpu.now)      # unix_write_space
+
+
+def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, _name) -> tuple[Any, int]:
+    """(return value, msg_flags)."""
+    cpu.charge(k.cost.syscall_body)
+    nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
+    total = _iov_total(vec)
+    if flags & 1:                                  # MSG_OOB
+        return -EOPNOTSUPP, 0
+    if sk.type == SOCK_STREAM:
+        return _unix_stream_recv(k, cpu, task, sk, vec, total, flags, nonblock)
+    return _unix_dgram_recv(k, cpu, task, sk, vec, total, flags, nonblock)
+
+
+def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
+    """unix_stream_read_generic: copy across skbs; wait until at least one byte (or, with
+    MSG_WAITALL, the whole length) is there, the peer shut down, or an error."""
+    if sk.peer is None:
+        return -E.EINVAL, 0                        # not TCP_ESTABLISHED
+    if total == 0:
+        return 0, 0
+    target = total if flags & MSG_WAITALL else 1
+    avail = sum(len(s.data) for s in sk.rq)
+    if avail < target and not (flags & MSG_PEEK and avail):
+        if sk.err:
+            e, sk.err = sk.err, 0
+            return -e, 0
+        if not sk.shutdown & RCV_SHUTDOWN and not (nonblock and avail):
             if nonblock:
                 return -E.EAGAIN, 0
-            self.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_recvmsg")
+            k.sched.sleep_on(cpu, task, sk.wq, "unix_stream_read_generic")
             return BLOCK, 0
-        skb = sk.rq[0]
-        size = len(skb.data)
-        data = bytes(skb.data[:total])
-        _scatter(task, vec, data)
-        mflags = MSG_TRUNC if size > total else 0
-        if sk.type == SOCK_SEQPACKET and size <= total:
-            mflags |= MSG_EOR if False else 0
+    if not avail:
+        return 0, 0                                # EOF
+    copied = 0
+    out = bytearray()
+    for skb in list(sk.rq):
+        if copied >= total:
+            break
+        take = min(len(skb.data), total - copied)
+        out += skb.data[:take]
+        copied += take
         if not flags & MSG_PEEK:
-            self._consume(cpu, sk, skb)
-        return (size if flags & MSG_TRUNC else len(data)), mflags
+            del skb.data[:take]
+            if not skb.data:
+                _consume(k, cpu, sk, skb)
+    _scatter(task, vec, bytes(out))
+    return copied, 0
 
-    # ---- the syscalls ----------------------------------------------------------------------
-    def sys_sendto(self, cpu, task, fd, buf, length, flags, addr, addrlen, *a):
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        flags &= 0xFFFFFFFF
-        length &= 0xFFFFFFFFFFFFFFFF
-        if length > 0x7FFFF000:
-            length = 0x7FFFF000                        # MAX_RW_COUNT
-        namelen = (addrlen & 0xFFFFFFFF) if addr else 0
-        if addr and namelen > 110:
-            return -E.EINVAL
-        return self.unix_send(cpu, task, sk, [(buf, length)], flags, namelen)
 
-    def sys_recvfrom(self, cpu, task, fd, buf, length, flags, addr, addrlen, *a):
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        length &= 0xFFFFFFFFFFFFFFFF
-        if length > 0x7FFFF000:
-            length = 0x7FFFF000
-        ret, _mf = self.unix_recv(cpu, task, sk, [(buf, length)], flags & 0xFFFFFFFF, None)
-        if ret is not BLOCK and ret >= 0 and addr and addrlen:
-            task.mm.write_u32(addrlen, 0)              # an unbound sender: no address
-        return ret
+def _unix_dgram_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
+    """unix_dgram_recvmsg: one message; a short buffer takes its head (MSG_TRUNC)."""
+    if sk.type == SOCK_SEQPACKET and sk.peer is None:
+        return -ENOTCONN, 0
+    if not sk.rq:
+        if sk.err:
+            e, sk.err = sk.err, 0
+            return -e, 0
+        if sk.shutdown & RCV_SHUTDOWN:
+            return 0, 0
+        if nonblock:
+            return -E.EAGAIN, 0
+        k.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_recvmsg")
+        return BLOCK, 0
+    skb = sk.rq[0]
+    size = len(skb.data)
+    data = bytes(skb.data[:total])
+    _scatter(task, vec, data)
+    mflags = MSG_TRUNC if size > total else 0
+    if sk.type == SOCK_SEQPACKET and size <= total:
+        mflags |= MSG_EOR if False else 0
+    if not flags & MSG_PEEK:
+        _consume(k, cpu, sk, skb)
+    return (size if flags & MSG_TRUNC else len(data)), mflags
 
-    def _msghdr(self, task, msg):
-        raw = task.mm.read(msg, 56)
-        q = lambda o: int.from_bytes(raw[o:o + 8], "little")
-        name, namelen = q(0), int.from_bytes(raw[8:12], "little")
-        iov, iovlen, control, controllen = q(16), q(24), q(32), q(40)
-        if iovlen > 1024:
-            return -EMSGSIZE
-        vec = self._vec(task, iov, iovlen) if iovlen else []    # readv's iovec parser
-        return name, namelen, vec, control, controllen
 
-    def sys_sendmsg(self, cpu, task, fd, msg, flags, *a):
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        got = self._msghdr(task, msg)
-        if isinstance(got, int):
-            return got
-        name, namelen, vec, _control, _controllen = got
-        if name and namelen > 110:
-            return -E.EINVAL
-        return self.unix_send(cpu, task, sk, vec, flags & 0xFFFFFFFF, namelen if name else 0)
+def _msghdr(k: "Kernel", task, msg):
+    raw = task.mm.read(msg, 56)
+    q = lambda o: int.from_bytes(raw[o:o + 8], "little")
+    name, namelen = q(0), int.from_bytes(raw[8:12], "little")
+    iov, iovlen, control, controllen = q(16), q(24), q(32), q(40)
+    if iovlen > 1024:
+        return -EMSGSIZE
+    vec = syscalls_read_write._vec(k, task, iov, iovlen) if iovlen else []    # readv's iovec parser
+    return name, namelen, vec, control, controllen
 
-    def sys_recvmsg(self, cpu, task, fd, msg, flags, *a):
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        got = self._msghdr(task, msg)
-        if isinstance(got, int):
-            return got
-        name, _namelen, vec, _control, _controllen = got
-        ret, mflags = self.unix_recv(cpu, task, sk, vec, flags & 0xFFFFFFFF, name)
-        if ret is BLOCK or ret < 0:
-            return ret
-        if name:
-            task.mm.write_u32(msg + 8, 0)              # msg_namelen: unbound sender
-        task.mm.write(msg + 40, bytes(8))              # msg_controllen: no ancillary data
-        task.mm.write_u32(msg + 48, mflags)
-        return ret
 
-    def sys_shutdown(self, cpu, task, fd, how, *a):
-        """unix_shutdown: SHUT_RD/WR/RDWR map to mode 1/2/3; a connected stream or seqpacket
-        peer gets the mirror image, and both sides are woken."""
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        how = s64(how)
-        if how < SHUT_RD or how > SHUT_RDWR:
-            return -E.EINVAL
-        cpu.charge(self.cost.syscall_body)
-        mode = how + 1
-        sk.shutdown |= mode
-        self.sched.wake_queue(sk.wq, cpu.now)
-        other = sk.peer
-        if other is not None and sk.connection_based():
-            peer_mode = (RCV_SHUTDOWN if mode & SEND_SHUTDOWN else 0) | (SEND_SHUTDOWN if mode & RCV_SHUTDOWN else 0)
-            other.shutdown |= peer_mode
-            self.sched.wake_queue(other.wq, cpu.now)
-        return 0
-
-    def sys_getsockname(self, cpu, task, fd, addr, addrlen, *a):
-        return self._unix_getname(cpu, task, fd, addr, addrlen, peer=False)
-
-    def sys_getpeername(self, cpu, task, fd, addr, addrlen, *a):
-        return self._unix_getname(cpu, task, fd, addr, addrlen, peer=True)
-
-    def _unix_getname(self, cpu, task, fd, addr, addrlen, peer: bool) -> int:
-        """unix_getname: an unbound socket's name is just sun_family (2 bytes); getpeername of
-        an unconnected socket is ENOTCONN."""
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        if peer and (sk.peer is None or (sk.connection_based() and sk.peer.dead)):
-            return -ENOTCONN
-        n = int.from_bytes(task.mm.read(addrlen, 4), "little", signed=True)
-        if n < 0:
-            return -E.EINVAL
-        full = AF_UNIX.to_bytes(2, "little")
-        task.mm.write(addr, full[:min(n, 2)])
-        task.mm.write_u32(addrlen, 2)
-        return 0
-
-    def sys_getsockopt(self, cpu, task, fd, level, optname, optval, optlen, *a):
-        """sk_getsockopt at SOL_SOCKET (unix has no other level: EOPNOTSUPP)."""
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        cpu.charge(self.cost.syscall_body)
-        level, optname = s64(level) & 0xFFFFFFFF, s64(optname) & 0xFFFFFFFF
-        if level != SOL_SOCKET:
-            return -EOPNOTSUPP
-        n = int.from_bytes(task.mm.read(optlen, 4), "little", signed=True)
-        if n < 0:
-            return -E.EINVAL
-        if optname == SO_PEERCRED:
-            pid, uid, gid = sk.peercred or (0, -1 & 0xFFFFFFFF, -1 & 0xFFFFFFFF)
-            v = pid.to_bytes(4, "little") + uid.to_bytes(4, "little") + gid.to_bytes(4, "little")
-        else:
-            vals = {SO_TYPE: sk.type, SO_DOMAIN: AF_UNIX, SO_PROTOCOL: 0, SO_SNDBUF: sk.sndbuf,
-                    SO_RCVBUF: sk.rcvbuf, SO_PASSCRED: int(sk.passcred), SO_ACCEPTCONN: 0}
-            if optname == SO_ERROR:
-                val, sk.err = sk.err, 0
-            elif optname in vals:
-                val = vals[optname]
-            elif optname in sk.opts:
-                val = sk.opts[optname]
-            elif optname in (SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR):
-                val = 0
-            else:
-                return -ENOPROTOOPT
-            v = (val & 0xFFFFFFFF).to_bytes(4, "little")
-        n = min(n, len(v))
-        task.mm.write(optval, v[:n])
-        task.mm.write_u32(optlen, n)
-        return 0
-
-    def sys_setsockopt(self, cpu, task, fd, level, optname, optval, optlen, *a):
-        """sk_setsockopt: SO_SNDBUF/SO_RCVBUF store twice the value (clamped to the sysctl
-        maximum and the minimum), the flags are stored as given."""
-        sk = self._sockfd(task, fd)
-        if isinstance(sk, int):
-            return sk
-        cpu.charge(self.cost.syscall_body)
-        level, optname = s64(level) & 0xFFFFFFFF, s64(optname) & 0xFFFFFFFF
-        if level != SOL_SOCKET:
-            return -EOPNOTSUPP
-        if s64(optlen) & 0xFFFFFFFF < 4 or (optlen & 0x80000000):
-            return -E.EINVAL
-        val = int.from_bytes(task.mm.read(optval, 4), "little", signed=True)
-        if optname in (SO_SNDBUF, SO_SNDBUFFORCE):
-            v = min(val & 0xFFFFFFFF, WMEM_MAX) if optname == SO_SNDBUF else max(val, 0)
-            sk.sndbuf = max(v * 2, SOCK_MIN_SNDBUF)
-            self.sched.wake_queue(sk.wq, cpu.now)
-        elif optname in (SO_RCVBUF, SO_RCVBUFFORCE):
-            v = min(val & 0xFFFFFFFF, RMEM_MAX) if optname == SO_RCVBUF else max(val, 0)
-            sk.rcvbuf = max(v * 2, SOCK_MIN_RCVBUF)
-        elif optname == SO_PASSCRED:
-            sk.passcred = bool(val)
-        elif optname in (SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR, 5, 10, 11):
-            sk.opts[optname] = int(bool(val))
-        elif optname in (SO_TYPE, SO_ERROR, SO_PEERCRED, SO_ACCEPTCONN, SO_DOMAIN, SO_PROTOCOL):
-            return -ENOPROTOOPT
-        else:
-            return -ENOPROTOOPT
-        return 0
+def _unix_getname(k: "Kernel", cpu, task, fd, addr, addrlen, peer: bool) -> int:
+    """unix_getname: an unbound socket's name is just sun_family (2 bytes); getpeername of
+    an unconnected socket is ENOTCONN."""
+    sk = _sockfd(k, task, fd)
+    if isinstance(sk, int):
+        return sk
+    if peer and (sk.peer is None or (sk.connection_based() and sk.peer.dead)):
+        return -ENOTCONN
+    n = int.from_bytes(task.mm.read(addrlen, 4), "little", signed=True)
+    if n < 0:
+        return -E.EINVAL
+    full = AF_UNIX.to_bytes(2, "little")
+    task.mm.write(addr, full[:min(n, 2)])
+    task.mm.write_u32(addrlen, 2)
+    return 0

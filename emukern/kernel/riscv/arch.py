@@ -43,6 +43,7 @@ class RiscvArch(ArchBase):
     SIGNAL: Any = riscv_signal     # setup_rt_frame / rt_sigreturn (arch/riscv/kernel/signal.c)
     name = "riscv64"
     uname_machine = "riscv64"
+    timer_cause: int | None = (1 << 63) | 5     # scause of a supervisor timer interrupt
 
     def make_cpu(self, index: int) -> RiscvCpu:
         c = self.k.config

@@ -28,7 +28,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
 
 KEY_MVENDORID, KEY_MARCHID, KEY_MIMPID, KEY_BASE_BEHAVIOR, KEY_IMA_EXT_0 = 0, 1, 2, 3, 4
 KEY_CPUPERF_0, KEY_ZICBOZ_BLOCK_SIZE, KEY_HIGHEST_VIRT_ADDRESS, KEY_TIME_CSR_FREQ = 5, 6, 7, 8

@@ -43,7 +43,7 @@ from emukern.kernel.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF, RiscvCpu
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 
 # __asm_vector_usercopy's loop (pDst=a0, pSrc=a1, iNum=a2, iVL=a3, vData=v0, LMUL m8);

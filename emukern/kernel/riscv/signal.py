@@ -36,8 +36,11 @@ from emukern.kernel.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF
 
 if TYPE_CHECKING:
-    from emukern.kernel.kernel import Kernel
+    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import generate as signal_generate
+from emukern.kernel.signal import syscalls as signal_syscalls
 
 RISCV_V_MAGIC = 0x53465457
 END_MAGIC = 0
@@ -174,7 +177,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     if not copy_to_user_stack(k, cpu, task, frame, buf):
         return None
     # the handler: pc, ra = the vDSO's __vdso_rt_sigreturn (riscv ignores SA_RESTORER), sp, a0-a2
-    cpu.batch_writer(_ENTRY_REGS)((ka.handler, k.sigtramp_addr, frame, info.signo, frame, frame + UC))
+    cpu.batch_writer(_ENTRY_REGS)((ka.handler, signal_delivery.sigtramp_addr(k), frame, info.signo, frame, frame + UC))
     return (_frame_text, frame, size, note)       # the note, formatted when read (note_text)
 
 
@@ -195,12 +198,12 @@ def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
     ok, why, a0 = restore_frame(k, cpu, task, frame, live)
     task.sigstate.returned += 1
     if not ok:
-        k._log_signal(cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
-        k.force_sig_info(cpu, task, KSigInfo(SIGSEGV, SI_KERNEL, report={
+        signal_delivery._log_signal(k, cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
+        signal_generate.force_sig_info(k, cpu, task, KSigInfo(SIGSEGV, SI_KERNEL, report={
             "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
             "why": f"rt_sigreturn: bad signal frame at {frame:#x}: {why}"}))
         return 0
-    k._log_signal(cpu, task, (_sigreturn_text, frame, why))
+    signal_delivery._log_signal(k, cpu, task, (_sigreturn_text, frame, why))
     return a0
 
 
@@ -220,7 +223,7 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) 
             raw = mm.read(frame, SIZEOF_FRAME)
         except MemoryFault:
             return False, "frame not readable", 0
-    k.set_current_blocked(task, _U64.unpack_from(raw, UC_SIGMASK)[0])
+    signal_syscalls.set_current_blocked(k, task, _U64.unpack_from(raw, UC_SIGMASK)[0])
     # restore_sigcontext: sc_regs is laid out as the start of pt_regs; then fstate_restore.  The
     # scalar registers go back in one batch, straight from the frame's bytes; the F state only
     # when the handler changed it (the live f0-f31 compared with the frame's, bytes to bytes).
@@ -241,7 +244,7 @@ def restore_frame(k: "Kernel", cpu: Any, task: "Task", frame: int, live: bytes) 
         ok, note = _restore_ext_records(k, cpu, task, raw, frame)
         if not ok:
             return False, note, a0
-    if not k.restore_altstack_raw(cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
+    if not signal_syscalls.restore_altstack_raw(k, cpu, task, raw[UC_STACK:UC_STACK + 24], sp):
         return False, "uc_stack not readable", a0
     return True, note, a0
 

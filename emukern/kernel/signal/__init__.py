@@ -31,13 +31,11 @@ from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.signal.state import _PosixTimerEvent, _RealTimer, _SignalKind   # noqa: F401
-from emukern.kernel.signal.base import SignalBase
-from emukern.kernel.signal.delivery import SignalDelivery
-from emukern.kernel.signal.generate import SignalGenerate
-from emukern.kernel.signal.jobctl import JobControl
-from emukern.kernel.signal.syscalls import SignalSyscalls
-from emukern.kernel.signal.timers import SignalTimers
 
 
-class SignalMixin(SignalGenerate, SignalDelivery, JobControl, SignalSyscalls, SignalTimers):
-    """The signal half of the kernel (state lives on tasks; see the module docstring)."""
+
+
+
+
+
+

@@ -54,6 +54,9 @@ from emukern.kernel.task import TaskState
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
+from emukern.kernel.signal import base as signal_base
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import generate as signal_generate
 
 PTRACE_TRACEME, PTRACE_PEEKTEXT, PTRACE_PEEKDATA, PTRACE_PEEKUSR = 0, 1, 2, 3
 PTRACE_POKETEXT, PTRACE_POKEDATA, PTRACE_POKEUSR, PTRACE_CONT = 4, 5, 6, 7
@@ -114,10 +117,10 @@ def ptrace_stop(k: Any, cpu: Any, task: "Task", info: KSigInfo, trap: Any) -> No
     assert link is not None
     sig = info.signo
     link.stopped, link.exit_code, link.last_siginfo, link.resume_sig = True, sig, info, 0
-    k._log_signal(cpu, task, f"{_signame(sig)}: ptrace-stop (the tracer, pid {link.tracer.tgid}, decides)", trap)
+    signal_delivery._log_signal(k, cpu, task, f"{_signame(sig)}: ptrace-stop (the tracer, pid {link.tracer.tgid}, decides)", trap)
     _notify_tracer(k, cpu, task, link, sig)
     task.waitqueues = []
-    k.block_current(cpu, task, f"{TRACED} ({_signame(sig)})")
+    k.sched.block_current(cpu, task, f"{TRACED} ({_signame(sig)})")
 
 
 def _notify_tracer(k: Any, cpu: Any, task: "Task", link: PtraceLink, sig: int) -> None:
@@ -125,10 +128,10 @@ def _notify_tracer(k: Any, cpu: Any, task: "Task", link: PtraceLink, sig: int) -
     SA_NOCLDSTOP = 1
     tracer = link.tracer
     if tracer.sighand is not None and tracer.alive and not tracer.sighand.action[SIGCHLD].flags & SA_NOCLDSTOP:
-        k.send_signal(cpu, tracer, KSigInfo(SIGCHLD, CLD_TRAPPED, pid=task.tid, status=sig & 0x7F), True)
+        signal_generate.send_signal(k, cpu, tracer, KSigInfo(SIGCHLD, CLD_TRAPPED, pid=task.tid, status=sig & 0x7F), True)
     wq = k.child_wait.get(tracer.tgid)
     if wq:
-        k.wake_queue(wq, cpu.now)
+        k.sched.wake_queue(wq, cpu.now)
 
 
 def ptrace_signal_wake_up(k: Any, cpu: Any, t: "Task") -> None:
@@ -138,7 +141,7 @@ def ptrace_signal_wake_up(k: Any, cpu: Any, t: "Task") -> None:
     link = _link(t)
     if link is not None:
         link.stopped = False
-    k.wake_up(t, cpu.now)
+    k.sched.wake_up(t, cpu.now)
 
 
 def _resume(k: Any, cpu: Any, child: "Task", link: PtraceLink, sig: int) -> None:
@@ -154,9 +157,9 @@ def _resume(k: Any, cpu: Any, child: "Task", link: PtraceLink, sig: int) -> None
         child.sigstate.pending.add(info)
         if not child.sigstate.blocked & sigmask(sig):
             link.injected = info
-        k.recalc_sigpending(child)
+        signal_base.recalc_sigpending(k, child)
     if child.state is TaskState.BLOCKED and child.wait_reason.startswith(TRACED):
-        k.wake_up(child, cpu.now)
+        k.sched.wake_up(child, cpu.now)
 
 
 # ---- the tracer's wait4 ---------------------------------------------------------------------------
@@ -191,7 +194,7 @@ def exit_ptrace(k: Any, cpu: Any, tracer: "Task") -> None:
         if link is not None and link.tracer is tracer:
             t.ptrace = None
             if t.alive and t.state is TaskState.BLOCKED and t.wait_reason.startswith(TRACED):
-                k.wake_up(t, cpu.now)
+                k.sched.wake_up(t, cpu.now)
 
 
 def ptrace_exec_notify(k: Any, cpu: Any, task: "Task") -> None:
@@ -199,7 +202,7 @@ def ptrace_exec_notify(k: Any, cpu: Any, task: "Task") -> None:
     PTRACE_O_TRACEEXEC gets a SIGTRAP after a successful execve (its tracer sees it stop)."""
     link = _link(task)
     if link is not None and not link.seized:
-        k.send_signal(cpu, task, KSigInfo(5, SI_USER, pid=task.tgid), False)
+        signal_generate.send_signal(k, cpu, task, KSigInfo(5, SI_USER, pid=task.tgid), False)
 
 
 # ---- the syscall ----------------------------------------------------------------------------------
@@ -220,7 +223,7 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
     link = _link(child)
     assert link is not None
     if request == PTRACE_KILL:
-        k.send_signal(cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
+        signal_generate.send_signal(k, cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
         return 0
     if request in (PTRACE_CONT, PTRACE_DETACH):
         if not 0 <= data <= _NSIG:
@@ -273,7 +276,7 @@ def ptrace_attach(k: Any, cpu: Any, tracer: "Task", child: "Task", seize: bool, 
         return -E.EIO
     child.ptrace = PtraceLink(tracer=tracer, seized=seize, options=flags if seize else 0)
     if not seize:
-        k.send_signal(cpu, child, KSigInfo(SIGSTOP, SI_USER, pid=tracer.tgid), False)
+        signal_generate.send_signal(k, cpu, child, KSigInfo(SIGSTOP, SI_USER, pid=tracer.tgid), False)
     return 0
 
 

@@ -21,6 +21,12 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from typing import Any
+import heapq
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
 
 TIMERFD_SYSCALL_NAMES = {85: "timerfd_create", 86: "timerfd_settime", 87: "timerfd_gettime"}
 
@@ -82,7 +88,7 @@ class TimerFdFile(File):
         ticks = self.ticks
         if self.expired and self.interval:
             ticks += self.forward(cpu.now) - 1
-            k.timerfd_arm(cpu, self)
+            timerfd_arm(k, cpu, self)
         try:
             task.mm.write(buf, ticks.to_bytes(8, "little"))
         except Exception:
@@ -109,110 +115,105 @@ class _TimerFdEvent:
         f.ticks += 1
         k.sched.wake_queue(f.wq, cpu.now)
 
+def timerfd_arm(k: "Kernel", cpu: Any, f: TimerFdFile) -> None:
+    k._seq += 1
+    heapq.heappush(k.percpu[cpu.index].timers, (f.expires, k._seq, _TimerFdEvent(f, f.gen)))
 
-class TimerFdMixin:
-    """timerfd_create / timerfd_settime / timerfd_gettime; mixed into the kernel."""
 
-    cost: Any
-    clock: Any
-    sched: Any
-    percpu: Any
-    _seq: int
+def sys_timerfd_create(k: "Kernel", cpu, task, clockid, flags, *a):
+    """timerfd_create: the five clocks it knows, TFD_CLOEXEC/TFD_NONBLOCK only (EINVAL)."""
+    clockid = _s32(clockid)
+    flags = _s32(flags)
+    if flags & ~(TFD_CLOEXEC | TFD_NONBLOCK) or clockid not in (
+            CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM):
+        return -E.EINVAL
+    cpu.charge(k.cost.syscall_body)
+    return task.files.install(TimerFdFile(clockid, flags), cloexec=bool(flags & TFD_CLOEXEC))
 
-    def timerfd_arm(self, cpu: Any, f: TimerFdFile) -> None:
-        self._seq += 1
-        heapq.heappush(self.percpu[cpu.index].timers, (f.expires, self._seq, _TimerFdEvent(f, f.gen)))
 
-    def sys_timerfd_create(self, cpu, task, clockid, flags, *a):
-        """timerfd_create: the five clocks it knows, TFD_CLOEXEC/TFD_NONBLOCK only (EINVAL)."""
-        clockid = _s32(clockid)
-        flags = _s32(flags)
-        if flags & ~(TFD_CLOEXEC | TFD_NONBLOCK) or clockid not in (
-                CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM):
-            return -E.EINVAL
-        cpu.charge(self.cost.syscall_body)
-        return task.files.install(TimerFdFile(clockid, flags), cloexec=bool(flags & TFD_CLOEXEC))
+def _timerfd_get(k: "Kernel", task, fd) -> Any:
+    """timerfd_fget: EBADF for no descriptor, EINVAL for a file that is not a timerfd."""
+    fd = _s32(fd)
+    f = task.files.get(fd) if task.files is not None and fd >= 0 else None
+    if f is None:
+        return -E.EBADF
+    if not isinstance(f, TimerFdFile):
+        return -E.EINVAL
+    return f
 
-    def _timerfd_get(self, task, fd) -> Any:
-        """timerfd_fget: EBADF for no descriptor, EINVAL for a file that is not a timerfd."""
-        fd = _s32(fd)
-        f = task.files.get(fd) if task.files is not None and fd >= 0 else None
-        if f is None:
-            return -E.EBADF
-        if not isinstance(f, TimerFdFile):
-            return -E.EINVAL
-        return f
 
-    def _timerfd_value(self, cpu, f: TimerFdFile) -> bytes:
-        """The itimerspec timerfd_gettime reports: {it_interval, it_value = time left (0 once
-        expired)}; an expired periodic timer is forwarded first, its overruns counted."""
-        if f.expired and f.interval:
-            f.expired = False
-            f.ticks += f.forward(cpu.now) - 1
-            self.timerfd_arm(cpu, f)
-        left = max(0, f.expires - cpu.now) if f.expires else 0
-
-        def ts(c: int) -> bytes:
-            ns = int(self.clock.ns(c)) if c else 0
-            return (ns // 10**9).to_bytes(8, "little") + (ns % 10**9).to_bytes(8, "little")
-        return ts(f.interval) + ts(left)
-
-    def sys_timerfd_settime(self, cpu, task, fd, flags, new, old, *a):
-        """do_timerfd_settime: copy the itimerspec (EFAULT), check flags and the timespecs
-        (EINVAL), find the timerfd (EBADF/EINVAL), take the old value, then re-arm: ticks
-        reset, a zero it_value disarms, TFD_TIMER_ABSTIME takes it_value as a clock reading (in
-        the past: it expires at once)."""
-        try:
-            raw = task.mm.read(new, 32)
-        except Exception:
-            return -E.EFAULT
-        vals = [int.from_bytes(raw[i:i + 8], "little", signed=True) for i in range(0, 32, 8)]
-        flags = _s32(flags)
-        if flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET):
-            return -E.EINVAL
-        for sec, nsec in ((vals[0], vals[1]), (vals[2], vals[3])):
-            if sec < 0 or not 0 <= nsec < 10**9:        # itimerspec64_valid
-                return -E.EINVAL
-        f = self._timerfd_get(task, fd)
-        if not isinstance(f, TimerFdFile):
-            return f
-        cpu.charge(self.cost.syscall_body)
-        oldval = self._timerfd_value(cpu, f)
-        f.gen += 1
-        f.ticks = 0
+def _timerfd_value(k: "Kernel", cpu, f: TimerFdFile) -> bytes:
+    """The itimerspec timerfd_gettime reports: {it_interval, it_value = time left (0 once
+    expired)}; an expired periodic timer is forwarded first, its overruns counted."""
+    if f.expired and f.interval:
         f.expired = False
-        f.interval = self.clock.cycles_for_ns(vals[0] * 10**9 + vals[1])
-        value = vals[2] * 10**9 + vals[3]
-        if value == 0:
-            f.expires = 0
-        else:
-            if flags & TFD_TIMER_ABSTIME:
-                f.expires = max(1, self.clock.cycles_for_ns(value))
-            else:
-                f.expires = cpu.now + max(1, self.clock.cycles_for_ns(value))
-            if f.expires <= cpu.now:                    # already due: the hrtimer fires at once
-                f.ticks = 1
-                if f.interval:
-                    f.ticks += f.forward(cpu.now) - 1
-                    self.timerfd_arm(cpu, f)
-                self.sched.wake_queue(f.wq, cpu.now)
-            else:
-                self.timerfd_arm(cpu, f)
-        if old:
-            try:
-                task.mm.write(old, oldval)
-            except Exception:
-                return -E.EFAULT
-        return 0
+        f.ticks += f.forward(cpu.now) - 1
+        timerfd_arm(k, cpu, f)
+    left = max(0, f.expires - cpu.now) if f.expires else 0
 
-    def sys_timerfd_gettime(self, cpu, task, fd, cur, *a):
-        f = self._timerfd_get(task, fd)
-        if not isinstance(f, TimerFdFile):
-            return f
-        cpu.charge(self.cost.syscall_body)
-        val = self._timerfd_value(cpu, f)
+    def ts(c: int) -> bytes:
+        ns = int(k.clock.ns(c)) if c else 0
+        return (ns // 10**9).to_bytes(8, "little") + (ns % 10**9).to_bytes(8, "little")
+    return ts(f.interval) + ts(left)
+
+
+def sys_timerfd_settime(k: "Kernel", cpu, task, fd, flags, new, old, *a):
+    """do_timerfd_settime: copy the itimerspec (EFAULT), check flags and the timespecs
+    (EINVAL), find the timerfd (EBADF/EINVAL), take the old value, then re-arm: ticks
+    reset, a zero it_value disarms, TFD_TIMER_ABSTIME takes it_value as a clock reading (in
+    the past: it expires at once)."""
+    try:
+        raw = task.mm.read(new, 32)
+    except Exception:
+        return -E.EFAULT
+    vals = [int.from_bytes(raw[i:i + 8], "little", signed=True) for i in range(0, 32, 8)]
+    flags = _s32(flags)
+    if flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET):
+        return -E.EINVAL
+    for sec, nsec in ((vals[0], vals[1]), (vals[2], vals[3])):
+        if sec < 0 or not 0 <= nsec < 10**9:        # itimerspec64_valid
+            return -E.EINVAL
+    f = _timerfd_get(k, task, fd)
+    if not isinstance(f, TimerFdFile):
+        return f
+    cpu.charge(k.cost.syscall_body)
+    oldval = _timerfd_value(k, cpu, f)
+    f.gen += 1
+    f.ticks = 0
+    f.expired = False
+    f.interval = k.clock.cycles_for_ns(vals[0] * 10**9 + vals[1])
+    value = vals[2] * 10**9 + vals[3]
+    if value == 0:
+        f.expires = 0
+    else:
+        if flags & TFD_TIMER_ABSTIME:
+            f.expires = max(1, k.clock.cycles_for_ns(value))
+        else:
+            f.expires = cpu.now + max(1, k.clock.cycles_for_ns(value))
+        if f.expires <= cpu.now:                    # already due: the hrtimer fires at once
+            f.ticks = 1
+            if f.interval:
+                f.ticks += f.forward(cpu.now) - 1
+                timerfd_arm(k, cpu, f)
+            k.sched.wake_queue(f.wq, cpu.now)
+        else:
+            timerfd_arm(k, cpu, f)
+    if old:
         try:
-            task.mm.write(cur, val)
+            task.mm.write(old, oldval)
         except Exception:
             return -E.EFAULT
-        return 0
+    return 0
+
+
+def sys_timerfd_gettime(k: "Kernel", cpu, task, fd, cur, *a):
+    f = _timerfd_get(k, task, fd)
+    if not isinstance(f, TimerFdFile):
+        return f
+    cpu.charge(k.cost.syscall_body)
+    val = _timerfd_value(k, cpu, f)
+    try:
+        task.mm.write(cur, val)
+    except Exception:
+        return -E.EFAULT
+    return 0

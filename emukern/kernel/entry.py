@@ -1,0 +1,339 @@
+"""Kernel entry and exit: every user->kernel transition and the way back (kernel/entry/common.c).
+
+A trap's path (each arrow one call with a Linux name):
+  CPU hook builds a Trap -> :func:`handle_trap` (kernel entry: account user time, charge
+  entry) -> :func:`do_syscall` (arch ``syscall_enter`` work, dispatch) or the arch trap handler
+  (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) ->
+  :func:`exit_to_user_mode_loop` (signals, arch return-to-user work) -> the CPU resumes the guest.
+A syscall takes :func:`syscall_entry` instead (the CPU's ``on_syscall``): the same steps
+in the same order, given the numbers the hook read, with a Trap built only when something needs
+one (a debugger gate or listener, a call that blocks/restarts/ends the task, a pending signal) or
+reads the trap log.
+"""
+from __future__ import annotations
+from emukern.kernel.preempt import PREEMPTED
+from emukern.kernel.preempt import describe as describe_preemption
+from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.syscalls import BLOCK
+from emukern.kernel.syscalls import table as syscalls_table
+from emukern.kernel.task import Task
+from emukern.kernel.task import TaskState
+from emukern.kernel.thread_info import TIF_SIGPENDING
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.trap import Trap
+from emukern.machine.trap import TrapKind
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel import errno as E
+from emukern.kernel.thread_info import thread_flag_names
+
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+_RUNNABLE = TaskState.RUNNABLE      # (an Enum member looked up on its class costs ~0.15 us here)
+
+
+class TrapRecord:
+    """One entry of the trap log.  Built on every trap, so it stores the Trap and formats lazily."""
+
+    __slots__ = ("seq", "cpu", "tid", "time", "trap", "flags")
+
+    def __init__(self, seq: int, cpu: int, tid: int, time: int, trap: Trap, flags: int = 0) -> None:
+        self.seq, self.cpu, self.tid, self.time, self.trap = seq, cpu, tid, time, trap
+        self.flags = flags          # the task's thread flags word as the trap left it
+
+    @property
+    def tif(self) -> list[str]:
+        """The thread flags set when the trap returned, by their Linux names."""
+        return thread_flag_names(self.flags)
+
+    kind = property(lambda self: self.trap.kind.value)
+    pc = property(lambda self: self.trap.pc)
+    insn = property(lambda self: self.trap.insn)
+    handler = property(lambda self: self.trap.handler)
+    cycles = property(lambda self: self.trap.cycles)
+    syndrome = property(lambda self: self.trap.syndrome())
+
+    @property
+    def decision(self) -> str:
+        t = self.trap      # a Trap, or a signal event logged beside the traps (signal.py)
+        return t.describe(E.NAMES) if isinstance(t, Trap) else t.describe()
+
+    def __repr__(self) -> str:
+        return (f"TrapRecord(#{self.seq} cpu{self.cpu} tid{self.tid} {self.kind} pc={self.pc:#x} "
+                f"{self.handler}: {self.decision})")
+
+
+class SyscallRecord(TrapRecord):
+    """The trap log's entry for a syscall that took the fast path (:meth:`Kernel.syscall_entry`):
+    the numbers it was handled with, in one tuple (made without an ``__init__`` call), and its
+    :class:`Trap`, built by the CPU the first time someone reads ``trap`` (the trace printer,
+    the debugger, a test) — equal to the one the generic path would have logged."""
+
+    __slots__ = ("_t", "_p")
+    # _p: (seq, cpu index, tid, time, flags, cpu, pc, word, regs, handler name, return value,
+    #      cycles, notes)
+    seq = property(lambda self: self._p[0])          # type: ignore[assignment]
+    cpu = property(lambda self: self._p[1])          # type: ignore[assignment]
+    tid = property(lambda self: self._p[2])          # type: ignore[assignment]
+    time = property(lambda self: self._p[3])         # type: ignore[assignment]
+    flags = property(lambda self: self._p[4])        # type: ignore[assignment]
+
+    @property
+    def trap(self) -> Trap:     # type: ignore[override]
+        try:
+            return self._t
+        except AttributeError:
+            pass
+        cpu, pc, word, regs, name, ret, cycles, notes = self._p[5:]
+        t = self._t = cpu.syscall_trap(pc, word, regs)
+        t.handler, t.ret, t.cycles, t.notes = name, ret, cycles, notes
+        return t
+
+
+_new_record = object.__new__
+
+
+
+def _account_entry(pcpu: Any, task: Any, now: int, ucount: int) -> None:
+    """Kernel entry: the time since the CPU's last mark was user time up to the user cycles
+    counted, the rest system time (as Linux's tick-based accounting splits it at the
+    user/kernel boundary); the marks move to now."""
+    user = ucount - pcpu.user_mark
+    total = now - pcpu.last_mark
+    task.utime += user if user < total else total
+    task.stime += total - user if total > user else 0
+    pcpu.last_mark = now
+    pcpu.user_mark = ucount
+
+
+
+def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ...], now: int, ucount: int) -> None:
+    """The CPU's ``on_syscall``: :meth:`handle_trap` + :meth:`do_syscall` for a syscall, the
+    same steps in the same order (so the same cycles), without a Trap object while nothing
+    needs one.  Linux's el0_svc / do_trap_ecall_u is likewise the short path of the entry
+    code: a syscall whose work flags are clear goes in, dispatches and returns without the
+    slow-path calls.  Here the Trap is built (by the CPU, ``syscall_trap``) only for what
+    reads it: a debugger gate or trap listener (then the whole generic path runs), a
+    syscall that blocks, is preempted, restarts or ends the task, a pending signal — and
+    the trap log, whose record builds it when it is read.  ``now``, ``ucount``: the CPU's
+    marks at the trap (what handle_trap reads with cpu.marks())."""
+    if k.trap_gate is not None or k.trap_listeners:
+        handle_trap(k, cpu, cpu.syscall_trap(pc, word, regs))
+        return
+    # (sync_gate is not consulted: it parks traps that take a shared kernel lock at entry,
+    # arm64's undef_lock, and a syscall takes none at entry)
+    pcpu, ret_slot, write_ret = k._sys_percpu[cpu.index]
+    task = pcpu.curr
+    assert task is not None, "trap on an idle CPU"
+    cost = k.cost
+    # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost
+    _account_entry(pcpu, task, now, ucount)
+    cpu.charge(cost.exception_entry)
+    nr = regs[0]
+    entry = k._dispatch.get(nr)
+    if entry is not None:
+        entry[2] += 1               # trap_counts["syscall"] (see build_syscall_table)
+    else:
+        k._trap_counts["syscall"] += 1
+    # do_syscall
+    arch = k.arch
+    note = arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
+    notes = [note] if note else None
+    cpu.charge(cost.syscall_dispatch)
+    task.syscalls += 1
+    name, ret = syscalls_table._call_syscall(k, cpu, task, nr, regs[1:])
+    if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
+            or -517 < ret < -511:
+        # the rare outcomes: the generic path from here, with the Trap it logs
+        trap = cpu.syscall_trap(pc, word, regs)
+        trap.notes = notes
+        _syscall_finish(k, cpu, task, trap, nr, regs[1:], name, ret)
+        _trap_exit(k, cpu, task, pcpu, trap, now)
+        return
+    if k.syscall_notes:          # e.g. a user copy through kernel-mode vector
+        notes = (notes or []) + k.syscall_notes
+        k.syscall_notes = []
+    if ret_slot is None:
+        arch.set_syscall_return(cpu, ret)
+    else:
+        ret_slot.value = ret        # regs->a0 / regs->regs[0]: no Python frame (reg_write_parts)
+        write_ret()
+    # exit_to_user_mode (as _trap_exit)
+    trap = None
+    ret_cost = cost.exception_return
+    if not pcpu.need_resched:
+        mm = cpu.mm
+        if mm is not task.mm or mm.version != cpu.mapped_version:
+            cpu.sync_mm()           # brk/mmap/munmap changed the current mm
+        if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
+            # a signal for a user handler and nothing else to do: its note rides on the
+            # syscall's own record; anything more (a default action, a restart, a stop,
+            # a tracer, a second signal) goes through do_signal with the Trap it logs
+            if notes is None:
+                notes = []
+            if not signal_delivery.deliver_to_handler(k, cpu, task, notes) or task.flags & TIF_SIGPENDING:
+                trap = cpu.syscall_trap(pc, word, regs)
+                trap.handler, trap.ret, trap.notes = name, ret, notes or None
+                signal_delivery.do_signal(k, cpu, task, trap)
+            elif not notes:
+                notes = None
+        work = arch.exit_work_tif
+        if task.state is not _RUNNABLE:
+            note = None
+        elif work is not None and not task.flags & work:
+            # exit_to_user's flag test found nothing to do: its cost joins the exception
+            # return's in one charge (nothing reads the clock between the two)
+            ret_cost += cost.tif_check
+            note = None
+        else:
+            note = arch.exit_to_user(cpu, task)
+        if note:
+            if trap is not None:
+                if trap.notes is None:
+                    trap.notes = [note]
+                else:
+                    trap.notes.append(note)
+            elif notes is None:
+                notes = [note]
+            else:
+                notes.append(note)
+    end, ucount = cpu.charge_marks(ret_cost)
+    cycles = end - now
+    if entry is not None:
+        entry[3] += 1               # syscall_counts[name] and trap_cycles["syscall"]
+        entry[4] += cycles
+    else:
+        k._syscall_counts[name] += 1
+        k._trap_cycles["syscall"] += cycles
+    task.stime += end - pcpu.last_mark
+    pcpu.last_mark = end
+    pcpu.user_mark = ucount
+    k._seq += 1
+    if trap is None:
+        rec = _new_record(SyscallRecord)      # (no __init__ frame: the record is one tuple)
+        rec._p = (k._seq, cpu.index, task.tid, end, task.flags, cpu, pc, word, regs, name, ret, cycles, notes)
+        k.trap_log.append(rec)
+    else:
+        trap.cycles = cycles
+        k.trap_log.append(TrapRecord(k._seq, cpu.index, task.tid, end, trap, task.flags))
+    if pcpu.need_resched:
+        cpu.stop()
+
+
+def handle_trap(k: "Kernel", cpu: Cpu, trap: Trap) -> None:
+    """Every user->kernel transition lands here (called from the CPU's hook)."""
+    task = k.percpu[cpu.index].curr
+    assert task is not None, "trap on an idle CPU"
+    if k.sync_gate is not None and cpu.running and k.sync_gate(cpu, task, trap):
+        k.percpu[cpu.index].parked_trap = trap    # delivered by _round when others caught up
+        k.parked_traps += 1
+        cpu.stop()
+        return
+    if k.trap_gate is not None and k.deferred_trap is None and k.trap_gate(cpu, task, trap):
+        k.deferred_trap = (cpu, trap)     # the debugger runs it later: resume_trap()
+        k.deferred_pc = cpu.get_pc()      # the PC the handler expects (e.g. past ecall/svc)
+        cpu.set_pc(trap.pc)
+        cpu.stop()
+        return
+    pcpu = k.percpu[cpu.index]
+    now, ucount = cpu.marks()
+    _account_entry(pcpu, task, now, ucount)     # kernel entry
+    costs = k._costs
+    cpu.charge(costs["exception_entry"])
+    kind = trap.kind
+    k._trap_counts[kind._value_] += 1     # (Enum.value is a property; _value_ is not)
+    listeners = k.trap_listeners
+    for cb in listeners:
+        cb("enter", cpu, task, trap)
+    if kind is TrapKind.SYSCALL:
+        do_syscall(k, cpu, task, trap)
+    else:
+        k.arch.handle_trap(cpu, task, trap)
+    _trap_exit(k, cpu, task, pcpu, trap, now)
+
+
+def _trap_exit(k: "Kernel", cpu: Cpu, task: Task, pcpu: PerCpu, trap: Trap, now: int) -> None:
+    """handle_trap after the handler: exit_to_user_mode, exception return, the accounting
+    and the trap log (``now``: the time at kernel entry)."""
+    costs = k._costs
+    kind = trap.kind
+    listeners = k.trap_listeners
+    if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
+        if cpu.mm is not task.mm or cpu.mm.version != cpu.mapped_version:
+            cpu.sync_mm()           # brk/mmap/munmap changed the current mm
+        if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
+            signal_delivery.do_signal(k, cpu, task, trap)
+        note = k.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
+        if note:
+            if trap.notes is None:
+                trap.notes = [note]
+            else:
+                trap.notes.append(note)
+    end, ucount = cpu.charge_marks(costs["exception_return"])
+    trap.cycles = end - now
+    k._trap_cycles[kind._value_] += end - now
+    task.stime += end - pcpu.last_mark
+    pcpu.last_mark = end
+    pcpu.user_mark = ucount
+    k._seq += 1
+    k.trap_log.append(TrapRecord(k._seq, cpu.index, task.tid, end, trap, task.flags))
+    for cb in listeners:
+        cb("exit", cpu, task, trap)
+    if pcpu.need_resched:
+        cpu.stop()
+
+
+
+
+def exit_to_user_mode(k: "Kernel", cpu: Cpu, task: Task) -> None:
+    """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
+    (deferred restores, lazy FP)."""
+    if task.flags & TIF_SIGPENDING or task.signal is not None and task.signal.stop_pending:
+        signal_delivery.do_signal(k, cpu, task)
+        if task.state is not TaskState.RUNNABLE:
+            k.sched.schedule(cpu)      # a fatal signal or a group stop: pick something else
+            return
+    k.arch.exit_to_user(cpu, task)
+
+
+def do_syscall(k: "Kernel", cpu: Cpu, task: Task, trap: Trap) -> None:
+    """el0_svc / do_trap_ecall_u.  Unicorn has already stepped the PC past ecall/svc, which is
+    what Linux's ``regs->epc += 4`` (RISC-V) and the ELR after SVC (arm64) give."""
+    regs = trap.sysregs or cpu.syscall_regs()
+    nr = regs[0]
+    args = tuple(regs[1:])
+    note = k.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
+    if note:
+        trap.notes = [note]
+    cpu.charge(k._costs["syscall_dispatch"])
+    task.syscalls += 1
+    name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
+    _syscall_finish(k, cpu, task, trap, nr, args, name, ret)
+
+
+def _syscall_finish(k: "Kernel", cpu: Cpu, task: Task, trap: Trap, nr: int, args: tuple[int, ...], name: str,
+                    ret: Any) -> None:
+    """do_syscall after the handler: its notes, blocking, preemption, the return value."""
+    if k.syscall_notes:          # e.g. a user copy through kernel-mode vector
+        trap.notes = (trap.notes or []) + k.syscall_notes
+        k.syscall_notes = []
+    trap.handler = name
+    k._syscall_counts[name] += 1
+    if ret is BLOCK:
+        task.pending = (nr, args)
+        if task.state is not TaskState.BLOCKED:
+            k.sched.block_current(cpu, task, name)
+        trap.decision = f"blocked ({task.wait_reason})"
+        return
+    if ret is PREEMPTED:            # switched out at a preemption point (kernel/preempt.py)
+        task.pending = (nr, args)   # runnable: schedule() continues the call when it is back
+        trap.decision = describe_preemption(task, name)
+        return
+    if task.state is TaskState.RUNNABLE and k.percpu[cpu.index].curr is task:
+        if -517 < ret < -511:       # ERESTART*: do_signal restarts the call or makes it -EINTR
+            signal_delivery.note_restart(k, task, nr, args, ret)
+        k.arch.set_syscall_return(cpu, ret)
+        trap.ret = ret
+    elif not task.alive:
+        trap.decision = trap.decision or (f"task exited (wait status {task.exit_code:#x})")

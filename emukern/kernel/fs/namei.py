@@ -1,0 +1,273 @@
+"""fs.namei: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.files import SysctlFile
+from emukern.kernel.fs import ELOOP
+from emukern.kernel.fs import ENAMETOOLONG
+from emukern.kernel.fs import EROFS
+from emukern.kernel.fs import EXDEV
+from emukern.kernel.fs import PATH_MAX
+from emukern.kernel.fs.file import DirFile
+from emukern.kernel.fs.file import HostFile
+from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.fs.procfs import ProcFs
+from emukern.kernel.fs.vfs import Node
+from emukern.kernel.fs.vfs import Vfs
+from emukern.kernel.fs.vfs import copy_fs
+from emukern.kernel.fs.vfs import cwd_of
+from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.syscalls_fs import AT_FDCWD
+from emukern.kernel.syscalls_fs import O_ACCMODE
+from emukern.kernel.syscalls_fs import O_CLOEXEC
+from emukern.kernel.syscalls_fs import O_CREAT
+from emukern.kernel.syscalls_fs import O_DIRECTORY
+from emukern.kernel.syscalls_fs import O_EXCL
+from emukern.kernel.syscalls_fs import O_NOFOLLOW
+from emukern.kernel.syscalls_fs import O_PATH
+from emukern.kernel.syscalls_fs import O_RDWR
+from emukern.kernel.syscalls_fs import O_TRUNC
+from emukern.kernel.syscalls_fs import O_WRONLY
+from emukern.kernel.syscalls_fs import _s32
+from emukern.machine.cpu_base import Cpu
+from emukern.machine.memory import SHARED_ANON
+from typing import cast
+import os
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+LAST_INO_BATCH = 1024
+
+def fs_init(k: "Kernel") -> None:
+    """Mount the guest root with /proc and /dev over it (the kernel's boot-time mounts)."""
+    cfg = k.config
+    root = getattr(cfg, "root", None)
+    Vfs.check_root(root)
+    k.procfs = ProcFs(cast("Kernel", k))
+    k.vfs = Vfs(root, bool(getattr(cfg, "root_rw", False)), k.procfs.mounts())
+
+
+def fs_init_task(k: "Kernel", task) -> None:
+    """The first process starts in the guest directory the user is in when the host's working
+    directory lies inside --root (as a shell in the root would start it); otherwise at /."""
+    guest = k.vfs.guest_path_of_host(os.getcwd()) if k.vfs.root else None
+    if guest is not None:
+        node = path_lookup(k, task, AT_FDCWD, guest)
+        if isinstance(node, Node) and node.is_dir:
+            fs_of(task).cwd = node
+
+
+def fs_fork(k: "Kernel", parent, child, flags: int) -> None:
+    """copy_process's file-system part: cwd and umask (CLONE_FS = 0x200 shares them)."""
+    copy_fs(parent, child, bool(flags & 0x200))
+
+
+# ---- path arguments --------------------------------------------------------------------------
+def _user_path(k: "Kernel", task, ptr: int) -> str | int:
+    """getname(): a NUL-terminated path of at most PATH_MAX bytes, or -EFAULT/-ENAMETOOLONG."""
+    if not ptr:
+        return -E.EFAULT
+    ptr = task.mm.untag(ptr)                  # the tagged address ABI (arm64)
+    out = bytearray()
+    while len(out) < PATH_MAX:
+        m = task.mm.find(ptr + len(out))
+        if m is None or "r" not in m.perms:
+            return -E.EFAULT
+        n = min(PATH_MAX - len(out), m.end - (ptr + len(out)))
+        chunk = task.mm.read(ptr + len(out), n)
+        z = chunk.find(b"\0")
+        if z >= 0:
+            out += chunk[:z]
+            return out.decode("utf-8", "surrogateescape")
+        out += chunk
+    return -ENAMETOOLONG
+
+
+def _start_dir(k: "Kernel", task, dirfd: int) -> Node | int:
+    dirfd = _s32(dirfd)
+    if dirfd == AT_FDCWD:
+        return cwd_of(task, k.vfs)
+    f = task.files.get(dirfd)
+    if f is None:
+        return -E.EBADF
+    node = getattr(f, "node", None)
+    if node is None or not node.is_dir:
+        return -E.ENOTDIR
+    return node
+
+
+def path_lookup(k: "Kernel", task, dirfd: int, path: str, follow: bool = True) -> Node | int:
+    """filename_lookup: resolve ``path`` for ``task`` (relative to dirfd or its cwd)."""
+    k.procfs.current = task
+    start = None
+    if not path.startswith("/"):
+        start = _start_dir(k, task, dirfd)
+        if isinstance(start, int):
+            return start
+    return k.vfs.lookup(task, path, start, follow)
+
+
+def _lookup_at(k: "Kernel", task, dirfd: int, path_ptr: int, follow: bool = True,
+               empty_ok: bool = False) -> Node | int:
+    path = _user_path(k, task, path_ptr)
+    if isinstance(path, int):
+        return path
+    if path == "":
+        if not empty_ok:
+            return -E.ENOENT
+        return _start_dir(k, task, dirfd) if _s32(dirfd) == AT_FDCWD else _fd_node(k, task, dirfd)
+    return path_lookup(k, task, dirfd, path, follow)
+
+
+def _fd_node(k: "Kernel", task, fd: int) -> Node | int:
+    f = task.files.get(_s32(fd))
+    if f is None:
+        return -E.EBADF
+    node = getattr(f, "node", None)
+    return node if node is not None else -E.EBADF
+
+
+# ---- open -----------------------------------------------------------------------------------
+def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
+    """do_filp_open: walk, maybe create, check, then the object's open."""
+    arch = k.config.arch
+    flags &= 0xFFFFFFFF
+    path = _user_path(k, task, path_ptr)
+    if isinstance(path, int):
+        return path
+    cpu.charge(k.cost.syscall_body * 5)
+    acc = flags & O_ACCMODE
+    want_w = acc in (O_WRONLY, O_RDWR) or bool(flags & O_TRUNC)
+    cloexec = bool(flags & O_CLOEXEC)
+    node = path_lookup(k, task, dirfd, path, follow=not flags & O_NOFOLLOW[arch])
+    if node == -E.ENOENT and flags & O_CREAT:
+        made = _create(k, task, dirfd, path, mode)
+        if isinstance(made, int):
+            return made
+        node = made
+    if isinstance(node, int):
+        return node
+    if flags & O_CREAT and flags & O_EXCL and not node.created:
+        return -E.EEXIST
+    if node.is_link:
+        return -ELOOP if not flags & O_PATH else task.files.install(VfsFile(node, 0), cloexec=cloexec)
+    if flags & O_DIRECTORY[arch] and not node.is_dir:
+        return -E.ENOTDIR
+    if flags & O_PATH:
+        return task.files.install(VfsFile(node, 0), cloexec=cloexec)
+    if node.is_dir:
+        if want_w or flags & O_CREAT:
+            return -E.EISDIR
+        parent = k.vfs.lookup(task, node.path + "/..")
+        entries = k.vfs.list_dir(node)
+        return task.files.install(DirFile(node, flags, entries, parent if isinstance(parent, Node) else node),
+                                  cloexec=cloexec)
+    sysctl = node.extra.get("sysctl")
+    if sysctl is not None:
+        if want_w and not sysctl.mode & 0o200:
+            return -E.EACCES
+        return task.files.install(SysctlFile(sysctl, acc != O_WRONLY, want_w), cloexec=cloexec)
+    if node.host is None:                   # /proc and /dev objects
+        if want_w and node.opener is None:
+            return -E.EACCES
+        return task.files.install(k.procfs.open_synthetic(node, flags), cloexec=cloexec)
+    if node.extra.get("special"):
+        return -E.EACCES                    # a host FIFO/socket/device inside the root: nodev
+    if want_w and not k.vfs.writable:
+        return -EROFS
+    hflags = {0: os.O_RDONLY, O_WRONLY: os.O_WRONLY, O_RDWR: os.O_RDWR}.get(acc, os.O_RDONLY)
+    hflags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    if flags & O_TRUNC and want_w:
+        hflags |= os.O_TRUNC
+    try:
+        fd = os.open(node.host, hflags)
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    return task.files.install(HostFile(node, flags, fd), cloexec=cloexec)
+
+
+def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:
+    start = None if path.startswith("/") else _start_dir(k, task, dirfd)
+    if isinstance(start, int):
+        return start
+    pn = k.vfs.parent_and_name(task, path, start)
+    if isinstance(pn, int):
+        return pn
+    parent, name = pn
+    if parent.host is None or not k.vfs.writable:
+        return -EROFS if parent.children is None or not k.vfs.writable else -E.EACCES
+    host = os.path.join(parent.host, name)
+    umask = fs_of(task).umask
+    try:
+        os.close(os.open(host, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, mode & 0o7777 & ~umask))
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    node = k.vfs.child(parent, name)
+    if node is None:
+        return -E.ENOENT
+    node.created = True       # (O_EXCL is satisfied)
+    return node
+
+
+# ---- namespace changes: rename, hard links, symlinks (fs/namei.c) ----------------------------
+def _entry_at(k: "Kernel", task, dirfd: int, path_ptr: int, what: str) -> tuple[Node, str] | int:
+    """The parent directory and last component of a path to create or move (no final
+    symlink is followed), in the writable root: EROFS outside it, EBUSY for '.'/'..' as
+    the last component (do_renameat2's LAST_NORM test; link/symlink give EEXIST there)."""
+    path = _user_path(k, task, path_ptr)
+    if isinstance(path, int):
+        return path
+    if not path:
+        return -E.ENOENT
+    last = path.rstrip("/").rpartition("/")[2]
+    if last in (".", ".."):
+        return -E.EBUSY if what == "rename" else -E.EEXIST
+    start = None if path.startswith("/") else _start_dir(k, task, dirfd)
+    if isinstance(start, int):
+        return start
+    k.procfs.current = task
+    pn = k.vfs.parent_and_name(task, path, start)
+    if isinstance(pn, int):
+        return pn
+    parent = pn[0]
+    if parent.host is None:
+        # /proc, /dev and the empty virtual root are their own (read-only) file systems
+        return -EXDEV if what != "symlink" else -E.EACCES
+    if not k.vfs.writable:
+        return -EROFS
+    return pn
+
+
+def _set_cwd(k: "Kernel", task, node: Node | int) -> int:
+    if isinstance(node, int):
+        return node
+    if not node.is_dir:
+        return -E.ENOTDIR
+    fs_of(task).cwd = node            # task->fs->pwd (shared by CLONE_FS threads)
+    return 0
+
+
+def shared_readonly_in(task, addr: int, length: int) -> bool:
+    """mprotect(PROT_WRITE) over a read-only MAP_SHARED file mapping is EACCES (mprotect_fixup
+    checks VM_MAYWRITE, which a shared mapping of a read-only file lacks).  Shared anonymous
+    memory (shmem) may always be made writable."""
+    end = addr + length
+    return any(m.name.startswith("shared:") and m.name != SHARED_ANON and m.start < end and addr < m.end
+               for m in task.mm.mappings)
+
+
+def get_next_ino(k: "Kernel", cpu: Cpu) -> int:
+    """fs/inode.c get_next_ino: inode numbers of pseudo files (pipes) come from a per-CPU
+    batch of LAST_INO_BATCH taken from one shared counter, never 0 — a value of the model,
+    the same every run (not a host address)."""
+    pcpu = k.percpu[cpu.index]
+    res = pcpu.last_ino
+    if res % LAST_INO_BATCH == 0:
+        k._shared_last_ino += LAST_INO_BATCH
+        res = k._shared_last_ino - LAST_INO_BATCH
+    res = (res + 1) & 0xFFFFFFFF
+    if res == 0:
+        res = 1
+    pcpu.last_ino = res
+    return res

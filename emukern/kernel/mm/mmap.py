@@ -1,0 +1,38 @@
+"""mm.mmap: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel.task import Task
+from emukern.machine.memory import OutOfMemory
+from emukern.machine.memory import page_up
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def get_unmapped_area(k: "Kernel", mm, addr: int, size: int) -> int:
+    """mm/mmap.c get_unmapped_area: a hint (page-aligned up) is taken when the whole range is
+    free, at or above mmap_min_addr (64 KiB) and below where the stack may grow; otherwise
+    the layout's search (top-down, or bottom-up in the legacy layout: kernel/mm_layout.py)."""
+    if addr:
+        hint = page_up(addr)
+        limit = getattr(mm, "stack_limit", k.arch.STACK_TOP)
+        if 0x10000 <= hint and hint + size <= limit and not mm.overlaps(hint, size):
+            return hint
+    return mm.find_free(size)
+
+
+def expand_stack(k: "Kernel", task: Task, addr: int) -> bool:
+    """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""
+    from emukern.machine.memory import page_down
+    mm = task.mm
+    limit = mm.stack_limit
+    stack = next((m for m in mm.mappings if m.name == "[stack]"), None)
+    if limit is None or stack is None or not limit <= addr < stack.start:
+        return False
+    start = page_down(addr)
+    if mm.overlaps(start, stack.start - start):
+        return False
+    try:
+        mm.map(start, stack.start - start, "rw-", "[stack]")
+    except OutOfMemory:
+        return False        # no memory to grow into: the fault stands (SIGSEGV), as in Linux
+    return True

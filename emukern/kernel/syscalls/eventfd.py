@@ -1,0 +1,18 @@
+"""syscalls.eventfd: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.epoll import EFD_CLOEXEC
+from emukern.kernel.epoll import EFD_NONBLOCK
+from emukern.kernel.epoll import EFD_SEMAPHORE
+from emukern.kernel.epoll import EventFdFile
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+# ---- eventfd ---------------------------------------------------------------------------------
+def sys_eventfd2(k: "Kernel", cpu, task, initval, flags, *a):
+    if flags & ~(EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC):
+        return -E.EINVAL
+    cpu.charge(k.cost.syscall_body)
+    return task.files.install(EventFdFile(initval & 0xFFFFFFFF, flags))

@@ -1,0 +1,179 @@
+"""syscalls.eventpoll: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.epoll import EPOLLET
+from emukern.kernel.epoll import EPOLLEXCLUSIVE
+from emukern.kernel.epoll import EPOLLONESHOT
+from emukern.kernel.epoll import EPOLLWAKEUP
+from emukern.kernel.epoll import EPOLL_CLOEXEC
+from emukern.kernel.epoll import EPOLL_CTL_ADD
+from emukern.kernel.epoll import EPOLL_CTL_DEL
+from emukern.kernel.epoll import EPOLL_CTL_MOD
+from emukern.kernel.epoll import EPOLL_EVENT_SIZE
+from emukern.kernel.epoll import EP_MAX_EVENTS
+from emukern.kernel.epoll import EpItem
+from emukern.kernel.epoll import EventFdFile
+from emukern.kernel.epoll import EventPollFile
+from emukern.kernel.epoll import ULLONG_MAX
+from emukern.kernel.epoll import _int32
+from emukern.kernel.epoll import _queues
+from emukern.kernel.epoll import _reaches
+from emukern.kernel.epoll import _ready
+from emukern.kernel.epoll import file_poll
+from emukern.kernel.sysret import BLOCK
+from emukern.kernel.sysret import s64
+from typing import Any
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def eventfd_read(k: "Kernel", cpu, task, f: EventFdFile, buf: int, count: int) -> Any:
+    """eventfd_read: take the whole counter (or 1 in semaphore mode), sleep while it is 0."""
+    if count < 8:
+        return -E.EINVAL
+    if f.count == 0:
+        if f.nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, f.wq, "eventfd_read")
+        return BLOCK
+    val = 1 if f.semaphore else f.count
+    task.mm.write(buf, val.to_bytes(8, "little"))
+    f.count -= val
+    cpu.charge(k.cost.syscall_body)
+    k.sched.wake_queue(f.wq, cpu.now)
+    return 8
+
+
+def eventfd_write(k: "Kernel", cpu, task, f: EventFdFile, buf: int, count: int) -> Any:
+    """eventfd_write: add to the counter; sleep while the sum would reach ULLONG_MAX."""
+    if count < 8:
+        return -E.EINVAL
+    val = int.from_bytes(task.mm.read(buf, 8), "little")
+    if val == ULLONG_MAX:
+        return -E.EINVAL
+    if ULLONG_MAX - f.count <= val:
+        if f.nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, f.wq, "eventfd_write")
+        return BLOCK
+    f.count += val
+    cpu.charge(k.cost.syscall_body)
+    if val:
+        k.sched.wake_queue(f.wq, cpu.now)
+    return 8
+
+
+# ---- epoll -----------------------------------------------------------------------------------
+def sys_epoll_create1(k: "Kernel", cpu, task, flags, *a):
+    if flags & ~EPOLL_CLOEXEC:
+        return -E.EINVAL
+    cpu.charge(k.cost.syscall_body)
+    return task.files.install(EventPollFile())
+
+
+def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
+    epfd, fd = s64(epfd), s64(fd)
+    cpu.charge(k.cost.syscall_body)
+    ep, f = task.files.get(epfd), task.files.get(fd)
+    ev = data = 0
+    if op in (EPOLL_CTL_ADD, EPOLL_CTL_MOD):
+        raw = task.mm.read(event, EPOLL_EVENT_SIZE)    # copy_from_user first: EFAULT wins
+        ev, data = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[8:], "little")
+    if ep is None or f is None:
+        return -E.EBADF
+    if file_poll(f) is None:
+        return -E.EPERM                          # regular files cannot be watched
+    if not isinstance(ep, EventPollFile) or f is ep:
+        return -E.EINVAL
+    if op == EPOLL_CTL_ADD and ev & EPOLLEXCLUSIVE and isinstance(f, EventPollFile):
+        return -E.EINVAL
+    key = (fd, id(f))
+    ep.live_items()
+    if op == EPOLL_CTL_ADD:
+        if key in ep.items:
+            return -E.EEXIST
+        if isinstance(f, EventPollFile) and _reaches(ep, f):
+            return -40                            # ELOOP
+        ep.items[key] = EpItem(fd, f, ev, data)
+    elif op == EPOLL_CTL_MOD:
+        it = ep.items.get(key)
+        if it is None:
+            return -E.ENOENT
+        if it.events & EPOLLEXCLUSIVE:
+            return -E.EINVAL
+        it.events, it.data = ev, data
+    elif op == EPOLL_CTL_DEL:
+        if ep.items.pop(key, None) is None:
+            return -E.ENOENT
+    else:
+        return -E.EINVAL
+    # a waiter on this epoll must look again (ep_insert/ep_modify wake ep->wq when ready)
+    k.sched.wake_queue(ep.wq, cpu.now)
+    return 0
+
+
+def sys_epoll_pwait(k: "Kernel", cpu, task, epfd, events, maxevents, timeout, sigmask, sigsetsize, *a):
+    """epoll_wait's syscall on arm64/riscv64: a timeout in milliseconds (negative = forever).
+
+    The signal mask argument is accepted and not applied: emukern delivers no signals to
+    user handlers here, so there is nothing for it to hold back."""
+    ms = _int32(timeout)
+    return ep_poll(k, cpu, task, epfd, events, maxevents, ms * 1_000_000 if ms >= 0 else -1)
+
+
+def sys_epoll_pwait2(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ptr, sigmask, sigsetsize, *a):
+    """epoll_pwait with a struct timespec timeout (NULL = forever)."""
+    ns = -1
+    if timeout_ptr:
+        ts = task.mm.read(timeout_ptr, 16)
+        sec = int.from_bytes(ts[:8], "little", signed=True)
+        nsec = int.from_bytes(ts[8:], "little", signed=True)
+        if sec < 0 or not 0 <= nsec < 10**9:
+            return -E.EINVAL
+        ns = sec * 10**9 + nsec
+    return ep_poll(k, cpu, task, epfd, events, maxevents, ns)
+
+
+def ep_poll(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ns: int) -> Any:
+    """Report ready items; else sleep until a watched file changes or the deadline passes.
+
+    The deadline is fixed on the first pass (a re-run after a wake-up that found nothing
+    keeps the original one, as ep_poll's loop does with its absolute expiry)."""
+    maxevents = _int32(maxevents)
+    timed_out = k.sched.finish_wait(task)
+    deadline = task.ep_deadline
+    task.ep_deadline = None
+    cpu.charge(k.cost.syscall_body)
+    if maxevents <= 0 or maxevents > EP_MAX_EVENTS:
+        return -E.EINVAL
+    if task.mm.find(events) is None:
+        return -E.EFAULT
+    ep = task.files.get(s64(epfd))
+    if ep is None:
+        return -E.EBADF
+    if not isinstance(ep, EventPollFile):
+        return -E.EINVAL
+    ready = _ready(ep)[:maxevents]
+    if deadline is None and timeout_ns > 0:
+        deadline = cpu.now + k.clock.cycles_for_ns(timeout_ns)
+    if ready or timeout_ns == 0 or timed_out or (deadline is not None and deadline <= cpu.now):
+        buf = bytearray()
+        for it, mask in ready:
+            buf += mask.to_bytes(4, "little") + bytes(4) + it.data.to_bytes(8, "little")
+            if it.events & EPOLLONESHOT:
+                it.events &= EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE | EPOLLWAKEUP
+        if buf:
+            task.mm.write(events, bytes(buf))
+        return len(ready)
+    queues = [ep.wq]
+    for it in ep.live_items():
+        queues += _queues(it.file)
+    for wq in queues:
+        wq.add(task)
+    task.waitqueues = queues
+    if deadline is not None:
+        task.ep_deadline = deadline
+        k.sched.add_timer(task, deadline)
+    k.sched.block_current(cpu, task, "epoll_wait")
+    return BLOCK

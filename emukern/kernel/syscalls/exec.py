@@ -1,0 +1,10 @@
+"""syscalls.exec: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def sys_execve(k: "Kernel", cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
+    from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)
+    return do_execve(k, cpu, task, path_ptr, argv_ptr, envp_ptr)

@@ -1,0 +1,68 @@
+"""syscalls.fork: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.resource import copy_rlimits
+from emukern.kernel.signal import copy_signals
+from emukern.kernel.syscalls import CLONE_CHILD_CLEARTID
+from emukern.kernel.syscalls import CLONE_CHILD_SETTID
+from emukern.kernel.syscalls import CLONE_FILES
+from emukern.kernel.syscalls import CLONE_PARENT_SETTID
+from emukern.kernel.syscalls import CLONE_SETTLS
+from emukern.kernel.syscalls import CLONE_SIGHAND
+from emukern.kernel.syscalls import CLONE_THREAD
+from emukern.kernel.syscalls import CLONE_VM
+from emukern.kernel.syscalls_misc import copy_process_attrs
+from emukern.kernel.task import Task
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def sys_set_tid_address(k: "Kernel", cpu, task, tidptr, *a):
+    task.clear_child_tid = tidptr
+    cpu.charge(k.cost.syscall_body)
+    return task.tid
+
+
+# ---- process lifecycle ---------------------------------------------------------------------
+def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
+    if len([t for t in k.tasks.values() if t.alive]) >= k.config.max_tasks:
+        return -E.EAGAIN
+    if flags & CLONE_THREAD and not (flags & CLONE_VM and flags & CLONE_SIGHAND):
+        return -E.EINVAL
+    cpu.charge(k.cost.fork)
+    tid = k.alloc_tid()
+    mm = task.mm if flags & CLONE_VM else task.mm.fork()
+    if flags & CLONE_VM:
+        mm.users += 1
+    else:
+        # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
+        # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
+        mm.stack_limit, mm.saved_auxv = task.mm.stack_limit, task.mm.saved_auxv
+    files = task.files if flags & CLONE_FILES else task.files.dup_table()
+    child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
+                 parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
+                 comm=task.comm, affinity=task.affinity, start_time=cpu.now)
+    ctx = cpu.save_context()
+    ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
+    child.ctx = ctx
+    child.thread = k.arch.new_thread_state(child, task, exec_=False)
+    fs_namei.fs_fork(k, task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
+    copy_signals(child, task, flags)
+    copy_rlimits(k, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
+    copy_process_attrs(child, task)          # creds, nice, policy (kernel/syscalls_misc.py)
+    if flags & CLONE_CHILD_CLEARTID:
+        child.clear_child_tid = ctid
+    if flags & CLONE_PARENT_SETTID:
+        task.mm.write_u32(ptid, tid)
+    if flags & CLONE_CHILD_SETTID:
+        mm.write_u32(ctid, tid)
+    k.tasks[tid] = child
+    if not flags & CLONE_THREAD:
+        # a child belongs to the thread group (any thread may wait4 for it); threads are
+        # not children, so wait4 never sees them
+        k.tasks.get(task.tgid, task).children.append(child)
+    child.cpu = cpu.index
+    k.sched.enqueue(child, k.sched.select_cpu(child, new=True), cpu.now)
+    return tid

@@ -1,0 +1,129 @@
+"""syscalls.mmap: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.fs.file import HostFile
+from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.syscalls import MAP_ANONYMOUS
+from emukern.kernel.syscalls import MAP_FIXED
+from emukern.kernel.syscalls import MAP_PRIVATE
+from emukern.kernel.syscalls import MAP_SHARED
+from emukern.kernel.syscalls import prot_str
+from emukern.kernel.syscalls import read_write as syscalls_read_write
+from emukern.kernel.syscalls_fs import _s32
+from emukern.machine.memory import OutOfMemory
+from emukern.machine.memory import PAGE
+from emukern.machine.memory import SHARED_ANON
+from emukern.machine.memory import page_up
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+# ---- memory --------------------------------------------------------------------------------
+def sys_brk(k: "Kernel", cpu, task, addr, *a):
+    mm = task.mm
+    if addr == 0 or addr < mm.brk_start:
+        return mm.brk
+    old_top, new_top = page_up(mm.brk), page_up(addr)
+    if new_top > old_top:
+        if mm.overlaps(old_top, new_top - old_top):
+            return mm.brk
+        try:
+            mm.map(old_top, new_top - old_top, "rw-", "[heap]")
+        except OutOfMemory:
+            return mm.brk             # Linux: brk fails by returning the old break
+    elif new_top < old_top:
+        mm.unmap(new_top, old_top - new_top)
+    mm.brk = addr
+    cpu.charge(k.cost.mmap_op)
+    return mm.brk
+
+
+def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
+    cpu.charge(k.cost.mmap_op)
+    if length == 0 or length > 1 << 40:
+        return -E.EINVAL if length == 0 else -E.ENOMEM
+    data, name = b"", "[anon]"
+    if not flags & (MAP_PRIVATE | MAP_SHARED):
+        return -E.EINVAL
+    if not flags & MAP_ANONYMOUS:
+        got = mmap_file(k, task, fd, length, prot, flags, off)     # kernel/syscalls_fs.py
+        if isinstance(got, int):
+            return got
+        data, name = got
+    if name == "[anon]" and flags & MAP_SHARED and not flags & MAP_PRIVATE:
+        # shmem_zero_setup: shared anonymous memory (also MAP_SHARED of /dev/zero) is one
+        # buffer in every process forked from here; /proc/PID/maps names it so
+        name = SHARED_ANON
+    size = page_up(length)
+    if flags & MAP_FIXED:
+        if addr % PAGE:
+            return -E.EINVAL
+        if addr + size > k.arch.STACK_TOP:
+            return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
+        task.mm.unmap(addr, size)
+        start = addr
+    elif flags & 0x100000:        # MAP_FIXED_NOREPLACE: exactly there, or EEXIST
+        if addr % PAGE:
+            return -E.EINVAL
+        if addr + size > k.arch.STACK_TOP:
+            return -E.ENOMEM
+        if task.mm.overlaps(addr, size):
+            return -E.EEXIST
+        start = addr
+    else:
+        start = mm_mmap.get_unmapped_area(k, task.mm, addr, size)
+        if start < PAGE:
+            return -E.ENOMEM
+    task.mm.map(start, size, prot_str(prot), name, data)
+    return start
+
+
+def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
+    addr = k.arch.untagged_addr(addr)
+    if addr % PAGE or length == 0:
+        return -E.EINVAL
+    task.mm.unmap(addr, length)
+    cpu.charge(k.cost.mmap_op)
+    return 0
+
+
+# ---- file-backed mmap (mm/mmap.c do_mmap with a file) -------------------------------------------
+def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, str] | int:
+    """The bytes and name of a file mapping, or -errno.  MAP_PRIVATE copies the file's pages
+    (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
+    is modelled read-only — a shared writable mapping would need write-back (-ENODEV).
+    Bytes past the end of the file read as zero."""
+    from emukern.kernel.fs.file import DevZero
+    f = task.files.get(_s32(fd))
+    if f is None:
+        return -E.EBADF
+    if off % 4096 or off >> 63:
+        return -E.EINVAL
+    if isinstance(f, DevZero):
+        return b"", "[anon]"                         # mmap of /dev/zero is anonymous memory
+    if not isinstance(f, HostFile):
+        return -E.ENODEV                             # pipes, directories, /proc files
+    if not f.readable:
+        return -E.EACCES                             # every mapping needs read access
+    shared = bool(flags & 1) and not flags & 2
+    if shared and prot & 2:
+        return -E.EACCES if not f.writable else -E.ENODEV
+    size = f.size()
+    want = max(0, min(length, size - off))
+    data = b""
+    if want:
+        got = f.pread(want, off) if want <= (1 << 24) else syscalls_read_write._pread_all(f, want, off)
+        if isinstance(got, int):
+            return got
+        data = got
+    return data, ("shared:" if shared else "file:") + f.node.path
+
+
+def sys_remap_file_pages(k: "Kernel", cpu, task, start, size, prot, pgoff, flags, *a):
+    """mm/mmap.c remap_file_pages: Linux 6.x emulates it with mmap of a shared file mapping;
+    prot must be 0, and the range must lie in one VM_SHARED vma, else EINVAL.  emukern's
+    shared file mappings are whole-file copies that cannot be re-pointed at another file
+    offset, so a valid call is answered as Linux does for a non-shared one: EINVAL."""
+    cpu.charge(k.cost.mmap_op)
+    return -E.EINVAL

@@ -1,0 +1,155 @@
+"""syscalls.namei: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.fs import EROFS
+from emukern.kernel.fs import EXDEV
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.fs.vfs import S_IFIFO
+from emukern.kernel.fs.vfs import S_IFMT
+from emukern.kernel.fs.vfs import S_IFREG
+from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.syscalls_fs import AT_EMPTY_PATH
+from emukern.kernel.syscalls_fs import AT_REMOVEDIR
+from emukern.kernel.syscalls_fs import AT_SYMLINK_FOLLOW
+from emukern.kernel.syscalls_fs import RENAME_EXCHANGE
+from emukern.kernel.syscalls_fs import RENAME_NOREPLACE
+from emukern.kernel.syscalls_fs import RENAME_WHITEOUT
+from emukern.kernel.syscalls_fs import host_renameat2
+import os
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
+    path = fs_namei._user_path(k, task, path_ptr)
+    if isinstance(path, int):
+        return path
+    if not isinstance(fs_namei.path_lookup(k, task, dirfd, path, follow=False), int):
+        return -E.EEXIST
+    start = None if path.startswith("/") else fs_namei._start_dir(k, task, dirfd)
+    if isinstance(start, int):
+        return start
+    pn = k.vfs.parent_and_name(task, path, start)
+    if isinstance(pn, int):
+        return pn
+    parent, name = pn
+    if parent.host is None or not k.vfs.writable:
+        return -EROFS
+    try:
+        os.mkdir(os.path.join(parent.host, name), mode & 0o7777 & ~fs_of(task).umask)
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    return 0
+
+
+def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
+    node = fs_namei._lookup_at(k, task, dirfd, path_ptr, follow=False)
+    if isinstance(node, int):
+        return node
+    if node.host is None or not k.vfs.writable or node.path == "/":
+        return -EROFS if node.host is not None or not k.vfs.writable else -E.EACCES
+    try:
+        if flags & AT_REMOVEDIR:
+            if not node.is_dir:
+                return -E.ENOTDIR
+            os.rmdir(node.host)
+        else:
+            if node.is_dir:
+                return -E.EISDIR
+            os.unlink(node.host)
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    return 0
+
+
+def sys_renameat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, *a):
+    if k.config.arch != "arm64":
+        return -E.ENOSYS            # riscv64's table has renameat2 only
+    return sys_renameat2(k, cpu, task, olddirfd, oldpath, newdirfd, newpath, 0)
+
+
+def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, flags, *a):
+    """do_renameat2: RENAME_NOREPLACE and RENAME_EXCHANGE (not together), RENAME_WHITEOUT
+    (not with EXCHANGE); both names resolved without following a final symlink, then the
+    host's renameat2 on the two paths inside the root does the rest (EEXIST, ENOENT,
+    EISDIR, ENOTDIR, ENOTEMPTY, EINVAL for a directory into itself: the host kernel's)."""
+    flags &= 0xFFFF_FFFF
+    if flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT):
+        return -E.EINVAL
+    if flags & RENAME_EXCHANGE and flags & (RENAME_NOREPLACE | RENAME_WHITEOUT):
+        return -E.EINVAL
+    old = fs_namei._entry_at(k, task, olddirfd, oldpath, "rename")
+    if isinstance(old, int):
+        return old
+    new = fs_namei._entry_at(k, task, newdirfd, newpath, "rename")
+    if isinstance(new, int):
+        return new
+    cpu.charge(k.cost.syscall_body)
+    return host_renameat2(os.path.join(old[0].host, old[1]), os.path.join(new[0].host, new[1]), flags)
+
+
+def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, flags, *a):
+    """do_linkat: AT_SYMLINK_FOLLOW (follow a final symlink of the old name: otherwise the
+    link is to the symlink itself) and AT_EMPTY_PATH (EINVAL otherwise); no hard link to a
+    directory (EPERM)."""
+    flags &= 0xFFFF_FFFF
+    if flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH):
+        return -E.EINVAL
+    node = fs_namei._lookup_at(k, task, olddirfd, oldpath, follow=bool(flags & AT_SYMLINK_FOLLOW),
+                           empty_ok=bool(flags & AT_EMPTY_PATH))
+    if isinstance(node, int):
+        return node
+    new = fs_namei._entry_at(k, task, newdirfd, newpath, "link")
+    if isinstance(new, int):
+        return new
+    if node.is_dir:
+        return -E.EPERM
+    if node.host is None:
+        return -EXDEV
+    cpu.charge(k.cost.syscall_body)
+    try:
+        os.link(node.host, os.path.join(new[0].host, new[1]), follow_symlinks=False)
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    return 0
+
+
+def sys_symlinkat(k: "Kernel", cpu, task, target_ptr, newdirfd, linkpath, *a):
+    """do_symlinkat: the target is stored as given (any string up to PATH_MAX, resolved
+    later inside the guest's root by the walk, never by the host)."""
+    target = fs_namei._user_path(k, task, target_ptr)
+    if isinstance(target, int):
+        return target
+    if not target:
+        return -E.ENOENT
+    new = fs_namei._entry_at(k, task, newdirfd, linkpath, "symlink")
+    if isinstance(new, int):
+        return new
+    cpu.charge(k.cost.syscall_body)
+    try:
+        os.symlink(target, os.path.join(new[0].host, new[1]))
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    return 0
+
+
+# ---- mknodat (fs/namei.c do_mknodat) ----------------------------------------------------------
+def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
+    """S_IFREG (or type 0) makes an empty regular file.  Device nodes (S_IFCHR/S_IFBLK),
+    FIFOs and sockets are EPERM: the root is modelled as a nodev mount and emukern makes no
+    host special files inside it (a host FIFO could hang emukern itself)."""
+    cpu.charge(k.cost.syscall_body)
+    mode &= 0xFFFFFFFF
+    kind = mode & S_IFMT
+    if kind not in (0, S_IFREG, S_IFIFO, 0o020000, 0o060000, 0o140000):
+        return -E.EINVAL
+    path = fs_namei._user_path(k, task, path_ptr)      # type: ignore[attr-defined]
+    if isinstance(path, int):
+        return path
+    if not isinstance(fs_namei.path_lookup(k, task, dirfd, path, follow=False), int):  # type: ignore[attr-defined]
+        return -E.EEXIST
+    if kind not in (0, S_IFREG):
+        return -E.EPERM
+    made = fs_namei._create(k, task, dirfd, path, mode & 0o7777)      # type: ignore[attr-defined]
+    return made if isinstance(made, int) else 0

@@ -1,0 +1,90 @@
+"""syscalls.posix_timers: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.signal import base as signal_base
+from emukern.kernel.signal import timers as signal_timers
+from emukern.kernel.signal.defs import NSIG
+from emukern.kernel.signal.defs import s32
+from emukern.kernel.signal.state import PosixTimer
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def sys_timer_create(k: "Kernel", cpu, task, clockid, sevp, timerid_ptr, *a):
+    signal_base._sig_init(k, task)
+    clockid = s32(clockid)
+    if clockid not in (0, 1):               # CLOCK_REALTIME, CLOCK_MONOTONIC
+        return -E.EINVAL
+    sigs = task.signal
+    tm = PosixTimer(timerid=len(sigs.posix_timers) and max(sigs.posix_timers) + 1 or 0)
+    if sevp:
+        raw = task.mm.read(sevp, 20)
+        tm.value = int.from_bytes(raw[0:8], "little")
+        tm.signo = s32(int.from_bytes(raw[8:12], "little"))
+        tm.notify = s32(int.from_bytes(raw[12:16], "little"))
+        tm.tid = s32(int.from_bytes(raw[16:20], "little"))
+        if tm.notify not in (signal_timers.SIGEV_SIGNAL, signal_timers.SIGEV_NONE, signal_timers.SIGEV_THREAD_ID):
+            return -E.EINVAL
+        if tm.notify != signal_timers.SIGEV_NONE and not 1 <= tm.signo <= NSIG:
+            return -E.EINVAL
+        if tm.notify == signal_timers.SIGEV_THREAD_ID:
+            t = k.tasks.get(tm.tid)
+            if t is None or t.tgid != task.tgid or not t.alive:
+                return -E.EINVAL
+    else:
+        tm.value = tm.timerid
+    sigs.posix_timers[tm.timerid] = tm
+    task.mm.write_u32(timerid_ptr, tm.timerid)
+    return 0
+
+
+def sys_timer_settime(k: "Kernel", cpu, task, timerid, flags, new, old, *a):
+    signal_base._sig_init(k, task)
+    tm = task.signal.posix_timers.get(s32(timerid))
+    if tm is None:
+        return -E.EINVAL
+    if old:
+        signal_timers._put_itimerspec(k, task, old, max(0, tm.expires - cpu.now) if tm.expires else 0, tm.interval)
+    try:
+        interval = signal_timers._timespec(k, task, new)
+        value = signal_timers._timespec(k, task, new + 16)
+    except ValueError:
+        return -E.EINVAL
+    tm.seq += 1
+    tm.overrun = 0
+    tm.interval = k.clock.cycles_for_ns(interval)
+    if value == 0:
+        tm.expires = 0
+        return 0
+    if flags & 1:                                   # TIMER_ABSTIME
+        tm.expires = max(k.clock.cycles_for_ns(value), cpu.now + 1)
+    else:
+        tm.expires = cpu.now + max(1, k.clock.cycles_for_ns(value))
+    signal_timers._arm_posix(k, cpu, task, tm)
+    return 0
+
+
+def sys_timer_gettime(k: "Kernel", cpu, task, timerid, cur, *a):
+    signal_base._sig_init(k, task)
+    tm = task.signal.posix_timers.get(s32(timerid))
+    if tm is None:
+        return -E.EINVAL
+    signal_timers._put_itimerspec(k, task, cur, max(0, tm.expires - cpu.now) if tm.expires else 0, tm.interval)
+    return 0
+
+
+def sys_timer_getoverrun(k: "Kernel", cpu, task, timerid, *a):
+    signal_base._sig_init(k, task)
+    tm = task.signal.posix_timers.get(s32(timerid))
+    return -E.EINVAL if tm is None else tm.overrun
+
+
+def sys_timer_delete(k: "Kernel", cpu, task, timerid, *a):
+    signal_base._sig_init(k, task)
+    tm = task.signal.posix_timers.pop(s32(timerid), None)
+    if tm is None:
+        return -E.EINVAL
+    tm.seq += 1
+    tm.expires = 0
+    return 0

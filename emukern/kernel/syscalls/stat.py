@@ -1,0 +1,121 @@
+"""syscalls.stat: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.files import OutputFile
+from emukern.kernel.files import PipeEnd
+from emukern.kernel.files import StdinFile
+from emukern.kernel.files import SysctlFile
+from emukern.kernel.fs import meta as fs_meta
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.fs.file import HostFile
+from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.fs.file import stat_bytes
+from emukern.kernel.fs.file import stat_fields
+from emukern.kernel.fs.file import statx_bytes
+from emukern.kernel.fs.vfs import cwd_of
+from emukern.kernel.syscalls_fs import AT_EMPTY_PATH
+from emukern.kernel.syscalls_fs import AT_FDCWD
+from emukern.kernel.syscalls_fs import AT_SYMLINK_NOFOLLOW
+from emukern.kernel.syscalls_fs import S_IFCHR
+from emukern.kernel.syscalls_fs import S_IFIFO
+from emukern.kernel.syscalls_fs import S_IFREG
+from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.syscalls_fs import _stat_bytes
+from typing import Any
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def _fstat_file(k: "Kernel", f: Any) -> bytes:
+    if isinstance(f, VfsFile):
+        return stat_bytes(fs_meta.apply_meta(k, stat_fields(f.node, f.size() if isinstance(f, HostFile) else None),
+                                          f.node, f))
+    if isinstance(f, (OutputFile, StdinFile)):
+        return _stat_bytes(S_IFCHR | 0o620, rdev=(136 << 8))   # a pts-like character device
+    if isinstance(f, PipeEnd):
+        return _stat_bytes(S_IFIFO | 0o600, ino=f.pipe.ino)
+    if isinstance(f, SysctlFile):
+        return _stat_bytes(S_IFREG | f.entry.mode)
+    if f.stat_mode is not None:            # a plug-in kind (File.stat_mode): a socket, ...
+        return _stat_bytes(f.stat_mode, ino=getattr(f, "ino", 1) or 1)
+    return _stat_bytes(S_IFREG | 0o644)
+
+
+def sys_fstat(k: "Kernel", cpu, task, fd, statbuf, *a):
+    f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
+    if f is None:
+        return -E.EBADF
+    task.mm.write(statbuf, _fstat_file(k, f))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def _stat_at(k: "Kernel", task, dirfd, path_ptr, flags) -> bytes | int:
+    """vfs_fstatat: the 'struct stat' fields of a path, an fd (AT_EMPTY_PATH) or -errno."""
+    if flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | 0x6000):   # NO_AUTOMOUNT, SYNC
+        return -E.EINVAL
+    path = fs_namei._user_path(k, task, path_ptr) if path_ptr else ""
+    if isinstance(path, int):
+        return path
+    if path == "" and flags & AT_EMPTY_PATH:
+        if _s32(dirfd) == AT_FDCWD:
+            node = cwd_of(task, k.vfs)
+        else:
+            f = task.files.get(_s32(dirfd))
+            if f is None:
+                return -E.EBADF
+            return _fstat_file(k, f)
+    else:
+        node = fs_namei.path_lookup(k, task, dirfd, path, follow=not flags & AT_SYMLINK_NOFOLLOW)
+    if isinstance(node, int):
+        return node
+    if node.is_link:
+        try:
+            size = len(node.link_target().encode("utf-8", "surrogateescape"))
+        except OSError:
+            size = 0
+        return stat_bytes(fs_meta.apply_meta(k, stat_fields(node, size), node))
+    return stat_bytes(fs_meta.apply_meta(k, stat_fields(node), node))
+
+
+def sys_newfstatat(k: "Kernel", cpu, task, dirfd, path_ptr, statbuf, flags, *a):
+    st = _stat_at(k, task, dirfd, path_ptr, flags)
+    if isinstance(st, int):
+        return st
+    task.mm.write(statbuf, st)
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_statx(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mask, buf, *a):
+    st = _stat_at(k, task, dirfd, path_ptr, flags & ~0x6000)
+    if isinstance(st, int):
+        return st
+    import struct
+    (dev, ino, mode, nlink, uid, gid, rdev, _p, size, blksize) = struct.unpack_from("<QQIIIIQQqi", st)
+    at, atn, mt, mtn, ct, ctn = struct.unpack_from("<qQqQqQ", st, 72)
+    task.mm.write(buf, statx_bytes({"dev": dev, "ino": ino, "mode": mode, "nlink": nlink, "uid": uid,
+                                    "gid": gid, "rdev": rdev, "size": size, "blksize": blksize,
+                                    "atime": (at, atn), "mtime": (mt, mtn), "ctime": (ct, ctn)}))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_readlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, buf, size, *a):
+    """do_readlinkat: the target of a symlink (``/proc/self/exe`` is the guest path of the
+    running image, updated by execve), truncated to ``size`` bytes without a NUL."""
+    if _s32(size) <= 0:
+        return -E.EINVAL
+    node = fs_namei._lookup_at(k, task, dirfd, path_ptr, follow=False, empty_ok=True)
+    if isinstance(node, int):
+        return node
+    if not node.is_link:
+        return -E.EINVAL
+    try:
+        target = node.link_target().encode("utf-8", "surrogateescape")[: size & 0xFFFFFFFF]
+    except OSError:
+        return -E.ENOENT
+    task.mm.write(buf, target)
+    cpu.charge(k.cost.syscall_body)
+    return len(target)

@@ -1,0 +1,37 @@
+"""syscalls.statfs: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from emukern.kernel import errno as E
+from emukern.kernel.files import PipeEnd
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.syscalls import sys as syscalls_sys
+from emukern.kernel.sysret import s64
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+
+
+def sys_statfs(k: "Kernel", cpu, task, path_ptr, buf, *a):
+    path = fs_namei._user_path(k, task, path_ptr)
+    if isinstance(path, int):
+        return path
+    node = k.vfs.lookup(task, path)
+    if isinstance(node, int):
+        return node
+    if task.mm.find(buf) is None:
+        return -E.EFAULT
+    task.mm.write(buf, syscalls_sys._statfs_bytes(k, node.dev))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_fstatfs(k: "Kernel", cpu, task, fd, buf, *a):
+    from emukern.kernel.fs.file import VfsFile
+    f = task.files.get(s64(fd) if fd >> 31 == 0 else -1)
+    if f is None:
+        return -E.EBADF
+    if task.mm.find(buf) is None:
+        return -E.EFAULT
+    dev = f.node.dev if isinstance(f, VfsFile) else None
+    task.mm.write(buf, syscalls_sys._statfs_bytes(k, dev, pipe=isinstance(f, PipeEnd)))
+    cpu.charge(k.cost.syscall_body)
+    return 0

@@ -1,0 +1,584 @@
+"""syscalls.sys: generated from the kernel mixins."""
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from dataclasses import replace
+from emukern.kernel import errno as E
+from emukern.kernel.signal import exit as signal_exit
+from emukern.kernel.signal import jobctl as signal_jobctl
+from emukern.kernel.syscalls import read_write as syscalls_read_write
+from emukern.kernel.syscalls_misc import Cred
+from emukern.kernel.syscalls_misc import EOPNOTSUPP
+from emukern.kernel.syscalls_misc import EXT4_SUPER_MAGIC
+from emukern.kernel.syscalls_misc import MAX_NICE
+from emukern.kernel.syscalls_misc import MAX_RT_PRIO
+from emukern.kernel.syscalls_misc import MIN_NICE
+from emukern.kernel.syscalls_misc import NGROUPS_MAX
+from emukern.kernel.syscalls_misc import NO_ID
+from emukern.kernel.syscalls_misc import PER_LINUX_MASK
+from emukern.kernel.syscalls_misc import PIPEFS_MAGIC
+from emukern.kernel.syscalls_misc import PRIO_PGRP
+from emukern.kernel.syscalls_misc import PRIO_PROCESS
+from emukern.kernel.syscalls_misc import PRIO_USER
+from emukern.kernel.syscalls_misc import PROC_SUPER_MAGIC
+from emukern.kernel.syscalls_misc import RWF_SUPPORTED
+from emukern.kernel.syscalls_misc import SCHED_BATCH
+from emukern.kernel.syscalls_misc import SCHED_DEADLINE
+from emukern.kernel.syscalls_misc import SCHED_FIFO
+from emukern.kernel.syscalls_misc import SCHED_IDLE
+from emukern.kernel.syscalls_misc import SCHED_OTHER
+from emukern.kernel.syscalls_misc import SCHED_RESET_ON_FORK
+from emukern.kernel.syscalls_misc import SCHED_RR
+from emukern.kernel.syscalls_misc import ST_NODEV
+from emukern.kernel.syscalls_misc import ST_NOEXEC
+from emukern.kernel.syscalls_misc import ST_NOSUID
+from emukern.kernel.syscalls_misc import ST_RDONLY
+from emukern.kernel.syscalls_misc import ST_RELATIME
+from emukern.kernel.syscalls_misc import ST_VALID
+from emukern.kernel.syscalls_misc import TMPFS_MAGIC
+from emukern.kernel.syscalls_misc import _u32
+from emukern.kernel.syscalls_misc import cred_of
+from emukern.kernel.syscalls_proc import RUSAGE_CHILDREN
+from emukern.kernel.syscalls_proc import RUSAGE_SELF
+from emukern.kernel.syscalls_proc import RUSAGE_THREAD
+from emukern.kernel.syscalls_proc import _s32
+from emukern.kernel.sysret import U64
+from emukern.kernel.sysret import s64
+from emukern.kernel.uaccess import copy_from_user
+from typing import Any
+import struct
+if TYPE_CHECKING:
+    from emukern.kernel.types import Kernel
+    from emukern.kernel.task import Task
+
+
+# ---- process ids -----------------------------------------------------------------------------
+def sys_getpid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return task.tgid
+
+
+def sys_getppid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    leader = k.tasks.get(task.tgid, task)
+    return leader.parent.tgid if leader.parent is not None else 0
+
+
+def sys_gettid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return task.tid
+
+
+def sys_getcpu(k: "Kernel", cpu, task, cpup, nodep, *a):
+    cpu.charge(k.cost.syscall_body)
+    if cpup:
+        task.mm.write_u32(cpup, cpu.index)
+    if nodep:
+        task.mm.write_u32(nodep, 0)
+    return 0
+
+
+def sys_getrlimit(k: "Kernel", cpu, task, resource, rlim, *a):
+    return sys_prlimit64(k, cpu, task, 0, resource, 0, rlim)
+
+
+def sys_setrlimit(k: "Kernel", cpu, task, resource, rlim, *a):
+    if not rlim:
+        return -E.EFAULT
+    return sys_prlimit64(k, cpu, task, 0, resource, rlim, 0)
+
+
+def sys_prlimit64(k: "Kernel", cpu, task, pid, resource, new, old, *a):
+    """kernel/sys.c prlimit64 (glibc's getrlimit/setrlimit use it): kernel/resource.py."""
+    from emukern.kernel.resource import do_prlimit
+    pid = s64(pid)
+    target = task if pid == 0 else k.tasks.get(pid)
+    if target is None or not target.alive:
+        return -E.ESRCH
+    pair = None
+    if new:
+        raw = copy_from_user(k, cpu, task, new, 16)
+        pair = (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+    got = do_prlimit(k, target, target, resource & U64, pair)
+    if isinstance(got, int):
+        return got
+    if old:
+        task.mm.write(old, got[0].to_bytes(8, "little") + got[1].to_bytes(8, "little"))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_uname(k: "Kernel", cpu, task, buf, *a):
+    fields = ["Linux", "emukern", "6.12.0-emukern", "#1 SMP emukern", k.arch.uname_machine, "(none)"]
+    task.mm.write(buf, b"".join(f.encode().ljust(65, b"\0") for f in fields))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
+    cpu.charge(k.cost.syscall_body)
+    if option == 15:           # PR_SET_NAME
+        task.comm = task.mm.read_cstr(a2, 16)[:15].decode("utf-8", "replace")
+        return 0
+    if option == 16:           # PR_GET_NAME
+        task.mm.write(a2, task.comm.encode()[:15].ljust(16, b"\0"))
+        return 0
+    ret = k.arch.prctl(cpu, task, option, a2, a3, a4, a5)
+    return -E.EINVAL if ret is None else ret
+
+
+# ---- process groups and sessions -------------------------------------------------------------
+def sys_getpgid(k: "Kernel", cpu, task, pid, *a):
+    t = signal_jobctl._pid_target(k, task, pid)
+    if t is None:
+        return -E.ESRCH
+    return signal_jobctl.pgid_of(k, t)
+
+
+def sys_getsid(k: "Kernel", cpu, task, pid, *a):
+    t = signal_jobctl._pid_target(k, task, pid)
+    if t is None:
+        return -E.ESRCH
+    return signal_jobctl.sid_of(k, t)
+
+
+def sys_setpgid(k: "Kernel", cpu, task, pid, pgid, *a):
+    """setpgid: the caller or one of its children, not a session leader, into a group of
+    the same session (or a new group named by its own pid)."""
+    pgid = _s32(pgid)
+    if pgid < 0:
+        return -E.EINVAL
+    me = signal_jobctl._leader(k, task)
+    t = signal_jobctl._pid_target(k, task, pid)
+    if t is None or (t is not me and t.parent is not me):
+        return -E.ESRCH
+    if signal_jobctl.sid_of(k, t) != signal_jobctl.sid_of(k, me):
+        return -E.EPERM
+    if signal_jobctl.sid_of(k, t) == t.tgid:
+        return -E.EPERM                      # a session leader keeps its group
+    pgid = pgid or t.tgid
+    if pgid != t.tgid and not any(x.alive and signal_jobctl.pgid_of(k, x) == pgid and signal_jobctl.sid_of(k, x) == signal_jobctl.sid_of(k, me)
+                                  for x in k.tasks.values() if x.is_thread_leader):
+        return -E.EPERM
+    signal_jobctl._signal_struct(k, t).pgid = pgid
+    return 0
+
+
+def sys_setsid(k: "Kernel", cpu, task, *a):
+    me = signal_jobctl._leader(k, task)
+    if signal_jobctl.pgid_of(k, me) == me.tgid:
+        return -E.EPERM                      # a process-group leader cannot start a session
+    sig = signal_jobctl._signal_struct(k, me)
+    sig.sid = sig.pgid = me.tgid
+    return me.tgid
+
+
+def sys_umask(k: "Kernel", cpu, task, mask, *a):
+    from emukern.kernel.fs.vfs import fs_of
+    fs = fs_of(task)
+    old, fs.umask = fs.umask, mask & 0o777
+    return old
+
+
+def sys_getrusage(k: "Kernel", cpu, task, who, usage, *a):
+    who = _s32(who)
+    if who == RUSAGE_SELF:
+        u = signal_exit._usage(k, signal_exit._group(k, task))
+    elif who == RUSAGE_THREAD:
+        u = signal_exit._usage(k, [task])
+    elif who == RUSAGE_CHILDREN:
+        u = list(signal_jobctl._leader(k, task).cusage)
+    else:
+        return -E.EINVAL
+    task.mm.write(usage, signal_exit.rusage_bytes(k, u))
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_times(k: "Kernel", cpu, task, buf, *a):
+    if buf:
+        g, c = signal_exit._usage(k, signal_exit._group(k, task)), signal_jobctl._leader(k, task).cusage
+        task.mm.write(buf, struct.pack("<4q", signal_exit._clock_t(k, g[0]), signal_exit._clock_t(k, g[1]),
+                                       signal_exit._clock_t(k, c[0]), signal_exit._clock_t(k, c[1])))
+    cpu.charge(k.cost.syscall_body)
+    return signal_exit._clock_t(k, cpu.now)
+
+
+def sys_sysinfo(k: "Kernel", cpu, task, info, *a):
+    """struct sysinfo (112 bytes on 64-bit): uptime from the machine clock, the memory the
+    address-space limit allows, live process count; no swap, loads 0."""
+    from emukern.machine.memory import AS_LIMIT
+    used = sum(sum(m.size for m in t.mm.mappings) for t in k.tasks.values()
+               if t.alive and t.is_thread_leader)
+    total = AS_LIMIT
+    procs = sum(1 for t in k.tasks.values() if t.alive)
+    raw = struct.pack("<q3Q6QHH4x2QI4x", int(k.clock.ns(cpu.now)) // 10**9, 0, 0, 0,
+                      total, max(0, total - used), 0, 0, 0, 0, min(procs, 0xFFFF), 0, 0, 0, 1)
+    task.mm.write(info, raw)
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+# ---- credentials (kernel/sys.c) -----------------------------------------------------------
+def _set_cred(k: "Kernel", cpu, task, new: Cred) -> int:
+    task.cred = new                 # commit_creds
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_getuid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return cred_of(task).uid
+
+
+def sys_geteuid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return cred_of(task).euid
+
+
+def sys_getgid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return cred_of(task).gid
+
+
+def sys_getegid(k: "Kernel", cpu, task, *a):
+    cpu.charge(k.cost.syscall_body)
+    return cred_of(task).egid
+
+
+def _getres(k: "Kernel", cpu, task, ptrs: tuple[int, int, int], vals: tuple[int, int, int]) -> int:
+    for p, v in zip(ptrs, vals):    # put_user of each: the first bad pointer is EFAULT
+        if task.mm.find(p) is None:
+            return -E.EFAULT
+        task.mm.write_u32(p, v)
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def sys_getresuid(k: "Kernel", cpu, task, r, e, s, *a):
+    c = cred_of(task)
+    return _getres(k, cpu, task, (r, e, s), (c.uid, c.euid, c.suid))
+
+
+def sys_getresgid(k: "Kernel", cpu, task, r, e, s, *a):
+    c = cred_of(task)
+    return _getres(k, cpu, task, (r, e, s), (c.gid, c.egid, c.sgid))
+
+
+_UIDS = ('uid', 'euid', 'suid', 'fsuid')
+
+
+_GIDS = ('gid', 'egid', 'sgid', 'fsgid')
+
+
+def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
+    """__sys_setuid / __sys_setgid: root sets all four ids; anyone else only the effective
+    (and fs) id, to the real or the saved one."""
+    v, c = _u32(v), cred_of(task)
+    r, e, s, fs = names
+    if v == NO_ID:
+        return -E.EINVAL
+    if c.euid == 0:
+        return _set_cred(k, cpu, task, replace(c, **{r: v, e: v, s: v, fs: v}))
+    if v in (getattr(c, r), getattr(c, s)):
+        return _set_cred(k, cpu, task, replace(c, **{e: v, fs: v}))
+    return -E.EPERM
+
+
+def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
+    """__sys_setreuid / __sys_setregid: the new real id must be the old real or effective
+    one, the new effective one of the old three (root: anything); the saved id follows the
+    new effective id when the real id is set or the effective one moves away from the old
+    real id."""
+    rv, ev, c = _u32(rv), _u32(ev), cred_of(task)
+    r, e, s, fs = names
+    old_r, old_e, old_s = getattr(c, r), getattr(c, e), getattr(c, s)
+    priv = c.euid == 0
+    if rv != NO_ID and not priv and rv not in (old_r, old_e):
+        return -E.EPERM
+    if ev != NO_ID and not priv and ev not in (old_r, old_e, old_s):
+        return -E.EPERM
+    new_r = old_r if rv == NO_ID else rv
+    new_e = old_e if ev == NO_ID else ev
+    new_s = new_e if rv != NO_ID or (ev != NO_ID and ev != old_r) else old_s
+    return _set_cred(k, cpu, task, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}))
+
+
+def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[str, ...]) -> int:
+    """__sys_setresuid / __sys_setresgid: without privilege each new id must be one of the
+    old three."""
+    c = cred_of(task)
+    new = [_u32(v) for v in vals]
+    olds = tuple(getattr(c, n) for n in names[:3])
+    if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
+        return -E.EPERM
+    nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
+    return _set_cred(k, cpu, task, replace(c, **dict(zip(names, (nr, ne, ns, ne)))))
+
+
+def _setfsid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
+    """setfsuid / setfsgid always return the old fs id; they change it only to one of the
+    four ids (root: to anything), and never fail."""
+    v, c = _u32(v), cred_of(task)
+    old = getattr(c, names[3])
+    if v != NO_ID and (c.euid == 0 or v in tuple(getattr(c, n) for n in names)):
+        task.cred = replace(c, **{names[3]: v})
+    cpu.charge(k.cost.syscall_body)
+    return old
+
+
+def sys_setuid(k: "Kernel", cpu, task, uid, *a):
+    return _setid(k, cpu, task, uid, _UIDS)
+
+
+def sys_setgid(k: "Kernel", cpu, task, gid, *a):
+    return _setid(k, cpu, task, gid, _GIDS)
+
+
+def sys_setreuid(k: "Kernel", cpu, task, ruid, euid, *a):
+    return _setreid(k, cpu, task, ruid, euid, _UIDS)
+
+
+def sys_setregid(k: "Kernel", cpu, task, rgid, egid, *a):
+    return _setreid(k, cpu, task, rgid, egid, _GIDS)
+
+
+def sys_setresuid(k: "Kernel", cpu, task, r, e, s, *a):
+    return _setresid(k, cpu, task, (r, e, s), _UIDS)
+
+
+def sys_setresgid(k: "Kernel", cpu, task, r, e, s, *a):
+    return _setresid(k, cpu, task, (r, e, s), _GIDS)
+
+
+def sys_setfsuid(k: "Kernel", cpu, task, uid, *a):
+    return _setfsid(k, cpu, task, uid, _UIDS)
+
+
+def sys_setfsgid(k: "Kernel", cpu, task, gid, *a):
+    return _setfsid(k, cpu, task, gid, _GIDS)
+
+
+def sys_getgroups(k: "Kernel", cpu, task, size, ptr, *a):
+    """getgroups: size 0 asks for the count; a smaller array than the list is EINVAL."""
+    groups = cred_of(task).groups
+    size = s64(size) if size >> 31 == 0 else (size & 0xFFFFFFFF) - (1 << 32)
+    if size < 0:
+        return -E.EINVAL
+    cpu.charge(k.cost.syscall_body)
+    if size == 0:
+        return len(groups)
+    if size < len(groups):
+        return -E.EINVAL
+    if groups:
+        if task.mm.find(ptr) is None:
+            return -E.EFAULT
+        task.mm.write(ptr, b"".join(g.to_bytes(4, "little") for g in groups))
+    return len(groups)
+
+
+def sys_setgroups(k: "Kernel", cpu, task, size, ptr, *a):
+    """setgroups: CAP_SETGID (root) only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
+    size = _u32(size)
+    if cred_of(task).euid != 0:    # may_setgroups comes before the size check
+        return -E.EPERM
+    if size >= 1 << 31 or size > NGROUPS_MAX:
+        return -E.EINVAL
+    raw = b""
+    if size:
+        if task.mm.find(ptr) is None or task.mm.find(ptr + 4 * size - 1) is None:
+            return -E.EFAULT
+        raw = task.mm.read(ptr, 4 * size)
+    groups = tuple(sorted(int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw), 4)))
+    return _set_cred(k, cpu, task, replace(cred_of(task), groups=groups))
+
+
+# ---- nice values (kernel/sys.c) -------------------------------------------------------------
+def _prio_targets(k: "Kernel", task, which: int, who: int) -> list["Task"] | int:
+    """The tasks setpriority/getpriority act on: one thread, a process group, a user's."""
+    live = [t for t in k.tasks.values() if t.alive]
+    if which == PRIO_PROCESS:
+        t = task if who == 0 else k.tasks.get(who)
+        return [t] if t is not None and t.alive else []
+    if which == PRIO_PGRP:
+        pgrp = _pgrp_of(k, task) if who == 0 else who
+        return [t for t in live if _pgrp_of(k, t) == pgrp]
+    if which == PRIO_USER:
+        uid = cred_of(task).uid if who == 0 else who
+        return [t for t in live if cred_of(t).uid == uid]
+    return -E.EINVAL
+
+
+def _pgrp_of(k: "Kernel", task) -> int:
+    return signal_jobctl.pgid_of(k, task)
+
+
+def sys_getpriority(k: "Kernel", cpu, task, which, who, *a):
+    """getpriority returns 20 - nice of the highest-priority target (1..40: no negative
+    return values that would look like errors; glibc subtracts it back)."""
+    targets = _prio_targets(k, task, _u32(which) if _u32(which) < 3 else 3, s64(who) & 0xFFFFFFFF)
+    if isinstance(targets, int):
+        return targets
+    cpu.charge(k.cost.syscall_body)
+    if not targets:
+        return -E.ESRCH
+    return max(20 - t.nice for t in targets)
+
+
+def sys_setpriority(k: "Kernel", cpu, task, which, who, niceval, *a):
+    """setpriority: the nice value clamped to -20..19 (root may lower it)."""
+    targets = _prio_targets(k, task, _u32(which) if _u32(which) < 3 else 3, s64(who) & 0xFFFFFFFF)
+    if isinstance(targets, int):
+        return targets
+    n = (niceval & 0xFFFFFFFF) - ((niceval & 0x80000000) << 1)
+    n = min(max(n, MIN_NICE), MAX_NICE)
+    cpu.charge(k.cost.syscall_body)
+    if not targets:
+        return -E.ESRCH
+    c = cred_of(task)
+    for t in targets:
+        tc = cred_of(t)
+        if c.euid != 0 and (c.euid not in (tc.uid, tc.euid) or n < t.nice):
+            return -E.EACCES if n < t.nice else -E.EPERM      # set_one_prio
+        t.nice = n
+    return 0
+
+
+# ---- scheduling policies (kernel/sched/syscalls.c) ------------------------------------------
+def _sched_target(k: "Kernel", task, pid: int) -> "Task | int":
+    pid = s64(pid) if pid >> 31 == 0 else (pid & 0xFFFFFFFF) - (1 << 32)
+    if pid < 0:
+        return -E.EINVAL
+    t = task if pid == 0 else k.tasks.get(pid)
+    if t is None or not t.alive:
+        return -E.ESRCH
+    return t
+
+
+def _setscheduler(k: "Kernel", cpu, task, pid, policy: int | None, param) -> int:
+    """do_sched_setscheduler / __sched_setscheduler's checks: FIFO and RR take a priority
+    1..99, the fair policies 0; SCHED_DEADLINE only through sched_setattr."""
+    if not param or (s64(pid) if pid >> 31 == 0 else -1) < 0:
+        return -E.EINVAL
+    if task.mm.find(param) is None:
+        return -E.EFAULT
+    prio = task.mm.read_u32(param)
+    t = _sched_target(k, task, pid)
+    if isinstance(t, int):
+        return t
+    reset = t.sched_reset_on_fork
+    if policy is None:              # sched_setparam: keep the policy
+        policy = t.sched_policy
+    else:
+        reset = bool(policy & SCHED_RESET_ON_FORK)
+        policy &= ~SCHED_RESET_ON_FORK
+        if policy not in (SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_BATCH, SCHED_IDLE):
+            return -E.EINVAL
+    rt = policy in (SCHED_FIFO, SCHED_RR)
+    if prio >= 1 << 31 or prio > MAX_RT_PRIO - 1 or rt != (prio != 0):
+        return -E.EINVAL
+    me, tc = cred_of(task), cred_of(t)
+    if me.euid != 0 and (rt or me.euid not in (tc.uid, tc.euid)):      # check_same_owner
+        return -E.EPERM             # no CAP_SYS_NICE (RLIMIT_RTPRIO is 0 by default)
+    t.sched_policy, t.rt_priority, t.sched_reset_on_fork = policy, prio, reset
+    cpu.charge(k.cost.syscall_body)
+    return 0
+
+
+def _prio_limit(k: "Kernel", cpu, policy, hi: bool) -> int:
+    cpu.charge(k.cost.syscall_body)
+    policy = _u32(policy)
+    if policy in (SCHED_FIFO, SCHED_RR):
+        return MAX_RT_PRIO - 1 if hi else 1
+    if policy in (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE):
+        return 0
+    return -E.EINVAL
+
+
+# ---- personality, time ------------------------------------------------------------------------
+def sys_personality(k: "Kernel", cpu, task, persona, *a):
+    """personality(0xffffffff) only reads; anything else is stored (set_personality) and the
+    old value returned.  emukern acts on none of the flags (no address randomisation to turn
+    off, no other ABI)."""
+    old = task.personality
+    if _u32(persona) != PER_LINUX_MASK:
+        task.personality = _u32(persona)
+    cpu.charge(k.cost.syscall_body)
+    return old
+
+
+# ---- the sync family (fs/sync.c) ----------------------------------------------------------------
+def _fsync(k: "Kernel", cpu, task, fd) -> int:
+    """vfs_fsync_range: EBADF for no descriptor, EINVAL for a file without ->fsync (pipes,
+    sockets, terminals, /proc and /dev files, eventfd/epoll); a file of the root is written
+    straight through to the host already, so there is nothing to flush."""
+    from emukern.kernel.fs.file import DirFile, HostFile
+    from emukern.kernel.fs.vfs import ROOT_DEV
+    f = task.files.get(s64(fd) if fd >> 31 == 0 else -1)
+    if f is None:
+        return -E.EBADF
+    cpu.charge(k.cost.syscall_body)
+    if isinstance(f, HostFile) or (isinstance(f, DirFile) and f.node.dev == ROOT_DEV):
+        return 0
+    return -E.EINVAL
+
+
+# ---- statfs (fs/statfs.c) ------------------------------------------------------------------------
+def _statfs_bytes(k: "Kernel", dev: int | None, pipe: bool = False) -> bytes:
+    """asm-generic struct statfs (64-bit: 120 bytes) of the file system ``dev`` names, with
+    fixed figures: a 4 KiB-block root of 8 Mi blocks, half free; procfs and devtmpfs as the
+    kernel fills them (f_blocks 0 / tmpfs-like)."""
+    from emukern.kernel.fs.vfs import DEV_DEV, PROC_DEV, ROOT_DEV
+    ro = 0 if getattr(k.vfs, "writable", False) else ST_RDONLY
+    if pipe:
+        vals = (PIPEFS_MAGIC, 4096, 0, 0, 0, 0, 0, 0, 255, 4096, ST_VALID)
+    elif dev == PROC_DEV:
+        vals = (PROC_SUPER_MAGIC, 4096, 0, 0, 0, 0, 0, PROC_DEV, 255, 4096,
+                ST_VALID | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME)
+    elif dev == DEV_DEV:
+        vals = (TMPFS_MAGIC, 4096, 0, 0, 0, 65536, 65000, DEV_DEV, 255, 4096,
+                ST_VALID | ST_NOSUID | ST_RELATIME)
+    else:
+        vals = (EXT4_SUPER_MAGIC, 4096, 1 << 23, 1 << 22, 1 << 22, 1 << 21, 1 << 20, ROOT_DEV,
+                255, 4096, ST_VALID | ST_RELATIME | ro)
+    f_type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags = vals
+    le = lambda v: (v & (1 << 64) - 1).to_bytes(8, "little")       # noqa: E731
+    fsid_b = (fsid & 0xFFFFFFFF).to_bytes(4, "little") + bytes(4)
+    return (le(f_type) + le(bsize) + le(blocks) + le(bfree) + le(bavail) + le(files) + le(ffree)
+            + fsid_b + le(namelen) + le(frsize) + le(flags) + bytes(32))
+
+
+# ---- preadv / pwritev (fs/read_write.c) ----------------------------------------------------------
+def _prw(k: "Kernel", cpu, task, fd, iov, iovcnt, pos, flags, write: bool, v2: bool) -> Any:
+    """do_preadv/do_pwritev: a positioned vector read/write (pos -1 with the v2 calls: at the
+    file position, as readv/writev); a pipe or other unseekable file is ESPIPE, a negative
+    position EINVAL, an unknown RWF_* flag EOPNOTSUPP."""
+    from emukern.kernel.fs.file import DirFile, VfsFile
+    pos = s64(pos)
+    if v2 and flags & ~RWF_SUPPORTED:
+        return -EOPNOTSUPP
+    if v2 and pos == -1:
+        if write:
+            return syscalls_read_write.sys_writev(k, cpu, task, fd, iov, iovcnt)
+        return syscalls_read_write.sys_readv(k, cpu, task, fd, iov, iovcnt)
+    if pos < 0:
+        return -E.EINVAL
+    f = task.files.get(s64(fd))
+    if f is None or not (f.writable if write else f.readable):
+        return -E.EBADF
+    if not isinstance(f, VfsFile):
+        return -E.ESPIPE            # no FMODE_PREAD / FMODE_PWRITE
+    if isinstance(f, DirFile) and not write:
+        return -E.EISDIR
+    vec = syscalls_read_write._vec(k, task, iov, iovcnt)
+    if isinstance(vec, int):
+        return vec
+    off = [pos]
+
+    def one(base: int, n: int, res: Any) -> Any:
+        at = off[0]
+        r = (syscalls_read_write._do_write(k, cpu, task, fd, base, n, res, at) if write
+             else syscalls_read_write._do_read(k, cpu, task, fd, base, n, res, at))
+        if isinstance(r, int) and r > 0:
+            off[0] += r
+        return r
+    return syscalls_read_write._each_iov_long(k, task, vec, one)
