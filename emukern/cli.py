@@ -185,7 +185,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
             raise ConfigError(f"--cost {k} must be an integer number of cycles, got {v!r}") from None
     apply_kconfig(cfg, getattr(a, "kconfig", []))
     for item in getattr(a, "cpu_id", []):
-        from emukern.kernel.arm64.cpufeature import parse_cpu_id_override
+        from emukern.kernel.arch.arm64.cpufeature import parse_cpu_id_override
         try:
             cpu_i, key, value = parse_cpu_id_override(item)
         except (KeyError, ValueError) as exc:

@@ -33,7 +33,7 @@ from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_VIRT
 from unicorn.unicorn_py3.unicorn import uclib
 
 from emukern.bench.selfbench import _elf
-from emukern.kernel.arm64.entry_fpsimd import STUB_WORDS
+from emukern.kernel.arch.arm64.entry_fpsimd import STUB_WORDS
 from emukern.loader.elf import load_elf
 from emukern.machine.memory import uc_prot
 

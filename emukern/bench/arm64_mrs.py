@@ -14,7 +14,7 @@ cycles summed over all CPUs for the whole run, as ``time`` sums system time over
 ``undef_lock`` statistics.  Published figures are for K = 1,000,000; ours are shown as measured and
 scaled by 1e6/K.  Lock waiting is not a formula: each trap takes ``undef_lock`` through the
 spinlock model at the simulated time its CPU reaches it, trap arrivals are ordered across CPUs
-(``Kernel.sync_gate``), and spinning/hand-offs follow (see ``kernel/arm64/traps.py``).
+(``Kernel.sync_gate``), and spinning/hand-offs follow (see ``kernel/arch/arm64/traps.py``).
 
 The (N, policy) runs are independent machines.  ``emukern reproduce --jobs N`` schedules them as
 points of its one process pool (``pool_points``/``run_point``/``point_cost``), beside the other

@@ -55,7 +55,7 @@ def retrap_summary(blk: dict[str, Any]) -> dict[str, Any]:
 def disagreement(pid: dict[tuple[str, int], dict[str, Any]], summ: dict[int, dict[str, float]],
                  tif_check: int, freq: int) -> list[str]:
     """The "where we differ" lines, every number from this run."""
-    from emukern.kernel.arm64.entry_fpsimd import STUBS
+    from emukern.kernel.arch.arm64.entry_fpsimd import STUBS
     out = []
     leg = pid[("legacy", 128)]
     extra = leg["once_first"] - leg["never"]
@@ -161,7 +161,7 @@ def summarise(pid: dict[tuple[str, int], dict[str, Any]], vl: int) -> dict[str, 
 
 def run(ctx: Any) -> dict[str, Any]:
     from emukern.kernel.cost import DEFAULT_COSTS
-    from emukern.kernel.arm64.entry_fpsimd import STUBS
+    from emukern.kernel.arch.arm64.entry_fpsimd import STUBS
     quick = ctx.quick
     freq = 500_000 if quick else 1_000_000
     iters, blocks = (500, 6) if quick else (1000, 6)

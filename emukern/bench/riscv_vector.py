@@ -67,7 +67,7 @@ def _timed(prog: str, argv: list[str], vlen: int, impl: str, discard: int,
 def sequence_cycles(vlen: int, dlen: int | None = None) -> dict[str, int]:
     """Cycles of the kernel's clobber / save / restore sequences on an RVV unit, as vector.py
     charges them (RVV cost model per vector word + one cycle per scalar instruction)."""
-    from emukern.kernel.riscv import vector as V
+    from emukern.kernel.arch.riscv import vector as V
     from emukern.machine.rvv import RVVUnit
     u = RVVUnit(vlen=vlen, dlen=dlen)
     buf = V._KernelBuffer(bytearray(32 * u.vlenb))

@@ -187,7 +187,7 @@ def has_sve(cpu: Any) -> bool:
 
 def read_sve(cpu: Any) -> dict[str, Any]:
     """Z0-Z31, P0-P15, FFR (bytes at the current VL) through the kernel's sve_save_state."""
-    from emukern.kernel.arm64.entry_fpsimd import read_sve_state
+    from emukern.kernel.arch.arm64.entry_fpsimd import read_sve_state
     return read_sve_state(cpu)
 
 
@@ -207,5 +207,5 @@ def write_sve_register(cpu: Any, name: str, data: bytes, st: dict[str, Any] | No
         regs = list(st[key])
         regs[int(name[1:])] = data
         st[key] = regs
-    from emukern.kernel.arm64.entry_fpsimd import write_sve_state
+    from emukern.kernel.arch.arm64.entry_fpsimd import write_sve_state
     write_sve_state(cpu, st)

@@ -396,7 +396,7 @@ def _thread_state(dbg: Any, task: Any) -> list[str]:
     out = []
     if dbg.arch == "riscv64":
         try:
-            from emukern.kernel.riscv.vector import vstate_view
+            from emukern.kernel.arch.riscv.vector import vstate_view
             cpu = dbg.k.cpus[task.cpu] if dbg.k.percpu[task.cpu].curr is task else None
             v = vstate_view(task, cpu)
             out.append("vector: " + ", ".join(f"{k}={v}" for k, v in v.items()))
@@ -488,7 +488,7 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
         if task is not None and getattr(task.thread, "v", None) is not None:
             st = task.thread.v
             try:
-                from emukern.kernel.riscv.vector import vstate_view
+                from emukern.kernel.arch.riscv.vector import vstate_view
                 v = vstate_view(task, cpu)
                 out.append("  vstate " + esc(", ".join(f"{a}={b}" for a, b in v.items())))
             except Exception:

@@ -40,8 +40,8 @@ import os
 import struct
 from typing import TYPE_CHECKING, Any
 
-from emukern.kernel.arm64.ptrace import fpr_get, sve_get
-from emukern.kernel.arm64.tagged_addr import get_tagged_addr_ctrl
+from emukern.kernel.arch.arm64.ptrace import fpr_get, sve_get
+from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal.defs import RLIMIT_CORE
 
@@ -92,7 +92,7 @@ def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
     PAC_ENABLED_KEYS, PACA_KEYS (with address authentication), PACG_KEYS (with generic
     authentication), TAGGED_ADDR_CTRL."""
     from emukern.kernel.signal import ptrace as P
-    from emukern.kernel.arm64.hwcap import HWCAP_NAMES
+    from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES
     caps = k.arch.hwcap()
     has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
     th = t.thread
@@ -129,7 +129,7 @@ def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
     pr_reg = P.gpr_regset(arch, ctx)
     if arch == "arm64":
         if cpu is not None:         # fpr_get: fpsimd_preserve_current_state first
-            from emukern.kernel.arm64.fpsimd import fpsimd_save_user_state
+            from emukern.kernel.arch.arm64.fpsimd import fpsimd_save_user_state
             fpsimd_save_user_state(k, cpu, t, regs=True)
         return pr_reg, fpr_get(k, t), _arm64_regsets(k, t, ctx)
     # riscv_fpr_get: the live F state of a thread on a CPU (fstate_save), else the saved one

@@ -42,6 +42,7 @@ from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 from emukern.kernel import entry as kernel_entry
+from emukern.kernel.arch import make_arch
 from emukern.kernel.fs.namei import LAST_INO_BATCH  # noqa: F401
 from emukern.kernel.signal.exit import REAPED_ROWS  # noqa: F401
 from emukern.kernel.entry import SyscallRecord, TrapRecord  # noqa: F401  (the trap log's records)
@@ -53,7 +54,7 @@ import functools
 
 
 if TYPE_CHECKING:
-    from emukern.kernel.arm64.entry_fpsimd import SveStateArea
+    from emukern.kernel.arch.arm64.entry_fpsimd import SveStateArea
 
 _RUNNABLE = TaskState.RUNNABLE      # (an Enum member looked up on its class costs ~0.15 us here)
 TRAP_LOG_LIMIT = 20000
@@ -99,12 +100,12 @@ class Kernel:
     parked_traps: int = 0
     kernel_vector_regions: int = 0  # kernel_vector_begin/end pairs (RISC-V vectorised user copies)
     fp_saves: int = 0              # RISC-V fstate_save calls that wrote a Dirty FP context back
-    # arm64 (kernel/arm64/fpsimd.py setup): every task's sve_state/fpsimd_state buffer, and the
+    # arm64 (kernel/arch/arm64/fpsimd.py setup): every task's sve_state/fpsimd_state buffer, and the
     # SVE events the patch author counted, summed over tasks
     sve_area: "SveStateArea | None" = None
     sve_stats: "Counter[str]"
     sve_syscall_timeout: bool = False   # arm64-sve follows p1+p2 (kept by fpsimd.setup on a switch)
-    # arm64 (kernel/arm64/traps.py setup): the undef hook list/MRS emulation state, and the
+    # arm64 (kernel/arch/arm64/traps.py setup): the undef hook list/MRS emulation state, and the
     # sanitised ID registers of the system (cpufeature.py SystemIdRegs)
     arm64_undef: Any = None
     # signal delivery's per-kernel state (kernel/signal/delivery.py)
@@ -172,9 +173,9 @@ class Kernel:
         self.wall_seconds = 0.0
         self.exited = False
         self._costs = self.cost.values
+        self.arch = make_arch(self)
         self._dispatch = syscalls_table.build_syscall_table(self)
         self._dispatch_entries = list(self._dispatch.values())
-        self.arch = self._make_arch()
         self.cpus: list[Cpu] = [self.arch.make_cpu(i) for i in range(config.cpus)]
         self.percpu = [PerCpu(i, next_tick=self.clock.tick_cycles) for i in range(config.cpus)]
         self.sched = Scheduler(self)
@@ -240,13 +241,6 @@ class Kernel:
     @property
     def elapsed(self) -> int:
         return self.runloop.elapsed
-
-    def _make_arch(self) -> Any:
-        if self.config.arch == "riscv64":
-            from emukern.kernel.riscv.arch import RiscvArch
-            return RiscvArch(self)
-        from emukern.kernel.arm64.arch import Arm64Arch
-        return Arm64Arch(self)
 
     def syscall_name(self, nr: int) -> str:
         """The name of syscall ``nr`` in this machine's table (``syscall_NR`` when unknown)."""

@@ -19,11 +19,6 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
 
-MM_SYSCALL_NAMES = {
-    216: "mremap", 227: "msync", 228: "mlock", 229: "munlock", 230: "mlockall",
-    231: "munlockall", 232: "mincore", 234: "remap_file_pages", 283: "membarrier", 284: "mlock2",
-    279: "memfd_create",
-}
 
 MREMAP_MAYMOVE, MREMAP_FIXED, MREMAP_DONTUNMAP = 1, 2, 4
 MS_ASYNC, MS_INVALIDATE, MS_SYNC = 1, 2, 4

@@ -51,17 +51,17 @@ from emukern.kernel.switches import SWITCHES
 # with @kernel_function at its definition and every caller calls it through its module's global
 # name, so once a plug-in is registered a replacement is looked up at every call.
 KERNEL_FUNCTIONS: dict[str, tuple[str, str]] = {
-    "fpsimd_syscall_enter": ("emukern.kernel.arm64.fpsimd",
+    "fpsimd_syscall_enter": ("emukern.kernel.arch.arm64.fpsimd",
                              "arm64 syscall entry with TIF_SVE: flush, or drop TIF_SVE (arm64-sve)"),
-    "task_fpsimd_load": ("emukern.kernel.arm64.fpsimd",
+    "task_fpsimd_load": ("emukern.kernel.arch.arm64.fpsimd",
                          "arm64 reload of a task's FP/SVE state from memory (arm64-sve)"),
-    "do_sve_acc": ("emukern.kernel.arm64.fpsimd", "arm64 SVE access trap (arm64-sve)"),
-    "do_el0_undef": ("emukern.kernel.arm64.traps", "arm64 UNDEFINED instruction at EL0 (arm64-mrs)"),
-    "riscv_v_vstate_discard": ("emukern.kernel.riscv.vector",
+    "do_sve_acc": ("emukern.kernel.arch.arm64.fpsimd", "arm64 SVE access trap (arm64-sve)"),
+    "do_el0_undef": ("emukern.kernel.arch.arm64.traps", "arm64 UNDEFINED instruction at EL0 (arm64-mrs)"),
+    "riscv_v_vstate_discard": ("emukern.kernel.arch.riscv.vector",
                                "riscv syscall entry: discard vector state (riscv-discard)"),
-    "riscv_v_vstate_restore": ("emukern.kernel.riscv.vector",
+    "riscv_v_vstate_restore": ("emukern.kernel.arch.riscv.vector",
                                "riscv return to user: restore or discard (riscv-discard)"),
-    "riscv_v_vstate_save": ("emukern.kernel.riscv.vector", "riscv context switch: save a Dirty context"),
+    "riscv_v_vstate_save": ("emukern.kernel.arch.riscv.vector", "riscv context switch: save a Dirty context"),
 }
 
 _BUILTINS: dict[str, Callable[..., Any]] = {}

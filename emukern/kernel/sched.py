@@ -22,7 +22,7 @@ from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
 
 if TYPE_CHECKING:
-    from emukern.kernel.arm64.fpsimd import FpsimdLastState
+    from emukern.kernel.arch.arm64.fpsimd import FpsimdLastState
     from emukern.kernel.types import Kernel
 from emukern.kernel import entry as kernel_entry
 from emukern.kernel.signal import delivery as signal_delivery

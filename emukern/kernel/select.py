@@ -12,7 +12,6 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.sysret import BLOCK
 
-SELECT_SYSCALL_NAMES = {72: "pselect6"}
 
 ERESTARTNOHAND = 514
 _IN, _PRI, _OUT, _ERR, _HUP = 0x1, 0x2, 0x4, 0x8, 0x10

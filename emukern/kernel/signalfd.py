@@ -22,7 +22,6 @@ from emukern.kernel.sysret import BLOCK
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 
-SIGNALFD_SYSCALL_NAMES = {74: "signalfd4"}
 
 SFD_CLOEXEC, SFD_NONBLOCK = 0o2000000, 0o4000
 SIGNALFD_SIGINFO_SIZE = 128

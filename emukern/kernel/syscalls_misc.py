@@ -26,17 +26,6 @@ from emukern.kernel.sysret import s64
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
 
-MISC_SYSCALL_NAMES = {
-    43: "statfs", 44: "fstatfs", 69: "preadv", 70: "pwritev", 81: "sync", 82: "fsync",
-    83: "fdatasync", 92: "personality", 118: "sched_setparam", 119: "sched_setscheduler",
-    120: "sched_getscheduler", 121: "sched_getparam", 125: "sched_get_priority_max",
-    126: "sched_get_priority_min", 127: "sched_rr_get_interval", 140: "setpriority",
-    141: "getpriority", 143: "setregid", 144: "setgid", 145: "setreuid", 146: "setuid",
-    147: "setresuid", 148: "getresuid", 149: "setresgid", 150: "getresgid", 151: "setfsuid",
-    152: "setfsgid", 158: "getgroups", 159: "setgroups", 169: "gettimeofday", 267: "syncfs",
-    286: "preadv2", 287: "pwritev2", 436: "close_range",
-    259: "riscv_flush_icache",           # an arch-specific slot: RISC-V only (as 258)
-}
 
 NO_ID = 0xFFFFFFFF              # (uid_t)-1: "leave unchanged"
 NGROUPS_MAX = 65536

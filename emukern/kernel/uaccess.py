@@ -1,6 +1,6 @@
 """copy_from_user / copy_to_user: the one place syscalls move bytes between user memory and the
 kernel, so an architecture can route large copies through its own path (RISC-V: kernel-mode vector,
-:mod:`emukern.kernel.riscv.kernel_mode_vector`) exactly where Linux's ``raw_copy_*_user`` does.
+:mod:`emukern.kernel.arch.riscv.kernel_mode_vector`) exactly where Linux's ``raw_copy_*_user`` does.
 
 A user address that is not mapped raises MemoryFault, which the syscall layer turns into -EFAULT.
 

@@ -10,7 +10,7 @@ follows and selects, together:
   (try_emulate_mrs() first, lock-free: "arm64: rework EL0 MRS emulation" by Mark Rutland, merged
   for 6.2).  It is the ``arm64-mrs`` policy's value in that kernel.
 * ``ftr_tables``: the ID-register field tables (``arm64_ftr_bits``) of that release
-  (:func:`emukern.kernel.arm64.cpufeature.ftr_regs_for`): e.g. 6.1 still keeps the AArch32
+  (:func:`emukern.kernel.arch.arm64.cpufeature.ftr_regs_for`): e.g. 6.1 still keeps the AArch32
   ID_ISAR6_EL1 fields, MVFR1_EL1.FPHP/SIMDHP and ID_PFR2_EL1.SSBS hidden from EL0, which 6.12
   exposes (measured on Debian's 6.1.176 and 6.12.117 under qemu-system, ``emukern compare``).
 * ``fpsimd_syscall``: how syscall entry and fpsimd_save_user_state() treat SVE state:

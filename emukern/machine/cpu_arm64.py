@@ -32,7 +32,7 @@ EL0 the word is an SVE access trap as before (:meth:`classify_undef`); not adver
 Kernel sequences ("stubs") (design)
 -----------------------------------
 The machine knows no kernel code: the kernel loads its instruction sequences (arm64's
-entry-fpsimd.S save/load/flush, :mod:`emukern.kernel.arm64.entry_fpsimd`) into the kernel text of
+entry-fpsimd.S save/load/flush, :mod:`emukern.kernel.arch.arm64.entry_fpsimd`) into the kernel text of
 the machine-owned stub page with :meth:`Arm64Cpu.install_kernel_text`, each named with its length
 and whether it loads or saves through the bounce buffer (:class:`KernelSeq`).  Each ends in
 ``brk #0xe4e`` (the ``ret``).  A loading or saving sequence works on this CPU's *bounce buffer* at

@@ -133,7 +133,7 @@ class AddressSpace:
     bottom_up: bool = False
     mmap_end: int = 0x3F_0000_0000
     users: int = 1              # tasks sharing this mm (threads)
-    # arm64's tagged address ABI is on (kernel/arm64/tagged_addr.py): the kernel's accesses
+    # arm64's tagged address ABI is on (kernel/arch/arm64/tagged_addr.py): the kernel's accesses
     # (read/write/read_cstr) ignore a pointer's top byte when its bit 55 is clear, as the
     # hardware's TBI does for the program's own accesses
     tagged_addr: bool = False

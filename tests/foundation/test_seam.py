@@ -38,7 +38,7 @@ def test_kernel_code_and_data_live_in_the_kernel():
     from emukern.machine import cpu_arm64
     for name in ("STUB_WORDS", "STUB_TEXT", "SveStateArea", "build_stub_words", "enc_str_z"):
         assert not hasattr(cpu_arm64, name), name
-    from emukern.kernel.arm64 import entry_fpsimd
+    from emukern.kernel.arch.arm64 import entry_fpsimd
     assert set(entry_fpsimd.STUB_WORDS) == {"sve_save_state", "sve_load_state", "sve_flush_live",
                                             "sve_flush_p", "fpsimd_save_state", "fpsimd_load_state"}
 
@@ -99,8 +99,8 @@ def test_debugger_has_no_copy_of_the_arch_dispatch_table():
 
 
 def test_arch_tables_name_the_handlers_the_kernel_logs():
-    from emukern.kernel.arm64.arch import Arm64Arch
-    from emukern.kernel.riscv.arch import RiscvArch
+    from emukern.kernel.arch.arm64.arch import Arm64Arch
+    from emukern.kernel.arch.riscv.arch import RiscvArch
     from emukern.machine.trap import TrapKind
     assert Arm64Arch.TRAP_HANDLERS[TrapKind.SVE_ACCESS] == "do_sve_acc"
     assert RiscvArch.TRAP_HANDLERS[TrapKind.ILLEGAL] == "do_trap_insn_illegal"
@@ -201,7 +201,7 @@ def test_debugger_views_and_conditions_do_not_import_each_other_both_ways():
     "emukern.kernel.sched", "emukern.kernel.smp", "emukern.kernel.syscalls", "emukern.kernel.epoll",
     "emukern.kernel.signal", "emukern.kernel.exec", "emukern.kernel.policies", "emukern.kernel.plugins",
     "emukern.kernel.task", "emukern.kernel.thread_info", "emukern.kernel.cost", "emukern.kernel.sysret",
-    "emukern.kernel.arm64.fpsimd", "emukern.kernel.arm64.entry_fpsimd", "emukern.kernel.riscv.vector",
+    "emukern.kernel.arch.arm64.fpsimd", "emukern.kernel.arch.arm64.entry_fpsimd", "emukern.kernel.arch.riscv.vector",
     "emukern.machine.cpu_arm64", "emukern.debug.views", "emukern.debug.conditions"])
 def test_each_module_imports_alone(module):
     import subprocess
@@ -227,8 +227,8 @@ def test_no_type_ignore_attr_defined_in_the_seam_files():
     # kernel state hung on CPU/Kernel/Task objects used to need these; everything is declared
     files = ["kernel/kernel.py", "kernel/sched.py", "kernel/smp.py", "kernel/task.py", "kernel/syscalls.py",
              "kernel/syscalls_fs.py", "kernel/syscalls_proc.py", "kernel/epoll.py", "kernel/exec.py",
-             "kernel/fs/vfs.py", "kernel/arm64/fpsimd.py", "kernel/arm64/traps.py", "kernel/arm64/arch.py",
-             "kernel/riscv/arch.py", "kernel/arm64/signal.py", "machine/cpu_arm64.py", "debug/views.py"]
+             "kernel/fs/vfs.py", "kernel/arch/arm64/fpsimd.py", "kernel/arch/arm64/traps.py", "kernel/arch/arm64/arch.py",
+             "kernel/arch/riscv/arch.py", "kernel/arch/arm64/signal.py", "machine/cpu_arm64.py", "debug/views.py"]
     hits = [f"{f}:{n}" for f in files for n, line in enumerate((ROOT / f).read_text().splitlines(), 1)
             if "type: ignore[attr-defined" in line]
     assert hits == []

@@ -218,8 +218,8 @@ GOOD = {
     "emukern/kernel/sub/__init__.py": "",
     "emukern/kernel/sub/b.py": "from emukern.kernel.errno import EPERM\n",
     "emukern/kernel/errno.py": "EPERM = 1\n",
-    "emukern/kernel/arm64/__init__.py": "",
-    "emukern/kernel/arm64/arch.py": """\
+    "emukern/kernel/arch/arm64/__init__.py": "",
+    "emukern/kernel/arch/arm64/arch.py": """\
         def pick(config):
             return 1 if config.arch == "arm64" else 0
         """,
@@ -255,7 +255,7 @@ def test_tool_passes_a_good_tree(tmp_path):
     k = r["except_broad"]["kernel"]
     assert (k["total"], k["noqa_with_reason"], k["reraise"]) == (2, 1, 1)
     # the arch code may dispatch on config.arch; emukern.kernel.task -> config is downhill
-    assert shape.kernel_sublayer_of("emukern.kernel.arm64.arch") == shape.ARCH_SUBLAYER
+    assert shape.kernel_sublayer_of("emukern.kernel.arch.arm64.arch") == shape.ARCH_SUBLAYER
     assert r["back_arrows"] == [] and r["sccs"] == []
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.kernel.arm64 import entry_fpsimd as EF
-from emukern.kernel.arm64.entry_fpsimd import STUBS, SVE_AREA_BASE, SveStateArea, enc_brk
+from emukern.kernel.arch.arm64 import entry_fpsimd as EF
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS, SVE_AREA_BASE, SveStateArea, enc_brk
 from emukern.machine.cpu_arm64 import BOUNCE_BASE, STUB_BASE, Arm64Cpu, StubOverrun
 from emukern.machine.memory import AddressSpace
 from tests.machine.test_sve_stub import queue_on_syscall

@@ -158,8 +158,8 @@ def test_no_dispatch_cost_until_a_plugin_is_registered():
     dispatchers (so the common case, no plug-ins, pays nothing on the hot path)."""
     import subprocess
     import sys
-    code = ("from emukern.kernel.riscv import vector as V\n"
-            "from emukern.kernel.arm64 import fpsimd as F\n"
+    code = ("from emukern.kernel.arch.riscv import vector as V\n"
+            "from emukern.kernel.arch.arm64 import fpsimd as F\n"
             "from emukern.kernel import plugins\n"
             "assert V.riscv_v_vstate_restore is V.riscv_v_vstate_restore.builtin\n"
             "assert F.fpsimd_syscall_enter is F.fpsimd_syscall_enter.builtin\n"

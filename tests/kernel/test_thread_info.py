@@ -35,8 +35,8 @@ def test_set_clear_test_and_clear():
 
 
 def test_old_spellings_are_views_of_the_word():
-    from emukern.kernel.arm64.fpsimd import Arm64Thread
-    from emukern.kernel.riscv.vector import VState
+    from emukern.kernel.arch.arm64.fpsimd import Arm64Thread
+    from emukern.kernel.arch.riscv.vector import VState
     t = _task()
     t.sigpending = True
     assert t.flags == TI.TIF_SIGPENDING

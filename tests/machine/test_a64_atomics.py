@@ -1,5 +1,5 @@
 """FEAT_LSE atomics without FEAT_LSE2 (machine/a64_atomics.py): a misaligned one takes an
-alignment fault (kernel/arm64/fault.py: SIGBUS BUS_ADRALN, si_addr = the address), an aligned one
+alignment fault (kernel/arch/arm64/fault.py: SIGBUS BUS_ADRALN, si_addr = the address), an aligned one
 completes with the architectural result.  qemu-aarch64 (whose translator enforces the alignment)
 is the oracle for every result and fault of guest_asm/c/lse_atomics.c."""
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.kernel.arm64 import entry_fpsimd as EF
-from emukern.kernel.arm64.entry_fpsimd import STUBS
+from emukern.kernel.arch.arm64 import entry_fpsimd as EF
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import TrapKind

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import emukern.machine.cpu_arm64 as cpu_arm64
-from emukern.kernel.arm64.entry_fpsimd import STUBS
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS
 from emukern.machine.counter import native_available
 from emukern.machine.trap import TrapKind
 

@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from emukern.kernel.arm64 import entry_fpsimd as EF
-from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state
+from emukern.kernel.arch.arm64 import entry_fpsimd as EF
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state
 from emukern.machine.cpu_arm64 import Arm64Cpu, KernelSeq, KERNEL_SEQ_RET
 from emukern.machine.trap import TrapKind
 from tests.machine.test_sve_stub import CODE, DATA, asm, make_cpu

@@ -13,8 +13,8 @@ import shutil
 import pytest
 
 from emukern.machine.clock import Clock
-from emukern.kernel.arm64 import entry_fpsimd as EF
-from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state, write_sve_state
+from emukern.kernel.arch.arm64 import entry_fpsimd as EF
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS, SveStateArea, read_sve_state, write_sve_state
 from emukern.machine.cpu_arm64 import KERNEL_SEQ_RET, Arm64Cpu, KernelSeq
 from emukern.machine.memory import AddressSpace
 from emukern.machine.trap import TrapKind

@@ -340,7 +340,7 @@ def test_compare_root_must_be_a_directory(capsys: pytest.CaptureFixture[str], gu
 ])
 def test_riscv_isa_line_is_the_one_linux_prints_for_the_same_cpu(has_v: bool, isa: str) -> None:
     from types import SimpleNamespace
-    from emukern.kernel.riscv.hwprobe import riscv_isa_string
+    from emukern.kernel.arch.riscv.hwprobe import riscv_isa_string
     assert riscv_isa_string(SimpleNamespace(config=SimpleNamespace(has_v=has_v))) == isa  # type: ignore[arg-type]
     # and QEMU's CPU is told to drop what emukern's hart lacks, so Linux sees the same ISA
     for ext in ("h", "Zihintpause", "zba", "zbb", "zbc", "zbs", "sstc"):

@@ -39,14 +39,6 @@ import os
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
-FSMETA_SYSCALL_NAMES = {
-    52: "fchmod", 53: "fchmodat", 452: "fchmodat2", 54: "fchownat", 55: "fchown",
-    88: "utimensat", 45: "truncate", 47: "fallocate", 32: "flock", 33: "mknodat",
-    71: "sendfile", 285: "copy_file_range",
-    5: "setxattr", 6: "lsetxattr", 7: "fsetxattr", 8: "getxattr", 9: "lgetxattr", 10: "fgetxattr",
-    11: "listxattr", 12: "llistxattr", 13: "flistxattr", 14: "removexattr", 15: "lremovexattr",
-    16: "fremovexattr",
-}
 
 AT_FDCWD, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = -100, 0x100, 0x1000
 UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2

@@ -22,7 +22,7 @@ Generation (``send_signal``) queues a signal and wakes a thread that does not bl
 syscall ends with an ERESTART* code; a thread running on another CPU is asked to reschedule,
 the way Linux kicks it with an IPI.  Delivery happens on the way back to user mode:
 :meth:`do_signal` (``arch_do_signal_or_restart`` + ``get_signal``) takes the default action
-or calls the arch's ``setup_rt_frame`` (kernel/riscv/signal.py, kernel/arm64/signal.py), which
+or calls the arch's ``setup_rt_frame`` (kernel/arch/riscv/signal.py, kernel/arch/arm64/signal.py), which
 saves the FP/vector/SVE state by the arch's rules; ``rt_sigreturn`` restores it.
 """
 from __future__ import annotations

@@ -261,7 +261,7 @@ def arch_setup_rt_frame(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka:
 
 
 def _arch_signal(k: "Kernel") -> Any:
-    """kernel/riscv/signal.py or kernel/arm64/signal.py (looked up once: it is on the path
+    """kernel/arch/riscv/signal.py or kernel/arch/arm64/signal.py (looked up once: it is on the path
     of every delivery and rt_sigreturn)."""
     mod = k._arch_sig_mod
     if mod is None:

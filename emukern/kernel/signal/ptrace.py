@@ -26,7 +26,7 @@ What is modelled, as Linux does it:
   writes without SME), NT_ARM_HW_BREAK / NT_ARM_HW_WATCH (dbg_info from ID_AA64DFR0_EL1's
   DebugVer and BRPs/WRPs, as ptrace_hbp_get_resource_info), NT_ARM_SVE (user_sve_header and
   the FPSIMD or SVE form; a write sets the VL first, as prctl(PR_SVE_SET_VL) does: see
-  kernel/arm64/ptrace.py), NT_ARM_TAGGED_ADDR_CTRL (the tagged address ABI's control word, as
+  kernel/arch/arm64/ptrace.py), NT_ARM_TAGGED_ADDR_CTRL (the tagged address ABI's control word, as
   prctl(PR_GET/SET_TAGGED_ADDR_CTRL)).  riscv64: NT_PRSTATUS
   (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
 * **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_get, fpr_set, sve_get, sve_set
-from emukern.kernel.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagged_addr_ctrl
+from emukern.kernel.arch.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_get, fpr_set, sve_get, sve_set
+from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagged_addr_ctrl
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState

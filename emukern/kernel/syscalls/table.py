@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 
 def syscall_name(k: "Kernel", nr: int) -> str:
-    return SYSCALL_NAMES.get(nr, f"syscall_{nr}")
+    """The name a number is logged by: its table row's, else asm-generic's, else syscall_NR."""
+    entry = k._dispatch.get(nr)
+    return entry[0] if entry is not None else SYSCALL_NAMES.get(nr, f"syscall_{nr}")
 
 
 def build_syscall_table(k: "Kernel") -> dict[int, list[Any]]:
@@ -31,6 +33,8 @@ def build_syscall_table(k: "Kernel") -> dict[int, list[Any]]:
     less), so the short path counts here and the kernel's Counters (trap_counts,
     trap_cycles, syscall_counts) fold these in when they are read."""
     handlers = syscall_handlers()
+    for mod in k.arch.SYSCALL_MODULES:          # the arch's own rows
+        handlers.update(_sys_functions(mod))
     table = {}
     for nr, name in SYSCALL_NAMES.items():
         fn = handlers.get("sys_" + name)
@@ -45,11 +49,14 @@ def syscall_handlers() -> dict[str, Callable[..., Any]]:
     grouped as the Linux files they mirror; see the package docstring)."""
     handlers: dict[str, Callable[..., Any]] = {}
     for info in pkgutil.iter_modules(syscalls_pkg.__path__):
-        mod = importlib.import_module(f"{syscalls_pkg.__name__}.{info.name}")
-        for attr, value in vars(mod).items():
-            if attr.startswith("sys_") and callable(value) and getattr(value, "__module__", None) == mod.__name__:
-                handlers[attr] = value
+        handlers.update(_sys_functions(importlib.import_module(f"{syscalls_pkg.__name__}.{info.name}")))
     return handlers
+
+
+def _sys_functions(mod: Any) -> dict[str, Callable[..., Any]]:
+    """The ``sys_*`` functions a module defines (aliases such as sys_getxattr included)."""
+    return {attr: value for attr, value in vars(mod).items()
+            if attr.startswith("sys_") and callable(value) and getattr(value, "__module__", None) == mod.__name__}
 
 
 def _call_syscall(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tuple[int, ...]) -> tuple[str, Any]:

@@ -28,7 +28,6 @@ import heapq
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
-TIMERFD_SYSCALL_NAMES = {85: "timerfd_create", 86: "timerfd_settime", 87: "timerfd_gettime"}
 
 CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME = 0, 1, 7
 CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM = 8, 9

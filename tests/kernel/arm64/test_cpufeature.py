@@ -12,9 +12,9 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from emukern.kernel.arm64 import cpufeature as cf
-from emukern.kernel.arm64 import sysreg as sr
-from emukern.kernel.arm64.cpufeature import (
+from emukern.kernel.arch.arm64 import cpufeature as cf
+from emukern.kernel.arch.arm64 import sysreg as sr
+from emukern.kernel.arch.arm64.cpufeature import (
     FTR_REGS,
     IDENT_FIELDS,
     SYS_MPIDR_SAFE_VAL,
@@ -29,7 +29,7 @@ from emukern.kernel.arm64.cpufeature import (
     try_emulate_mrs_value,
     user_view,
 )
-from emukern.kernel.arm64.sysreg import (
+from emukern.kernel.arch.arm64.sysreg import (
     SYSREGS,
     SysReg,
     decode_esr_sys64_iss,

@@ -1,9 +1,9 @@
-"""kernel/arm64/entry_fpsimd.py: the kernel's entry-fpsimd.S sequences and the sve_state area."""
+"""kernel/arch/arm64/entry_fpsimd.py: the kernel's entry-fpsimd.S sequences and the sve_state area."""
 from __future__ import annotations
 
 import pytest
 
-from emukern.kernel.arm64.entry_fpsimd import (SEQS, STUB_IMAGE, STUB_TEXT, STUB_WORDS, STUBS,
+from emukern.kernel.arch.arm64.entry_fpsimd import (SEQS, STUB_IMAGE, STUB_TEXT, STUB_WORDS, STUBS,
                                                SveStateArea)
 from emukern.machine.cpu_arm64 import BOUNCE_SIZE, KERNEL_SEQ_RET, KERNEL_TEXT
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel.arm64.cpufeature import (FTR_REGS, SYS_MPIDR_SAFE_VAL, SystemIdRegs,
+from emukern.kernel.arch.arm64.cpufeature import (FTR_REGS, SYS_MPIDR_SAFE_VAL, SystemIdRegs,
                                               build_cpu_id_regs, decode_fields)
-from emukern.kernel.arm64.sysreg import SYSREGS, SysReg
+from emukern.kernel.arch.arm64.sysreg import SYSREGS, SysReg
 
 GUEST = Path(__file__).resolve().parents[3] / "guest_asm" / "arm64"
 

@@ -1,4 +1,4 @@
-"""The arm64 tagged address ABI (kernel/arm64/tagged_addr.py) and the machine's Top Byte Ignore
+"""The arm64 tagged address ABI (kernel/arch/arm64/tagged_addr.py) and the machine's Top Byte Ignore
 (native/a64_stub.c's TLB fill): tests/oracle/guests/tagged_addr_probe.c prints the same lines
 under emukern as on Debian's 6.1 and 6.12 kernels (tests/oracle/test_oracle_real_kernels.py, case
 tagged_addr); its expected output is tests/oracle/guests/tagged_addr_probe.expected."""

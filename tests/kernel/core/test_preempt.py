@@ -263,7 +263,7 @@ def test_without_the_kernel_context_restore_the_copy_would_be_corrupted(monkeypa
     """The save/restore is load-bearing: skip the restore of kernel_vstate (only that one) and the
     reader — which rewrote v0 while the writer was switched out between vle8ff.v and vse8.v —
     receives wrong bytes."""
-    from emukern.kernel.riscv import vector
+    from emukern.kernel.arch.riscv import vector
     real = vector.__dict__["__riscv_v_vstate_restore"]
 
     def restore(k, cpu, st):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel.arm64.hwcap import HWCAP_NAMES, hwcap_names
+from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES, hwcap_names
 
 from conftest import install, make_root
 

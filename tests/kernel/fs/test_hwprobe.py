@@ -7,7 +7,7 @@ import re
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel.riscv.hwprobe import IMA_EXT_0_BITS
+from emukern.kernel.arch.riscv.hwprobe import IMA_EXT_0_BITS
 
 FD, C, V = 1 << 0, 1 << 1, 1 << 2
 ZVE = sum(1 << IMA_EXT_0_BITS[n] for n in ("zve32x", "zve32f", "zve64x", "zve64f", "zve64d"))

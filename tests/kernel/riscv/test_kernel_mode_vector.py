@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel.riscv import kernel_mode_vector as kmv
+from emukern.kernel.arch.riscv import kernel_mode_vector as kmv
 from vabi_helpers import DISCARDS, IMPLS, clobbered, needs_llvm, parse_snaps, pattern, run_prog, zeroed
 
 pytestmark = needs_llvm

@@ -15,7 +15,7 @@ from emukern.api import Machine
 from emukern.loader.asm import assemble
 from emukern.machine.cpu_riscv import RiscvCpu
 from emukern.machine.clock import Clock
-from emukern.kernel.riscv.arch import FS_CLEAN, FS_INITIAL
+from emukern.kernel.arch.riscv.arch import FS_CLEAN, FS_INITIAL
 
 ROUNDS = 300
 

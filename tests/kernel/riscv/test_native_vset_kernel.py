@@ -150,7 +150,7 @@ status: .word 0
 def test_context_switch_keeps_native_vl_vtype(monkeypatch, tmp_path, vlen):
     src = tmp_path / "ctx.S"
     src.write_text(CTX_GUEST)
-    import emukern.kernel.riscv.vector as vector
+    import emukern.kernel.arch.riscv.vector as vector
     real_save = getattr(vector, "__riscv_v_vstate_save")
     saved: list[tuple[int, int]] = []
 

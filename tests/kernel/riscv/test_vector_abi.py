@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from emukern.kernel.riscv.vector import VState
+from emukern.kernel.arch.riscv.vector import VState
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL
 from vabi_helpers import (DISCARDS, IMPLS, VLENS, clobbered, needs_llvm, parse_snaps, pattern,
                           run_prog, zeroed)
@@ -186,7 +186,7 @@ def test_deterministic(impl):
 def test_vs_bookkeeping_deferred_knob_off():
     """Linux checks the knob inside __riscv_v_vstate_discard, so with the knob at 0 the deferred
     path still sets TIF_RISCV_V_DEFER_RESTORE and VS=Initial at syscall entry."""
-    from emukern.kernel.riscv import vector as V
+    from emukern.kernel.arch.riscv import vector as V
     r, m = run_prog("vabi_state.S", ["1"], 128, "deferred", 0)
     k, cpu, task = m.kernel, m.cpu(0), m.kernel.init_task
     cpu.vs = VS_DIRTY

@@ -1,4 +1,4 @@
-"""The kernel instruction words in emukern/kernel/riscv/vector.py equal llvm-mc's encodings of the
+"""The kernel instruction words in emukern/kernel/arch/riscv/vector.py equal llvm-mc's encodings of the
 sequences Linux's inline asm uses (__vstate_csr_save/__riscv_v_vstate_save/_restore,
 __vstate_csr_restore, __riscv_v_vstate_discard)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from emukern.kernel.riscv import vector as V
+from emukern.kernel.arch.riscv import vector as V
 
 LLVM_MC = shutil.which("llvm-mc")
 pytestmark = pytest.mark.skipif(LLVM_MC is None, reason="llvm-mc not installed")

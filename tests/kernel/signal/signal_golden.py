@@ -89,10 +89,10 @@ def record(name: str, build_dir: Path) -> dict[str, Any] | None:
     def on_signal(cpu: Any, task: Any, info: Any) -> None:
         # the frame only (above it lies the caller's stack, argv strings with the build path)
         if k.config.arch == "riscv64":
-            from emukern.kernel.riscv.signal import get_rt_frame_size
+            from emukern.kernel.arch.riscv.signal import get_rt_frame_size
             sp, n = cpu.reg(2), get_rt_frame_size(k, cpu, False)
         else:
-            from emukern.kernel.arm64.signal import FRAME_RECORD, setup_sigframe_layout
+            from emukern.kernel.arch.arm64.signal import FRAME_RECORD, setup_sigframe_layout
             lay, _ = setup_sigframe_layout(k, task.thread, bool(task.sigstate.fault_code), False)
             sp, n = cpu.sp, lay.frame_size + FRAME_RECORD
         frames.append(sp.to_bytes(8, "little") + task.mm.read(sp, n))

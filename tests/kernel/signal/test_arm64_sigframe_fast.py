@@ -14,7 +14,7 @@ import random
 import pytest
 from unicorn import arm64_const as UA
 
-from emukern.kernel.arm64 import signal as S
+from emukern.kernel.arch.arm64 import signal as S
 from emukern.machine.clock import Clock
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.memory import AddressSpace

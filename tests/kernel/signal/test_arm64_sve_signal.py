@@ -17,7 +17,7 @@ import struct
 import pytest
 
 from emukern.api import Machine
-from emukern.kernel.arm64.signal import setup_sigframe_layout, signal_minsigstksz, sve_sig_context_size
+from emukern.kernel.arch.arm64.signal import setup_sigframe_layout, signal_minsigstksz, sve_sig_context_size
 from emukern.pytest_plugin import GUEST_ASM
 
 POLICIES = ["legacy", "p1", "p1+p2"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from emukern.kernel.arm64 import signal as A
-from emukern.kernel.riscv import signal as R
+from emukern.kernel.arch.arm64 import signal as A
+from emukern.kernel.arch.riscv import signal as R
 
 
 def _frame_asm(frame: bytes, fields: dict[int, str]) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from emukern.api import Machine
 from emukern.kernel import signal as S
-from emukern.kernel.riscv import signal as R
+from emukern.kernel.arch.riscv import signal as R
 from emukern.pytest_plugin import GUEST_ASM
 from emukern.kernel.signal import delivery as signal_delivery
 

@@ -8,10 +8,10 @@ import types
 
 import pytest
 
-from emukern.kernel.arm64.fpsimd import fpsimd_save_state_regs
+from emukern.kernel.arch.arm64.fpsimd import fpsimd_save_state_regs
 from emukern.machine.clock import Clock
-from emukern.kernel.arm64 import entry_fpsimd as EF
-from emukern.kernel.arm64.entry_fpsimd import STUBS, SveStateArea
+from emukern.kernel.arch.arm64 import entry_fpsimd as EF
+from emukern.kernel.arch.arm64.entry_fpsimd import STUBS, SveStateArea
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.memory import AddressSpace
 

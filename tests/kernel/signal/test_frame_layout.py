@@ -1,4 +1,4 @@
-"""The frame constants in kernel/riscv/signal.py and kernel/arm64/signal.py, checked field by
+"""The frame constants in kernel/arch/riscv/signal.py and kernel/arch/arm64/signal.py, checked field by
 field against the uapi headers installed with the Debian cross compilers: a C file of
 _Static_asserts must compile.  (The riscv headers there are Linux 6.1's, older than the V
 record; its constants are pinned to the upstream uapi values in the second test.)"""
@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from emukern.kernel.arm64 import signal as A
-from emukern.kernel.riscv import signal as R
+from emukern.kernel.arch.arm64 import signal as A
+from emukern.kernel.arch.riscv import signal as R
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 HEADERS = "#include <stddef.h>\n#include <asm/signal.h>\n#include <asm/sigcontext.h>\n#include <asm/ucontext.h>\n"

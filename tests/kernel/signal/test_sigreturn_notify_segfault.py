@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from emukern.kernel.arm64 import signal as A
+from emukern.kernel.arch.arm64 import signal as A
 from emukern.kernel.signal import SEGV_ACCERR, SEGV_MAPERR
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from emukern.kernel.arch_base import ArchBase
-from emukern.kernel.arm64 import fpsimd, tagged_addr, traps
-from emukern.kernel.arm64 import signal as arm64_signal
-from emukern.kernel.arm64.fault import do_alignment_fault, is_alignment_fault
+from emukern.kernel.arch.base import ArchBase
+from emukern.kernel.arch.arm64 import fpsimd, tagged_addr, traps
+from emukern.kernel.arch.arm64 import signal as arm64_signal
+from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
 from unicorn import arm64_const as A
 
@@ -34,7 +34,6 @@ class Arm64Arch(ArchBase):
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
                      TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_el0_brk"}
-    timer_cause: int | None = None
 
     def __init__(self, kernel: Any) -> None:
         super().__init__(kernel)
@@ -59,7 +58,7 @@ class Arm64Arch(ArchBase):
         c = self.k.config
         if index not in c.cpu_id_overrides:
             return None
-        from emukern.kernel.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
+        from emukern.kernel.arch.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
         try:
             regs = build_cpu_id_regs(c.cpus, c.cpu_id_overrides, base=cpu_model_id_regs(model))[index]
         except (ValueError, KeyError, IndexError):
@@ -69,7 +68,7 @@ class Arm64Arch(ArchBase):
     def boot(self) -> None:
         traps.setup(self.k)
         fpsimd.setup(self.k)
-        from emukern.kernel.arm64.vec_sysctl import sve_sysctl_init
+        from emukern.kernel.arch.arm64.vec_sysctl import sve_sysctl_init
         sve_sysctl_init(self.k)
         tagged_addr.setup(self.k)
     def hwcap(self) -> int:
@@ -97,15 +96,15 @@ class Arm64Arch(ArchBase):
         return self.elf_hwcaps()[1]
 
     def elf_hwcaps(self) -> tuple[int, int]:
-        """setup_elf_hwcaps() over the sanitised ID registers (kernel/arm64/hwcap.py), once."""
+        """setup_elf_hwcaps() over the sanitised ID registers (kernel/arch/arm64/hwcap.py), once."""
         caps = self._elf_hwcaps
         if caps is None:
-            from emukern.kernel.arm64.hwcap import setup_elf_hwcaps
+            from emukern.kernel.arch.arm64.hwcap import setup_elf_hwcaps
             caps = self._elf_hwcaps = setup_elf_hwcaps(self.k.id_regs, sve=self.k.config.has_sve)
         return caps
 
     def cpuinfo(self) -> str:
-        from emukern.kernel.arm64.hwcap import arm64_cpuinfo
+        from emukern.kernel.arch.arm64.hwcap import arm64_cpuinfo
         return arm64_cpuinfo(self.k, *self.elf_hwcaps())
 
     def syscall_nr(self, cpu: "Cpu") -> int:
@@ -170,6 +169,6 @@ class Arm64Arch(ArchBase):
         elif trap.kind is TrapKind.SVE_ACCESS:
             fpsimd.do_sve_acc(self.k, cpu, task, trap)
         elif is_alignment_fault(trap):
-            do_alignment_fault(self.k, cpu, task, trap)     # kernel/arm64/fault.py
+            do_alignment_fault(self.k, cpu, task, trap)     # kernel/arch/arm64/fault.py
         else:
             self.default_trap(cpu, task, trap)

@@ -120,7 +120,7 @@ class UndefState:
     """The arm64 trap state of one machine: ID registers, the undef hook list, caches."""
 
     def __init__(self, k: "Kernel") -> None:
-        from emukern.kernel.arm64.cpufeature import (SystemIdRegs, build_cpu_id_regs, cpu_model_id_regs,
+        from emukern.kernel.arch.arm64.cpufeature import (SystemIdRegs, build_cpu_id_regs, cpu_model_id_regs,
                                                      ftr_regs_for)
         try:
             base = cpu_model_id_regs(k.config.arm64_cpu_model)
@@ -134,7 +134,7 @@ class UndefState:
                                    "e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
         if not k.config.has_sve:
             # a machine without SVE (like Linux's arm64.nosve override): the ID registers say so
-            # too, so the emulated MRS and the HWCAPs (kernel/arm64/hwcap.py) agree
+            # too, so the emulated MRS and the HWCAPs (kernel/arch/arm64/hwcap.py) agree
             cpus = [c.with_overrides("ID_AA64PFR0_EL1", "SVE", 0).with_raw("ID_AA64ZFR0_EL1", 0) for c in cpus]
         # the arm64_ftr_bits tables of the modelled release (kernel/versions.py)
         self.id_regs = SystemIdRegs(cpus, tables=ftr_regs_for(k.version.ftr_tables))
@@ -200,7 +200,7 @@ class UndefState:
         try:
             return self.mrs_cache[key]
         except KeyError:
-            from emukern.kernel.arm64.cpufeature import try_emulate_mrs_value
+            from emukern.kernel.arch.arm64.cpufeature import try_emulate_mrs_value
             res = self.mrs_cache[key] = try_emulate_mrs_value(insn, cpu_index, self.id_regs)
             return res
 
@@ -210,7 +210,7 @@ class UndefState:
         try:
             return self.mrs_cache[key]
         except KeyError:
-            from emukern.kernel.arm64.cpufeature import try_emulate_mrs_esr
+            from emukern.kernel.arch.arm64.cpufeature import try_emulate_mrs_esr
             res = self.mrs_cache[key] = try_emulate_mrs_esr(iss, cpu_index, self.id_regs)
             return res
 

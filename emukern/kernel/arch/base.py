@@ -26,6 +26,12 @@ class ArchBase:
     # trap kind -> the Linux function its exception vector calls (entry-common.c / traps.c): the
     # name handle_trap's handlers log, and what the debugger says is about to run
     TRAP_HANDLERS: dict[TrapKind, str] = {}
+    # modules whose sys_* functions are this arch's own rows of the syscall table (the
+    # arch-specific slots of asm-generic's numbering), added by syscalls/table.py
+    SYSCALL_MODULES: tuple[Any, ...] = ()
+    # the scause/ESR-free "cause" a timer interrupt's Trap records (RISC-V: the interrupt bit and
+    # the supervisor timer's code; arm64 has none: the interrupt is not an exception class)
+    timer_cause: int | None = None
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel

@@ -21,7 +21,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.arm64.fpsimd import (FP_STATE_FPSIMD, FP_STATE_SVE, fpsimd_flush_task_state,
+from emukern.kernel.arch.arm64.fpsimd import (FP_STATE_FPSIMD, FP_STATE_SVE, fpsimd_flush_task_state,
                                          fpsimd_to_sve, supported_vls, sve_alloc, sve_to_fpsimd,
                                          vec_set_vector_length)
 

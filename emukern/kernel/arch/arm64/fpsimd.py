@@ -3,7 +3,7 @@
 Lazy FP state as in Linux: a task's registers stay live on a CPU until another task's are loaded
 there; ``fpsimd_last_state`` (per CPU) and ``thread.fpsimd_cpu`` say whose state is live, and
 TIF_FOREIGN_FPSTATE makes the return to user reload it (``fpsimd_restore_current_state``).
-State buffers are slots of the kernel's :class:`~emukern.kernel.arm64.entry_fpsimd.SveStateArea`
+State buffers are slots of the kernel's :class:`~emukern.kernel.arch.arm64.entry_fpsimd.SveStateArea`
 (Linux's ``sve_state`` and ``uw.fpsimd_state``); every save, load and flush runs the kernel's real
 instruction sequence (entry_fpsimd.py, entry-fpsimd.S) on the CPU, so its cost is counted
 instruction by instruction.
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, cast
 
 
 from emukern.kernel import errno as E
-from emukern.kernel.arm64 import entry_fpsimd
-from emukern.kernel.arm64.entry_fpsimd import SveStateArea
+from emukern.kernel.arch.arm64 import entry_fpsimd
+from emukern.kernel.arch.arm64.entry_fpsimd import SveStateArea
 from emukern.kernel.plugins import kernel_function
 from emukern.kernel.thread_info import (TIF_FOREIGN_FPSTATE, TIF_SVE, TIF_SVE_VL_INHERIT, FlagView,
                                         clear_thread_flag, set_thread_flag, test_and_clear_thread_flag)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from emukern.kernel.arm64.cpufeature import SystemIdRegs
+    from emukern.kernel.arch.arm64.cpufeature import SystemIdRegs
 
 # hwcap names as /proc/cpuinfo prints them (hwcap_str[]), index = bit; AT_HWCAP then AT_HWCAP2
 HWCAP_NAMES = ("fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt "

@@ -1,15 +1,16 @@
 """RISC-V kernel glue: syscall ABI (a7, a0-a5 -> a0), FP context, traps, and the vector hooks.
 
-The vector-state policy lives in :mod:`emukern.kernel.riscv.vector` (arch/riscv/kernel/vector.c,
+The vector-state policy lives in :mod:`emukern.kernel.arch.riscv.vector` (arch/riscv/kernel/vector.c,
 arch/riscv/include/asm/vector.h); this file only calls its hook points where Linux does.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from emukern.kernel.arch_base import ArchBase
-from emukern.kernel.riscv import signal as riscv_signal
-from emukern.kernel.riscv import vector
+from emukern.kernel.arch.riscv import syscalls as riscv_syscalls
+from emukern.kernel.arch.base import ArchBase
+from emukern.kernel.arch.riscv import signal as riscv_signal
+from emukern.kernel.arch.riscv import vector
 from unicorn import riscv_const as R
 
 from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
@@ -44,6 +45,7 @@ class RiscvArch(ArchBase):
     name = "riscv64"
     uname_machine = "riscv64"
     timer_cause: int | None = (1 << 63) | 5     # scause of a supervisor timer interrupt
+    SYSCALL_MODULES = (riscv_syscalls,)          # riscv_hwprobe, riscv_flush_icache
 
     def make_cpu(self, index: int) -> RiscvCpu:
         c = self.k.config
@@ -54,7 +56,7 @@ class RiscvArch(ArchBase):
 
     def hwcap(self) -> int:
         """riscv_fill_hwcap: one bit per single-letter extension of the harts' ISA string."""
-        from emukern.kernel.riscv.hwprobe import machine_isa
+        from emukern.kernel.arch.riscv.hwprobe import machine_isa
         from emukern.loader.stack import riscv_isa_hwcap
         return riscv_isa_hwcap("rv64" + machine_isa(self.k)[0])
 
@@ -66,7 +68,7 @@ class RiscvArch(ArchBase):
         return [(t, 0) for t in range(40, 48)]
 
     def cpuinfo(self) -> str:
-        from emukern.kernel.riscv.hwprobe import riscv_cpuinfo
+        from emukern.kernel.arch.riscv.hwprobe import riscv_cpuinfo
         return riscv_cpuinfo(self.k)
 
     def syscall_nr(self, cpu: "Cpu") -> int:
@@ -188,7 +190,7 @@ class RiscvArch(ArchBase):
                         res: Any = None) -> Any:
         """raw_copy_{from,to}_user: copies of at least the threshold go through kernel-mode
         vector (enter_vector_usercopy); None means "not taken, copy with scalar code"."""
-        from emukern.kernel.riscv import kernel_mode_vector as kmv
+        from emukern.kernel.arch.riscv import kernel_mode_vector as kmv
         assert isinstance(cpu, RiscvCpu)
         if not kmv.may_use_vector_usercopy(self.k, cpu, n):
             return None

@@ -1,4 +1,6 @@
-"""syscalls.arch_riscv: generated from the kernel mixins."""
+"""RISC-V's own syscalls (arch/riscv/kernel/sys_riscv.c and sys_hwprobe.c): the arch-specific
+slots 258 and 259 of the asm-generic table.  RiscvArch adds these rows to the syscall table
+(ArchBase.SYSCALL_MODULES); on arm64 the same numbers have no handler and answer ENOSYS."""
 from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
@@ -7,9 +9,7 @@ if TYPE_CHECKING:
 
 
 def sys_riscv_hwprobe(k: "Kernel", cpu, task, pairs, count, cpusetsize, cpus, flags, *a):
-    if k.config.arch != "riscv64":
-        return -E.ENOSYS            # 258 is an arch-specific slot that only RISC-V fills
-    from emukern.kernel.riscv.hwprobe import do_riscv_hwprobe
+    from emukern.kernel.arch.riscv.hwprobe import do_riscv_hwprobe
     return do_riscv_hwprobe(k, cpu, task, pairs, count, cpusetsize, cpus, flags)
 
 
@@ -18,8 +18,6 @@ def sys_riscv_flush_icache(k: "Kernel", cpu, task, start, end, flags, *a):
     otherwise 0.  Nothing to flush here: Unicorn drops the translations of code a store
     writes (self-modifying code is caught when it happens), which is what fence.i and this
     call give a RISC-V program."""
-    if k.config.arch != "riscv64":
-        return -E.ENOSYS            # 259 is an arch-specific slot that only RISC-V fills
     if flags & ~1:
         return -E.EINVAL
     cpu.charge(k.cost.syscall_body)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from emukern.errors import MemoryFault
 from emukern.kernel.preempt import (IRQ, PREEMPT_ENABLE, PREEMPTED, preempt_disable, preempt_enable,
                                     preempt_point, riscv_v_preemptive)
-from emukern.kernel.riscv import vector
+from emukern.kernel.arch.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF, RiscvCpu
 
 if TYPE_CHECKING:
