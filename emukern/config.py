@@ -1,4 +1,6 @@
-"""Machine options: one dataclass shared by the CLI, the API, the pytest plugin and benchmarks."""
+"""Machine options: one dataclass shared by the CLI, the API, the pytest plugin and benchmarks.
+
+Plain data: nothing here imports the kernel model (its checks are :mod:`emukern.boot_checks`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,7 +31,9 @@ class MachineConfig:
     the four changes), ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
     ``policies`` ({"riscv-discard": "eager"}: see ``emukern info policies``), ``costs``
     ({"schedule": 500, "rvv.load.beat": 2}: see ``emukern info costs``), ``cost_file``.
-    :meth:`validate` checks them all (a :class:`~emukern.errors.ConfigError` names the bad one).
+    :meth:`validate` checks the plain data (a :class:`~emukern.errors.ConfigError` names the bad
+    one); what needs the kernel model's knowledge (the preemption model, the ``kernel`` name, the
+    ``rlimits``) is :func:`emukern.boot_checks.validate_for_kernel`'s, run at the machine's boot.
     """
 
     arch: str = "riscv64"
@@ -85,7 +89,10 @@ class MachineConfig:
     root_rw: bool = False
 
     def validate(self) -> None:
-        """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``."""
+        """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``.
+
+        The plain-data checks only: :func:`emukern.boot_checks.validate_for_kernel` adds those
+        that need the kernel model."""
         if self.arch not in ARCHES:
             raise ConfigError(f"unknown architecture {self.arch!r}", hint="use --arch riscv64 or --arch arm64")
         if not 1 <= self.cpus <= 64:
@@ -112,8 +119,6 @@ class MachineConfig:
             raise ConfigError("--freq and --hz must be positive and HZ below the CPU frequency")
         if self.max_insns is not None and self.max_insns <= 0:
             raise ConfigError("--max-insns must be positive")
-        from emukern.kernel.preempt import validate_preempt_config
-        validate_preempt_config(self)
         if self.riscv_v_ucopy_threshold < 0:
             raise ConfigError("RISCV_ISA_V_UCOPY_THRESHOLD must be >= 0 (0 turns vectorised user copies off)")
         for name in ("max_cycles", "timeout", "host_timeout"):
@@ -124,17 +129,9 @@ class MachineConfig:
             raise ConfigError(f"--mem-limit must be a size in bytes (0 = no limit), got {self.mem_limit}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
-        if self.kernel is not None:
-            from emukern.kernel.versions import KERNELS
-            if self.kernel not in KERNELS:
-                raise ConfigError(f"unknown kernel {self.kernel!r}",
-                                  hint="`emukern info kernels` lists them: " + ", ".join(KERNELS))
         self.sysctls = normalize_sysctls(self.sysctls)
         if not isinstance(self.rlimits, dict):
             raise ConfigError("rlimits must be a dict of name -> value", hint='e.g. rlimits={"STACK": "unlimited"}')
-        from emukern.kernel.resource import parse_rlimit_option
-        for name, value in self.rlimits.items():
-            parse_rlimit_option(name, value)
 
     def resolved_mem_limit(self) -> int | None:
         """The machine-wide guest memory limit in bytes (None = unlimited)."""

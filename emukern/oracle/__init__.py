@@ -7,7 +7,7 @@
     console.py   reads the console protocol back (the kernel's own lines are never guest output)
     qemu.py      boots qemu-system-aarch64 / qemu-system-riscv64 with the matching CPU options
     compare.py   emukern vs the real kernel, per line; timing is never compared
-    cli.py       `emukern linux` and `emukern compare`
+    (their command lines, `emukern linux` and `emukern compare`, are emukern/cli/oracle.py)
 """
 from emukern.errors import EmukernError
 

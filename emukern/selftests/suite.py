@@ -186,7 +186,7 @@ def check_vls(vls: tuple[int, ...], arches: set[str]) -> None:
 
 
 def main(a: Any) -> int:
-    from emukern.cli import config_from_args
+    from emukern.options import config_from_args
     from emukern.errors import ConfigError
     kernel, version, real_profile = _kernel_choice(a)
     arch = version.arch if version is not None else a.arch

@@ -5,7 +5,6 @@ import argparse
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -14,13 +13,10 @@ from emukern.sweep.cache import ResultCache, point_key
 from emukern.sweep.spec import Point, parse_point_args
 
 
-@lru_cache(maxsize=1)
 def run_parser() -> argparse.ArgumentParser:
-    """The `emukern run` sub-parser itself, so a point's options mean what they mean there."""
-    from emukern.cli import make_parser
-    top = make_parser()
-    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
-    return sub.choices["run"]
+    """`emukern run`'s arguments (emukern.options), so a point's options mean what they mean there."""
+    from emukern.options import run_parser as parser
+    return parser()
 
 
 def run_point(point: Point, cache_dir: str | None, index: int = 0) -> dict[str, Any]:
@@ -33,7 +29,7 @@ def run_point(point: Point, cache_dir: str | None, index: int = 0) -> dict[str, 
                            "worker": os.getpid()}
     try:
         from emukern.api import Machine, resolve_program
-        from emukern.cli import config_from_args
+        from emukern.options import config_from_args
         ns = parse_point_args(point)
         cfg = config_from_args(ns)
         prog, src_arch = resolve_program(ns.program, ns.arch or None)

@@ -1,4 +1,4 @@
-"""`emukern linux` and `emukern compare` (registered by emukern.cli.make_parser)."""
+"""`emukern linux` and `emukern compare`: the command lines of the oracle (:mod:`emukern.oracle`)."""
 from __future__ import annotations
 
 import argparse

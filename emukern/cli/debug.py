@@ -1,6 +1,5 @@
-"""`emukern debug` and `emukern gdbserver`: registered into emukern's CLI by
-``emukern.cli.make_parser`` through :func:`add_debug_commands`.  Both take exactly `run`'s
-machine options."""
+"""`emukern debug` and `emukern gdbserver`: the command lines of the debugger (the engine, REPL
+and GDB stub are :mod:`emukern.debug`).  Both take exactly `run`'s machine options."""
 from __future__ import annotations
 
 import argparse
@@ -35,7 +34,7 @@ $vg at --sve-vl), riscv CSRs ($vl $vtype $vstart $vlenb $cycle ...), every task 
 def machine_factory(a: argparse.Namespace) -> Callable[[], Any]:
     """A function that builds and loads a fresh machine from the parsed options (for restart)."""
     from emukern.api import Machine
-    from emukern.cli import config_from_args, warn_other_arch_options
+    from emukern.options import config_from_args, warn_other_arch_options
     from emukern.debug.repl import GuestEcho
 
     config_from_args(a)              # validate everything once, before any prompt appears
@@ -79,7 +78,8 @@ def cmd_gdbserver(a: argparse.Namespace) -> int:
     return serve(dbg, host=a.host, port=a.port, verbose=a.verbose)
 
 
-def add_debug_commands(sub: Any, machine_options: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_debug_commands(sub: Any) -> None:
+    from emukern.options import machine_options
     d = sub.add_parser("debug", help="step-debug a guest and the kernel's trap handling (REPL)",
                        description="Load a guest and stop at its first instruction.  Step guest "
                        "instructions, stop where it traps, see why (syndrome, instruction), step through "
