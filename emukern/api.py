@@ -16,7 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from emukern.boot_checks import validate_for_kernel
+from emukern.kernel.boot_checks import validate_for_kernel
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
 from emukern.kernel.kernel import Kernel
@@ -137,7 +137,7 @@ class Machine:
                               hint=f"drop --arch or use --arch {arch}")
         if arch is not None:
             self.config.arch = arch
-        # the checks that need the kernel model (emukern/boot_checks.py), after the plain ones as
+        # the checks that need the kernel model (emukern/kernel/boot_checks.py), after the plain ones as
         # the kernel's boot makes them (Kernel.__init__ validates again: idempotent)
         self.config.validate()
         validate_for_kernel(self.config)

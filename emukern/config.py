@@ -1,6 +1,6 @@
 """Machine options: one dataclass shared by the CLI, the API, the pytest plugin and benchmarks.
 
-Plain data: nothing here imports the kernel model (its checks are :mod:`emukern.boot_checks`)."""
+Plain data: nothing here imports the kernel model (its checks are :mod:`emukern.kernel.boot_checks`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,7 +33,7 @@ class MachineConfig:
     ({"schedule": 500, "rvv.load.beat": 2}: see ``emukern info costs``), ``cost_file``.
     :meth:`validate` checks the plain data (a :class:`~emukern.errors.ConfigError` names the bad
     one); what needs the kernel model's knowledge (the preemption model, the ``kernel`` name, the
-    ``rlimits``) is :func:`emukern.boot_checks.validate_for_kernel`'s, run at the machine's boot.
+    ``rlimits``) is :func:`emukern.kernel.boot_checks.validate_for_kernel`'s, run at the machine's boot.
     """
 
     arch: str = "riscv64"
@@ -91,7 +91,7 @@ class MachineConfig:
     def validate(self) -> None:
         """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``.
 
-        The plain-data checks only: :func:`emukern.boot_checks.validate_for_kernel` adds those
+        The plain-data checks only: :func:`emukern.kernel.boot_checks.validate_for_kernel` adds those
         that need the kernel model."""
         if self.arch not in ARCHES:
             raise ConfigError(f"unknown architecture {self.arch!r}", hint="use --arch riscv64 or --arch arm64")

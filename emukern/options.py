@@ -188,7 +188,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
     ct = CostTable()
     for k, v in cfg.costs.items():
         ct.override(k, v)
-    from emukern.boot_checks import validate_for_kernel
+    from emukern.kernel.boot_checks import validate_for_kernel
     validate_for_kernel(cfg)    # --kernel, --kconfig PREEMPT, --rlimit: refused before anything runs
     return cfg
 

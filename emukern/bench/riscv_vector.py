@@ -139,7 +139,7 @@ def lat_ctx_claims(lat: dict[str, Any], seq512: dict[str, int]) -> str:
              f"({seq512['save']} cycles each at VLEN=512) and clobbers {rng(e_disc)} times per round trip; "
              + ("deferred never saves (VS=Initial)" if d_saves == 0 else f"deferred saved {d_saves} times")
              + f", clobbers {rng(d_disc)} times per round trip and restores {rng(d_rest)} times per round trip "
-             f"({seq512['restore']} cycles each) — the stale context, see tests/kernel/arch/riscv/test_vector_abi.py."]
+             f"({seq512['restore']} cycles each) — the stale context, see tests/kernel/riscv/test_vector_abi.py."]
     e0, d0 = lat.get("eager/vlen512/discard0"), lat.get("deferred/vlen512/discard0")
     if e0 is not None and d0 is not None:
         ch = 100 * (d0["cycles_per_switch"] / e0["cycles_per_switch"] - 1)

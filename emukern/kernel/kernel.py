@@ -43,6 +43,7 @@ from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
 from emukern.machine.trap import Trap, TrapKind
 from emukern.kernel import entry as kernel_entry
 from emukern.kernel.arch import make_arch
+from emukern.kernel.boot_checks import validate_for_kernel
 from emukern.kernel.fs.namei import LAST_INO_BATCH  # noqa: F401
 from emukern.kernel.signal.exit import REAPED_ROWS  # noqa: F401
 from emukern.kernel.entry import SyscallRecord, TrapRecord  # noqa: F401  (the trap log's records)
@@ -117,6 +118,7 @@ class Kernel:
     def __init__(self, config: MachineConfig, *, echo_stdout: BinaryIO | None = None,
                  echo_stderr: BinaryIO | None = None) -> None:
         config.validate()
+        validate_for_kernel(config)     # the checks that need the kernel model (boot_checks.py)
         self.config = config
         self.clock = Clock(config.freq_hz, config.hz, config.timer_freq)
         self.sve_stats = Counter()

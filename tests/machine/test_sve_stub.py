@@ -3,7 +3,7 @@ queue_stub, stub_sync), exercised with the kernel's entry-fpsimd sequences.
 
 Z bits above 128, P0-P15 and FFR are only reachable with real SVE instructions; the kernel's
 sequences run on the CPU as stubs (queued, then run before user code or synchronously).  The
-instruction words themselves are the kernel's (tests/kernel/arch/arm64/test_entry_fpsimd.py).
+instruction words themselves are the kernel's (tests/kernel/arm64/test_entry_fpsimd.py).
 """
 from __future__ import annotations
 

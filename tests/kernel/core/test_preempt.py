@@ -83,7 +83,7 @@ def test_kconfig_sets_the_model_and_riscv_v_preemptive():
     (["PREEMPT=voluntary", "RISCV_ISA_V_PREEMPTIVE=y"], "depends on PREEMPTION"),
 ])
 def test_bad_preempt_config_is_a_clear_error(items, match):
-    from emukern.boot_checks import validate_for_kernel
+    from emukern.kernel.boot_checks import validate_for_kernel
     cfg = MachineConfig()
     apply_kconfig(cfg, items)
     cfg.validate()                  # plain data: fine; the preemption model is the kernel's to check

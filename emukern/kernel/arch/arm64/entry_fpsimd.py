@@ -6,7 +6,7 @@ and FFR need real SVE instructions.  So, as in Linux, the kernel saves, loads an
 registers with short instruction sequences (``sve_save_state``, ``sve_load_state``,
 ``sve_flush_live``, ``sve_flush_p``, ``fpsimd_save_state``, ``fpsimd_load_state``) that run on the
 CPU -- their cost is counted instruction by instruction.  This module owns what they are (the
-instruction words, checked against llvm-mc by tests/kernel/arch/arm64/test_entry_fpsimd.py) and where
+instruction words, checked against llvm-mc by tests/kernel/arm64/test_entry_fpsimd.py) and where
 each task's state lives (:class:`SveStateArea`); the machine only runs "these kernel instructions
 with this buffer" (:meth:`emukern.machine.cpu_arm64.Arm64Cpu.queue_stub`), see "Machine pages" in
 :mod:`emukern.machine.cpu_arm64` for the isolation it guarantees while doing so.

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 
 # __asm_vector_usercopy's loop (pDst=a0, pSrc=a1, iNum=a2, iVL=a3, vData=v0, LMUL m8);
-# words checked against llvm-mc in tests/kernel/arch/riscv/test_kernel_mode_vector.py
+# words checked against llvm-mc in tests/kernel/riscv/test_kernel_mode_vector.py
 W_VSETVLI_A3_A2_E8M8 = 0x0C3676D7          # vsetvli a3, a2, e8, m8, ta, ma
 W_VLE8FF_V0_A1 = 0x03058007                # vle8ff.v v0, (a1)
 W_CSRR_A3_VL = 0xC20026F3                  # csrr a3, vl

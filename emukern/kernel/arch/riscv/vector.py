@@ -18,7 +18,7 @@ exactly as Linux keeps it in ``regs->status``.
 Every save, restore and clobber runs as real vector instruction words on the CPU's RVV unit
 (the same sequences Linux's inline asm uses), so their cycles come from the RVV cost model.
 
-A consequence of combining both patches, kept faithfully (tests/kernel/arch/riscv/test_vector_abi.py pins
+A consequence of combining both patches, kept faithfully (tests/kernel/riscv/test_vector_abi.py pins
 it): after Andy Chiu's VS_INITIAL patch a syscall leaves VS=Initial, and a context switch saves only Dirty, so a task
 switched out inside a blocking syscall — or preempted after a syscall before it writes any vector
 state — gets back the *last saved* (stale) context, not its live registers.  With the knob at 1
@@ -47,7 +47,7 @@ CTRL_CUR_MASK, CTRL_NEXT_MASK, CTRL_INHERIT, CTRL_MASK = 0x3, 0xC, 0x10, 0x1F
 
 VTYPE_VILL = 1 << 63
 
-# Kernel instruction sequences (words checked against llvm-mc in tests/kernel/arch/riscv/test_vector_words.py).
+# Kernel instruction sequences (words checked against llvm-mc in tests/kernel/riscv/test_vector_words.py).
 # Scalar registers of the stub: t0=x5 t1=x6 t2=x7 t3=x28 t4=x29 a0..a3=x10..x13
 W_CSRR_T0_VSTART = 0x008022F3
 W_CSRR_T1_VTYPE = 0xC2102373
