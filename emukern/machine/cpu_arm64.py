@@ -283,7 +283,9 @@ def read_model_sysregs(encodings: "list[tuple[int, int, int, int, int]]",
     fresh, never-run instance: the ID registers the kernel sanitises, without booting a CPU."""
     uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
     uc.ctl_set_cpu_model(cpu_model)
-    return [int(uc.cpr_read(*enc)) for enc in encodings]
+    # (what UcAArch64.cpr_read(op0, op1, crn, crm, op2) does)
+    return [int(uc.reg_read(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2)))
+            for op0, op1, crn, crm, op2 in encodings]
 
 
 def is_sve_encoding(word: int) -> bool:
@@ -695,7 +697,7 @@ class Arm64Cpu(Cpu):
             return
         op = q[0]
         if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
-                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
             # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
             # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
             # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
@@ -1084,6 +1086,7 @@ class Arm64Cpu(Cpu):
         the CPU has it (True: the CPU goes into the unit's microcode; the closing brk of each
         sequence comes back to :meth:`_sve2_brk`)."""
         unit = self.sve2
+        assert unit is not None
         insn = unit.decode(word)
         if insn is None:
             unit.check_unimplemented(word)
@@ -1092,6 +1095,7 @@ class Arm64Cpu(Cpu):
         return True
 
     def _sve2_brk(self, intno: int, pc: int) -> None:
+        assert self.sve2 is not None
         word = self.sve2.on_brk(intno, pc)
         if word is not None:        # unallocated inside its class: UNDEF at the instruction
             self._deliver(self.classify_undef(self.get_pc(), word))
@@ -1180,9 +1184,9 @@ class Arm64Cpu(Cpu):
             return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
-            word = self._word(epc) or 0
-            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=word,
-                               esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF)))
+            svc = self._word(epc) or 0
+            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=svc,
+                               esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((svc >> 5) & 0xFFFF)))
             return
         word = self._undef_word(pc) if intno == 1 else self._word(pc)
         if word is None:

@@ -82,6 +82,11 @@ def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
     return regs.ARM64_PC, False, False
 
 
+def _no_syscall_batch() -> Any:
+    """Cpu._sys_fill/_sys_get until the architecture makes its syscall batch."""
+    raise RuntimeError("this CPU has no syscall register batch")
+
+
 def new_uc(arch: int, mode: int, what: str) -> Uc:
     """A Unicorn instance with emukern's translation-buffer size.
 
@@ -148,8 +153,8 @@ class Cpu:
         self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
         self._batch_keep: list[Any] = []     # buffers of make_batch_parts' partials
-        self._sys_fill: Callable[[], Any] | None = None     # see _syscall_exc
-        self._sys_get: Callable[[], tuple[int, ...]] | None = None
+        self._sys_fill: Callable[[], Any] = _no_syscall_batch     # see _syscall_exc (set by the
+        self._sys_get: Callable[[], tuple[int, ...]] = _no_syscall_batch   # architecture)
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
         self._intr_cbs: list[Any] = []
@@ -300,14 +305,14 @@ class Cpu:
             pc_written = self.counter.pc_written
 
             def write_pc(values: Sequence[int]) -> None:
-                buf[:] = values
+                buf[:] = values             # type: ignore[call-overload]  # (any sequence: typeshed says list)
                 uc_rwb(uch, ids, ptrs, n)
                 pc_written()            # see set_pc
             write_pc.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
             return write_pc
 
         def write(values: Sequence[int]) -> None:
-            buf[:] = values             # (a c_uint64 array keeps the low 64 bits, as _write's mask)
+            buf[:] = values             # type: ignore[call-overload]  # (low 64 bits kept, as _write masks)
             uc_rwb(uch, ids, ptrs, n)
         write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return write
@@ -519,6 +524,7 @@ class Cpu:
         m = mm.find(page) if mm is not None else None
         if m is None or "x" not in m.perms or page in self._xpages:
             return False
+        assert mm is not None
         lo = max(m.start, page & ~(SCAN_CHUNK - 1))
         hi = min(m.end, (page & ~(SCAN_CHUNK - 1)) + SCAN_CHUNK)
         while lo < page and lo in self._xpages:
@@ -795,7 +801,7 @@ class Cpu:
             native = None
 
         if native is None:
-            def entry(_handle: int, intno: int, _ud: int) -> None:
+            def entry(_handle: int, intno: int, packed: int | None) -> None:     # (packed: unused)
                 try:
                     if intno == fast_no:
                         fast_fn()           # type: ignore[misc]

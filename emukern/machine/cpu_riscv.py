@@ -139,6 +139,7 @@ class _VMem:
         m = mm.find(addr) if mm is not None else None
         if m is None or need not in m.perms or addr + size > m.end:
             return None
+        assert mm is not None
         if need == "w" and "x" in m.perms:
             return None         # stores to code go through mm.write (scan-on-execute must know)
         return (mm, mm.version, m.start, m.end, m.start - m.offset, m.buf)

@@ -54,12 +54,12 @@ def raw_fn(name: str) -> RawFn:
     two thirds of an 8-register uc_reg_read_batch."""
     fn = _uclib[name]       # indexing makes a fresh object; the binding's own keeps its argtypes
     fn.restype = ctypes.c_int
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def bound_fn(name: str) -> RawFn:
     """The binding's own function object for ``name`` (with its argtypes)."""
-    return getattr(_uclib, name)  # type: ignore[no-any-return]
+    return getattr(_uclib, name)
 
 
 def hook_add_native(uc: Uc, kind: int, fn: Any, user_data: Any = None, begin: int = 1,
