@@ -43,9 +43,9 @@ class _Regs:
     reg_read_batch spends ~10 µs in Python per 65 registers.)"""
 
     def __init__(self, uc: Any) -> None:
-        from unicorn.unicorn_py3.unicorn import uclib
-        self.uch = uc._uch
-        self.rrb, self.rwb, self.rr = uclib["uc_reg_read_batch"], uclib["uc_reg_write_batch"], uclib["uc_reg_read"]
+        from emukern.machine.uc_internal import handle, raw_fn
+        self.uch = handle(uc)
+        self.rrb, self.rwb, self.rr = raw_fn("uc_reg_read_batch"), raw_fn("uc_reg_write_batch"), raw_fn("uc_reg_read")
         self.keep: list[Any] = []
         self._v = ctypes.c_uint64()
 

@@ -108,9 +108,9 @@ def _direct_regs(uc: Any) -> tuple[Any, Any]:
     """reg_read/reg_write straight through libunicorn's C functions (no argtypes conversion),
     the way emukern's CPUs access registers (emukern.machine.cpu_base)."""
     import ctypes
-    from unicorn.unicorn_py3.unicorn import uclib
-    rr, rw = uclib["uc_reg_read"], uclib["uc_reg_write"]
-    h, v = uc._uch, ctypes.c_uint64()
+    from emukern.machine.uc_internal import handle, raw_fn
+    rr, rw = raw_fn("uc_reg_read"), raw_fn("uc_reg_write")
+    h, v = handle(uc), ctypes.c_uint64()
     pv = ctypes.byref(v)
 
     def rd(regid: int) -> int:
@@ -128,15 +128,8 @@ def add_intr_hook(uc: Any, hook: Any) -> Any:
     dispatcher frames skipped), as emukern's CPUs install theirs.  ``hook(handle, intno, _)``
     gets the engine's handle, not the Uc object.  Returns the callback, which must stay alive
     while the hook is installed (also used by emukern.bench.raw_signal)."""
-    import ctypes
-    from unicorn import UC_HOOK_INTR
-    from unicorn.unicorn_py3.unicorn import uclib
-    cb = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(hook)
-    hh = ctypes.c_size_t()
-    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p),
-                         None, ctypes.c_uint64(1), ctypes.c_uint64(0)):
-        raise OSError("uc_hook_add failed")
-    return cb
+    from emukern.machine.uc_internal import add_intr_callback
+    return add_intr_callback(uc, hook)
 
 
 def add_native_intr_hook(uc: Any, hook: Any, vlen: int) -> Any:
@@ -146,8 +139,8 @@ def add_native_intr_hook(uc: Any, hook: Any, vlen: int) -> Any:
     import ctypes
     from unicorn import UC_HOOK_INTR
     from unicorn import riscv_const as R
-    from unicorn.unicorn_py3.unicorn import uclib
     from emukern.machine.counter import RvvStruct, native_error, native_rvv_intr
+    from emukern.machine.uc_internal import hook_add_native
     fn = native_rvv_intr()
     if fn is None:
         raise SystemExit(f"raw_vsetvli --native: the native library is unavailable ({native_error()})")
@@ -156,10 +149,7 @@ def add_native_intr_hook(uc: Any, hook: Any, vlen: int) -> Any:
     s.on, s.vs, s.vlen, s.cost = 1, 3, vlen, 1          # VS Dirty: V is on from the start
     s.pc_reg, s.x0_reg = R.UC_RISCV_REG_PC, R.UC_RISCV_REG_X0
     s.py = ctypes.cast(cb, ctypes.c_void_p).value
-    hh = ctypes.c_size_t()
-    if uclib.uc_hook_add(uc._uch, ctypes.byref(hh), UC_HOOK_INTR, fn,
-                         ctypes.cast(ctypes.pointer(s), ctypes.c_void_p),
-                         ctypes.c_uint64(1), ctypes.c_uint64(0)):
+    if hook_add_native(uc, UC_HOOK_INTR, fn, ctypes.cast(ctypes.pointer(s), ctypes.c_void_p))[0]:
         raise OSError("uc_hook_add failed")
     return cb, s
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from emukern.debug.errors import DebugError
+from emukern.machine import regs as machine_regs
 
 MASK64 = (1 << 64) - 1
 
@@ -74,14 +75,13 @@ def read_register(cpu: Any, name: str) -> int:
     if n == "pc":
         return cpu.get_pc()
     if _arch(cpu) == "riscv64":
-        from unicorn import riscv_const as R
         i = _rv_index(n)
         if i is not None:
             return cpu.reg(i)
         if n.startswith("f") and n[1:].isdigit() and int(n[1:]) < 32:
-            return cpu.uc.reg_read(R.UC_RISCV_REG_F0 + int(n[1:]))
+            return cpu.uc.reg_read(machine_regs.regid("riscv64", f"f{int(n[1:])}"))
         if n == "fcsr":
-            return cpu.uc.reg_read(R.UC_RISCV_REG_FCSR)
+            return cpu.uc.reg_read(machine_regs.regid("riscv64", "fcsr"))
         rvv = getattr(cpu, "rvv", None)
         if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
             return int.from_bytes(rvv.read_vreg(int(n[1:])), "little")   # the whole VLEN-bit register
@@ -92,17 +92,14 @@ def read_register(cpu: Any, name: str) -> int:
         if n in RV_COUNTER_CSRS:
             return rv_counter(cpu, n)
         raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8, vl")
-    from unicorn import arm64_const as A
     i = _arm_index(n)
     if i is not None:
         v = cpu.reg(i)
         return v & 0xFFFF_FFFF if n.startswith("w") else v
     if n == "sp":
         return cpu.sp
-    if n in ("nzcv", "cpsr"):
-        return cpu.uc.reg_read(A.UC_ARM64_REG_NZCV)
-    if n == "tpidr_el0":
-        return cpu.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)
+    if n in ("nzcv", "cpsr", "tpidr_el0"):
+        return cpu.uc.reg_read(machine_regs.regid("arm64", n))
     if n in ("fpsr", "fpcr") or (n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32):
         fp = cpu.save_fp()          # through the CPU: runs any queued kernel FP/SVE stubs first
         return fp[n] if n in ("fpsr", "fpcr") else fp["v"][int(n[1:])]
@@ -119,7 +116,6 @@ def write_register(cpu: Any, name: str, value: int) -> None:
         cpu.set_pc(value & MASK64)
         return
     if _arch(cpu) == "riscv64":
-        from unicorn import riscv_const as R
         i = _rv_index(n)
         if i is not None:
             if i == 0:
@@ -127,10 +123,10 @@ def write_register(cpu: Any, name: str, value: int) -> None:
             cpu.set_reg(i, value & MASK64)
             return
         if n.startswith("f") and n[1:].isdigit() and int(n[1:]) < 32:
-            cpu.uc.reg_write(R.UC_RISCV_REG_F0 + int(n[1:]), value & MASK64)
+            cpu.uc.reg_write(machine_regs.regid("riscv64", f"f{int(n[1:])}"), value & MASK64)
             return
         if n == "fcsr":
-            cpu.uc.reg_write(R.UC_RISCV_REG_FCSR, value & 0xFF)
+            cpu.uc.reg_write(machine_regs.regid("riscv64", "fcsr"), value & 0xFF)
             return
         rvv = getattr(cpu, "rvv", None)
         if rvv is not None and n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
@@ -140,7 +136,6 @@ def write_register(cpu: Any, name: str, value: int) -> None:
             raise DebugError(f"{n} is not writable from the debugger (vl/vtype are set by vset{{i}}vl{{i}}, "
                              "the counters by the clock)")
         raise DebugError(f"no register {name!r} on riscv64", hint="e.g. a0, x10, sp, pc, f0, v8")
-    from unicorn import arm64_const as A
     i = _arm_index(n)
     if i is not None:
         cpu.set_reg(i, value & (0xFFFF_FFFF if n.startswith("w") else MASK64))
@@ -151,13 +146,11 @@ def write_register(cpu: Any, name: str, value: int) -> None:
     sync = getattr(cpu, "stub_sync", None)
     if callable(sync):
         sync()                      # queued kernel stubs must not overwrite what the user sets
-    regs = {"nzcv": A.UC_ARM64_REG_NZCV, "cpsr": A.UC_ARM64_REG_NZCV, "fpsr": A.UC_ARM64_REG_FPSR,
-            "fpcr": A.UC_ARM64_REG_FPCR, "tpidr_el0": A.UC_ARM64_REG_TPIDR_EL0}
-    if n in regs:
-        cpu.uc.reg_write(regs[n], value & MASK64)
+    if n in ("nzcv", "cpsr", "fpsr", "fpcr", "tpidr_el0"):
+        cpu.uc.reg_write(machine_regs.regid("arm64", n), value & MASK64)
         return
     if n.startswith("v") and n[1:].isdigit() and int(n[1:]) < 32:
-        cpu.uc.reg_write(A.UC_ARM64_REG_Q0 + int(n[1:]), value & ((1 << 128) - 1))
+        cpu.uc.reg_write(machine_regs.regid("arm64", f"q{int(n[1:])}"), value & ((1 << 128) - 1))
         return
     if n in SVE_NAMES and has_sve(cpu):
         if n == "vg":

@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import unicorn
-from unicorn import UC_HOOK_BLOCK, UC_HOOK_CODE, UC_HOOK_INTR, Uc
+from unicorn import UC_HOOK_BLOCK, UC_HOOK_CODE, UC_HOOK_INTR
+
+from emukern.machine import uc_internal
+from emukern.machine.uc_internal import Uc
 
 _SRC = Path(__file__).with_name("native") / "counter.c"
 
@@ -129,11 +132,8 @@ def native_error() -> str | None:
 
 def _hook_native(uc: Uc, kind: int, fn_name: str, user_data: Any) -> ctypes.c_size_t:
     """uc_hook_add of one of counter.c's hooks (for every address); its handle."""
-    from unicorn.unicorn_py3.unicorn import uclib
-    hh = ctypes.c_size_t()
     fn = ctypes.cast(getattr(_native_lib, fn_name), ctypes.c_void_p)
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(hh), kind, fn, user_data,
-                               ctypes.c_uint64(1), ctypes.c_uint64(0))
+    status, hh = uc_internal.hook_add_native(uc, kind, fn, user_data)
     if status != 0:
         raise OSError(f"uc_hook_add failed with status {status}")
     return hh
@@ -185,11 +185,9 @@ class NativeCounter:
 
     def __init__(self, uc: Uc, pc_reg: int = 0, variable_length: bool = False,
                  intr_pc_after: bool = False, exact: bool | None = None) -> None:
-        from unicorn.unicorn_py3.unicorn import uclib  # the ctypes handle the binding uses
-
         assert _native_lib is not None
         self._uc = uc
-        self._uclib = uclib
+        self._engine = uc_internal.handle(uc)     # the engine handle ek_fix takes
         self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
         self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0, int(variable_length), pc_reg, int(intr_pc_after),
                                  0, 0, 0, 0, 0, (_U64 * _SPLITS)(), (_U64 * _SPLITS)(), 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
@@ -223,7 +221,7 @@ class NativeCounter:
             return
         self.unsplit(everything=True)
         for hh in self._hooks:
-            self._uclib.uc_hook_del(self._uc._uch, hh)
+            uc_internal.hook_del_native(self._uc, hh)
         self._hooks.clear()
         self.exact = exact
         self._s.blk_start = self._s.blk_end = 0
@@ -251,7 +249,7 @@ class NativeCounter:
         instruction hook had counted it): the rest of its block did not run."""
         s = self._s
         if s.blk_end and s.blk_start <= pc < s.blk_end:
-            self._fix(self._uc._uch, self._sp, pc, 1)
+            self._fix(self._engine, self._sp, pc, 1)
 
     def code_changed(self) -> None:
         """Guest code may have changed (written, unmapped, remapped): recount blocks."""
@@ -288,7 +286,7 @@ class NativeCounter:
                 s.split_at[kept], s.split_hk[kept] = at, hk
                 kept += 1
                 continue
-            self._uclib.uc_hook_del(self._uc._uch, ctypes.c_size_t(hk))
+            uc_internal.hook_del_native(self._uc, ctypes.c_size_t(hk))
             self._uc.ctl_remove_cache(at, at + 1)
             removed += 1
         s.nsplit = kept

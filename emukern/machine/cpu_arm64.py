@@ -111,9 +111,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
-                     UC_PROT_READ, UC_PROT_WRITE, Uc, UcError)
+                     UC_PROT_READ, UC_PROT_WRITE)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
+from unicorn.unicorn_const import UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
 
 from emukern.errors import MemoryFault
 from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
@@ -122,6 +122,8 @@ from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard, NativeCounter, _CounterStruct
 from emukern.machine.cpu_base import UNTIL_NEVER, Cpu, new_uc
 from emukern.machine.memory import PAGE
+from emukern.machine import regs, uc_internal
+from emukern.machine.uc_internal import Uc, UcError
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
                                   ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
 
@@ -133,8 +135,11 @@ STUB_BASE = 0x3F_FFFF_0000      # machine-owned page: the eret that enters EL0, 
 STUB_SIZE = 0x10000
 ESR_IL = 1 << 25
 
-_X = [A.UC_ARM64_REG_X0 + i for i in range(29)] + [A.UC_ARM64_REG_X29, A.UC_ARM64_REG_X30]
-_Q = [A.UC_ARM64_REG_Q0 + i for i in range(32)]
+_X = list(regs.ARM64_X)           # x0..x30
+_Q = list(regs.ARM64_Q)           # q0..q31
+# the registers a queued kernel stub may write (reg_read/reg_write run the queue first)
+_FP_IDS = frozenset(regs.ARM64_REGS[f"{k}{i}"] for k in "vqds" for i in range(32)) | {
+    regs.ARM64_REGS["fpsr"], regs.ARM64_REGS["fpcr"]}
 
 # system registers as (op0, op1, crn, crm, op2)
 CPACR_EL1 = (3, 0, 1, 0, 2)
@@ -205,9 +210,6 @@ def _fpsimd_load_words() -> tuple[int, ...]:
 
 FPSIMD_LOAD_WORDS = _fpsimd_load_words()
 _Z4 = bytes(4)
-
-
-_CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
 
 
 # ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
@@ -281,7 +283,9 @@ def read_model_sysregs(encodings: "list[tuple[int, int, int, int, int]]",
     fresh, never-run instance: the ID registers the kernel sanitises, without booting a CPU."""
     uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
     uc.ctl_set_cpu_model(cpu_model)
-    return [int(uc.cpr_read(*enc)) for enc in encodings]
+    # (what UcAArch64.cpr_read(op0, op1, crn, crm, op2) does)
+    return [int(uc.reg_read(A.UC_ARM64_REG_CP_REG, (crn, crm, op0, op1, op2)))
+            for op0, op1, crn, crm, op2 in encodings]
 
 
 def is_sve_encoding(word: int) -> bool:
@@ -329,7 +333,6 @@ class Arm64Cpu(Cpu):
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_EXEC)
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
-        from unicorn.unicorn_py3.unicorn import uclib
         # The native flush (see _chain_begin) and the virtual TLB (see "Machine pages"): the C
         # side's state, its hooks, the entries of the sequences whose closing brk has the C
         # return, and the op armed or in flight until Python accounts it (_native_settle)
@@ -346,7 +349,7 @@ class Arm64Cpu(Cpu):
                                  A.UC_ARM64_REG_PC, STUB_BASE, STUB_BASE + STUB_SIZE)
             self._use_virtual_tlb()
             self._ret.tlb_flush = int(not self._vtlb)
-        self._uc_ctl = uclib.uc_ctl           # (the binding has no TLB flush wrapper)
+        self._tlb_flush = uc_internal.tlb_flusher(uc)     # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
         uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
                        ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
@@ -417,18 +420,7 @@ class Arm64Cpu(Cpu):
         """:meth:`cpr_write` of one register as a direct libunicorn call on a prebuilt
         uc_arm64_cp_reg: the binding's reg_write picks the register class through a generator and
         builds the structure on every call, and _hw_set writes CPACR_EL1 twice per stub run."""
-        from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
-        from unicorn.unicorn_py3.unicorn import uclib
-        op0, op1, crn, crm, op2 = enc
-        reg = UcRegCP64(crn, crm, op0, op1, op2, 0)
-        ref, fn, uch, rid = ctypes.byref(reg), uclib.uc_reg_write, self._uch, A.UC_ARM64_REG_CP_REG
-
-        def write(value: int) -> None:
-            reg.val = value
-            status = fn(uch, rid, ref)
-            if status:
-                raise UcError(status, rid)
-        return write
+        return uc_internal.cp_reg_writer(self.uc, enc)
 
     def _hw_set(self, zen: bool, vl: int) -> None:
         if zen != self._hw_zen:
@@ -509,11 +501,8 @@ class Arm64Cpu(Cpu):
         fns = _native_stub_ret()
         if fns is None or self._ret is None:
             return
-        from unicorn.unicorn_py3.unicorn import uclib
-        hh = ctypes.c_size_t()
-        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_TLB_FILL, fns[2],
-                                   ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p),
-                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        status, hh = uc_internal.hook_add_native(self.uc, UC_HOOK_TLB_FILL, fns[2],
+                                                 ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p))
         if status != 0:
             raise UcError(status)
         self._ret_hooks.append(hh)
@@ -528,13 +517,11 @@ class Arm64Cpu(Cpu):
         if fns is None:
             return
         enter, fn = fns[0], fns[1]
-        from unicorn.unicorn_py3.unicorn import uclib
+        assert self._ret is not None
         ud = ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p)
         # the entry, an INTR hook after this CPU's own (added in __init__): it runs once the
         # kernel has handled the trap and armed a flush
-        hh = ctypes.c_size_t()
-        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, enter, ud,
-                                   ctypes.c_uint64(1), ctypes.c_uint64(0))
+        status, hh = uc_internal.hook_add_native(self.uc, UC_HOOK_INTR, enter, ud)
         if status != 0:
             raise UcError(status)
         self._ret_hooks.append(hh)
@@ -543,9 +530,7 @@ class Arm64Cpu(Cpu):
             if q.loads or q.saves or q.length < 2 or not all(_writes_fp_only(w) for w in words[:-1]):
                 continue
             brk = KERNEL_TEXT + q.offset + 4 * (q.length - 1)
-            hh = ctypes.c_size_t()
-            status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_CODE, fn, ud,
-                                       ctypes.c_uint64(brk), ctypes.c_uint64(brk))
+            status, hh = uc_internal.hook_add_native(self.uc, UC_HOOK_CODE, fn, ud, brk, brk)
             if status != 0:
                 raise UcError(status)
             self._ret_hooks.append(hh)
@@ -635,7 +620,7 @@ class Arm64Cpu(Cpu):
             # TLB the stubs' instruction fetches filled entries that would let data accesses
             # through: drop them, so a user load or store there is checked against the
             # execute-only mapping (the virtual TLB this CPU uses fills per access type)
-            self._uc_ctl(self._uch, _CTL_TLB_FLUSH)
+            self._tlb_flush()
 
     def _stub_prepare(self, op: StubOp) -> None:
         if not op.regfile_load:
@@ -675,7 +660,7 @@ class Arm64Cpu(Cpu):
         off = op.args[0] - BOUNCE_BASE
         raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
         self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
-        self._uc_rwb(self._uch, self._fp_ids, self._fp_ptrs, 34)
+        self._uc_rwb(self._engine, self._fp_ids, self._fp_ptrs, 34)
         cs = self._cs
         n = op.length
         cs.count += n
@@ -689,7 +674,7 @@ class Arm64Cpu(Cpu):
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
         the layout of Linux's user_fpsimd_state, in one libunicorn call.  Only the FPSIMD view:
         queued kernel stubs are not run first (a caller that needs them runs :meth:`stub_sync`)."""
-        self._uc_rrb(self._uch, self._fp_ids, self._fp_ptrs, 34)
+        self._uc_rrb(self._engine, self._fp_ids, self._fp_ptrs, 34)
         raw = self._fp_raw.raw
         return raw[:516] + raw[520:524]
 
@@ -712,7 +697,7 @@ class Arm64Cpu(Cpu):
             return
         op = q[0]
         if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
-                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:   # type: ignore[union-attr]
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
             # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
             # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
             # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
@@ -875,6 +860,20 @@ class Arm64Cpu(Cpu):
         self.set_pc(ctx["pc"])
         self.uc.reg_write(A.UC_ARM64_REG_NZCV, ctx["nzcv"])
         self.uc.reg_write(A.UC_ARM64_REG_TPIDR_EL0, ctx["tpidr"])
+
+    def reg_read(self, name: str) -> int:
+        """:meth:`Cpu.reg_read`; the FP/SIMD registers after any queued kernel stubs ran (as
+        :meth:`save_fp`)."""
+        if regs.regid(self.arch, name) in _FP_IDS:
+            self.stub_sync()
+        return super().reg_read(name)
+
+    def reg_write(self, name: str, value: int) -> None:
+        """:meth:`Cpu.reg_write`; the FP/SIMD registers after any queued kernel stubs ran (as
+        :meth:`load_fp`), so none of them overwrites the value."""
+        if regs.regid(self.arch, name) in _FP_IDS:
+            self.stub_sync()
+        super().reg_write(name, value)
 
     def save_fp(self) -> dict[str, Any]:
         """FPSIMD state: V0-V31 (the low 128 bits of Z), FPSR, FPCR."""
@@ -1087,6 +1086,7 @@ class Arm64Cpu(Cpu):
         the CPU has it (True: the CPU goes into the unit's microcode; the closing brk of each
         sequence comes back to :meth:`_sve2_brk`)."""
         unit = self.sve2
+        assert unit is not None
         insn = unit.decode(word)
         if insn is None:
             unit.check_unimplemented(word)
@@ -1095,6 +1095,7 @@ class Arm64Cpu(Cpu):
         return True
 
     def _sve2_brk(self, intno: int, pc: int) -> None:
+        assert self.sve2 is not None
         word = self.sve2.on_brk(intno, pc)
         if word is not None:        # unallocated inside its class: UNDEF at the instruction
             self._deliver(self.classify_undef(self.get_pc(), word))
@@ -1183,9 +1184,9 @@ class Arm64Cpu(Cpu):
             return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
-            word = self._word(epc) or 0
-            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=word,
-                               esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF)))
+            svc = self._word(epc) or 0
+            self._deliver(Trap(TrapKind.SYSCALL, self.arch, epc, cpu=self.index, insn=svc,
+                               esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((svc >> 5) & 0xFFFF)))
             return
         word = self._undef_word(pc) if intno == 1 else self._word(pc)
         if word is None:

@@ -43,7 +43,6 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from unicorn import Uc, UcError
 from unicorn.unicorn_const import (UC_ERR_FETCH_PROT, UC_ERR_WRITE_PROT, UC_HOOK_MEM_INVALID, UC_PROT_EXEC,
                                    UC_PROT_READ, UC_PROT_WRITE)
 
@@ -51,6 +50,8 @@ from emukern.machine.clock import Clock
 from emukern.machine.counter import make_counter
 from emukern.machine.memory import PAGE, AddressSpace, uc_prot
 from emukern.machine.trap import Trap
+from emukern.machine import regs, uc_internal
+from emukern.machine.uc_internal import Uc, UcError
 
 TrapHandler = Callable[["Cpu", Trap], None]
 # on_syscall(cpu, pc, word, regs, now, ucount): a syscall instruction at ``pc`` (``word``: its
@@ -61,7 +62,6 @@ SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...], int, int], None]
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
-_INTR_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
 
 # Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already
 # need 7 GiB of address space.  Guest code in emukern is small (a static glibc program translates
@@ -77,19 +77,14 @@ def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
     instructions are 2 or 4 bytes long, and whether the INTR hook sees the PC after the trapping
     instruction (RISC-V: measured, see cpu_riscv) rather than at it (AArch64 UDF/BRK)."""
     from unicorn import UC_ARCH_RISCV
-    from unicorn.arm64_const import UC_ARM64_REG_PC
-    from unicorn.riscv_const import UC_RISCV_REG_PC
     if uc.ctl_get_arch() == UC_ARCH_RISCV:
-        return UC_RISCV_REG_PC, True, True
-    return UC_ARM64_REG_PC, False, False
+        return regs.RISCV64_PC, True, True
+    return regs.ARM64_PC, False, False
 
 
-def _raw_fn(lib: Any, name: str) -> Any:
-    """A new ctypes function object for ``name`` with no argtypes (returning the uc_err int):
-    callers pass C-typed arguments only (c_void_p handle, byref/array pointers, int ids)."""
-    fn = lib[name]          # indexing makes a fresh object; the binding's own keeps its argtypes
-    fn.restype = ctypes.c_int
-    return fn
+def _no_syscall_batch() -> Any:
+    """Cpu._sys_fill/_sys_get until the architecture makes its syscall batch."""
+    raise RuntimeError("this CPU has no syscall register batch")
 
 
 def new_uc(arch: int, mode: int, what: str) -> Uc:
@@ -146,25 +141,20 @@ class Cpu:
         # passed already in its C form (the handle a c_void_p, pointers as byref/arrays, ids and
         # counts as C ints), and the per-call argtypes conversion — measured at half of a
         # uc_reg_write and two thirds of an 8-register uc_reg_read_batch here — is skipped
-        from unicorn.unicorn_py3.unicorn import uclib
-        self._uch = uc._uch
-        self._uc_rr = _raw_fn(uclib, "uc_reg_read")
-        self._uc_rw = _raw_fn(uclib, "uc_reg_write")
-        self._uc_rrb = _raw_fn(uclib, "uc_reg_read_batch")
-        self._uc_rwb = _raw_fn(uclib, "uc_reg_write_batch")
-        # uc_emu_start the same way (see _emu_start): the binding's argtypes conversion of its
-        # five arguments is ~0.7 us of a ~2.4 us start/stop here, and an SMP run with a contended
-        # lock starts a CPU once per trap
-        self._uc_es = _raw_fn(uclib, "uc_emu_start")
-        self._es_until = ctypes.c_uint64(UNTIL_NEVER)
-        self._es_zero = ctypes.c_uint64(0)
-        self._es_count = ctypes.c_size_t(0)
+        # (uc_internal: the one module that reaches into the binding for these)
+        self._engine = uc_internal.handle(uc)
+        self._uc_rr = uc_internal.raw_fn("uc_reg_read")
+        self._uc_rw = uc_internal.raw_fn("uc_reg_write")
+        self._uc_rrb = uc_internal.raw_fn("uc_reg_read_batch")
+        self._uc_rwb = uc_internal.raw_fn("uc_reg_write_batch")
+        # uc_emu_start the same way (see _emu_start)
+        self._start = uc_internal.emu_starter(uc, UNTIL_NEVER)
         # batch_reader/batch_writer: id(register tuple) -> (the tuple, kind, the C-call closure)
         self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
         self._batch_keep: list[Any] = []     # buffers of make_batch_parts' partials
-        self._sys_fill: Callable[[], Any] | None = None     # see _syscall_exc
-        self._sys_get: Callable[[], tuple[int, ...]] | None = None
+        self._sys_fill: Callable[[], Any] = _no_syscall_batch     # see _syscall_exc (set by the
+        self._sys_get: Callable[[], tuple[int, ...]] = _no_syscall_batch   # architecture)
         self._prv = ctypes.byref(self._rv)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
         self._intr_cbs: list[Any] = []
@@ -183,12 +173,12 @@ class Cpu:
 
     # ---- fast register access ------------------------------------------------------------------
     def _read(self, regid: int) -> int:
-        self._uc_rr(self._uch, regid, self._prv)
+        self._uc_rr(self._engine, regid, self._prv)
         return self._rv.value
 
     def _write(self, regid: int, value: int) -> None:
         self._rv.value = value & 0xFFFF_FFFF_FFFF_FFFF
-        self._uc_rw(self._uch, regid, self._prv)
+        self._uc_rw(self._engine, regid, self._prv)
 
     # Public, for the kernel's hot paths (a syscall's return value, a signal frame's registers):
     # a 64-bit register by its Unicorn id in one libunicorn call (the same function, no wrapper)
@@ -229,7 +219,7 @@ class Cpu:
         buf = (ctypes.c_uint64 * n)()
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
-        rrb, uch = self._uc_rrb, self._uch
+        rrb, uch = self._uc_rrb, self._engine
         unpack = struct.Struct(f"<{n}Q").unpack_from    # half the time of buf[:] (measured)
 
         def read() -> list[int]:
@@ -246,7 +236,7 @@ class Cpu:
         buf = (ctypes.c_uint64 * n)()
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
-        fill = functools.partial(self._uc_rrb, self._uch, ids, ptrs, n)
+        fill = functools.partial(self._uc_rrb, self._engine, ids, ptrs, n)
         get = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
@@ -260,7 +250,7 @@ class Cpu:
         if regid == _counter_args(self.uc)[0]:
             raise ValueError("reg_write_parts cannot write the PC (use set_pc)")
         slot = ctypes.c_uint64()
-        write = functools.partial(self._uc_rw, self._uch, regid, ctypes.byref(slot))
+        write = functools.partial(self._uc_rw, self._engine, regid, ctypes.byref(slot))
         self._batch_keep.append(slot)
         return slot, write
 
@@ -271,7 +261,7 @@ class Cpu:
         buf = (ctypes.c_char * (n * width))()
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + width * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
-        rrb, uch = self._uc_rrb, self._uch
+        rrb, uch = self._uc_rrb, self._engine
 
         def read() -> bytes:
             rrb(uch, ids, ptrs, n)
@@ -288,7 +278,7 @@ class Cpu:
         buf = (ctypes.c_char * (8 * n))()
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
-        uc_rwb, uch = self._uc_rwb, self._uch
+        uc_rwb, uch = self._uc_rwb, self._engine
         pc_written = self.counter.pc_written if _counter_args(self.uc)[0] in regids else None
 
         def write(data: bytes) -> None:
@@ -309,20 +299,20 @@ class Cpu:
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
         ids = (ctypes.c_int * n)(*regids)
         uc_rwb = self._uc_rwb
-        uch = self._uch
+        uch = self._engine
 
         if _counter_args(self.uc)[0] in regids:
             pc_written = self.counter.pc_written
 
             def write_pc(values: Sequence[int]) -> None:
-                buf[:] = values
+                buf[:] = values             # type: ignore[call-overload]  # (any sequence: typeshed says list)
                 uc_rwb(uch, ids, ptrs, n)
                 pc_written()            # see set_pc
             write_pc.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
             return write_pc
 
         def write(values: Sequence[int]) -> None:
-            buf[:] = values             # (a c_uint64 array keeps the low 64 bits, as _write's mask)
+            buf[:] = values             # type: ignore[call-overload]  # (low 64 bits kept, as _write masks)
             uc_rwb(uch, ids, ptrs, n)
         write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return write
@@ -534,6 +524,7 @@ class Cpu:
         m = mm.find(page) if mm is not None else None
         if m is None or "x" not in m.perms or page in self._xpages:
             return False
+        assert mm is not None
         lo = max(m.start, page & ~(SCAN_CHUNK - 1))
         hi = min(m.end, (page & ~(SCAN_CHUNK - 1)) + SCAN_CHUNK)
         while lo < page and lo in self._xpages:
@@ -611,6 +602,37 @@ class Cpu:
             return True
         return False
 
+    # ---- registers by name (emukern.machine.regs) ------------------------------------------------
+    def regid(self, name: str) -> int:
+        """The Unicorn engine id of register ``name`` on this CPU (:mod:`emukern.machine.regs`),
+        for the hot paths that keep ids (:meth:`write_regid`, the batch readers and writers)."""
+        return regs.regid(self.arch, name)
+
+    def reg_read(self, name: str) -> int:
+        """Register ``name`` (any name :mod:`emukern.machine.regs` has for this architecture),
+        as the engine holds it: 128-bit for arm64 v/q, else at most 64 bits."""
+        rid = regs.regid(self.arch, name)
+        width = regs.bits(self.arch, name)
+        if rid == regs.ARM64_REGS["cp_reg"] and self.arch == regs.ARM64:
+            raise ValueError("cp_reg is not a register: use cpr_read")
+        if width == 64:
+            return self._read(rid)
+        return int(self.uc.reg_read(rid))
+
+    def reg_write(self, name: str, value: int) -> None:
+        """Write register ``name`` (its low :func:`regs.bits` bits of ``value``); the PC as
+        :meth:`set_pc` writes it."""
+        rid = regs.regid(self.arch, name)
+        width = regs.bits(self.arch, name)
+        if rid == regs.ARM64_REGS["cp_reg"] and self.arch == regs.ARM64:
+            raise ValueError("cp_reg is not a register: use cpr_write")
+        if rid == _counter_args(self.uc)[0]:
+            self.set_pc(value & 0xFFFF_FFFF_FFFF_FFFF)
+        elif width == 64:
+            self._write(rid, value)
+        else:
+            self.uc.reg_write(rid, value & ((1 << width) - 1))
+
     # ---- registers (arch subclasses provide the tables) ------------------------------------------
     def get_pc(self) -> int:
         raise NotImplementedError
@@ -686,15 +708,8 @@ class Cpu:
         """``uc.emu_start(pc, UNTIL_NEVER)`` through the argtype-less function pointer: the same
         libunicorn call, and the same error handling as the binding's (a bad status raises
         UcError; an exception a hook kept for it (hook_intr's guard, the binding's hooks) is
-        raised once the run has stopped)."""
-        uc = self.uc
-        uc._hook_exception = None
-        status = self._uc_es(self._uch, ctypes.c_uint64(pc), self._es_until, self._es_zero, self._es_count)
-        if status:
-            raise UcError(status)
-        exc = uc._hook_exception
-        if exc is not None:
-            raise exc
+        raised once the run has stopped) -- :func:`uc_internal.emu_starter`."""
+        self._start(pc)
 
     def _stub_in_flight(self) -> bool:
         """A kernel stub sequence started from a hook has not reached its end yet (arm64)."""
@@ -779,23 +794,21 @@ class Cpu:
         before anything else.  When the callback returns to the guest, ``s.vs`` gets
         ``cpu.vs`` (the one state the C hook decides on that the kernel changes: sstatus.VS)."""
         from unicorn import UC_HOOK_INTR
-        from unicorn.unicorn_py3.unicorn import uclib
         uc = self.uc
+        keep = uc_internal.keep_hook_exception
         fast_no, fast_fn = fast if fast is not None else (-1, None)
         if native is not None and native.fn is None:
             native = None
 
         if native is None:
-            def entry(_handle: int, intno: int, _ud: int) -> None:
+            def entry(_handle: int, intno: int, packed: int | None) -> None:     # (packed: unused)
                 try:
                     if intno == fast_no:
                         fast_fn()           # type: ignore[misc]
                     else:
                         fn(uc, intno, None)
                 except BaseException as exc:
-                    if uc._hook_exception is None:
-                        uc._hook_exception = exc
-                    uc.emu_stop()
+                    keep(uc, exc)
         else:
             fold, ns, ncpu = native.fold, native.s, native.cpu
 
@@ -808,19 +821,15 @@ class Cpu:
                     else:
                         fn(uc, intno, None)
                 except BaseException as exc:
-                    if uc._hook_exception is None:
-                        uc._hook_exception = exc
-                    uc.emu_stop()
+                    keep(uc, exc)
                 ns.vs = ncpu.vs
-        cb = _INTR_CFUNC(entry)
+        cb = uc_internal.INTR_CFUNC(entry)
         if native is not None:
             native.s.py = ctypes.cast(cb, ctypes.c_void_p).value
             hook_fn, user_data = native.fn, native.ptr
         else:
             hook_fn, user_data = ctypes.cast(cb, ctypes.c_void_p), None
-        hh = ctypes.c_size_t()
-        status = uclib.uc_hook_add(self._uch, ctypes.byref(hh), UC_HOOK_INTR, hook_fn,
-                                   user_data, ctypes.c_uint64(1), ctypes.c_uint64(0))
+        status, _hh = uc_internal.hook_add_native(uc, UC_HOOK_INTR, hook_fn, user_data)
         if status != 0:
             raise UcError(status)
         self._intr_cbs.append((cb, native))     # ctypes callbacks must outlive the hook

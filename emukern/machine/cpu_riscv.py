@@ -28,14 +28,16 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64, Uc, UcError
+from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64
 from unicorn import riscv_const as R
 from unicorn.unicorn_const import UC_ERR_INSN_INVALID
 
 from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
+from emukern.machine import regs
 from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
+from emukern.machine.uc_internal import Uc, UcError
 from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -49,10 +51,13 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
-_XREG = [R.UC_RISCV_REG_X0 + i for i in range(32)]
-_PC = R.UC_RISCV_REG_PC
+_XREG = list(regs.RISCV64_X)
+_PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
-_FREG = [R.UC_RISCV_REG_F0 + i for i in range(32)]
+_FREG = list(regs.RISCV64_F)
+# CSRs Unicorn's register API only answers at M-mode (RiscvCpu.reg_read/reg_write switch to it)
+_PRIV_CSRS = frozenset(regs.regids(regs.RISCV64, "mstatus", "sstatus", "misa", "mvendorid", "marchid", "mimpid",
+                                   "mhartid", "mepc", "mcause", "mtval", "sepc", "scause", "stval", "satp"))
 
 ABI_NAMES = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
              "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
@@ -93,7 +98,7 @@ class _XRegs:
     def __init__(self, cpu: "RiscvCpu") -> None:
         self._r = cpu._read
         # write: Cpu._write's two statements inline (a vsetvli's rd is written on every trap)
-        self._uc_rw, self._uch, self._rv, self._prv = cpu._uc_rw, cpu._uch, cpu._rv, cpu._prv
+        self._uc_rw, self._engine, self._rv, self._prv = cpu._uc_rw, cpu._engine, cpu._rv, cpu._prv
         self._c: dict[int, int] = {0: 0}
 
     def forget(self) -> None:
@@ -113,7 +118,7 @@ class _XRegs:
         if i:
             value &= 0xFFFF_FFFF_FFFF_FFFF
             self._rv.value = value
-            self._uc_rw(self._uch, _XREG[i], self._prv)
+            self._uc_rw(self._engine, _XREG[i], self._prv)
             self._c[i] = value
 
 
@@ -134,6 +139,7 @@ class _VMem:
         m = mm.find(addr) if mm is not None else None
         if m is None or need not in m.perms or addr + size > m.end:
             return None
+        assert mm is not None
         if need == "w" and "x" in m.perms:
             return None         # stores to code go through mm.write (scan-on-execute must know)
         return (mm, mm.version, m.start, m.end, m.start - m.offset, m.buf)
@@ -284,14 +290,34 @@ class RiscvCpu(Cpu):
         """Read (or write) mstatus.  Unicorn's register API checks CSR privilege against the
         hart's current mode: at U-mode a read returns garbage, so the access is made at M-mode
         and the hart put back in U-mode (measured ~3 us: only context switches do this)."""
+        return self._csr(R.UC_RISCV_REG_MSTATUS, value)
+
+    def _csr(self, rid: int, value: int | None = None) -> int:
+        """Read (or first write) a CSR at M-mode, then back to U-mode (see :meth:`_mstatus`)."""
         uc = self.uc
         uc.reg_write(R.UC_RISCV_REG_PRIV, 3)
         try:
             if value is not None:
-                uc.reg_write(R.UC_RISCV_REG_MSTATUS, value)
-            return uc.reg_read(R.UC_RISCV_REG_MSTATUS)
+                uc.reg_write(rid, value)
+            return int(uc.reg_read(rid))
         finally:
             uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
+
+    def reg_read(self, name: str) -> int:
+        """:meth:`Cpu.reg_read`; a privileged CSR (mstatus, sepc, ...) read at M-mode, as
+        :meth:`_mstatus` does (at U-mode Unicorn's register API returns garbage for them)."""
+        rid = regs.regid(self.arch, name)
+        if rid in _PRIV_CSRS:
+            return self._csr(rid)
+        return super().reg_read(name)
+
+    def reg_write(self, name: str, value: int) -> None:
+        """:meth:`Cpu.reg_write`; a privileged CSR written at M-mode (see :meth:`reg_read`)."""
+        rid = regs.regid(self.arch, name)
+        if rid in _PRIV_CSRS:
+            self._csr(rid, value & 0xFFFF_FFFF_FFFF_FFFF)
+            return
+        super().reg_write(name, value)
 
     # ---- scan-on-execute: counter CSR reads (see the module docstring) -------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
@@ -363,7 +389,7 @@ class RiscvCpu(Cpu):
         if intno == CAUSE_USER_ECALL:
             self._syscall_exc()
             return
-        self._uc_rr(self._uch, _PC, self._prv)      # self._read(_PC), without its frame
+        self._uc_rr(self._engine, _PC, self._prv)      # self._read(_PC), without its frame
         epc = self._rv.value - 4         # measured: the hook sees the trapping PC + 4
         # A trap's sepc is the trapping instruction: the kernel resumes there unless it moves the
         # PC (the first-use trap re-executes the vector instruction), but the hook sees epc + 4,

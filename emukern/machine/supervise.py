@@ -28,6 +28,13 @@ def _signame(sig: int) -> str:
         return f"signal {sig}"
 
 
+def _flush_std() -> None:
+    """Flush stdout and stderr (either may be None: a process started without them)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+
+
 def run_supervised(work: Callable[[], int], *, what: str, json_path: str | None = None) -> int:
     """Run ``work()`` in a forked child; its return value is the exit status."""
     if not hasattr(os, "fork") or os.environ.get("EMUKERN_NO_FORK"):
@@ -36,8 +43,7 @@ def run_supervised(work: Callable[[], int], *, what: str, json_path: str | None 
         # output is captured in this process (main() called from Python, e.g. under pytest's
         # capsys): a child's writes would be lost, so run in-process
         return work()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush_std()
     pid = os.fork()
     if pid == 0:                      # the child: the real run
         rc = EXIT_INTERNAL
@@ -62,8 +68,7 @@ def run_supervised(work: Callable[[], int], *, what: str, json_path: str | None 
                     import traceback
                     traceback.print_exc()
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            _flush_std()
             os._exit(rc if isinstance(rc, int) and 0 <= rc < 256 else EXIT_INTERNAL)
     while True:
         try:

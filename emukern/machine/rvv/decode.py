@@ -148,6 +148,8 @@ def _decode_opv(w: int) -> Insn:
     sfx = _SUFFIX[f3]
     letter = {"vv": "V", "vx": "X", "vi": "I", "vf": "F"}[sfx]
     form = sfx
+    fn: Any                      # an ALU function (its signature depends on the class)
+    ops: tuple[str, ...]
     cat = _CAT[f3]
     imm = _simm5(vs1)
     where = f"OP-V funct3={f3} funct6={f6:#04x}"

@@ -8,6 +8,7 @@ elements vstart..vl-1 (tail untouched; masked-off elements keep their old value)
 from __future__ import annotations
 
 from itertools import repeat
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .insn import Insn
@@ -74,16 +75,17 @@ def run_binop(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
         n = vl - start
         sl = vt.sew_log2
         sew = vt.sew
-        a = u._read(d.vs2, sl, start, n, d.a_signed)
+        va = u._read(d.vs2, sl, start, n, d.a_signed)
+        vb: Iterable[int]
         if d.form == "vv":
-            b = u._read(d.vs1, sl, start, n, d.b_signed)
+            vb = u._read(d.vs1, sl, start, n, d.b_signed)
         else:
-            b = repeat(_scalar(u, d, x, sew, d.b_signed), n)
-        r = d.fn(a, b, sew)
+            vb = repeat(_scalar(u, d, x, sew, d.b_signed), n)
+        vr = d.fn(va, vb, sew)
         if not d.vm:
             old = u._read(d.vd, sl, start, n)
-            r = [p if c == "1" else o for p, o, c in zip(r, old, u._mask_str(start, n))]
-        u._write(d.vd, sl, start, r)
+            vr = [p if c == "1" else o for p, o, c in zip(vr, old, u._mask_str(start, n))]
+        u._write(d.vd, sl, start, vr)
     u.vstart = 0
     return u._result(d.kind, vt.lmul_log2, True)
 
@@ -104,6 +106,7 @@ def run_cmp(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
         n = vl - start
         sl, sew = vt.sew_log2, vt.sew
         a = u._read(d.vs2, sl, start, n, d.a_signed)
+        b: Iterable[int]
         if d.form == "vv":
             b = u._read(d.vs1, sl, start, n, d.a_signed)
         else:
@@ -137,6 +140,7 @@ def run_merge(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
     if start < vl:
         n = vl - start
         sl = vt.sew_log2
+        b: list[int] | tuple[int, ...]
         if d.form == "vv":
             b = u._read(d.vs1, sl, start, n)
         else:
@@ -231,7 +235,7 @@ def run_reduce(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult
     vl = u.vl
     if vl:
         sl, sew = vt.sew_log2, vt.sew
-        a = u._read(d.vs2, sl, 0, vl, d.a_signed)
+        a: list[int] | tuple[int, ...] = u._read(d.vs2, sl, 0, vl, d.a_signed)
         if not d.vm:
             a = [p for p, c in zip(a, u._mask_str(0, vl)) if c == "1"]
         init = u._read(d.vs1, sl, 0, 1, d.a_signed)[0]

@@ -31,7 +31,9 @@ def _loop_seconds(body: str, n: int, vl: int) -> tuple[float, int]:
     cpu.on_trap = lambda c, trap: c.stop()
     t0 = time.perf_counter()
     cpu.run(cpu.now + 10 * n + 100)
-    return time.perf_counter() - t0, cpu.sve2.insns
+    elapsed = time.perf_counter() - t0
+    assert cpu.sve2 is not None
+    return elapsed, cpu.sve2.insns
 
 
 def bench_sve2(vl: int = 256, n: int = 20000, insns: tuple[str, ...] = DEFAULT_INSNS) -> dict[str, float]:

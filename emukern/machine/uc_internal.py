@@ -1,0 +1,145 @@
+"""The one module of emukern that reaches into the Unicorn Python binding's internals.
+
+emukern's hot paths call libunicorn's C functions directly through ctypes (the binding's
+wrappers cost about twice as much), hook C callbacks in with ``uc_hook_add``, and share the
+binding's convention for exceptions raised inside hooks.  All of that needs things the binding
+does not export: the engine handle (``Uc._uch``), the loaded library (``uclib`` in
+``unicorn.unicorn_py3.unicorn``), the pending hook exception (``Uc._hook_exception``) and the
+coprocessor-register structure (``UcRegCP64``).  They are reached here only, behind small typed
+functions; everything else in emukern uses the binding's public API, this module, and
+:mod:`emukern.machine.regs` for register ids.
+
+``Uc`` and ``UcError`` are re-exported with the types of the Python 3 binding (the package's
+``unicorn.Uc`` is the same class at run time, but type checkers follow its Python 2 branch).
+"""
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from unicorn.unicorn_py3.unicorn import Uc as Uc
+    from unicorn.unicorn_py3.unicorn import UcError as UcError
+else:
+    from unicorn import Uc, UcError
+
+from unicorn import UC_HOOK_INTR
+from unicorn.arm64_const import UC_ARM64_REG_CP_REG
+from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
+from unicorn.unicorn_py3.unicorn import uclib as _uclib
+
+__all__ = ["Uc", "UcError", "RawFn", "handle", "raw_fn", "bound_fn", "hook_add_native", "hook_del_native",
+           "add_intr_callback", "INTR_CFUNC", "emu_starter", "keep_hook_exception", "tlb_flusher",
+           "cp_reg_writer"]
+
+# a libunicorn function called with C-typed arguments, returning its uc_err status
+RawFn = Callable[..., int]
+
+# void (*)(uc_engine *uc, uint32_t intno, void *user_data): a UC_HOOK_INTR callback
+INTR_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+
+_CTL_TLB_FLUSH = UC_CTL_TLB_FLUSH | (UC_CTL_IO_WRITE << 30)   # uc_ctl_flush_tlb()
+
+
+def handle(uc: Uc) -> Any:
+    """The engine handle (``uc_engine *``, a ctypes c_void_p) libunicorn's functions take first."""
+    return uc._uch
+
+
+def raw_fn(name: str) -> RawFn:
+    """A new ctypes function object for libunicorn's ``name`` with no argtypes (returning the
+    uc_err int): callers pass C-typed arguments only (the :func:`handle`, byref/array pointers,
+    int ids) and skip the per-call argtypes conversion — measured at half of a uc_reg_write and
+    two thirds of an 8-register uc_reg_read_batch."""
+    fn = _uclib[name]       # indexing makes a fresh object; the binding's own keeps its argtypes
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def bound_fn(name: str) -> RawFn:
+    """The binding's own function object for ``name`` (with its argtypes)."""
+    return getattr(_uclib, name)
+
+
+def hook_add_native(uc: Uc, kind: int, fn: Any, user_data: Any = None, begin: int = 1,
+                    end: int = 0) -> tuple[int, ctypes.c_size_t]:
+    """``uc_hook_add`` of a C function (``fn``: a c_void_p, e.g. from a compiled library or a
+    ctypes callback) for ``begin..end`` (1, 0: every address): (status, hook handle)."""
+    hh = ctypes.c_size_t()
+    status = _uclib.uc_hook_add(handle(uc), ctypes.byref(hh), kind, fn, user_data,
+                                ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    return int(status), hh
+
+
+def hook_del_native(uc: Uc, hh: ctypes.c_size_t) -> int:
+    """``uc_hook_del`` of a handle :func:`hook_add_native` returned (or a split hook's, as a
+    c_size_t); its status."""
+    return int(_uclib.uc_hook_del(handle(uc), hh))
+
+
+def add_intr_callback(uc: Uc, hook: Callable[[int, int, Any], None]) -> Any:
+    """``hook(handle, intno, user_data)`` as a bare ctypes UC_HOOK_INTR callback (the binding's
+    dispatcher frames skipped).  Returns the callback, which must stay alive while the hook is
+    installed; raises OSError when libunicorn refuses it."""
+    cb = INTR_CFUNC(hook)
+    status, _hh = hook_add_native(uc, UC_HOOK_INTR, ctypes.cast(cb, ctypes.c_void_p), None)
+    if status:
+        raise OSError("uc_hook_add failed")
+    return cb
+
+
+def emu_starter(uc: Uc, until: int) -> Callable[[int], None]:
+    """``uc.emu_start(pc, until)`` through an argtype-less function pointer: the same libunicorn
+    call and the same error handling as the binding's (a bad status raises UcError; an exception
+    a hook kept for it (:func:`keep_hook_exception`, the binding's hooks) is raised once the run
+    has stopped).  The binding's conversion of the five arguments is ~0.7 us of a ~2.4 us
+    start/stop, and an SMP run with a contended lock starts a CPU once per trap."""
+    es = raw_fn("uc_emu_start")
+    uch = handle(uc)
+    c_until, zero, count = ctypes.c_uint64(until), ctypes.c_uint64(0), ctypes.c_size_t(0)
+    u64 = ctypes.c_uint64
+
+    def start(pc: int) -> None:
+        uc._hook_exception = None
+        status = es(uch, u64(pc), c_until, zero, count)
+        if status:
+            raise UcError(status)
+        exc = uc._hook_exception
+        if exc is not None:
+            raise exc
+    return start
+
+
+def keep_hook_exception(uc: Uc, exc: BaseException) -> None:
+    """What the binding's hook guard does with an exception raised in a hook: keep the first one
+    for ``emu_start`` to raise, and stop the CPU."""
+    if uc._hook_exception is None:
+        uc._hook_exception = exc  # type: ignore[assignment]   # (the binding keeps BaseException too)
+    uc.emu_stop()
+
+
+def tlb_flusher(uc: Uc) -> Callable[[], int]:
+    """``uc_ctl_flush_tlb(uc)`` (the binding has no wrapper for it) as a function; its status."""
+    ctl, uch = _uclib.uc_ctl, handle(uc)
+
+    def flush() -> int:
+        return int(ctl(uch, _CTL_TLB_FLUSH))
+    return flush
+
+
+def cp_reg_writer(uc: Uc, enc: tuple[int, int, int, int, int]) -> Callable[[int], None]:
+    """A writer of one AArch64 system register ``enc`` = (op0, op1, crn, crm, op2): a direct
+    libunicorn call on a prebuilt uc_arm64_cp_reg (the binding's reg_write picks the register
+    class through a generator and builds the structure on every call)."""
+    from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
+    op0, op1, crn, crm, op2 = enc
+    reg = UcRegCP64(crn, crm, op0, op1, op2, 0)
+    ref, fn, uch, rid = ctypes.byref(reg), _uclib.uc_reg_write, handle(uc), UC_ARM64_REG_CP_REG
+
+    def write(value: int) -> None:
+        reg.val = value
+        status = fn(uch, rid, ref)
+        if status:
+            raise UcError(status, rid)
+    return write
