@@ -16,7 +16,7 @@ from emukern.kernel.arch.arm64 import fpsimd, tagged_addr, traps
 from emukern.kernel.arch.arm64 import signal as arm64_signal
 from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
-from unicorn import arm64_const as A
+from emukern.machine import regs
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.trap import Trap, TrapKind
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 
+
+_X0 = regs.regid("arm64", "x0")      # regs->regs[0]: the syscall return register
 
 class Arm64Arch(ArchBase):
     SIGNAL: Any = arm64_signal     # setup_rt_frame / rt_sigreturn (arch/arm64/kernel/signal.c)
@@ -114,9 +116,9 @@ class Arm64Arch(ArchBase):
         return tuple(cpu.reg(i) for i in range(6))
 
     def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
-        cpu.write_regid(A.UC_ARM64_REG_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
+        cpu.write_regid(_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
 
-    syscall_ret_regid = A.UC_ARM64_REG_X0
+    syscall_ret_regid = _X0
 
     def initial_context(self, entry: int, sp: int) -> dict[str, Any]:
         return {"x": [0] * 31, "sp": sp, "pc": entry, "nzcv": 0, "tpidr": 0}

@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from unicorn import arm64_const as UA
+from emukern.machine import regs
 
 from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_RESTORER, SA_SIGINFO, SEGV_ACCERR, SEGV_MAPERR, SIGSEGV
@@ -70,8 +70,7 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 
 # x0-x30, sp (SP_EL0: the CPU is at EL0 whenever a trap is handled), pc, nzcv in one libunicorn
 # call; rt_sigreturn writes back only what the frame changes.
-_FRAME_REGS = tuple([UA.UC_ARM64_REG_X0 + i for i in range(29)] + [UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30]
-               + [UA.UC_ARM64_REG_SP, UA.UC_ARM64_REG_PC, UA.UC_ARM64_REG_NZCV])
+_FRAME_REGS = regs.regids("arm64", *[f"x{i}" for i in range(31)], "sp", "pc", "nzcv")
 # The same registers for rt_sigreturn's write-back, as a tuple object of its own: Cpu.batch_reader
 # and batch_writer cache their closure by the tuple's identity, one kind per tuple, so reading and
 # writing through one tuple rebuilt the ctypes arrays on every delivery and every sigreturn.
@@ -85,8 +84,7 @@ _REC_HDR = struct.Struct("<II")
 _FRAME_REC = struct.Struct("<QQ")
 _U64 = struct.Struct("<Q")
 _PACK_EXTRA = struct.Struct("<QI")            # extra_context: datap, size (after the header)
-_ENTRY_REGS = tuple([UA.UC_ARM64_REG_X0, UA.UC_ARM64_REG_X1, UA.UC_ARM64_REG_X2, UA.UC_ARM64_REG_SP,
-               UA.UC_ARM64_REG_X29, UA.UC_ARM64_REG_X30, UA.UC_ARM64_REG_PC])
+_ENTRY_REGS = regs.regids("arm64", "x0", "x1", "x2", "sp", "x29", "x30", "pc")
 
 
 def user_regs(k: "Kernel", cpu: Any) -> list[int]:

@@ -55,7 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
-from unicorn import arm64_const as UA
+from emukern.machine import regs
 
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
@@ -268,8 +268,7 @@ def setup(k: "Kernel") -> None:
 # ---- MRS emulation -------------------------------------------------------------------------------
 # (Xt, PC) register-id pairs, one module-level tuple per Rt (Cpu.batch_writer caches its writer by
 # the tuple's identity): the emulated value and the skipped PC go to the CPU in one libunicorn call
-_XT_PC: tuple[tuple[int, int], ...] = tuple((getattr(UA, f"UC_ARM64_REG_X{i}"), UA.UC_ARM64_REG_PC)
-                                            for i in range(31))
+_XT_PC: tuple[tuple[int, ...], ...] = tuple(regs.regids("arm64", f"x{i}", "pc") for i in range(31))
 
 
 def _finish_mrs(cpu: "Arm64Cpu", trap: Trap, res: tuple[int, int]) -> None:

@@ -11,7 +11,7 @@ from emukern.kernel.arch.riscv import syscalls as riscv_syscalls
 from emukern.kernel.arch.base import ArchBase
 from emukern.kernel.arch.riscv import signal as riscv_signal
 from emukern.kernel.arch.riscv import vector
-from unicorn import riscv_const as R
+from emukern.machine import regs
 
 from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
 
 A0, A7, SP, TP = 10, 17, 2, 4
-_A0_REG = R.UC_RISCV_REG_X0 + A0
+_A0_REG = regs.regid("riscv64", "a0")
 
 
 class RiscvThread:

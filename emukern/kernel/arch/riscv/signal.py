@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
-from unicorn import riscv_const as UR
+from emukern.machine import regs
 
 from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_DISABLE, SS_ONSTACK
@@ -63,15 +63,13 @@ SIGTRAMP_WORDS = (0x08B00893, 0x00000073)        # li a7, 139 (__NR_rt_sigreturn
 
 # One libunicorn call reads everything a frame holds of the scalar and FP state (pc, x1-x31,
 # f0-f31, fcsr); rt_sigreturn writes back only the registers whose value the frame changes.
-_FRAME_REGS = tuple([UR.UC_RISCV_REG_PC] + [UR.UC_RISCV_REG_X0 + i for i in range(1, 32)]
-               + [UR.UC_RISCV_REG_F0 + i for i in range(32)] + [UR.UC_RISCV_REG_FCSR])
+_FRAME_REGS = regs.regids("riscv64", "pc", *[f"x{i}" for i in range(1, 32)], *[f"f{i}" for i in range(32)], "fcsr")
 _PACK_REGS = struct.Struct("<32Q")
 # setup_rt_frame's handler entry: pc, ra, sp, a0-a2
-_ENTRY_REGS = tuple([UR.UC_RISCV_REG_PC, UR.UC_RISCV_REG_X1, UR.UC_RISCV_REG_X2, UR.UC_RISCV_REG_X10,
-               UR.UC_RISCV_REG_X11, UR.UC_RISCV_REG_X12])
+_ENTRY_REGS = regs.regids("riscv64", "pc", "ra", "sp", "a0", "a1", "a2")
 _GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes back in one batch
 _FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr
-_SP_FP_REGS = (UR.UC_RISCV_REG_X2,) + _FP_REGS     # rt_sigreturn's first read: sp, then the F state
+_SP_FP_REGS = regs.regids("riscv64", "sp") + _FP_REGS     # rt_sigreturn's first read: sp, then the F state
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
 _PACK_UC = struct.Struct("<QQQiIQQ")
 _END_HDR = struct.Struct("<II")
