@@ -18,6 +18,8 @@ import pytest
 
 from emukern.api import Machine
 from emukern.kernel.signal import ptrace as P
+from emukern.kernel.arch.arm64 import regset as arm64_regset
+from emukern.kernel.arch.riscv import regset as riscv_regset
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 
@@ -99,14 +101,14 @@ def test_same_bytes_twice(cguest, arch):
 
 
 def test_regset_tables_match_the_uapi_structs():
-    sizes = {r.name: r.total for r in P.ARM64_REGSETS}
+    sizes = {r.name: r.total for r in arm64_regset.ARM64_REGSETS}
     # user_pt_regs: 31 + sp, pc, pstate; user_fpsimd_state: 32 x 16 + fpsr, fpcr, 2 reserved;
     # NT_ARM_TLS: TPIDR_EL0, TPIDR2_EL0; user_hwdebug_state: dbg_info, pad, 16 x (addr, ctrl, pad)
     # NT_ARM_SVE: DIV_ROUND_UP(SVE_PT_SIZE(SVE_VQ_MAX, SVE_PT_REGS_SVE), 16) units of 16 bytes
     assert sizes == {"NT_PRSTATUS": 272, "NT_PRFPREG": 528, "NT_ARM_TLS": 16,
                      "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 279584,
                      "NT_ARM_TAGGED_ADDR_CTRL": 8}
-    assert {r.name: r.total for r in P.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
+    assert {r.name: r.total for r in riscv_regset.RISCV_REGSETS} == {"NT_PRSTATUS": 256, "NT_PRFPREG": 264}
 
 
 def test_hwdebug_info_follows_id_aa64dfr0(cguest):
@@ -114,17 +116,17 @@ def test_hwdebug_info_follows_id_aa64dfr0(cguest):
     m = Machine(arch="arm64").load(_elf(cguest, "arm64"), ["attach"])
     k = m.kernel
     dfr0 = k.arm64_undef.id_regs.sanitised("ID_AA64DFR0_EL1")
-    assert P._arm64_hwdebug_info(k, P.NT_ARM_HW_BREAK) == ((dfr0 & 0xF) << 8) | (((dfr0 >> 12) & 0xF) + 1)
-    assert P._arm64_hwdebug_info(k, P.NT_ARM_HW_WATCH) == ((dfr0 >> 20 & 0xF) + 1) | ((dfr0 & 0xF) << 8)
+    assert arm64_regset.hwdebug_info(k, P.NT_ARM_HW_BREAK) == ((dfr0 & 0xF) << 8) | (((dfr0 >> 12) & 0xF) + 1)
+    assert arm64_regset.hwdebug_info(k, P.NT_ARM_HW_WATCH) == ((dfr0 >> 20 & 0xF) + 1) | ((dfr0 & 0xF) << 8)
     assert dfr0 & 0xF, "DebugVer 0 is not architecturally valid (the selftest checks it)"
-    blob = P._arm64_hwdebug_get(k, P.NT_ARM_HW_WATCH)
+    blob = arm64_regset.hwdebug_get(k, P.NT_ARM_HW_WATCH)
     assert len(blob) == 264 and blob[8:] == bytes(256)
     # an enabled watchpoint cannot be installed: the machine has no debug registers
     enabled = bytearray(blob)
     enabled[8:16] = (0x1000).to_bytes(8, "little")
     enabled[16:20] = (1).to_bytes(4, "little")
-    assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, bytes(enabled)) < 0
-    assert P._arm64_hwdebug_set(k, P.NT_ARM_HW_WATCH, blob) == 0
+    assert arm64_regset.hwdebug_set(k, P.NT_ARM_HW_WATCH, bytes(enabled)) < 0
+    assert arm64_regset.hwdebug_set(k, P.NT_ARM_HW_WATCH, blob) == 0
 
 
 SVE_PROBE = Path(__file__).resolve().parents[1] / "oracle" / "guests" / "sve_ptrace_probe.c"

@@ -32,6 +32,8 @@ class ArchBase:
     # the scause/ESR-free "cause" a timer interrupt's Trap records (RISC-V: the interrupt bit and
     # the supervisor timer's code; arm64 has none: the interrupt is not an exception class)
     timer_cause: int | None = None
+    ELF_MACHINE = 0               # e_machine of the core files this arch writes (EM_*)
+    REGSETS: tuple[Any, ...] = ()  # the regsets PTRACE_GETREGSET/SETREGSET know (kernel/signal/ptrace.py Regset)
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
@@ -153,3 +155,22 @@ class ArchBase:
             trap.handler = trap.handler or self.TRAP_HANDLERS.get(TrapKind.ILLEGAL, "")
             why = trap.detail or "illegal instruction"
             signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, why)
+
+    # ---- regsets (ptrace and the core dump): kernel/arch/*/regset.py ------------------------
+    def regset_get(self, child: "Task", rs: Any) -> bytes:
+        """The whole regset ``rs`` of a stopped task."""
+        raise NotImplementedError
+
+    def regset_store(self, child: "Task", rs: Any, full: bytes, words: list[int]) -> int:
+        """Store a whole regset (a read merged with what the tracer wrote), or -errno."""
+        raise NotImplementedError
+
+    def regset_access(self, task: "Task", child: "Task", rs: Any, write: bool, base: int,
+                      length: int) -> int | None:
+        """A regset the arch transfers itself (its own errors, no merge): an errno or 0 when it
+        did, None for the generic get/merge/store path (every regset but arm64's NT_ARM_SVE)."""
+        return None
+
+    def core_thread_regsets(self, cpu: "Cpu | None", t: "Task", ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
+        """(pr_reg, NT_PRFPREG, the arch's further notes or None) of a thread of a dying process."""
+        raise NotImplementedError

@@ -20,6 +20,7 @@ from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK,
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
+from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import jobctl as signal_jobctl
 
 
@@ -147,7 +148,7 @@ class ProcFs:
         ppid = t.parent.tgid if t.parent is not None else 0
         state = "R" if t.state.value == "runnable" else "S" if t.alive else "Z"
         vm = sum(m.size for m in t.mm.mappings)
-        f = [t.tgid, f"({t.comm})", state, ppid, signal_jobctl.pgid_of(self.k, t), signal_jobctl.sid_of(self.k, t), 0, -1, 0,
+        f = [t.tgid, f"({t.comm})", state, ppid, signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t), 0, -1, 0,
              0, 0, 0, 0, tick(sum(x.utime for x in th)), tick(sum(x.stime for x in th)), 0, 0, 20, 0,
              len(th), 0, tick(t.start_time), vm, vm // 4096]
         f += [0] * (52 - len(f))

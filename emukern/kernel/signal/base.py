@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.task import Task
+from emukern.kernel.syscalls_proc import _s32
 from emukern.kernel.thread_info import TIF_SIGPENDING
 from emukern.kernel.signal.defs import SIG_DFL
 from emukern.kernel.signal.defs import SIG_IGN
@@ -51,3 +52,33 @@ def _sig_init(k: "Kernel", task: Task) -> TaskSig:
     if task.sighand is None:
         init_task_signals(task)
     return task.sigstate
+
+
+# ---- the thread group's leader and its signal_struct (process group, session) -------------
+def _leader(k: "Kernel", task: Any) -> Any:
+    return k.tasks.get(task.tgid, task)
+
+
+def _pid_target(k: "Kernel", task: Any, pid: int) -> Any:
+    pid = _s32(pid)
+    if pid < 0:
+        return None
+    t = _leader(k, task) if pid == 0 else k.tasks.get(pid)
+    return t if t is not None and t.alive and t.is_thread_leader else None
+
+
+# the process group and session live in the thread group's signal_struct (kernel/signal.py),
+# where kill(-pgid) and job control find them; fork copies them
+def _signal_struct(k: "Kernel", t: Any) -> Any:
+    leader = _leader(k, t)
+    if leader.signal is None:
+        _sig_init(k, leader)
+    return leader.signal
+
+
+def pgid_of(k: "Kernel", t: Any) -> int:
+    return _signal_struct(k, t).pgid
+
+
+def sid_of(k: "Kernel", t: Any) -> int:
+    return _signal_struct(k, t).sid

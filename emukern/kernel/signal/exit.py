@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.signal import timers as signal_timers
@@ -109,7 +110,7 @@ def usage_both(k: "Kernel", child: Any) -> list[int]:
     """getrusage(p, RUSAGE_BOTH): the process's own threads plus what its reaped children
     used (maxrss: the larger of the two)."""
     own = _usage(k, _group(k, child))
-    kids = signal_jobctl._leader(k, child).cusage
+    kids = signal_base._leader(k, child).cusage
     return [own[0] + kids[0], own[1] + kids[1], own[2] + kids[2], own[3] + kids[3], max(own[4], kids[4])]
 
 
@@ -120,7 +121,7 @@ def release_zombie(k: "Kernel", task: Any, child: Any) -> None:
     child is dead and released between rounds (release_task)."""
     from emukern.kernel.task import TaskState
     u = usage_both(k, child)
-    acc = signal_jobctl._leader(k, task).cusage
+    acc = signal_base._leader(k, task).cusage
     for i in range(4):
         acc[i] += u[i]
     acc[4] = max(acc[4], u[4])

@@ -60,35 +60,6 @@ def _parked(t: Task) -> bool:
     return t.state is TaskState.BLOCKED and t.wait_reason.startswith("stopped")
 
 
-def _leader(k: "Kernel", task: Any) -> Any:
-    return k.tasks.get(task.tgid, task)
-
-
-def _pid_target(k: "Kernel", task: Any, pid: int) -> Any:
-    pid = _s32(pid)
-    if pid < 0:
-        return None
-    t = _leader(k, task) if pid == 0 else k.tasks.get(pid)
-    return t if t is not None and t.alive and t.is_thread_leader else None
-
-
-# the process group and session live in the thread group's signal_struct (kernel/signal.py),
-# where kill(-pgid) and job control find them; fork copies them
-def _signal_struct(k: "Kernel", t: Any) -> Any:
-    leader = _leader(k, t)
-    if leader.signal is None:
-        signal_base._sig_init(k, leader)
-    return leader.signal
-
-
-def pgid_of(k: "Kernel", t: Any) -> int:
-    return _signal_struct(k, t).pgid
-
-
-def sid_of(k: "Kernel", t: Any) -> int:
-    return _signal_struct(k, t).sid
-
-
 # ---- job control: group stop and continue ------------------------------------------------
 def is_current_pgrp_orphaned(k: "Kernel", task: Task) -> bool:
     """A process group is orphaned when no member has a parent in another group of the same
@@ -185,7 +156,7 @@ def do_coredump(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, trap: "Trap
     it.  True only when the whole core was written: the wait status gets WCOREDUMP (0x80)."""
     if not sigmask(info.signo) & SIG_KERNEL_COREDUMP:
         return False
-    from emukern.kernel.coredump import do_coredump
+    from emukern.kernel.signal.coredump import do_coredump
     dumped, why = do_coredump(k, cpu, task, info)
     if why is not None:
         signal_delivery._log_signal(k, cpu, task, f"{signal_name(info.signo)}: {why}", trap)

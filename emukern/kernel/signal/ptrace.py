@@ -46,8 +46,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.arch.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_get, fpr_set, sve_get, sve_set
-from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagged_addr_ctrl
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState
@@ -71,9 +69,6 @@ NT_ARM_TAGGED_ADDR_CTRL = 0x409
 CLD_TRAPPED = 4
 _NSIG = 64
 _PTRACE_O_MASK = 0x003000FF          # the PTRACE_O_* bits Linux accepts
-_ARM_MAX_BRP = 16                    # user_hwdebug_state.dbg_regs[16]
-_PSR_MODE_MASK, _PSR_MODE32, _PSR_DAIF = 0xF, 0x10, 0x3C0
-_NZCV = 0xF000_0000
 
 TRACED = "traced"                    # the wait_reason of a task in a ptrace-stop (TASK_TRACED)
 
@@ -335,148 +330,34 @@ class Regset:
         return self.n * self.size
 
 
-ARM64_REGSETS = (Regset(NT_PRSTATUS, 34, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 132, 4, "NT_PRFPREG"),
-                 Regset(NT_ARM_TLS, 2, 8, "NT_ARM_TLS"),
-                 Regset(NT_ARM_HW_BREAK, 66, 4, "NT_ARM_HW_BREAK"),
-                 Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"),
-                 Regset(NT_ARM_SVE, NT_ARM_SVE_UNITS, 16, "NT_ARM_SVE"),
-                 Regset(NT_ARM_TAGGED_ADDR_CTRL, 1, 8, "NT_ARM_TAGGED_ADDR_CTRL"))
-RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"))
-
-
 def ptrace_regset(k: Any, task: "Task", child: "Task", request: int, note: int, uiov: int) -> int:
     """kernel/ptrace.c ptrace_regset on the iovec at ``uiov``: EINVAL for an unknown note or a
     length that is not a whole number of units; the length is cut to the regset's size and the
     iovec's iov_len updated."""
-    table = ARM64_REGSETS if k.config.arch == "arm64" else RISCV_REGSETS
-    rs = next((r for r in table if r.note == note), None)
+    rs = next((r for r in k.arch.REGSETS if r.note == note), None)
     iov = task.mm.read(uiov, 16)
     base, length = int.from_bytes(iov[:8], "little"), int.from_bytes(iov[8:], "little")
     if rs is None or length % rs.size:
         return -E.EINVAL
     length = min(length, rs.total)
-    if rs.note == NT_ARM_SVE:
-        # sve_get/sve_set: -EINVAL when the system has no SVE; a write is exactly the bytes given
-        # (a short one leaves the rest as sve_set_common defines), not merged into a full read
-        if not k.config.has_sve:
-            return -E.EINVAL
-        if request == PTRACE_SETREGSET:
-            err = sve_set(k, k.cpus[task.cpu], child, task.mm.read(base, length))
-            if err:
-                return err
-            task.mm.write(uiov + 8, length.to_bytes(8, "little"))
-            return 0
-    if request == PTRACE_GETREGSET:
-        task.mm.write(base, regset_get(k, child, rs)[:length])
-    else:
-        data = task.mm.read(base, length)
-        err = regset_set(k, child, rs, data)
-        if err:
-            return err
+    # a regset the arch handles whole (arm64's NT_ARM_SVE: -EINVAL without SVE, a write of
+    # exactly the bytes given): None means "the generic get/set below"
+    err = k.arch.regset_access(task, child, rs, request == PTRACE_SETREGSET, base, length)
+    if err is None:
+        if request == PTRACE_GETREGSET:
+            task.mm.write(base, k.arch.regset_get(child, rs)[:length])
+        else:
+            err = regset_set(k, child, rs, task.mm.read(base, length))
+    if err:
+        return err
     task.mm.write(uiov + 8, length.to_bytes(8, "little"))
     return 0
 
 
-def gpr_regset(arch: str, ctx: dict[str, Any]) -> bytes:
-    """NT_PRSTATUS's registers of a user context (a saved ``Task.ctx`` or a CPU's save_context):
-    arm64 user_pt_regs (x0-x30, sp, pc, pstate), riscv64 user_regs_struct (pc, x1-x31)."""
-    if arch == "arm64":
-        regs = list(ctx["x"]) + [ctx["sp"], ctx["pc"], ctx["nzcv"] & _NZCV]
-    else:
-        regs = [ctx["pc"]] + list(ctx["x"][1:32])
-    return b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in regs)
-
-
-def riscv_fpr_regset(fp: dict[str, Any] | None) -> bytes:
-    """riscv64 NT_PRFPREG (__riscv_d_ext_state: f0-f31, fcsr, padded to 8) of a saved F state
-    (zeros when the task has none)."""
-    f = fp["f"] if fp else [0] * 32
-    fcsr = fp["fcsr"] if fp else 0
-    return (b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in f)
-            + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4))
-
-
-def arm64_tls_regset(ctx: dict[str, Any]) -> bytes:
-    """NT_ARM_TLS: TPIDR_EL0, then TPIDR2_EL0, which reads 0 without SME."""
-    return ctx["tpidr"].to_bytes(8, "little") + bytes(8)
-
-
-def regset_get(k: Any, child: "Task", rs: Regset) -> bytes:
-    """The whole regset of a stopped (switched-out) task."""
-    ctx = child.ctx
-    arch = k.config.arch
-    if rs.note == NT_PRSTATUS:
-        return gpr_regset(arch, ctx)
-    if arch == "arm64":
-        if rs.note == NT_PRFPREG:
-            return fpr_get(k, child)
-        if rs.note == NT_ARM_TLS:
-            return arm64_tls_regset(ctx)
-        if rs.note == NT_ARM_SVE:
-            return sve_get(k, child)
-        if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
-            return get_tagged_addr_ctrl(child).to_bytes(8, "little")      # tagged_addr_ctrl_get
-        return _arm64_hwdebug_get(k, rs.note)
-    return riscv_fpr_regset(child.thread.fp if child.thread is not None else None)
-
-
 def regset_set(k: Any, child: "Task", rs: Regset, data: bytes) -> int:
-    """Write the first len(data) bytes of the regset (the rest keeps its value), or -errno."""
-    full = bytearray(regset_get(k, child, rs))
+    """Write the first len(data) bytes of the regset (the rest keeps its value), or -errno: the
+    arch merges them into a full read and stores the words (kernel/arch/*/regset.py)."""
+    full = bytearray(k.arch.regset_get(child, rs))
     full[:len(data)] = data
     words = [int.from_bytes(full[i:i + 8], "little") for i in range(0, len(full) - len(full) % 8, 8)]
-    ctx = child.ctx
-    if k.config.arch == "arm64":
-        if rs.note == NT_PRSTATUS:
-            pstate = words[33]
-            if pstate & (_PSR_MODE_MASK | _PSR_MODE32 | _PSR_DAIF):
-                return -E.EINVAL                # valid_user_regs: only EL0t with DAIF clear
-            ctx["x"] = words[:31]
-            ctx["sp"], ctx["pc"], ctx["nzcv"] = words[31], words[32], pstate & _NZCV
-            return 0
-        if rs.note == NT_PRFPREG:
-            fpr_set(k, child, bytes(full))
-            return 0
-        if rs.note == NT_ARM_TLS:
-            ctx["tpidr"] = words[0]             # TPIDR2 writes are ignored without SME
-            return 0
-        if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
-            return set_tagged_addr_ctrl(k, child, words[0])              # tagged_addr_ctrl_set
-        return _arm64_hwdebug_set(k, rs.note, bytes(full))
-    if rs.note == NT_PRSTATUS:
-        ctx["pc"] = words[0]
-        ctx["x"] = [0] + words[1:32]
-        return 0
-    if child.thread is not None:
-        child.thread.fp = {"f": words[:32], "fcsr": words[32] & 0xFFFF_FFFF}
-    return 0
-
-
-def _arm64_hwdebug_info(k: Any, note: int) -> int:
-    """ptrace_hbp_get_resource_info: (debug architecture << 8) | slots, from the sanitised
-    ID_AA64DFR0_EL1 (DebugVer; BRPs or WRPs + 1, at most 16)."""
-    dfr0 = k.arm64_undef.id_regs.sanitised("ID_AA64DFR0_EL1")
-    debug_arch = dfr0 & 0xF
-    slots = ((dfr0 >> 12) & 0xF) + 1 if note == NT_ARM_HW_BREAK else ((dfr0 >> 20) & 0xF) + 1
-    return (debug_arch << 8) | min(slots, _ARM_MAX_BRP)
-
-
-def _arm64_hwdebug_get(k: Any, note: int) -> bytes:
-    """hw_break_get: dbg_info, a pad word, then (addr, ctrl, pad) per slot — all zero: no
-    breakpoint or watchpoint is installed."""
-    return _arm64_hwdebug_info(k, note).to_bytes(4, "little") + bytes(4 + 16 * _ARM_MAX_BRP)
-
-
-def _arm64_hwdebug_set(k: Any, note: int, data: bytes) -> int:
-    """hw_break_set: entries past the slots are EINVAL when set; an enabled entry (ctrl bit 0)
-    is EINVAL too — the machine has no debug registers to program (module docstring)."""
-    slots = _arm64_hwdebug_info(k, note) & 0xFF
-    for i in range(_ARM_MAX_BRP):
-        off = 8 + 16 * i
-        addr = int.from_bytes(data[off:off + 8], "little")
-        ctrl = int.from_bytes(data[off + 8:off + 12], "little")
-        if (addr or ctrl) and i >= slots:
-            return -E.EINVAL
-        if ctrl & 1:
-            return -E.EINVAL
-    return 0
+    return k.arch.regset_store(child, rs, bytes(full), words)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from dataclasses import replace
 from emukern.kernel import errno as E
+from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.syscalls import read_write as syscalls_read_write
@@ -128,17 +129,17 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
 
 # ---- process groups and sessions -------------------------------------------------------------
 def sys_getpgid(k: "Kernel", cpu, task, pid, *a):
-    t = signal_jobctl._pid_target(k, task, pid)
+    t = signal_base._pid_target(k, task, pid)
     if t is None:
         return -E.ESRCH
-    return signal_jobctl.pgid_of(k, t)
+    return signal_base.pgid_of(k, t)
 
 
 def sys_getsid(k: "Kernel", cpu, task, pid, *a):
-    t = signal_jobctl._pid_target(k, task, pid)
+    t = signal_base._pid_target(k, task, pid)
     if t is None:
         return -E.ESRCH
-    return signal_jobctl.sid_of(k, t)
+    return signal_base.sid_of(k, t)
 
 
 def sys_setpgid(k: "Kernel", cpu, task, pid, pgid, *a):
@@ -147,27 +148,27 @@ def sys_setpgid(k: "Kernel", cpu, task, pid, pgid, *a):
     pgid = _s32(pgid)
     if pgid < 0:
         return -E.EINVAL
-    me = signal_jobctl._leader(k, task)
-    t = signal_jobctl._pid_target(k, task, pid)
+    me = signal_base._leader(k, task)
+    t = signal_base._pid_target(k, task, pid)
     if t is None or (t is not me and t.parent is not me):
         return -E.ESRCH
-    if signal_jobctl.sid_of(k, t) != signal_jobctl.sid_of(k, me):
+    if signal_base.sid_of(k, t) != signal_base.sid_of(k, me):
         return -E.EPERM
-    if signal_jobctl.sid_of(k, t) == t.tgid:
+    if signal_base.sid_of(k, t) == t.tgid:
         return -E.EPERM                      # a session leader keeps its group
     pgid = pgid or t.tgid
-    if pgid != t.tgid and not any(x.alive and signal_jobctl.pgid_of(k, x) == pgid and signal_jobctl.sid_of(k, x) == signal_jobctl.sid_of(k, me)
+    if pgid != t.tgid and not any(x.alive and signal_base.pgid_of(k, x) == pgid and signal_base.sid_of(k, x) == signal_base.sid_of(k, me)
                                   for x in k.tasks.values() if x.is_thread_leader):
         return -E.EPERM
-    signal_jobctl._signal_struct(k, t).pgid = pgid
+    signal_base._signal_struct(k, t).pgid = pgid
     return 0
 
 
 def sys_setsid(k: "Kernel", cpu, task, *a):
-    me = signal_jobctl._leader(k, task)
-    if signal_jobctl.pgid_of(k, me) == me.tgid:
+    me = signal_base._leader(k, task)
+    if signal_base.pgid_of(k, me) == me.tgid:
         return -E.EPERM                      # a process-group leader cannot start a session
-    sig = signal_jobctl._signal_struct(k, me)
+    sig = signal_base._signal_struct(k, me)
     sig.sid = sig.pgid = me.tgid
     return me.tgid
 
@@ -186,7 +187,7 @@ def sys_getrusage(k: "Kernel", cpu, task, who, usage, *a):
     elif who == RUSAGE_THREAD:
         u = signal_exit._usage(k, [task])
     elif who == RUSAGE_CHILDREN:
-        u = list(signal_jobctl._leader(k, task).cusage)
+        u = list(signal_base._leader(k, task).cusage)
     else:
         return -E.EINVAL
     task.mm.write(usage, signal_exit.rusage_bytes(k, u))
@@ -196,7 +197,7 @@ def sys_getrusage(k: "Kernel", cpu, task, who, usage, *a):
 
 def sys_times(k: "Kernel", cpu, task, buf, *a):
     if buf:
-        g, c = signal_exit._usage(k, signal_exit._group(k, task)), signal_jobctl._leader(k, task).cusage
+        g, c = signal_exit._usage(k, signal_exit._group(k, task)), signal_base._leader(k, task).cusage
         task.mm.write(buf, struct.pack("<4q", signal_exit._clock_t(k, g[0]), signal_exit._clock_t(k, g[1]),
                                        signal_exit._clock_t(k, c[0]), signal_exit._clock_t(k, c[1])))
     cpu.charge(k.cost.syscall_body)
@@ -409,7 +410,7 @@ def _prio_targets(k: "Kernel", task, which: int, who: int) -> list["Task"] | int
 
 
 def _pgrp_of(k: "Kernel", task) -> int:
-    return signal_jobctl.pgid_of(k, task)
+    return signal_base.pgid_of(k, task)
 
 
 def sys_getpriority(k: "Kernel", cpu, task, which, who, *a):

@@ -17,6 +17,7 @@ from emukern.kernel.arch.arm64 import signal as arm64_signal
 from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
 from emukern.machine import regs
+from emukern.kernel.arch.arm64 import regset as arm64_regset
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.trap import Trap, TrapKind
@@ -36,6 +37,21 @@ class Arm64Arch(ArchBase):
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
                      TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_el0_brk"}
+
+    ELF_MACHINE = 183    # EM_AARCH64
+    REGSETS = arm64_regset.ARM64_REGSETS
+
+    def regset_get(self, child: Any, rs: Any) -> bytes:
+        return arm64_regset.regset_get(self.k, child, rs)
+
+    def regset_store(self, child: Any, rs: Any, full: bytes, words: list[int]) -> int:
+        return arm64_regset.regset_store(self.k, child, rs, full, words)
+
+    def core_thread_regsets(self, cpu: Any, t: Any, ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
+        return arm64_regset.core_thread_regsets(self.k, cpu, t, ctx)
+
+    def regset_access(self, task: Any, child: Any, rs: Any, write: bool, base: int, length: int) -> int | None:
+        return arm64_regset.regset_access(self.k, task, child, rs, write, base, length)
 
     def __init__(self, kernel: Any) -> None:
         super().__init__(kernel)

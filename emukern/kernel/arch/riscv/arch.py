@@ -12,6 +12,7 @@ from emukern.kernel.arch.base import ArchBase
 from emukern.kernel.arch.riscv import signal as riscv_signal
 from emukern.kernel.arch.riscv import vector
 from emukern.machine import regs
+from emukern.kernel.arch.riscv import regset as riscv_regset
 
 from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
@@ -46,6 +47,18 @@ class RiscvArch(ArchBase):
     uname_machine = "riscv64"
     timer_cause: int | None = (1 << 63) | 5     # scause of a supervisor timer interrupt
     SYSCALL_MODULES = (riscv_syscalls,)          # riscv_hwprobe, riscv_flush_icache
+
+    ELF_MACHINE = 243    # EM_RISCV
+    REGSETS = riscv_regset.RISCV_REGSETS
+
+    def regset_get(self, child: Any, rs: Any) -> bytes:
+        return riscv_regset.regset_get(self.k, child, rs)
+
+    def regset_store(self, child: Any, rs: Any, full: bytes, words: list[int]) -> int:
+        return riscv_regset.regset_store(self.k, child, rs, full, words)
+
+    def core_thread_regsets(self, cpu: Any, t: Any, ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
+        return riscv_regset.core_thread_regsets(self.k, cpu, t, ctx)
 
     def make_cpu(self, index: int) -> RiscvCpu:
         c = self.k.config

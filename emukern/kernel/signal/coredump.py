@@ -17,7 +17,7 @@ What: an ET_CORE ELF with one PT_NOTE and a PT_LOAD per mapping, in elf_core_dum
   first thread's NT_PRSTATUS the process notes NT_PRPSINFO, NT_SIGINFO (the killing siginfo) and
   NT_AUXV (mm->saved_auxv); then the thread's NT_PRFPREG (user_fpsimd_state / the D state) and,
   on arm64, the "LINUX" regset notes (TLS, HW_BREAK/WATCH, SYSTEM_CALL, SVE, the PAC ones when
-  the CPU has pointer authentication, TAGGED_ADDR_CTRL: see _arm64_regsets).  The FP state of a thread live on a CPU is saved first, as
+  the CPU has pointer authentication, TAGGED_ADDR_CTRL: see kernel/arch/arm64/regset.py).  The FP state of a thread live on a CPU is saved first, as
   fpr_get does with fpsimd_preserve_current_state / fstate_save.
 * memory, by coredump_filter's default 0x33 (vma_dump_size): anonymous and written (writable)
   mappings whole, the vDSO page whole, a read-only file mapping only for its first page when it
@@ -40,8 +40,6 @@ import os
 import struct
 from typing import TYPE_CHECKING, Any
 
-from emukern.kernel.arch.arm64.ptrace import fpr_get, sve_get
-from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal.defs import RLIMIT_CORE
 
@@ -52,11 +50,7 @@ from emukern.kernel.signal import timers as signal_timers
 
 PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredump
 ET_CORE, PT_LOAD, PT_NOTE = 4, 1, 4
-EM = {"arm64": 183, "riscv64": 243}  # EM_AARCH64, EM_RISCV
 NT_PRSTATUS, NT_PRFPREG, NT_PRPSINFO, NT_AUXV, NT_SIGINFO = 1, 2, 3, 6, 0x53494749
-NT_ARM_TLS, NT_ARM_HW_BREAK, NT_ARM_HW_WATCH, NT_ARM_SYSTEM_CALL, NT_ARM_SVE = 0x401, 0x402, 0x403, 0x404, 0x405
-NT_ARM_PAC_MASK, NT_ARM_PACA_KEYS, NT_ARM_PACG_KEYS, NT_ARM_TAGGED_ADDR_CTRL = 0x406, 0x407, 0x408, 0x409
-NT_ARM_PAC_ENABLED_KEYS = 0x40A
 PF_DUMPCORE = 0x200
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _PHDR = struct.Struct("<IIQQQQQQ")
@@ -69,7 +63,7 @@ _PRSTATUS_HEAD = struct.Struct("<iiih2xQQiiii")
 _PRPSINFO = struct.Struct("<bcbb4xQIIiiii16s80s")
 
 
-def _note(name: bytes, ntype: int, desc: bytes) -> bytes:
+def note(name: bytes, ntype: int, desc: bytes) -> bytes:
     """An ELF note: namesz, descsz, type, the NUL-terminated name and the descriptor, each padded
     to 4 bytes."""
     n = name + b"\0"
@@ -85,56 +79,13 @@ def _live_cpu(k: Any, t: "Task") -> Any:
     return None
 
 
-def _arm64_regsets(k: Any, t: "Task", ctx: dict[str, Any]) -> bytes:
-    """The "LINUX" notes elf_core_dump writes for an arm64 thread after NT_PRFPREG: every regset
-    of aarch64_regsets the machine has, in that table's order (measured on Debian's 6.1 and 6.12
-    kernels under QEMU's max CPU): TLS, HW_BREAK, HW_WATCH, SYSTEM_CALL, SVE (with SVE), PAC_MASK,
-    PAC_ENABLED_KEYS, PACA_KEYS (with address authentication), PACG_KEYS (with generic
-    authentication), TAGGED_ADDR_CTRL."""
-    from emukern.kernel.signal import ptrace as P
-    from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES
-    caps = k.arch.hwcap()
-    has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
-    th = t.thread
-    out = _note(b"LINUX", NT_ARM_TLS, P.arm64_tls_regset(ctx))
-    out += _note(b"LINUX", NT_ARM_HW_BREAK, P._arm64_hwdebug_get(k, NT_ARM_HW_BREAK))
-    out += _note(b"LINUX", NT_ARM_HW_WATCH, P._arm64_hwdebug_get(k, NT_ARM_HW_WATCH))
-    # system_call_get: pt_regs->syscallno, NO_SYSCALL (-1) unless the last entry was an svc
-    # (its number is still in x8: the kernel does not clobber it)
-    nr = ctx["x"][8] & 0xFFFFFFFF if th is not None and th.in_syscall else 0xFFFFFFFF
-    out += _note(b"LINUX", NT_ARM_SYSTEM_CALL, nr.to_bytes(4, "little"))
-    if has["sve"] and th is not None:
-        out += _note(b"LINUX", NT_ARM_SVE, sve_get(k, t))        # as PTRACE_GETREGSET gives it
-    if has["paca"]:
-        # ptrauth_user_pac_mask(): the pointer bits above the 48-bit VA up to bit 54.  The keys
-        # are the ones the machine runs with: emukern never programs the key registers (zero).
-        mask = ((1 << 55) - 1) & ~((1 << 48) - 1)
-        out += _note(b"LINUX", NT_ARM_PAC_MASK, struct.pack("<QQ", mask, mask))
-        out += _note(b"LINUX", NT_ARM_PAC_ENABLED_KEYS, struct.pack("<Q", 0xF))   # IA, IB, DA, DB
-        out += _note(b"LINUX", NT_ARM_PACA_KEYS, bytes(64))
-    if has["pacg"]:
-        out += _note(b"LINUX", NT_ARM_PACG_KEYS, bytes(16))
-    # tagged_addr_ctrl_get: PR_TAGGED_ADDR_ENABLE when the thread enabled the tagged address ABI
-    out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, get_tagged_addr_ctrl(t).to_bytes(8, "little"))
-    return out
-
-
 def _thread_regs(k: Any, t: "Task") -> tuple[bytes, bytes, bytes | None]:
-    """(pr_reg, the NT_PRFPREG regset, the arm64 regset notes after it) of one thread of the
-    dying process, each as ptrace's PTRACE_GETREGSET gives it."""
-    from emukern.kernel.signal import ptrace as P
+    """(pr_reg, the NT_PRFPREG regset, the arch's regset notes after it) of one thread of the
+    dying process, each as ptrace's PTRACE_GETREGSET gives it (the arch's regsets:
+    kernel/arch/*/regset.py core_thread_regsets)."""
     cpu = _live_cpu(k, t)
     ctx = cpu.save_context() if cpu is not None else t.ctx
-    arch = k.config.arch
-    pr_reg = P.gpr_regset(arch, ctx)
-    if arch == "arm64":
-        if cpu is not None:         # fpr_get: fpsimd_preserve_current_state first
-            from emukern.kernel.arch.arm64.fpsimd import fpsimd_save_user_state
-            fpsimd_save_user_state(k, cpu, t, regs=True)
-        return pr_reg, fpr_get(k, t), _arm64_regsets(k, t, ctx)
-    # riscv_fpr_get: the live F state of a thread on a CPU (fstate_save), else the saved one
-    st = cpu.save_fp() if cpu is not None else (t.thread.fp if t.thread is not None else None)
-    return pr_reg, P.riscv_fpr_regset(st), None
+    return k.arch.core_thread_regsets(cpu, t, ctx)
 
 
 def _prstatus(k: Any, t: "Task", sig: int, pr_reg: bytes, group: list["Task"]) -> bytes:
@@ -189,12 +140,12 @@ def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[
     notes = bytearray()
     for n, t in enumerate(threads):
         pr_reg, fp, extra = _thread_regs(k, t)
-        notes += _note(b"CORE", NT_PRSTATUS, _prstatus(k, t, sig, pr_reg, group))
+        notes += note(b"CORE", NT_PRSTATUS, _prstatus(k, t, sig, pr_reg, group))
         if n == 0:
-            notes += _note(b"CORE", NT_PRPSINFO, _prpsinfo(k.tasks.get(task.tgid, task)))
-            notes += _note(b"CORE", NT_SIGINFO, info.to_bytes())
-            notes += _note(b"CORE", NT_AUXV, proc_auxv(task))
-        notes += _note(b"CORE", NT_PRFPREG, fp)
+            notes += note(b"CORE", NT_PRPSINFO, _prpsinfo(k.tasks.get(task.tgid, task)))
+            notes += note(b"CORE", NT_SIGINFO, info.to_bytes())
+            notes += note(b"CORE", NT_AUXV, proc_auxv(task))
+        notes += note(b"CORE", NT_PRFPREG, fp)
         if extra is not None:
             notes += extra
     maps = list(task.mm.mappings)
@@ -217,7 +168,7 @@ def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[
                 runs.append((data_off + p, chunk))
         data_off += size
     ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
-    ehdr = _EHDR.pack(ident, ET_CORE, EM[k.config.arch], 1, 0, _EHDR.size, 0, 0, _EHDR.size,
+    ehdr = _EHDR.pack(ident, ET_CORE, k.arch.ELF_MACHINE, 1, 0, _EHDR.size, 0, 0, _EHDR.size,
                       _PHDR.size, phnum, 64, 0, 0)
     return ehdr + b"".join(phdrs) + bytes(notes), runs, max(off, data_off)
 
