@@ -57,15 +57,7 @@ def _commands(code: str) -> list[tuple[str, list[str], str]]:
         words = shlex.split(line, comments=True)
         if not words:
             continue
-        comment = ""
-        lex = shlex.shlex(line, posix=True, punctuation_chars=False)
-        lex.whitespace_split, lex.commenters = True, ""
-        try:
-            toks = list(lex)
-        except ValueError:
-            toks = []
-        if "#" in toks:
-            comment = " ".join(toks[toks.index("#") + 1:])
+        comment = line.split(" #", 1)[1].strip() if " #" in line else ""   # no "#" inside quotes here
         out.append((line.strip(), words, comment))
     return out
 
