@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import os
 import subprocess
 import sys
@@ -22,3 +23,7 @@ def test_sphinx_build_without_warnings(tmp_path: Path) -> None:
     assert p.returncode == 0, f"sphinx-build failed:\n{p.stdout[-4000:]}\n{p.stderr[-8000:]}"
     for page in ("index", "api", "guide/running", "dev/architecture"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
+    # the rendered pages include docstrings (autodoc): none may name an internal issue number
+    hits = [f"{h.relative_to(tmp_path)}: {m.group(0)}" for h in (tmp_path / "html").rglob("*.html")
+            for m in re.finditer(r"\b[Ii]ssues? #?\d+", re.sub(r"<[^>]+>", "", h.read_text()))]
+    assert not hits, hits
