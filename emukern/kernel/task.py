@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from emukern.kernel.files import FdTable
@@ -10,7 +10,7 @@ from emukern.kernel.thread_info import TIF_SIGPENDING, FlagView
 from emukern.machine.memory import AddressSpace
 
 
-class TaskState(str, Enum):
+class TaskState(StrEnum):
     RUNNABLE = "runnable"     # on a run queue or running (TASK_RUNNING)
     BLOCKED = "blocked"       # TASK_INTERRUPTIBLE: waiting on a wait queue or a timer
     ZOMBIE = "zombie"         # exited, waiting for its parent's wait4

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.signal import base as signal_base
-from emukern.kernel.signal import jobctl as signal_jobctl
 
 
 SYS_DEV = 0x15

@@ -3,6 +3,8 @@ complete_signal, signal_wake_up, force_sig_info; kill/tkill/tgkill/rt_sigqueuein
 the parent (do_notify_parent)."""
 from __future__ import annotations
 
+from emukern.kernel.files import WaitQueue
+
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
@@ -86,9 +88,24 @@ def prepare_signal(k: "Kernel", cpu: "Cpu", t: Task, sig: int) -> bool:
     return not signal_base.sig_ignored(k, t, sig)
 
 
+# ---- signalfd's hook (include/linux/signalfd.h): readers sleep on the sighand's queue ------
+def signalfd_wqh(sighand: Any) -> "WaitQueue":
+    wq = getattr(sighand, "signalfd_wqh", None)
+    if wq is None:
+        wq = WaitQueue("signalfd")
+        sighand.signalfd_wqh = wq
+    return wq
+
+
+def signalfd_notify(k: Any, cpu: Any, task: Any) -> None:
+    """signalfd_notify: a signal was queued for ``task``: wake the signalfd waiters."""
+    wq = getattr(task.sighand, "signalfd_wqh", None)
+    if wq is not None and wq.waiters:
+        k.sched.wake_queue(wq, cpu.now)
+
+
 def complete_signal(k: "Kernel", cpu: "Cpu", p: Task, sig: int, group: bool) -> None:
     """Pick a thread that does not block the signal (the target first) and wake it."""
-    from emukern.kernel.signalfd import signalfd_notify
     signalfd_notify(k, cpu, p)   # __send_signal_locked's signalfd_notify: wake signalfd readers
     m = 1 << (sig - 1)
     target = None

@@ -45,12 +45,25 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from emukern.machine import counter as _counter
 
-if TYPE_CHECKING:
-    from emukern.machine.cpu_riscv import RiscvCpu
+
+class _VectorCpu(Protocol):
+    """What the native vset path reads and writes of the RISC-V CPU that owns it (typed here,
+    not as cpu_riscv.RiscvCpu, which imports this module: the package stays an acyclic layer)."""
+
+    rvv: Any
+    vs: int
+    vlen: int
+    counter: Any
+    extra_user: int
+    vector_insns: int
+    vector_cycles: int
+    _committed: int
+
+    batch_vector: bool
 
 _MANY = 0x3FFFFF        # EK_RVV_MANY in counter.c
 VILL = 1 << 63
@@ -66,7 +79,7 @@ def enabled() -> bool:
 class RvvNative:
     """One hart's C-side vector-configuration state (see the module docstring)."""
 
-    def __init__(self, cpu: "RiscvCpu", pc_reg: int, x0_reg: int) -> None:
+    def __init__(self, cpu: "_VectorCpu", pc_reg: int, x0_reg: int) -> None:
         self.cpu = cpu
         self.s = RvvStruct()
         s = self.s

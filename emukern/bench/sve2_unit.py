@@ -3,7 +3,7 @@
 A loop of N copies of one SVE2 word runs on a bare :class:`~emukern.machine.cpu_arm64.Arm64Cpu`
 (no kernel: the closing ``brk`` stops it); the same loop with ``orr x10, x10, x10`` in its place
 is the baseline, so the figure is what the unit adds per instruction: the UNDEF exit, two
-microcode runs (save, load) and the Python instruction.  ``python -m emukern.machine.sve2.bench``.
+microcode runs (save, load) and the Python instruction.  ``python -m emukern.bench.sve2_unit``.
 """
 from __future__ import annotations
 
