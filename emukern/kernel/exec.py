@@ -265,7 +265,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     k.arch.exec_reset(cpu, task)
     from emukern.kernel.signal.ptrace import ptrace_exec_notify
     ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
-    return task.ctx["x"][10] if k.config.arch == "riscv64" else task.ctx["x"][0]
+    return task.ctx["x"][k.arch.SYSCALL_ARG0_REG]   # execve returns what start_thread left in a0/x0
 
 
 def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:

@@ -32,6 +32,12 @@ class ArchBase:
     # the scause/ESR-free "cause" a timer interrupt's Trap records (RISC-V: the interrupt bit and
     # the supervisor timer's code; arm64 has none: the interrupt is not an exception class)
     timer_cause: int | None = None
+    # the x register a syscall's first argument and its return value share (regs->a0 / regs[0]):
+    # what a restart puts back (orig_a0/orig_x0) and where -EINTR goes
+    SYSCALL_ARG0_REG = 0
+    MINSIGSTKSZ = 2048            # the uapi's MINSIGSTKSZ (sigaltstack's floor)
+    WANT_RENAMEAT = False         # __ARCH_WANT_RENAMEAT: the old renameat slot is in the table
+    HAS_SA_RESTORER = False       # struct sigaction carries sa_restorer (__ARCH_HAS_SA_RESTORER)
     ELF_MACHINE = 0               # e_machine of the core files this arch writes (EM_*)
     REGSETS: tuple[Any, ...] = ()  # the regsets PTRACE_GETREGSET/SETREGSET know (kernel/signal/ptrace.py Regset)
 
@@ -155,6 +161,14 @@ class ArchBase:
             trap.handler = trap.handler or self.TRAP_HANDLERS.get(TrapKind.ILLEGAL, "")
             why = trap.detail or "illegal instruction"
             signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, why)
+
+    def user_sp(self, cpu: "Cpu") -> int:
+        """user_stack_pointer(regs): the interrupted user context's stack pointer."""
+        raise NotImplementedError
+
+    def record_fault(self, task: "Task", addr: int | None, trap: "Trap") -> None:
+        """What force_sig_fault leaves for the signal frame besides the siginfo (arm64: the
+        fault address and ESR of its esr_context record); nothing by default."""
 
     # ---- regsets (ptrace and the core dump): kernel/arch/*/regset.py ------------------------
     def regset_get(self, child: "Task", rs: Any) -> bytes:

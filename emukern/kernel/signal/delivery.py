@@ -119,7 +119,7 @@ def do_signal(k: "Kernel", cpu: "Cpu", task: Task, trap: "Trap | None" = None) -
     if restart is not None:
         nr, args, code = restart
         # prepare for the restart: a0/x0 back to its original value, pc back at ecall/svc
-        cpu.set_reg(10 if k.config.arch == "riscv64" else 0, args[0])
+        cpu.set_reg(k.arch.SYSCALL_ARG0_REG, args[0])
         cpu.set_pc(cpu.get_pc() - 4)
     why = task.signal.cld_notify
     if why:
@@ -159,7 +159,7 @@ def do_signal(k: "Kernel", cpu: "Cpu", task: Task, trap: "Trap | None" = None) -
             code = restart[2]
             if code in (ERESTARTNOHAND, ERESTART_RESTARTBLOCK) or (
                     code == ERESTARTSYS and not ka.flags & SA_RESTART):
-                cpu.set_reg(10 if k.config.arch == "riscv64" else 0, (-E.EINTR) & (2**64 - 1))
+                cpu.set_reg(k.arch.SYSCALL_ARG0_REG, (-E.EINTR) & (2**64 - 1))
                 cpu.set_pc(cpu.get_pc() + 4)
             restart = None
         handle_signal(k, cpu, task, info, ka, trap)

@@ -186,9 +186,7 @@ def force_sig_fault(k: "Kernel", cpu: "Cpu", task: Task, sig: int, code: int, ad
     if trap is not None:
         cpu.set_pc(trap.pc)
         st = task.sigstate
-        if k.config.arch == "arm64":
-            st.fault_address = addr or 0
-            st.fault_code = trap.esr or 0
+        k.arch.record_fault(task, addr, trap)     # arm64: the frame's fault address and ESR
     force_sig_info(k, cpu, task, KSigInfo(sig, code, addr=addr, report=report))
 
 

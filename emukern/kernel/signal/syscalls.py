@@ -103,11 +103,11 @@ def _ppoll_restore_mask(k: "Kernel", task: Task) -> None:
 
 
 def _user_sp(k: "Kernel", cpu: "Cpu") -> int:
-    return cpu.reg(2) if k.config.arch == "riscv64" else cast(Any, cpu).sp
+    return k.arch.user_sp(cpu)
 
 
 def min_sigstksz(k: "Kernel") -> int:
-    return 5120 if k.config.arch == "arm64" else 2048    # MINSIGSTKSZ of each uapi
+    return k.arch.MINSIGSTKSZ
 
 
 def do_sigaltstack(k: "Kernel", cpu, task, uss, uoss, sp) -> int:

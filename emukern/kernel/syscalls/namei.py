@@ -64,8 +64,8 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
 
 
 def sys_renameat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, *a):
-    if k.config.arch != "arm64":
-        return -E.ENOSYS            # riscv64's table has renameat2 only
+    if not k.arch.WANT_RENAMEAT:
+        return -E.ENOSYS            # __ARCH_WANT_RENAMEAT: riscv64's table has renameat2 only
     return sys_renameat2(k, cpu, task, olddirfd, oldpath, newdirfd, newpath, 0)
 
 

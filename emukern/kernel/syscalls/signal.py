@@ -111,7 +111,7 @@ def sys_rt_sigaction(k: "Kernel", cpu, task, sig, act, oldact, sigsetsize, *a):
         return -E.EINVAL
     if not 1 <= sig <= NSIG or (act and sigmask(sig) & SIG_KERNEL_ONLY):
         return -E.EINVAL
-    restorer = k.config.arch == "arm64"
+    restorer = k.arch.HAS_SA_RESTORER
     size = 32 if restorer else 24
     new = None
     if act:

@@ -39,6 +39,18 @@ class Arm64Arch(ArchBase):
                      TrapKind.BREAKPOINT: "do_el0_brk"}
 
     ELF_MACHINE = 183    # EM_AARCH64
+    MINSIGSTKSZ = 5120   # arm64's uapi: room for the largest SVE frame of its era
+    WANT_RENAMEAT = True
+    HAS_SA_RESTORER = True
+
+    def user_sp(self, cpu: Any) -> int:
+        return int(cpu.sp)
+
+    def record_fault(self, task: Any, addr: int | None, trap: Any) -> None:
+        """arm64_force_sig_fault: the fault address and ESR go into the frame (esr_context)."""
+        st = task.sigstate
+        st.fault_address = addr or 0
+        st.fault_code = trap.esr or 0
     REGSETS = arm64_regset.ARM64_REGSETS
 
     def regset_get(self, child: Any, rs: Any) -> bytes:

@@ -49,6 +49,11 @@ class RiscvArch(ArchBase):
     SYSCALL_MODULES = (riscv_syscalls,)          # riscv_hwprobe, riscv_flush_icache
 
     ELF_MACHINE = 243    # EM_RISCV
+    SYSCALL_ARG0_REG = 10    # a0
+    MINSIGSTKSZ = 2048
+
+    def user_sp(self, cpu: Any) -> int:
+        return int(cpu.reg(2))           # sp is x2
     REGSETS = riscv_regset.RISCV_REGSETS
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
