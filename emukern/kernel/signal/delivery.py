@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
 from emukern.kernel.signal.defs import _mask        # noqa: F401
@@ -333,7 +334,7 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
             left = max(0, int(k.clock.ns(target) - k.clock.ns(cpu.now)))
             try:
                 task.mm.write(rem_ptr, (left // 10**9).to_bytes(8, "little") + (left % 10**9).to_bytes(8, "little"))
-            except Exception:
+            except MemoryFault:           # a bad user pointer
                 return -E.EFAULT
         return -ERESTART_RESTARTBLOCK if not absolute else -ERESTARTNOHAND
     return -ERESTARTSYS

@@ -145,7 +145,7 @@ def put_child_rusage(k: "Kernel", task: Any, child: Any, ru: int) -> int:
         return 0
     try:
         task.mm.write(ru, rusage_bytes(k, usage_both(k, child)))
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         return -E.EFAULT
     return 0
 

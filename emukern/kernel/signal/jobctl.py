@@ -6,6 +6,7 @@ import struct
 
 from typing import TYPE_CHECKING, Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
 from emukern.kernel.signal.defs import _mask        # noqa: F401
@@ -257,6 +258,6 @@ def _put_waitid(k: "Kernel", task: Task, infop: int, signo: int, code: int, pid:
         try:
             task.mm.write(infop, _WAITID_HEAD.pack(signo, 0, code))
             task.mm.write(infop + 16, _WAITID_CHLD.pack(pid, 0, status))
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             return -E.EFAULT
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
 from emukern.kernel.signal.defs import _mask        # noqa: F401
@@ -153,7 +154,7 @@ def restore_altstack(k: "Kernel", cpu, task, uss: int, sp: int) -> bool:
     """restore_altstack: only a fault makes rt_sigreturn fail (EPERM on the stack is fine)."""
     try:
         return do_sigaltstack(k, cpu, task, uss, 0, sp) != -E.EFAULT
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         return False
 
 
@@ -179,7 +180,7 @@ def _select_finish(k: "Kernel", cpu, task, tsp: int, target: Any, ret: int) -> i
     left = max(0, int(k.clock.ns(target) - k.clock.ns(cpu.now)))
     try:
         task.mm.write(tsp, (left // 10**9).to_bytes(8, "little") + (left % 10**9).to_bytes(8, "little"))
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         if ret == -ERESTARTNOHAND:
             ret = -E.EINTR
     return ret

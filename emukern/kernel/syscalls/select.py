@@ -1,5 +1,6 @@
 """syscalls.select: generated from the kernel mixins."""
 from __future__ import annotations
+from emukern.errors import MemoryFault
 from emukern.kernel.signal.syscalls import _select_finish
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
@@ -46,12 +47,12 @@ def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
         if sig:
             try:
                 raw = task.mm.read(sig, 16)
-            except Exception:
+            except MemoryFault:           # a bad user pointer
                 return -E.EFAULT
             ss, ss_len = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
         try:
             err, target = signal_syscalls.poll_select_begin(k, cpu, task, tsp, ss, ss_len)
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             signal_syscalls._ppoll_restore_mask(k, task)
             return -E.EFAULT
         if err:
@@ -71,7 +72,7 @@ def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
             continue
         try:
             sets.append(int.from_bytes(task.mm.read(ptr, nbytes), "little"))
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             return _select_finish(k, cpu, task, tsp, target, -E.EFAULT)
     want = (sets[0] | sets[1] | sets[2]) & ((1 << n) - 1)
     res = [0, 0, 0]
@@ -106,7 +107,7 @@ def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
         if ptr and nbytes:
             try:
                 task.mm.write(ptr, val.to_bytes(nbytes, "little"))
-            except Exception:
+            except MemoryFault:           # a bad user pointer
                 return _select_finish(k, cpu, task, tsp, target, -E.EFAULT)
     return _select_finish(k, cpu, task, tsp, target, ready)
 
@@ -142,7 +143,7 @@ def sys_ppoll(k: "Kernel", cpu, task, ufds, nfds, tmo, sigmask_ptr, sigsetsize, 
     if nfds:
         try:
             raw = bytearray(task.mm.read(ufds, 8 * nfds))
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             signal_syscalls._ppoll_restore_mask(k, task)
             return -E.EFAULT
         for i in range(nfds):

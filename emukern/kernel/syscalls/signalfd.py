@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK
@@ -109,7 +110,7 @@ class SignalFdFile(File):
             return BLOCK
         try:
             task.mm.write(buf, bytes(out))
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             return -E.EFAULT
         cpu.charge(k.cost.syscall_body)
         return len(out)
@@ -125,7 +126,7 @@ def sys_signalfd4(k: "Kernel", cpu, task, ufd, user_mask, sizemask, flags, *a):
         return -E.EINVAL
     try:
         mask = int.from_bytes(task.mm.read(user_mask, 8), "little")
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         return -E.EFAULT
     mask &= ~_KERNEL_ONLY & _ALL_SIGS
     signal_base._sig_init(k, task)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK
@@ -90,7 +91,7 @@ class TimerFdFile(File):
             timerfd_arm(k, cpu, self)
         try:
             task.mm.write(buf, ticks.to_bytes(8, "little"))
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             return -E.EFAULT
         self.expired = False
         self.ticks = 0
@@ -163,7 +164,7 @@ def sys_timerfd_settime(k: "Kernel", cpu, task, fd, flags, new, old, *a):
     the past: it expires at once)."""
     try:
         raw = task.mm.read(new, 32)
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         return -E.EFAULT
     vals = [int.from_bytes(raw[i:i + 8], "little", signed=True) for i in range(0, 32, 8)]
     flags = _s32(flags)
@@ -200,7 +201,7 @@ def sys_timerfd_settime(k: "Kernel", cpu, task, fd, flags, new, old, *a):
     if old:
         try:
             task.mm.write(old, oldval)
-        except Exception:
+        except MemoryFault:           # a bad user pointer
             return -E.EFAULT
     return 0
 
@@ -213,6 +214,6 @@ def sys_timerfd_gettime(k: "Kernel", cpu, task, fd, cur, *a):
     val = _timerfd_value(k, cpu, f)
     try:
         task.mm.write(cur, val)
-    except Exception:
+    except MemoryFault:           # a bad user pointer
         return -E.EFAULT
     return 0
