@@ -159,45 +159,36 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
     else:
         ret_slot.value = ret        # regs->a0 / regs->regs[0]: no Python frame (reg_write_parts)
         write_ret()
-    # exit_to_user_mode (as _trap_exit)
+    # exit_to_user_mode_loop, its common case as a guarded prefix: no signal pending, the mm
+    # unchanged and the arch's work flags clear — the loop would only test the flags, so that
+    # test's cost joins the exception return's in one charge (nothing reads the clock between).
+    # Anything else runs the one loop below, with the Trap its signal code logs.
     trap = None
     ret_cost = cost.exception_return
     if not pcpu.need_resched:
         mm = cpu.mm
-        if mm is not task.mm or mm.version != cpu.mapped_version:
-            cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-        if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
-            # a signal for a user handler and nothing else to do: its note rides on the
-            # syscall's own record; anything more (a default action, a restart, a stop,
-            # a tracer, a second signal) goes through do_signal with the Trap it logs
-            if notes is None:
-                notes = []
-            if not signal_delivery.deliver_to_handler(k, cpu, task, notes) or task.flags & TIF_SIGPENDING:
-                trap = cpu.syscall_trap(pc, word, regs)
-                trap.handler, trap.ret, trap.notes = name, ret, notes or None
-                signal_delivery.do_signal(k, cpu, task, trap)
-            elif not notes:
-                notes = None
         work = arch.exit_work_tif
-        if task.state is not _RUNNABLE:
-            note = None
-        elif work is not None and not task.flags & work:
-            # exit_to_user's flag test found nothing to do: its cost joins the exception
-            # return's in one charge (nothing reads the clock between the two)
-            ret_cost += cost.tif_check
-            note = None
-        else:
-            note = arch.exit_to_user(cpu, task)
-        if note:
-            if trap is not None:
+        sig = task.signal
+        if task.flags & TIF_SIGPENDING or (sig is not None and sig.stop_pending) \
+                or mm is not task.mm or mm.version != cpu.mapped_version or task.state is not _RUNNABLE:
+            trap = cpu.syscall_trap(pc, word, regs)
+            trap.handler, trap.ret, trap.notes = name, ret, notes
+            note, extra = exit_to_user_mode_loop(k, cpu, task, trap)
+            ret_cost += extra
+            if note:
                 if trap.notes is None:
                     trap.notes = [note]
                 else:
                     trap.notes.append(note)
-            elif notes is None:
-                notes = [note]
-            else:
-                notes.append(note)
+        elif work is not None and not task.flags & work:
+            ret_cost += cost.tif_check      # arch_exit_to_user_mode_work's flag test, inline
+        else:
+            note = arch.exit_to_user(cpu, task)     # ... and its work
+            if note:
+                if notes is None:
+                    notes = [note]
+                else:
+                    notes.append(note)
     end, ucount = cpu.charge_marks(ret_cost)
     cycles = end - now
     if entry is not None:
@@ -259,18 +250,16 @@ def _trap_exit(k: "Kernel", cpu: Cpu, task: Task, pcpu: PerCpu, trap: Trap, now:
     costs = k._costs
     kind = trap.kind
     listeners = k.trap_listeners
+    ret_cost = costs["exception_return"]
     if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
-        if cpu.mm is not task.mm or cpu.mm.version != cpu.mapped_version:
-            cpu.sync_mm()           # brk/mmap/munmap changed the current mm
-        if task.flags & TIF_SIGPENDING:     # exit_to_user_mode_loop: -> do_signal
-            signal_delivery.do_signal(k, cpu, task, trap)
-        note = k.arch.exit_to_user(cpu, task) if task.state is TaskState.RUNNABLE else None
+        note, extra = exit_to_user_mode_loop(k, cpu, task, trap)
+        ret_cost += extra
         if note:
             if trap.notes is None:
                 trap.notes = [note]
             else:
                 trap.notes.append(note)
-    end, ucount = cpu.charge_marks(costs["exception_return"])
+    end, ucount = cpu.charge_marks(ret_cost)
     trap.cycles = end - now
     k._trap_cycles[kind._value_] += end - now
     task.stime += end - pcpu.last_mark
@@ -286,15 +275,43 @@ def _trap_exit(k: "Kernel", cpu: Cpu, task: Task, pcpu: PerCpu, trap: Trap, now:
 
 
 
+def exit_to_user_mode_loop(k: "Kernel", cpu: Cpu, task: Task, trap: Trap | None = None) -> tuple[str | None, int]:
+    """kernel/entry/common.c's exit_to_user_mode_loop, the one way back to user mode for every
+    path (a trap, a syscall, a task the scheduler switched in, a tick between instructions):
+    re-sync a changed mm, deliver pending signals (do_signal, logging against ``trap``), then
+    the arch's return-to-user work (deferred vector restore, lazy FP).  Returns the arch's
+    note and the cycles still to charge with the exception return: when the arch's work
+    flags are clear its exit would only test them, and that test is charged with the return."""
+    mm = cpu.mm
+    if mm is not task.mm or mm.version != cpu.mapped_version:
+        cpu.sync_mm()           # brk/mmap/munmap changed the current mm
+    sig = task.signal
+    if task.flags & TIF_SIGPENDING or (sig is not None and sig.stop_pending):
+        signal_delivery.do_signal(k, cpu, task, trap)
+    if task.state is not _RUNNABLE:
+        return None, 0          # a fatal signal or a group stop: the caller schedules
+    return arch_exit_to_user_mode_work(k, cpu, task)
+
+
+def arch_exit_to_user_mode_work(k: "Kernel", cpu: Cpu, task: Task) -> tuple[str | None, int]:
+    """The loop's last step: the arch's return-to-user work (arch_exit_to_user_mode_prepare).
+    When the arch's work flags are clear its exit would only test them: that test's cost is
+    returned, to be charged with the exception return (syscall_entry inlines this test)."""
+    work = k.arch.exit_work_tif
+    if work is not None and not task.flags & work:
+        return None, k.cost.tif_check
+    return k.arch.exit_to_user(cpu, task), 0
+
+
 def exit_to_user_mode(k: "Kernel", cpu: Cpu, task: Task) -> None:
-    """exit_to_user_mode_loop: pending signals (do_signal), then the arch's return-to-user work
-    (deferred restores, lazy FP)."""
-    if task.flags & TIF_SIGPENDING or task.signal is not None and task.signal.stop_pending:
-        signal_delivery.do_signal(k, cpu, task)
-        if task.state is not TaskState.RUNNABLE:
-            k.sched.schedule(cpu)      # a fatal signal or a group stop: pick something else
-            return
-    k.arch.exit_to_user(cpu, task)
+    """The return to user mode of a task the scheduler switched in or a tick interrupted: the
+    loop, then schedule() if the task may no longer run."""
+    _note, extra = exit_to_user_mode_loop(k, cpu, task)
+    if task.state is not _RUNNABLE:
+        k.sched.schedule(cpu)
+        return
+    if extra:
+        cpu.charge(extra)
 
 
 def do_syscall(k: "Kernel", cpu: Cpu, task: Task, trap: Trap) -> None:
