@@ -59,7 +59,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # everything that drives a kernel: the public API and the tools built on it
     "L4 tools": ("emukern.api", "emukern.debug", "emukern.bench", "emukern.selftests",
                  "emukern.oracle", "emukern.sweep", "emukern.report", "emukern.debian",
-                 "emukern.pytest_plugin", "emukern.options", "emukern.kernel.boot_checks"),
+                 "emukern.pytest_plugin", "emukern.options"),
     # the command line (module or package)
     "L5 cli": ("emukern.cli",),
 }

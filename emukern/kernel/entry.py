@@ -11,23 +11,22 @@ one (a debugger gate or listener, a call that blocks/restarts/ends the task, a p
 reads the trap log.
 """
 from __future__ import annotations
-from emukern.kernel.preempt import PREEMPTED
+
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel import errno as E
+from emukern.kernel.preempt import PREEMPTED, offset
 from emukern.kernel.preempt import describe as describe_preemption
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.syscalls import BLOCK
 from emukern.kernel.syscalls import table as syscalls_table
-from emukern.kernel.task import Task
-from emukern.kernel.task import TaskState
-from emukern.kernel.thread_info import TIF_SIGPENDING
+from emukern.kernel.task import Task, TaskState
+from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.cpu_base import Cpu
-from emukern.machine.trap import Trap
-from emukern.machine.trap import TrapKind
-from typing import TYPE_CHECKING, Any
-
-from emukern.kernel import errno as E
-from emukern.kernel.thread_info import thread_flag_names
+from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
+    from emukern.kernel.sched import PerCpu
     from emukern.kernel.types import Kernel
 
 _RUNNABLE = TaskState.RUNNABLE      # (an Enum member looked up on its class costs ~0.15 us here)
@@ -354,3 +353,65 @@ def _syscall_finish(k: "Kernel", cpu: Cpu, task: Task, trap: Trap, nr: int, args
         trap.ret = ret
     elif not task.alive:
         trap.decision = trap.decision or (f"task exited (wait status {task.exit_code:#x})")
+
+
+# ---- a syscall continued after the task slept or was preempted in it --------------------------
+def restart_syscall(k: "Kernel", cpu: Cpu, task: Task) -> bool:
+    """A task switched back in with a syscall pending: re-run a blocked one from the start
+    (Linux's wait loops; a signal that woke it ends it with ERESTART* instead), or continue one
+    preempted at a preemption point.  True if it completed (its return value set)."""
+    assert task.pending is not None
+    if task.resume is not None:     # switched out at a preemption point: continue, not restart
+        return resume_syscall(k, cpu, task)
+    nr, args = task.pending
+    task.state = TaskState.RUNNABLE
+    ret = signal_delivery.syscall_interrupted(k, cpu, task, nr, args) if task.sigpending else None
+    if ret is None:
+        _name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
+    if ret is BLOCK:
+        task.state = TaskState.BLOCKED
+        k.percpu[cpu.index].curr = None
+        k.sched.account(cpu, task)
+        task.ctx = cpu.save_context()
+        return False
+    task.pending = None
+    if task.alive:
+        if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
+            signal_delivery.note_restart(k, task, nr, args, ret)
+        k.arch.set_syscall_return(cpu, ret)
+    return True
+
+
+def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
+    """schedule() switched a task preempted inside a syscall back in: continue the call from its
+    recorded progress (not from the start, and no signal check: preemption is not a sleep, so
+    nothing interrupts it).  True when it completed (its return value set); False when it was
+    preempted again and must be switched out once more."""
+    assert task.pending is not None and task.resume is not None
+    nr, args = task.pending
+    # __schedule cleared the flag of the task it switched away from (TIF_NEED_RESCHED is per
+    # task in Linux, per CPU here): the task switched in starts with none pending
+    k.percpu[cpu.index].need_resched = False
+    before = offset(task.resume)
+    name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
+    trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
+    trap.handler = name
+    notes, k.syscall_notes = k.syscall_notes, []
+    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
+        task.resume = None
+        trap.decision = f"resumed after preemption: blocked ({task.wait_reason})"
+        k.log_trap(cpu, task, trap)
+        return False
+    if ret is PREEMPTED:
+        trap.decision = "resumed after preemption; " + describe_preemption(task, name)
+        trap.notes = notes or None
+        k.log_trap(cpu, task, trap)
+        return False
+    task.pending = None
+    task.resume = None
+    trap.decision = f"resumed after preemption at {before} bytes: returned {ret}"
+    trap.notes = notes or None
+    k.log_trap(cpu, task, trap)
+    if task.alive:
+        k.arch.set_syscall_return(cpu, ret)
+    return True

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
-from emukern.kernel.sysret import BLOCK
 from emukern.kernel.task import Task, TaskState
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
@@ -25,11 +24,7 @@ if TYPE_CHECKING:
     from emukern.kernel.arch.arm64.fpsimd import FpsimdLastState
     from emukern.kernel.types import Kernel
 from emukern.kernel import entry as kernel_entry
-from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.syscalls import table as syscalls_table
-from emukern.kernel import preempt as P
-from emukern.machine.trap import TrapKind
 
 
 # The end of the simulated clock, in cycles (Linux's KTIME_MAX for this model): 2^62 cycles are
@@ -272,59 +267,5 @@ class Scheduler:
         self.account(cpu, nxt)      # the switch itself is system time of the task switched to
 
     def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
-        """Re-run a blocked syscall after wake-up; True if it completed."""
-        assert task.pending is not None
-        if task.resume is not None:     # switched out at a preemption point: continue, not restart
-            return resume_syscall(self.k, cpu, task)
-        nr, args = task.pending
-        task.state = TaskState.RUNNABLE
-        ret = signal_delivery.syscall_interrupted(self.k, cpu, task, nr, args) if task.sigpending else None
-        if ret is None:
-            _name, ret = syscalls_table._call_syscall(self.k, cpu, task, nr, args)
-        if ret is BLOCK:
-            task.state = TaskState.BLOCKED
-            self.percpu[cpu.index].curr = None
-            self.account(cpu, task)
-            task.ctx = cpu.save_context()
-            return False
-        task.pending = None
-        if task.alive:
-            if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
-                signal_delivery.note_restart(self.k, task, nr, args, ret)
-            self.k.arch.set_syscall_return(cpu, ret)
-        return True
-
-
-def resume_syscall(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
-    """schedule() switched a task preempted inside a syscall back in: continue the call from its
-    recorded progress (not from the start, and no signal check: preemption is not a sleep, so
-    nothing interrupts it).  True when it completed (its return value set); False when it was
-    preempted again and must be switched out once more."""
-    assert task.pending is not None and task.resume is not None
-    nr, args = task.pending
-    # __schedule cleared the flag of the task it switched away from (TIF_NEED_RESCHED is per
-    # task in Linux, per CPU here): the task switched in starts with none pending
-    k.percpu[cpu.index].need_resched = False
-    before = P.offset(task.resume)
-    name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
-    trap = Trap(TrapKind.SYSCALL, k.config.arch, cpu.get_pc(), cpu=cpu.index)
-    trap.handler = name
-    notes, k.syscall_notes = k.syscall_notes, []
-    if ret is BLOCK:                # it went to sleep instead (a fresh start when woken)
-        task.resume = None
-        trap.decision = f"resumed after preemption: blocked ({task.wait_reason})"
-        k.log_trap(cpu, task, trap)
-        return False
-    if ret is P.PREEMPTED:
-        trap.decision = "resumed after preemption; " + P.describe(task, name)
-        trap.notes = notes or None
-        k.log_trap(cpu, task, trap)
-        return False
-    task.pending = None
-    task.resume = None
-    trap.decision = f"resumed after preemption at {before} bytes: returned {ret}"
-    trap.notes = notes or None
-    k.log_trap(cpu, task, trap)
-    if task.alive:
-        k.arch.set_syscall_return(cpu, ret)
-    return True
+        """Re-run a blocked syscall after wake-up; True if it completed (kernel/entry.py)."""
+        return kernel_entry.restart_syscall(self.k, cpu, task)

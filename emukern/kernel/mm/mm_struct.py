@@ -1,0 +1,82 @@
+"""``struct mm_struct``: a process's address space as the kernel keeps it.
+
+The machine's :class:`emukern.machine.memory.AddressSpace` is the memory itself — mappings,
+host buffers, the accessors the CPUs and the kernel's user copies go through.  What Linux keeps
+beside the VMAs in mm_struct is the kernel's: the heap's bounds (``brk``), where mmap searches
+(``mmap_base``, the legacy bottom-up layout), how many tasks share the mm, how far the stack may
+grow, the auxv the program started with, and arm64's tagged address ABI.  That lives here.
+
+:class:`MmStruct` *is* an AddressSpace (one base: every user copy reaches the mappings without a
+hop, on the hottest path of the kernel) with these fields added; the machine never reads them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emukern.machine.memory import AddressSpace, page_up
+
+MMAP_BASE = 0x3F_0000_0000
+
+
+@dataclass(eq=False)
+class MmStruct(AddressSpace):
+    """A process's mm: the machine's address space plus the kernel's bookkeeping."""
+
+    brk_start: int = 0
+    brk: int = 0
+    mmap_base: int = MMAP_BASE
+    # the layout the kernel picked at exec (kernel/mm_layout.py): top-down below mmap_base, or
+    # legacy bottom-up from mmap_base up to mmap_end
+    bottom_up: bool = False
+    mmap_end: int = MMAP_BASE
+    users: int = 1              # tasks sharing this mm (threads)
+    # where the stack may grow down to (expand_stack), the auxv the program started with
+    # (/proc/self/auxv)
+    stack_limit: int | None = None
+    saved_auxv: list = field(default_factory=list)
+
+    @property
+    def tagged_addr(self) -> bool:
+        """arm64's tagged address ABI is on (kernel/arch/arm64/tagged_addr.py): the kernel's
+        accesses ignore a user pointer's top byte, as the hardware's TBI does for the program's
+        own — the machine's ``tbi`` switch."""
+        return self.tbi
+
+    @tagged_addr.setter
+    def tagged_addr(self, on: bool) -> None:
+        self.tbi = on
+
+    # ---- get_unmapped_area's search (mm/mmap.c: unmapped_area_topdown / unmapped_area) ----------
+    def find_free(self, size: int) -> int:
+        """Top-down search below mmap_base, as Linux's default mmap layout does; bottom-up from
+        mmap_base in the legacy layout.  Returns an address below PAGE when nothing fits."""
+        size = page_up(size)
+        if self.bottom_up:
+            return self.find_free_bottom_up(size)
+        top = self.mmap_base
+        for m in sorted(self.mappings, key=lambda x: -x.start):
+            if m.start >= top:
+                continue
+            if m.end <= top - size:
+                break
+            top = min(top, m.start)
+        return top - size
+
+    def find_free_bottom_up(self, size: int) -> int:
+        """The lowest free range of ``size`` bytes in [mmap_base, mmap_end) (0 if none)."""
+        lo = self.mmap_base
+        for m in self.mappings:                      # sorted by start
+            if m.end <= lo:
+                continue
+            if m.start >= lo + size:
+                break
+            lo = m.end
+        return lo if lo + size <= self.mmap_end else 0
+
+    def fork(self) -> "MmStruct":
+        """dup_mm: the machine copies the mappings (dup_mmap); the kernel's fields come along."""
+        child = super().fork()
+        assert isinstance(child, MmStruct)
+        child.brk_start, child.brk = self.brk_start, self.brk
+        child.mmap_base, child.bottom_up, child.mmap_end = self.mmap_base, self.bottom_up, self.mmap_end
+        return child
