@@ -17,6 +17,8 @@ address), AT_PHDR/AT_PHNUM/AT_ENTRY of the *program*, and AT_EXECFN (the execve 
 """
 from __future__ import annotations
 
+from emukern.kernel.mm.mm_struct import MmStruct
+
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,6 @@ from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.syscalls_proc import USER_HZ
 from emukern.kernel.task import Task
-from emukern.machine.memory import AddressSpace
 from typing import Any
 
 MAX_ARG_STRLEN = 32 * 4096          # include/uapi/linux/binfmts.h: one string, NUL included
@@ -301,7 +302,7 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
     """Build the new image's mm and initial registers; ``commit`` installs them in ``task``
     (execve builds first and commits after its point of no return, see kernel/exec.py).
     A failed build leaves the old image alone and frees the new mm."""
-    mm = AddressSpace(pool=k.mem)
+    mm = MmStruct(pool=k.mem)
     try:
         _exec_mmap(k, task, mm, image, argv, envp, execfn)
     except BaseException:
@@ -311,7 +312,7 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
         exec_commit(k, task)
 
 
-def _exec_mmap(k: "Kernel", task: Task, mm: AddressSpace, image: Any, argv: list[str], envp: list[str],
+def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str], envp: list[str],
                execfn: str | None) -> None:
     from emukern.kernel.exec import load_elf_interp
     from emukern.loader.stack import layout_initial_stack, standard_auxv

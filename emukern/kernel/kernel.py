@@ -17,6 +17,8 @@ explicit interfaces; the syscalls (:mod:`emukern.kernel.syscalls`) and the signa
 """
 from __future__ import annotations
 
+from emukern.kernel.mm.mm_struct import MmStruct
+
 from collections import Counter, deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -310,7 +312,7 @@ class Kernel:
         files.install(StdinFile(self.config.stdin))
         files.install(OutputFile("stdout", self.stdout, self._echo_out))
         files.install(OutputFile("stderr", self.stderr, self._echo_err))
-        task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=AddressSpace(pool=self.mem), files=files,
+        task = Task(tid=self.alloc_tid(), tgid=0, parent=None, mm=MmStruct(pool=self.mem), files=files,
                     comm=str(path).rsplit("/", 1)[-1][:15])
         task.tgid = task.tid
         init_task_signals(task)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.files import FdTable
 from emukern.kernel.thread_info import TIF_SIGPENDING, FlagView
-from emukern.machine.memory import AddressSpace
 
+
+if TYPE_CHECKING:
+    from emukern.kernel.mm.mm_struct import MmStruct
 
 class TaskState(StrEnum):
     RUNNABLE = "runnable"     # on a run queue or running (TASK_RUNNING)
@@ -25,7 +27,7 @@ class Task:
     tid: int
     tgid: int
     parent: "Task | None"
-    mm: AddressSpace
+    mm: "MmStruct"
     files: FdTable
     comm: str = "init"
     ctx: dict[str, Any] = field(default_factory=dict)      # saved user registers (pt_regs)
@@ -85,7 +87,7 @@ class Task:
     argv: list[str] = field(default_factory=list)   # /proc/self/cmdline
     exec_error: str = ""            # why the last execve failed (for the trap log)
     # an exec_image(commit=False) waiting for exec_commit: (mm, entry, sp, argv)
-    exec_pending: tuple[AddressSpace, int, int, list[str]] | None = None
+    exec_pending: tuple["MmStruct", int, int, list[str]] | None = None
 
     sigpending = FlagView(TIF_SIGPENDING)
 

@@ -121,22 +121,17 @@ def is_shared(m: Mapping) -> bool:
 
 @dataclass(eq=False)
 class AddressSpace:
-    """A process's memory (Linux ``struct mm_struct``)."""
+    """A process's memory: its mappings and the host buffers behind them, and the accessors the
+    CPUs and the kernel's user copies go through.  The kernel's bookkeeping around it (brk,
+    mmap_base, users, the stack limit, the auxv: Linux's mm_struct) is
+    :class:`emukern.kernel.mm.mm_struct.MmStruct`, a subclass the machine never looks into."""
 
     mappings: list[Mapping] = field(default_factory=list)
     version: int = 0            # bumped on every map change; CPUs resync their Unicorn maps
-    brk_start: int = 0
-    brk: int = 0
-    mmap_base: int = 0x3F_0000_0000
-    # the layout the kernel picked at exec (kernel/mm_layout.py): top-down below mmap_base, or
-    # legacy bottom-up from mmap_base up to mmap_end
-    bottom_up: bool = False
-    mmap_end: int = 0x3F_0000_0000
-    users: int = 1              # tasks sharing this mm (threads)
-    # arm64's tagged address ABI is on (kernel/arch/arm64/tagged_addr.py): the kernel's accesses
-    # (read/write/read_cstr) ignore a pointer's top byte when its bit 55 is clear, as the
-    # hardware's TBI does for the program's own accesses
-    tagged_addr: bool = False
+    # Top Byte Ignore for the accessors (read/write/read_cstr): a pointer's top byte is ignored
+    # when its bit 55 is clear, as the hardware's TBI does for the program's own accesses (the
+    # kernel turns it on for arm64's tagged address ABI)
+    tbi: bool = False
     pool: MemoryPool | None = None   # the machine's guest memory budget (charged per mapped byte)
     mapped: int = 0             # bytes mapped (sum of the mappings' sizes), kept up to date
     code_gen: int = 0           # bumped when executable memory was written behind the CPUs' scans
@@ -144,10 +139,6 @@ class AddressSpace:
     # other CPUs keep such a page write-protected in their view (see cpu_base)
     scanned: dict[int, int] = field(default_factory=dict)
     scan_gen: int = 0           # bumped when `scanned` gains or loses a page
-    # per-mm data of the OS (Linux mm_struct fields), opaque to the machine: where the stack may
-    # grow down to (expand_stack), the auxv the program started with (/proc/self/auxv)
-    stack_limit: int | None = None
-    saved_auxv: list = field(default_factory=list)
     # find's caches: the mapping of the last hit, the four last found by a search (Linux's
     # per-thread vmacache had four slots, VMACACHE_SIZE) and the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
     # them through _changed.  The kernel looks up the same few mappings again and again (the
@@ -171,7 +162,7 @@ class AddressSpace:
     def untag(self, addr: int) -> int:
         """untagged_addr() under the tagged address ABI: a user pointer (bit 55 clear) without
         its top byte; anything else, or any pointer while the ABI is off, as given."""
-        if self.tagged_addr and not addr >> 55 & 1:
+        if self.tbi and not addr >> 55 & 1:
             return addr & _UNTAG
         return addr
 
@@ -282,37 +273,10 @@ class AddressSpace:
         self._changed()
         self.version += 1
 
-    def find_free(self, size: int) -> int:
-        """Top-down search below mmap_base, as Linux's default mmap layout does; bottom-up from
-        mmap_base in the legacy layout.  Returns an address below PAGE when nothing fits."""
-        size = page_up(size)
-        if self.bottom_up:
-            return self.find_free_bottom_up(size)
-        top = self.mmap_base
-        for m in sorted(self.mappings, key=lambda x: -x.start):
-            if m.start >= top:
-                continue
-            if m.end <= top - size:
-                break
-            top = min(top, m.start)
-        return top - size
-
-    def find_free_bottom_up(self, size: int) -> int:
-        """The lowest free range of ``size`` bytes in [mmap_base, mmap_end) (0 if none)."""
-        lo = self.mmap_base
-        for m in self.mappings:                      # sorted by start
-            if m.end <= lo:
-                continue
-            if m.start >= lo + size:
-                break
-            lo = m.end
-        return lo if lo + size <= self.mmap_end else 0
-
     def fork(self) -> "AddressSpace":
         """A copy of every private mapping (fork without copy-on-write: same result, simpler);
         a shared one (MAP_SHARED) is the same buffer in both (dup_mmap shares its pages)."""
-        child = AddressSpace(brk_start=self.brk_start, brk=self.brk, mmap_base=self.mmap_base,
-                             bottom_up=self.bottom_up, mmap_end=self.mmap_end, pool=self.pool)
+        child = type(self)(pool=self.pool)     # (the kernel's subclass copies its own fields)
         if self.pool is not None:
             self.pool.charge(self.mapped, "fork")
         child.mapped = self.mapped
@@ -363,7 +327,7 @@ class AddressSpace:
             return m.buf[off: off + size]
         if addr < 0 or addr + size > 1 << 64:
             raise MemoryFault(addr, need, size)
-        if addr >> 56 and self.tagged_addr:
+        if addr >> 56 and self.tbi:
             addr = self.untag(addr)
         m = self.find(addr)
         if m is not None and need in m.perms and addr + size <= m.start + m.size:   # fast path
@@ -383,7 +347,7 @@ class AddressSpace:
             return
         if addr < 0 or addr + len(data) > 1 << 64:
             raise MemoryFault(addr, need, len(data))
-        if addr >> 56 and self.tagged_addr:
+        if addr >> 56 and self.tbi:
             addr = self.untag(addr)
         m = self.find(addr)
         if m is not None and need in m.perms and addr + len(data) <= m.start + m.size:   # fast path

@@ -5,7 +5,6 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
-from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.signal.defs import CLD_DUMPED
 from emukern.kernel.signal.defs import CLD_EXITED
@@ -17,10 +16,10 @@ from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.syscalls_proc import USER_HZ
 from emukern.kernel.task import Task
 from emukern.kernel.task import TaskState
-from emukern.machine.memory import AddressSpace
 from typing import Any
 import struct
 if TYPE_CHECKING:
+    from emukern.kernel.mm.mm_struct import MmStruct
     from emukern.kernel.types import Kernel
     from emukern.machine.cpu_base import Cpu
 
@@ -187,7 +186,7 @@ def exit_notify(k: "Kernel", cpu: "Cpu", task: Task) -> bool:
 
 
 # ---- freeing what dead processes held (mmput / release_task) ---------------------------------
-def mmput(k: "Kernel", mm: AddressSpace) -> None:
+def mmput(k: "Kernel", mm: "MmStruct") -> None:
     """Drop one user of ``mm``; the last one frees it (exit_mmap), as Linux does at exit and
     exec — not when the parent reaps the zombie.  The buffers go once no CPU maps them."""
     mm.users -= 1

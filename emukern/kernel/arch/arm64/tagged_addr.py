@@ -10,7 +10,7 @@ makes the kernel untag the pointers it is given.  The flag is inherited by fork 
 cleared by execve (flush_tagged_addr_state); ``abi.tagged_addr_disabled`` = 1 refuses to enable
 it.  The machine has no MTE, so no PR_MTE_* bit is valid.
 
-emukern untags in the address space (``AddressSpace.tagged_addr``), which every thread of a
+emukern untags in the address space (``MmStruct.tagged_addr``, the machine's TBI switch), which every thread of a
 process shares: once one thread has enabled the ABI, the kernel untags for its siblings too
 (Linux would still EFAULT a sibling that did not enable it).
 """
