@@ -316,7 +316,7 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
                execfn: str | None) -> None:
     from emukern.kernel.exec import load_elf_interp
     from emukern.loader.stack import layout_initial_stack, standard_auxv
-    from emukern.kernel.mm_layout import arch_pick_mmap_layout, stack_gap, topdown_base
+    from emukern.kernel.mm.layout import arch_pick_mmap_layout, stack_gap, topdown_base
     from emukern.kernel.resource import RLIMIT_STACK, rlimit
     stack_top = k.arch.STACK_TOP
     # the range above this stays for mmap, the stack and machine pages (the default layout's)
@@ -334,7 +334,7 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     for seg in image.segments:
         mm.write(seg.vaddr, seg.data, need="")
     mm.brk_start = mm.brk = image.brk_start
-    arch_pick_mmap_layout(k, task, mm, stack_top)   # kernel/mm_layout.py (RLIMIT_STACK)
+    arch_pick_mmap_layout(k, task, mm, stack_top)   # kernel/mm/layout.py (RLIMIT_STACK)
     interp = load_elf_interp(k, task, mm, image)      # PT_INTERP: (entry, AT_BASE) or None
     rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
     # AT_CLKTCK is CLOCKS_PER_SEC (USER_HZ, 100), whatever CONFIG_HZ the clock ticks at;

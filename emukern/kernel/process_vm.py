@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.uaccess import copy_from_user, copy_to_user
+from emukern.kernel.mm.uaccess import copy_from_user, copy_to_user
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task

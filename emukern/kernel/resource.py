@@ -3,7 +3,7 @@
 Each process has one table of (soft, hard) limits: its threads share it (CLONE_THREAD shares the
 signal_struct the limits live in), fork copies it, and execve keeps it — which is how a shell's
 ``ulimit -s unlimited`` reaches the program it runs next: the new image's memory layout is chosen
-from RLIMIT_STACK at exec (kernel/mm_layout.py).  emukern's first process starts from Linux's
+from RLIMIT_STACK at exec (kernel/mm/layout.py).  emukern's first process starts from Linux's
 INIT_RLIMITS (include/asm-generic/resource.h) with the machine's stack and file limits, then the
 run's ``--rlimit NAME=VALUE`` options on top (the shell's ``ulimit`` before the program starts).
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from emukern.kernel.uaccess import copy_from_user, copy_to_user
+from emukern.kernel.mm.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile

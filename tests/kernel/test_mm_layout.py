@@ -1,4 +1,4 @@
-"""The mmap layout chosen at exec from RLIMIT_STACK (kernel/mm_layout.py, mm/util.c
+"""The mmap layout chosen at exec from RLIMIT_STACK (kernel/mm/layout.py, mm/util.c
 arch_pick_mmap_layout) and the resource limits behind it (kernel/resource.py, kernel/sys.c
 do_prlimit), with a static glibc program (guest_asm/c/mmlayout.c).  qemu-user is the oracle for
 the limit errnos only: it places guest mmaps with its own allocator (bottom-up whatever the
@@ -13,7 +13,7 @@ import pytest
 
 from emukern.api import Machine
 from emukern.errors import ConfigError
-from emukern.kernel.mm_layout import MAX_GAP, mmap_is_legacy, task_unmapped_base, topdown_base
+from emukern.kernel.mm.layout import MAX_GAP, mmap_is_legacy, task_unmapped_base, topdown_base
 from emukern.kernel.resource import RLIM_INFINITY, parse_rlimit_option
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}

@@ -1,5 +1,5 @@
 """mremap, mlock/munlock/mlock2/mlockall/munlockall, msync, mincore and membarrier
-(kernel/mm_syscalls.py) with tests/oracle/guests/mremap_probe.c, whose output is also a
+(kernel/mm/vma.py) with tests/oracle/guests/mremap_probe.c, whose output is also a
 real-kernel oracle case (tests/oracle/test_oracle_real_kernels.py, case mremap).  qemu-user
 agrees on every line it can run except mremap's new_len 0 and private old_len 0 (qemu's own
 target_mremap answers ENOMEM where Linux's SYSCALL_DEFINE5(mremap) says EINVAL), mlock2
@@ -35,7 +35,7 @@ MEMFD = PROBE.with_name("memfd_probe.c")
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_memfd_probe(cguest, arch):
-    """memfd_create's file (kernel/mm_syscalls.py MemfdFile); qemu-user forwards memfd_create
+    """memfd_create's file (kernel/mm/vma.py MemfdFile); qemu-user forwards memfd_create
     to the host kernel and prints the same lines."""
     r = Machine(arch=arch).load(cguest(MEMFD, arch), []).run()
     assert r.exit_status == 0, r.message

@@ -1,4 +1,4 @@
-"""mremap and msync (kernel/mm_syscalls.py) with guest_asm/c/mremap_probe.c: grow in place, move,
+"""mremap and msync (kernel/mm/vma.py) with guest_asm/c/mremap_probe.c: grow in place, move,
 shrink, MREMAP_FIXED, MREMAP_DONTUNMAP, code in a moved executable mapping, glibc's realloc of
 an mmapped chunk, a moved MAP_SHARED mapping still shared after fork, and the errors.  The
 expected output agrees line by line with Debian 13's arm64 and riscv64 kernels (`emukern

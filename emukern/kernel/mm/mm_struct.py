@@ -25,7 +25,7 @@ class MmStruct(AddressSpace):
     brk_start: int = 0
     brk: int = 0
     mmap_base: int = MMAP_BASE
-    # the layout the kernel picked at exec (kernel/mm_layout.py): top-down below mmap_base, or
+    # the layout the kernel picked at exec (kernel/mm/layout.py): top-down below mmap_base, or
     # legacy bottom-up from mmap_base up to mmap_end
     bottom_up: bool = False
     mmap_end: int = MMAP_BASE

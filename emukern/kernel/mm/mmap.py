@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 def get_unmapped_area(k: "Kernel", mm, addr: int, size: int) -> int:
     """mm/mmap.c get_unmapped_area: a hint (page-aligned up) is taken when the whole range is
     free, at or above mmap_min_addr (64 KiB) and below where the stack may grow; otherwise
-    the layout's search (top-down, or bottom-up in the legacy layout: kernel/mm_layout.py)."""
+    the layout's search (top-down, or bottom-up in the legacy layout: kernel/mm/layout.py)."""
     if addr:
         hint = page_up(addr)
         limit = getattr(mm, "stack_limit", k.arch.STACK_TOP)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
-from emukern.kernel.mm_syscalls import _U64
+from emukern.kernel.mm.vma import _U64
 from emukern.machine.memory import PAGE
 from emukern.machine.memory import page_up
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ def sys_mincore(k: "Kernel", cpu, task, start, length, vec, *a):
     page with bit 0 set (every mapped page is resident here) up to the first hole, which is
     ENOMEM; a vector the task cannot write: EFAULT."""
     cpu.charge(k.cost.mmap_op)
-    from emukern.kernel.uaccess import copy_to_user
+    from emukern.kernel.mm.uaccess import copy_to_user
     start = k.arch.untagged_addr(start & _U64)
     length &= _U64
     if start % PAGE:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
-from emukern.kernel.mm_syscalls import MCL_CURRENT
-from emukern.kernel.mm_syscalls import MCL_FUTURE
-from emukern.kernel.mm_syscalls import MCL_ONFAULT
-from emukern.kernel.mm_syscalls import MLOCK_ONFAULT
-from emukern.kernel.mm_syscalls import _lock_ranges
+from emukern.kernel.mm.vma import MCL_CURRENT
+from emukern.kernel.mm.vma import MCL_FUTURE
+from emukern.kernel.mm.vma import MCL_ONFAULT
+from emukern.kernel.mm.vma import MLOCK_ONFAULT
+from emukern.kernel.mm.vma import _lock_ranges
 from emukern.kernel.syscalls import mremap as syscalls_mremap
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

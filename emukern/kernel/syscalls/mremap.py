@@ -3,17 +3,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.mm import mmap as mm_mmap
-from emukern.kernel.mm_syscalls import MREMAP_DONTUNMAP
-from emukern.kernel.mm_syscalls import MREMAP_FIXED
-from emukern.kernel.mm_syscalls import MREMAP_MAYMOVE
-from emukern.kernel.mm_syscalls import _U64
-from emukern.kernel.mm_syscalls import _charge
-from emukern.kernel.mm_syscalls import _fully_mapped
-from emukern.kernel.mm_syscalls import _insert
-from emukern.kernel.mm_syscalls import _lock_ranges
-from emukern.kernel.mm_syscalls import _locked
-from emukern.kernel.mm_syscalls import _pieces
-from emukern.kernel.mm_syscalls import vma_end
+from emukern.kernel.mm.vma import MREMAP_DONTUNMAP
+from emukern.kernel.mm.vma import MREMAP_FIXED
+from emukern.kernel.mm.vma import MREMAP_MAYMOVE
+from emukern.kernel.mm.vma import _U64
+from emukern.kernel.mm.vma import _charge
+from emukern.kernel.mm.vma import _fully_mapped
+from emukern.kernel.mm.vma import _insert
+from emukern.kernel.mm.vma import _lock_ranges
+from emukern.kernel.mm.vma import _locked
+from emukern.kernel.mm.vma import _pieces
+from emukern.kernel.mm.vma import vma_end
 from emukern.machine.memory import Mapping
 from emukern.machine.memory import OutOfMemory
 from emukern.machine.memory import PAGE

@@ -10,8 +10,8 @@ from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import O_CLOEXEC
 from emukern.kernel.syscalls import O_NONBLOCK
 from emukern.kernel.sysret import BLOCK
-from emukern.kernel.uaccess import copy_from_user_chunk
-from emukern.kernel.uaccess import copy_to_user_chunk
+from emukern.kernel.mm.uaccess import copy_from_user_chunk
+from emukern.kernel.mm.uaccess import copy_to_user_chunk
 from typing import Any
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

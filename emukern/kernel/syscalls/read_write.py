@@ -27,10 +27,10 @@ from emukern.kernel.syscalls_fs import U64
 from emukern.kernel.syscalls_fs import _s32
 from emukern.kernel.sysret import U64
 from emukern.kernel.sysret import s64
-from emukern.kernel.uaccess import copy_from_user
-from emukern.kernel.uaccess import copy_from_user_chunk
-from emukern.kernel.uaccess import copy_to_user
-from emukern.kernel.uaccess import copy_to_user_chunk
+from emukern.kernel.mm.uaccess import copy_from_user
+from emukern.kernel.mm.uaccess import copy_from_user_chunk
+from emukern.kernel.mm.uaccess import copy_to_user
+from emukern.kernel.mm.uaccess import copy_to_user_chunk
 from typing import Any
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

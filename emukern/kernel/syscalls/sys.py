@@ -44,7 +44,7 @@ from emukern.kernel.syscalls_proc import RUSAGE_THREAD
 from emukern.kernel.syscalls_proc import _s32
 from emukern.kernel.sysret import U64
 from emukern.kernel.sysret import s64
-from emukern.kernel.uaccess import copy_from_user
+from emukern.kernel.mm.uaccess import copy_from_user
 from typing import Any
 import struct
 if TYPE_CHECKING:

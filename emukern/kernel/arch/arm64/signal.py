@@ -32,7 +32,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_RESTORER, SA_SIGINFO, SEGV_ACCERR, SEGV_MAPERR, SIGSEGV
 from emukern.kernel.signal.defs import SS_DISABLE
 from emukern.kernel.signal.state import KSigInfo, SigAction, sas_ss_flags, sigsp
-from emukern.kernel.uaccess import copy_to_user_stack
+from emukern.kernel.mm.uaccess import copy_to_user_stack
 from emukern.kernel.arch.arm64 import fpsimd as F
 from emukern.kernel.thread_info import TIF_SVE
 

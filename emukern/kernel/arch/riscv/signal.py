@@ -31,7 +31,7 @@ from emukern.machine import regs
 from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_DISABLE, SS_ONSTACK
 from emukern.kernel.signal.state import KSigInfo, SigAction
-from emukern.kernel.uaccess import copy_to_user_stack
+from emukern.kernel.mm.uaccess import copy_to_user_stack
 from emukern.kernel.arch.riscv import vector
 from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF
 

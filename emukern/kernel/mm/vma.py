@@ -1,5 +1,7 @@
-"""The memory syscalls beyond mmap/munmap/mprotect/madvise: mremap, the mlock family, msync,
-mincore, membarrier and remap_file_pages.
+"""VMAs as the memory syscalls see them (mm/mremap.c, mm/mlock.c, mm/msync.c, mm/memfd.c): the
+runs of emukern mappings Linux would hold as one vma, the locked ranges, the memfd file, and the
+uapi numbers of mremap, the mlock family, msync, membarrier and memfd_create.  The syscalls
+themselves are kernel/syscalls/{mremap,mlock,msync,madvise,membarrier,memfd}.py.
 
 An emukern mapping (machine/memory.py ``Mapping``) is a window on a host buffer; Linux's vma is
 what a run of adjacent mappings with the same permissions and name forms (emukern splits its
