@@ -15,19 +15,7 @@ from docs_extract import REPO, doc_files
 # Paths of the kernel's target layout (docs/dev/architecture.rst, docs/dev/extending.rst) that
 # the docs describe before the reshape lands.  The lead empties this list after merging the
 # reshape: from then on every one of these must exist, like any other cited path.
-PENDING_RESHAPE_PATHS = {
-    "emukern/options.py",
-    "emukern/cli/",
-    "emukern/kernel/kernel.py",           # exists today too, as the mixin-based Kernel
-    "emukern/kernel/entry.py",
-    "emukern/kernel/syscalls/",
-    "emukern/kernel/signal/",             # exists today; listed for its new exit/wait members
-    "emukern/kernel/arch/base.py",
-    "emukern/kernel/arch/arm64/",
-    "emukern/kernel/arch/riscv/",
-    "emukern/kernel/mm/",
-    "emukern/machine/regs.py",
-}
+PENDING_RESHAPE_PATHS: set[str] = set()     # the reshaped layout has landed: every path must exist
 # Cited on purpose although they are not files of the checkout (prefixes).
 NOT_IN_CHECKOUT = (
     "docs/_build",              # sphinx-build's output directory
