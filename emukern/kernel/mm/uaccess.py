@@ -1,6 +1,12 @@
-"""copy_from_user / copy_to_user: the one place syscalls move bytes between user memory and the
-kernel, so an architecture can route large copies through its own path (RISC-V: kernel-mode vector,
+"""copy_from_user / copy_to_user: where syscalls move a *buffer* between user memory and the
+kernel (read, write, readv, getrandom, ...), charged per byte, so an architecture can route large
+copies through its own path (RISC-V: kernel-mode vector,
 :mod:`emukern.kernel.arch.riscv.kernel_mode_vector`) exactly where Linux's ``raw_copy_*_user`` does.
+
+Small fixed-size structures (a timespec, a sigset, a siginfo, a signal frame) are read and
+written through the task's mm accessors directly (``task.mm.read``/``write``, about 150 sites):
+the cost model has always counted those inside the syscall's body cost, and charging them here
+per byte would change every recorded cycle figure.  Both kinds fault the same way.
 
 A user address that is not mapped raises MemoryFault, which the syscall layer turns into -EFAULT.
 
