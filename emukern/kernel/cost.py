@@ -17,6 +17,7 @@ a user can see which constant a result depends on and override it (``--cost key=
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,10 @@ class CostTable:
 
     def __getitem__(self, key: str) -> int:
         return self.values[key]
+
+    if TYPE_CHECKING:
+        # (for the type checker only: at run time every constant is a real attribute, above)
+        def __getattr__(self, name: str) -> int: ...
 
     # RVV unit constants (emukern.machine.rvv.cost.DEFAULT_COSTS) are overridden as "rvv.<kind>.<part>",
     # e.g. rvv.load.beat=2; the kernel hands them to each CPU's vector unit

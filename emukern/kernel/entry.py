@@ -70,13 +70,15 @@ class SyscallRecord(TrapRecord):
     the debugger, a test) — equal to the one the generic path would have logged."""
 
     __slots__ = ("_t", "_p")
+    _t: Trap
+    _p: tuple[Any, ...]
     # _p: (seq, cpu index, tid, time, flags, cpu, pc, word, regs, handler name, return value,
     #      cycles, notes)
-    seq = property(lambda self: self._p[0])          # type: ignore[assignment]
-    cpu = property(lambda self: self._p[1])          # type: ignore[assignment]
-    tid = property(lambda self: self._p[2])          # type: ignore[assignment]
-    time = property(lambda self: self._p[3])         # type: ignore[assignment]
-    flags = property(lambda self: self._p[4])        # type: ignore[assignment]
+    seq = property(lambda self: self._p[0])
+    cpu = property(lambda self: self._p[1])
+    tid = property(lambda self: self._p[2])
+    time = property(lambda self: self._p[3])
+    flags = property(lambda self: self._p[4])
 
     @property
     def trap(self) -> Trap:     # type: ignore[override]
@@ -145,10 +147,10 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
     if ret is BLOCK or ret is PREEMPTED or task.state is not _RUNNABLE or pcpu.curr is not task \
             or -517 < ret < -511:
         # the rare outcomes: the generic path from here, with the Trap it logs
-        trap = cpu.syscall_trap(pc, word, regs)
-        trap.notes = notes
-        _syscall_finish(k, cpu, task, trap, nr, regs[1:], name, ret)
-        _trap_exit(k, cpu, task, pcpu, trap, now)
+        slow = cpu.syscall_trap(pc, word, regs)
+        slow.notes = notes
+        _syscall_finish(k, cpu, task, slow, nr, regs[1:], name, ret)
+        _trap_exit(k, cpu, task, pcpu, slow, now)
         return
     if k.syscall_notes:          # e.g. a user copy through kernel-mode vector
         notes = (notes or []) + k.syscall_notes
@@ -162,7 +164,7 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
     # unchanged and the arch's work flags clear — the loop would only test the flags, so that
     # test's cost joins the exception return's in one charge (nothing reads the clock between).
     # Anything else runs the one loop below, with the Trap its signal code logs.
-    trap = None
+    trap: Trap | None = None
     ret_cost = cost.exception_return
     if not pcpu.need_resched:
         mm = cpu.mm

@@ -58,6 +58,19 @@ class Kernel(Protocol):
     syscall_notes: list[str]
     warnings: "Counter[str]"
     sve_stats: "Counter[str]"
+    # state the entry code, the debugger's gates and the arch code write (Kernel documents each)
+    _seq: int
+    trap_gate: Any
+    sync_gate: Any
+    deferred_trap: Any
+    deferred_pc: int | None
+    parked_traps: int
+    kernel_vector_regions: int
+    fp_saves: int
+    sve_area: Any
+    sve_syscall_timeout: bool
+    arm64_undef: Any
+    id_regs: Any
 
     def warn_on(self, condition: bool, what: str) -> bool: ...
     def policy(self, name: str) -> str: ...

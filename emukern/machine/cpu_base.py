@@ -421,6 +421,10 @@ class Cpu:
         kernel that frees address spaces calls this now and then to keep host memory bounded."""
         self.uc.ctl_flush_tb()
 
+    def syscall_regs(self) -> list[int]:
+        """The syscall number and its six arguments, as the arch's ABI passes them."""
+        raise NotImplementedError
+
     def sync_mm(self) -> None:
         mm = self.mm
         if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen

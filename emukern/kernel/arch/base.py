@@ -1,7 +1,7 @@
 """The hook points every architecture fills, named after the Linux code they stand for."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from emukern.kernel import errno as E
 from emukern.machine.trap import Trap, TrapKind
@@ -14,7 +14,11 @@ from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.signal import generate as signal_generate
 
 
-class ArchBase:
+CpuT = TypeVar("CpuT", bound="Cpu")
+
+
+class ArchBase(Generic[CpuT]):
+    """An architecture's hooks, over its own CPU class (every CPU the machine has is one)."""
     name = ""
     uname_machine = ""
     SIGNAL: Any = None            # the arch's signal-frame module (setup_rt_frame, rt_sigreturn, ...)
@@ -45,7 +49,7 @@ class ArchBase:
         self.k = kernel
 
     # machine
-    def make_cpu(self, index: int) -> "Cpu":
+    def make_cpu(self, index: int) -> CpuT:
         raise NotImplementedError
 
     def boot(self) -> None:
@@ -80,13 +84,13 @@ class ArchBase:
         return ""
 
     # syscall ABI
-    def syscall_nr(self, cpu: "Cpu") -> int:
+    def syscall_nr(self, cpu: CpuT) -> int:
         raise NotImplementedError
 
-    def syscall_args(self, cpu: "Cpu") -> tuple[int, ...]:
+    def syscall_args(self, cpu: CpuT) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
+    def set_syscall_return(self, cpu: CpuT, value: int) -> None:
         raise NotImplementedError
 
     # The register a syscall's return value goes to, as a Unicorn id, when set_syscall_return is
@@ -97,7 +101,7 @@ class ArchBase:
     # None: exit_to_user has other work and is always called.
     exit_work_tif: int | None = None
 
-    def advance_past_syscall(self, cpu: "Cpu", trap: Trap) -> None:
+    def advance_past_syscall(self, cpu: CpuT, trap: Trap) -> None:
         cpu.set_pc(trap.pc + 4)
 
     # task state
@@ -110,41 +114,41 @@ class ArchBase:
     def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> Any:
         return None
 
-    def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
+    def exec_reset(self, cpu: CpuT, task: "Task") -> None:
         """Reset per-task arch state on execve (start_thread / flush_thread)."""
 
-    def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
+    def exit_thread(self, cpu: CpuT, task: "Task") -> None:
         """exit_thread: drop per-CPU references to the dying task's state."""
 
     # entry / exit / switch hook points
-    def syscall_enter(self, cpu: "Cpu", task: "Task") -> str | None:
+    def syscall_enter(self, cpu: CpuT, task: "Task") -> str | None:
         """Work at syscall entry before dispatch (vstate discard, fpsimd_syscall_enter).
         Returns a line for the trap log when it decided something, else None."""
         return None
 
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+    def exit_to_user(self, cpu: CpuT, task: "Task") -> str | None:
         """exit_to_user_mode work: deferred restores, lazy FP loads.  Returns a log line or None."""
         return None
 
-    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+    def switch_from(self, cpu: CpuT, prev: "Task") -> None:
         """__switch_to, the 'save previous' half."""
 
-    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+    def switch_to(self, cpu: CpuT, nxt: "Task") -> None:
         """__switch_to, the 'prepare next' half."""
 
-    def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
+    def prctl(self, cpu: CpuT, task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return None
 
     # traps other than syscalls
-    def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+    def handle_trap(self, cpu: CpuT, task: "Task", trap: Trap) -> None:
         self.default_trap(cpu, task, trap)
 
-    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+    def trap_handler_path(self, cpu: CpuT, trap: Trap, classes: set[str]) -> str:
         """The handler(s) ``trap`` is about to go through, before it runs (the debugger's "handler"
         line); ``classes`` are the debugger's names for the trap (first-use, mrs ...)."""
         return self.TRAP_HANDLERS.get(trap.kind, "")
 
-    def default_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+    def default_trap(self, cpu: CpuT, task: "Task", trap: Trap) -> None:
         k = self.k
         if trap.kind is TrapKind.MEM_FAULT:
             trap.handler = self.TRAP_HANDLERS[TrapKind.MEM_FAULT]
@@ -162,7 +166,7 @@ class ArchBase:
             why = trap.detail or "illegal instruction"
             signal_generate.force_sig(k, cpu, task, E.SIGILL, trap, why)
 
-    def user_sp(self, cpu: "Cpu") -> int:
+    def user_sp(self, cpu: CpuT) -> int:
         """user_stack_pointer(regs): the interrupted user context's stack pointer."""
         raise NotImplementedError
 
@@ -185,6 +189,6 @@ class ArchBase:
         did, None for the generic get/merge/store path (every regset but arm64's NT_ARM_SVE)."""
         return None
 
-    def core_thread_regsets(self, cpu: "Cpu | None", t: "Task", ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
+    def core_thread_regsets(self, cpu: CpuT | None, t: "Task", ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
         """(pr_reg, NT_PRFPREG, the arch's further notes or None) of a thread of a dying process."""
         raise NotImplementedError

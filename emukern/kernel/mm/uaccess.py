@@ -110,7 +110,7 @@ def copy_to_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: b
     return True if _scalar_steps(k, cpu, task, len(data), res, what, move) else PREEMPTED
 
 
-def copy_to_user_stack(k: "Kernel", cpu: Any, task: "Task", addr: int, data: bytes) -> bool:
+def copy_to_user_stack(k: "Kernel", cpu: Any, task: "Task", addr: int, data: bytes | bytearray) -> bool:
     """copy_to_user onto the user stack (a signal frame), growing the stack as a fault on it
     would (expand_stack); False when it cannot be written (setup_rt_frame's -EFAULT)."""
     if addr < 0 or addr + len(data) > 2**64:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 _X0 = regs.regid("arm64", "x0")      # regs->regs[0]: the syscall return register
 
-class Arm64Arch(ArchBase):
+class Arm64Arch(ArchBase[Arm64Cpu]):
     SIGNAL: Any = arm64_signal     # setup_rt_frame / rt_sigreturn (arch/arm64/kernel/signal.c)
     name = "arm64"
     uname_machine = "aarch64"
@@ -77,6 +77,7 @@ class Arm64Arch(ArchBase):
 
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
+        assert c.sve_vl is not None         # MachineConfig.validate resolved it
         from emukern.machine.arm64_idregs import CPU_MODELS
         model = c.arm64_cpu_model if c.arm64_cpu_model in CPU_MODELS else "qemu-max"  # boot reports a bad one
         return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve,
@@ -137,13 +138,13 @@ class Arm64Arch(ArchBase):
         from emukern.kernel.arch.arm64.hwcap import arm64_cpuinfo
         return arm64_cpuinfo(self.k, *self.elf_hwcaps())
 
-    def syscall_nr(self, cpu: "Cpu") -> int:
+    def syscall_nr(self, cpu: Arm64Cpu) -> int:
         return cpu.reg(8)
 
-    def syscall_args(self, cpu: "Cpu") -> tuple[int, ...]:
+    def syscall_args(self, cpu: Arm64Cpu) -> tuple[int, ...]:
         return tuple(cpu.reg(i) for i in range(6))
 
-    def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
+    def set_syscall_return(self, cpu: Arm64Cpu, value: int) -> None:
         cpu.write_regid(_X0, value)  # regs->regs[0] (hot path: one libunicorn call)
 
     syscall_ret_regid = _X0
@@ -166,31 +167,31 @@ class Arm64Arch(ArchBase):
             tagged_addr.inherit_tagged_addr(task, parent)     # dup_task_struct's thread flags
         return fpsimd.new_thread_state(self.k, task, parent, exec_)
 
-    def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
+    def exec_reset(self, cpu: Arm64Cpu, task: "Task") -> None:
         fpsimd.fpsimd_flush_thread(self.k, cpu, task)
         tagged_addr.flush_tagged_addr_state(task)             # flush_thread
 
-    def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
+    def exit_thread(self, cpu: Arm64Cpu, task: "Task") -> None:
         fpsimd.fpsimd_release_task(self.k, cpu, task)
 
-    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+    def switch_from(self, cpu: Arm64Cpu, prev: "Task") -> None:
         fpsimd.fpsimd_thread_switch_out(self.k, cpu, prev)
 
-    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+    def switch_to(self, cpu: Arm64Cpu, nxt: "Task") -> None:
         fpsimd.fpsimd_thread_switch_in(self.k, cpu, nxt)
 
-    def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
+    def prctl(self, cpu: Arm64Cpu, task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         ret = tagged_addr.tagged_addr_prctl(self.k, task, option, a2, a3, a4, a5)
         return fpsimd.sve_prctl(self.k, cpu, task, option, a2) if ret is None else ret
 
-    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+    def trap_handler_path(self, cpu: Arm64Cpu, trap: Trap, classes: set[str]) -> str:
         if trap.kind is TrapKind.ILLEGAL and "mrs" in classes:
             # the arm64-mrs switch decides the path (read now: it may be switched at run time)
             return ("do_el0_undef -> try_emulate_mrs" if self.k.policy("arm64-mrs") == "direct"
                     else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
         return super().trap_handler_path(cpu, trap, classes)
 
-    def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+    def handle_trap(self, cpu: Arm64Cpu, task: "Task", trap: Trap) -> None:
         assert isinstance(cpu, Arm64Cpu)
         if trap.kind is TrapKind.ILLEGAL:
             traps.do_el0_undef(self.k, cpu, task, trap)

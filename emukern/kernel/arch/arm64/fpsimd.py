@@ -204,6 +204,7 @@ def sve_alloc(k: "Kernel", th: Arm64Thread) -> None:
 def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bool) -> Arm64Thread:
     if exec_ and isinstance(task.thread, Arm64Thread):
         return task.thread            # execve keeps the thread; fpsimd_flush_thread resets it
+    assert k.config.sve_vl is not None      # MachineConfig.validate resolved it
     th = Arm64Thread(task=task, vl=k.config.sve_vl)
     # a new thread's registers are nowhere yet: TIF_FOREIGN_FPSTATE (its TIF_SVE starts clear)
     set_thread_flag(task, TIF_FOREIGN_FPSTATE)
@@ -229,6 +230,7 @@ def new_thread_state(k: "Kernel", task: "Task", parent: "Task | None", exec_: bo
 def fpsimd_flush_task_state(th: Arm64Thread) -> None:
     th.fpsimd_cpu = -1
     task = th.task
+    assert task is not None
     task.flags |= TIF_FOREIGN_FPSTATE         # (th.tif_foreign_fpstate = True, without the view)
 
 
@@ -240,7 +242,7 @@ def fpsimd_flush_thread(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
     a.zero(th.state, a.slot_size)
     th.fp_type = FP_STATE_FPSIMD
     th.tif_sve = False
-    vl = th.vl_onexec or k.config.sve_vl
+    vl = th.vl_onexec or k.config.sve_vl or 0      # (validate resolved sve_vl: never 0)
     th.vl = find_supported_vector_length(k, vl // 8) * 8
     if not th.tif_sve_vl_inherit:
         th.vl_onexec = 0

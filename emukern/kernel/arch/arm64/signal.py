@@ -414,7 +414,7 @@ def _template_records(raw: bytes, frame: int) -> dict[str, tuple[int, int]] | No
 def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str]:
     if frame % 16:
         return False, "sp not 16-byte aligned"
-    mm = task.mm
+    mm: Any = task.mm           # (then the frame reader below, which reads the copy in ``raw``)
     try:
         raw = mm.read(frame, SIZEOF_FRAME)
     except MemoryFault:

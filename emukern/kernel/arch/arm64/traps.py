@@ -346,7 +346,7 @@ _SYS64_HOOKS_BEFORE_MRS = ("user_cache_maint_handler", "ctr_read_handler", "cntv
 def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     trap.handler = "do_el0_sys"
     st = _state(k)
-    iss = trap.iss if trap.esr is not None else 0
+    iss = (trap.iss or 0) if trap.esr is not None else 0
     # ESR_ELx_SYS64_ISS_SYS_MRS_OP_MASK/VAL: a read with Op0=3, Op1=0, CRn=0 -> mrs_handler
     is_id_read = bool(iss & 1) and (iss >> 20) & 3 == 3 and (iss >> 14) & 7 == 0 and (iss >> 10) & 0xF == 0
     # the release's sys64_hooks[] (kernel/versions.py): every entry up to mrs_handler is compared

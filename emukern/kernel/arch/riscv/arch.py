@@ -41,7 +41,7 @@ class RiscvThread:
         self.v: Any = None
 
 
-class RiscvArch(ArchBase):
+class RiscvArch(ArchBase[RiscvCpu]):
     SIGNAL: Any = riscv_signal     # setup_rt_frame / rt_sigreturn (arch/riscv/kernel/signal.c)
     name = "riscv64"
     uname_machine = "riscv64"
@@ -89,13 +89,13 @@ class RiscvArch(ArchBase):
         from emukern.kernel.arch.riscv.hwprobe import riscv_cpuinfo
         return riscv_cpuinfo(self.k)
 
-    def syscall_nr(self, cpu: "Cpu") -> int:
+    def syscall_nr(self, cpu: RiscvCpu) -> int:
         return cpu.reg(A7)
 
-    def syscall_args(self, cpu: "Cpu") -> tuple[int, ...]:
+    def syscall_args(self, cpu: RiscvCpu) -> tuple[int, ...]:
         return tuple(cpu.reg(i) for i in range(10, 16))
 
-    def set_syscall_return(self, cpu: "Cpu", value: int) -> None:
+    def set_syscall_return(self, cpu: RiscvCpu, value: int) -> None:
         cpu.write_regid(_A0_REG, value)      # regs->a0 (hot path: straight to libunicorn)
 
     syscall_ret_regid = _A0_REG
@@ -138,7 +138,7 @@ class RiscvArch(ArchBase):
         assert isinstance(cpu, RiscvCpu)
         return cpu
 
-    def exec_reset(self, cpu: "Cpu", task: "Task") -> None:
+    def exec_reset(self, cpu: RiscvCpu, task: "Task") -> None:
         assert isinstance(cpu, RiscvCpu)
         # flush_thread: the FP context is cleared; start_thread: SR_FS_INITIAL.  (Linux leaves
         # the live f registers as they were until the next restore; emukern zeroes them so an
@@ -149,16 +149,16 @@ class RiscvArch(ArchBase):
         cpu.fs = FS_INITIAL
         vector.riscv_v_exec(self.k, cpu, task)
 
-    def exit_thread(self, cpu: "Cpu", task: "Task") -> None:
+    def exit_thread(self, cpu: RiscvCpu, task: "Task") -> None:
         vector.riscv_v_exit_thread(self.k, cpu, task)
 
     # --- hook points -------------------------------------------------------------------------
-    def syscall_enter(self, cpu: "RiscvCpu", task: "Task") -> str | None:   # type: ignore[override]
+    def syscall_enter(self, cpu: RiscvCpu, task: "Task") -> str | None:
         if cpu.vs == VS_OFF:
             return None                     # V never used (or off): nothing to discard
         return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
 
-    def exit_to_user(self, cpu: "Cpu", task: "Task") -> str | None:
+    def exit_to_user(self, cpu: RiscvCpu, task: "Task") -> str | None:
         if not task.flags & TIF_RISCV_V_DEFER_RESTORE:   # the common case: only the test is charged
             cpu.charge(self.k.cost.tif_check)
             return None
@@ -190,7 +190,7 @@ class RiscvArch(ArchBase):
         cpu.charge(self.k.cost.fp_restore)
         cpu.fs = FS_CLEAN
 
-    def switch_from(self, cpu: "Cpu", prev: "Task") -> None:
+    def switch_from(self, cpu: RiscvCpu, prev: "Task") -> None:
         """__switch_to: __switch_to_fpu's fstate_save(prev); riscv_v_vstate_save for vectors."""
         assert isinstance(cpu, RiscvCpu)
         if prev.alive:
@@ -198,13 +198,13 @@ class RiscvArch(ArchBase):
             prev.thread.fs = cpu.fs
         vector.riscv_v_switch_from(self.k, cpu, prev)
 
-    def switch_to(self, cpu: "Cpu", nxt: "Task") -> None:
+    def switch_to(self, cpu: RiscvCpu, nxt: "Task") -> None:
         """__switch_to_fpu's fstate_restore(next), then the vector side."""
         assert isinstance(cpu, RiscvCpu)
         self.fstate_restore(cpu, nxt)
         vector.riscv_v_switch_to(self.k, cpu, nxt)
 
-    def vector_usercopy(self, cpu: "Cpu", task: "Task", addr: int, n: int, data: bytes | None,
+    def vector_usercopy(self, cpu: RiscvCpu, task: "Task", addr: int, n: int, data: bytes | None,
                         res: Any = None) -> Any:
         """raw_copy_{from,to}_user: copies of at least the threshold go through kernel-mode
         vector (enter_vector_usercopy); None means "not taken, copy with scalar code"."""
@@ -226,18 +226,18 @@ class RiscvArch(ArchBase):
                 notes.append(text)
         return out
 
-    def prctl(self, cpu: "Cpu", task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
+    def prctl(self, cpu: RiscvCpu, task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         return vector.riscv_v_prctl(self.k, cpu, task, option, a2)
 
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_trap_insn_illegal", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_trap_break"}
 
-    def trap_handler_path(self, cpu: "Cpu", trap: Trap, classes: set[str]) -> str:
+    def trap_handler_path(self, cpu: RiscvCpu, trap: Trap, classes: set[str]) -> str:
         if trap.kind is TrapKind.ILLEGAL and "first-use" in classes:
             return "do_trap_insn_illegal -> riscv_v_first_use_handler"
         return super().trap_handler_path(cpu, trap, classes)
 
-    def handle_trap(self, cpu: "Cpu", task: "Task", trap: Trap) -> None:
+    def handle_trap(self, cpu: RiscvCpu, task: "Task", trap: Trap) -> None:
         if trap.kind is TrapKind.ILLEGAL:
             trap.handler = self.TRAP_HANDLERS[TrapKind.ILLEGAL]
             # Linux: do_trap_insn_illegal -> riscv_v_first_use_handler before sending SIGILL

@@ -83,6 +83,8 @@ class VState:
                                                            "first_use": 0})
     # the Task whose flags word holds TIF_RISCV_V_DEFER_RESTORE (kernel/thread_info.py)
     task: Any = field(default=None, repr=False, compare=False)
+    # what the last switch-out did with the context (the debugger's and tests' view)
+    last_decision: str = field(default="", repr=False, compare=False)
     defer_restore = FlagView(TIF_RISCV_V_DEFER_RESTORE)
 
 
@@ -162,6 +164,7 @@ def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
 def __riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
     if k.warn_on(st.datap is None, "riscv_v_vstate_save: no vector context allocated"):
         return
+    assert st.datap is not None
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb})
     _run(k, cpu, SAVE_SEQ, regs, _KernelBuffer(st.datap), SCALAR_SAVE)
@@ -174,6 +177,7 @@ def __riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, st: VState) -> None:
     # would dereference a NULL datap in Linux
     if k.warn_on(st.datap is None, "riscv_v_vstate_restore: no saved vector context"):
         return
+    assert st.datap is not None
     vlenb = cpu.rvv.vlenb
     regs = _StubRegs({10: 0, 11: 8 * vlenb, 12: 16 * vlenb, 13: 24 * vlenb,
                       5: st.vstart, 6: st.vtype, 7: st.vl, 28: st.vcsr})
