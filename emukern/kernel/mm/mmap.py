@@ -1,9 +1,11 @@
 """mm.mmap: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.task import Task
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import page_up
+from emukern.machine.memory import OutOfMemory, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

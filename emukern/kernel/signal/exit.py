@@ -1,23 +1,19 @@
 """signal.exit: generated from the kernel mixins."""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import struct
+from typing import TYPE_CHECKING, Any
+
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import CLD_DUMPED
-from emukern.kernel.signal.defs import CLD_EXITED
-from emukern.kernel.signal.defs import CLD_KILLED
-from emukern.kernel.signal.defs import SA_NOCLDWAIT
-from emukern.kernel.signal.defs import SIGCHLD
-from emukern.kernel.signal.defs import SIG_IGN
+from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.syscalls_proc import USER_HZ
-from emukern.kernel.task import Task
-from emukern.kernel.task import TaskState
-from typing import Any
-import struct
+from emukern.kernel.task import Task, TaskState
+
 if TYPE_CHECKING:
     from emukern.kernel.mm.mm_struct import MmStruct
     from emukern.kernel.types import Kernel

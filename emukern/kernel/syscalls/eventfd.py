@@ -1,11 +1,11 @@
 """syscalls.eventfd: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.epoll import EFD_CLOEXEC
-from emukern.kernel.epoll import EFD_NONBLOCK
-from emukern.kernel.epoll import EFD_SEMAPHORE
-from emukern.kernel.epoll import EventFdFile
+from emukern.kernel.epoll import EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE, EventFdFile
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,15 +1,17 @@
 """syscalls.exit: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.signal.defs import s32
 from emukern.kernel.syscalls import WNOHANG
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
+from emukern.kernel.sysret import BLOCK, s64
 from emukern.kernel.task import TaskState
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,12 +1,13 @@
 """syscalls.file: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import open as syscalls_open
 from emukern.kernel.syscalls_fs import O_CLOEXEC
-from emukern.kernel.syscalls_misc import CLOSE_RANGE_CLOEXEC
-from emukern.kernel.syscalls_misc import CLOSE_RANGE_UNSHARE
-from emukern.kernel.syscalls_misc import _u32
+from emukern.kernel.syscalls_misc import CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, _u32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

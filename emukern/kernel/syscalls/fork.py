@@ -1,20 +1,25 @@
 """syscalls.fork: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
-from emukern.kernel.syscalls import CLONE_CHILD_CLEARTID
-from emukern.kernel.syscalls import CLONE_CHILD_SETTID
-from emukern.kernel.syscalls import CLONE_FILES
-from emukern.kernel.syscalls import CLONE_PARENT_SETTID
-from emukern.kernel.syscalls import CLONE_SETTLS
-from emukern.kernel.syscalls import CLONE_SIGHAND
-from emukern.kernel.syscalls import CLONE_THREAD
-from emukern.kernel.syscalls import CLONE_VM
+from emukern.kernel.syscalls import (
+    CLONE_CHILD_CLEARTID,
+    CLONE_CHILD_SETTID,
+    CLONE_FILES,
+    CLONE_PARENT_SETTID,
+    CLONE_SETTLS,
+    CLONE_SIGHAND,
+    CLONE_THREAD,
+    CLONE_VM,
+)
 from emukern.kernel.syscalls_misc import copy_process_attrs
 from emukern.kernel.task import Task
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,8 +1,11 @@
 """syscalls.ioctl: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls_fs import ENOTTY
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

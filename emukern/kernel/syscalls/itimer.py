@@ -1,11 +1,13 @@
 """syscalls.itimer: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import ITIMER_REAL
-from emukern.kernel.signal.defs import s32
+from emukern.kernel.signal.defs import ITIMER_REAL, s32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,15 +1,13 @@
 """syscalls.locks: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.fs.meta import EWOULDBLOCK
-from emukern.kernel.fs.meta import LOCK_EX
-from emukern.kernel.fs.meta import LOCK_NB
-from emukern.kernel.fs.meta import LOCK_SH
-from emukern.kernel.fs.meta import LOCK_UN
-from emukern.kernel.fs.meta import _s32
+from emukern.kernel.fs.meta import EWOULDBLOCK, LOCK_EX, LOCK_NB, LOCK_SH, LOCK_UN, _s32
 from emukern.kernel.sysret import BLOCK
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

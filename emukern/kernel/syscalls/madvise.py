@@ -1,10 +1,12 @@
 """syscalls.madvise: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.mm.vma import _U64
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import page_up
+from emukern.machine.memory import PAGE, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

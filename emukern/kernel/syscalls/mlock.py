@@ -1,13 +1,12 @@
 """syscalls.mlock: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.mm.vma import MCL_CURRENT
-from emukern.kernel.mm.vma import MCL_FUTURE
-from emukern.kernel.mm.vma import MCL_ONFAULT
-from emukern.kernel.mm.vma import MLOCK_ONFAULT
-from emukern.kernel.mm.vma import _lock_ranges
+from emukern.kernel.mm.vma import MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT, _lock_ranges
 from emukern.kernel.syscalls import mremap as syscalls_mremap
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

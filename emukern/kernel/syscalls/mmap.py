@@ -1,20 +1,16 @@
 """syscalls.mmap: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.mm import mmap as mm_mmap
-from emukern.kernel.syscalls import MAP_ANONYMOUS
-from emukern.kernel.syscalls import MAP_FIXED
-from emukern.kernel.syscalls import MAP_PRIVATE
-from emukern.kernel.syscalls import MAP_SHARED
-from emukern.kernel.syscalls import prot_str
+from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.syscalls_fs import _s32
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import SHARED_ANON
-from emukern.machine.memory import page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

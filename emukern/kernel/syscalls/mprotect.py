@@ -1,11 +1,13 @@
 """syscalls.mprotect: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.syscalls import PROT_WRITE
-from emukern.kernel.syscalls import prot_str
+from emukern.kernel.syscalls import PROT_WRITE, prot_str
 from emukern.machine.memory import PAGE
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,25 +1,25 @@
 """syscalls.mremap: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.mm import mmap as mm_mmap
-from emukern.kernel.mm.vma import MREMAP_DONTUNMAP
-from emukern.kernel.mm.vma import MREMAP_FIXED
-from emukern.kernel.mm.vma import MREMAP_MAYMOVE
-from emukern.kernel.mm.vma import _U64
-from emukern.kernel.mm.vma import _charge
-from emukern.kernel.mm.vma import _fully_mapped
-from emukern.kernel.mm.vma import _insert
-from emukern.kernel.mm.vma import _lock_ranges
-from emukern.kernel.mm.vma import _locked
-from emukern.kernel.mm.vma import _pieces
-from emukern.kernel.mm.vma import vma_end
-from emukern.machine.memory import Mapping
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import _host_buffer
-from emukern.machine.memory import is_shared
-from emukern.machine.memory import page_up
+from emukern.kernel.mm.vma import (
+    _U64,
+    MREMAP_DONTUNMAP,
+    MREMAP_FIXED,
+    MREMAP_MAYMOVE,
+    _charge,
+    _fully_mapped,
+    _insert,
+    _lock_ranges,
+    _locked,
+    _pieces,
+    vma_end,
+)
+from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,12 +1,14 @@
 """syscalls.posix_timers: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import NSIG
-from emukern.kernel.signal.defs import s32
+from emukern.kernel.signal.defs import NSIG, s32
 from emukern.kernel.signal.state import PosixTimer
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,6 +1,8 @@
 """syscalls.process_vm: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,7 +1,10 @@
 """syscalls.random: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.sysret import U64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,9 +1,12 @@
 """syscalls.readdir: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls_fs import _s32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,27 +1,26 @@
 """syscalls.select: generated from the kernel mixins."""
 from __future__ import annotations
-from emukern.errors import MemoryFault
-from emukern.kernel.signal.syscalls import _select_finish
+
 from typing import TYPE_CHECKING
+
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.select import DEFAULT_POLLMASK
-from emukern.kernel.select import ERESTARTNOHAND
-from emukern.kernel.select import POLLEX_SET
-from emukern.kernel.select import POLLIN_SET
-from emukern.kernel.select import POLLOUT_SET
-from emukern.kernel.select import _max_fds
+from emukern.kernel.select import DEFAULT_POLLMASK, POLLEX_SET, POLLIN_SET, POLLOUT_SET, _max_fds
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import syscalls as signal_syscalls
-from emukern.kernel.signal.defs import ERESTARTNOHAND
-from emukern.kernel.signal.defs import POLLERR
-from emukern.kernel.signal.defs import POLLHUP
-from emukern.kernel.signal.defs import POLLIN
-from emukern.kernel.signal.defs import POLLNVAL
-from emukern.kernel.signal.defs import POLLOUT
-from emukern.kernel.signal.defs import POLLRDNORM
-from emukern.kernel.signal.defs import POLLWRNORM
+from emukern.kernel.signal.defs import (
+    ERESTARTNOHAND,
+    POLLERR,
+    POLLHUP,
+    POLLIN,
+    POLLNVAL,
+    POLLOUT,
+    POLLRDNORM,
+    POLLWRNORM,
+)
+from emukern.kernel.signal.syscalls import _select_finish
 from emukern.kernel.sysret import BLOCK
-from typing import Any
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

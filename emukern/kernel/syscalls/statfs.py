@@ -1,11 +1,14 @@
 """syscalls.statfs: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,9 +1,12 @@
 """syscalls.sync: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,11 +1,13 @@
 """syscalls.time: generated from the kernel mixins."""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import struct
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls_proc import _s32
 from emukern.kernel.sysret import BLOCK
-from typing import Any
-import struct
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

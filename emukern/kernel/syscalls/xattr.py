@@ -1,7 +1,10 @@
 """syscalls.xattr: generated from the kernel mixins."""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.fs import meta as fs_meta
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
