@@ -1,4 +1,13 @@
-"""fs.namei: generated from the kernel mixins."""
+"""The path walk of fs/namei.c, and the per-task file-system state that goes with it.
+
+``path_lookup`` (filename_lookup) resolves a user path relative to a dirfd or the task's cwd
+inside the guest's root, and ``do_sys_openat`` (do_filp_open) walks, maybe creates, checks and
+opens; ``_user_path`` is getname() and ``_entry_at`` finds the parent and last component for
+the calls that create or move names (EROFS outside the writable root).  The module also holds
+the per-task fs setup: ``fs_init`` mounts the root with /proc and /dev over it, ``fs_init_task``
+picks the first process's cwd, ``fs_fork`` is copy_process's cwd/umask part (CLONE_FS), and
+``get_next_ino`` is fs/inode.c's batched inode counter for pipes and other pseudo files.
+"""
 from __future__ import annotations
 
 import os

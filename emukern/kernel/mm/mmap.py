@@ -1,4 +1,10 @@
-"""mm.mmap: generated from the kernel mixins."""
+"""The address-space searches of mm/mmap.c: ``get_unmapped_area`` and ``expand_stack``.
+
+``get_unmapped_area`` takes a page-aligned hint when the whole range is free and above
+mmap_min_addr, else asks the mm's layout search (top-down, or bottom-up in the legacy layout);
+``expand_stack`` grows the [stack] mapping down to a faulting address within RLIMIT_STACK.
+The syscalls that use them live in kernel/syscalls/mmap.py and mremap.py.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,13 @@
-"""signal.exit: generated from the kernel mixins."""
+"""kernel/exit.c: do_exit, do_group_exit, release_task and the helpers of the wait calls.
+
+It lives beside the signal code rather than under syscalls/ because the two call each other:
+exiting notifies the parent with SIGCHLD (``exit_notify``), and a fatal signal ends in
+``do_group_exit``.  ``mmput`` drops a user of the mm (the last one frees it, at exit or exec),
+``release_zombie`` and ``put_child_rusage`` are wait_task_zombie's accounting for wait4/waitid,
+and ``rusage_bytes`` packs a ``struct rusage``.  Only the first REAPED_ROWS reaped tasks stay in
+``Kernel.tasks`` for the run's result; later ones are summed, so a fork/exit loop runs in
+bounded host memory.  The syscalls themselves are in kernel/syscalls/exit.py.
+"""
 from __future__ import annotations
 
 import struct

@@ -1,4 +1,9 @@
-"""syscalls.eventfd: generated from the kernel mixins."""
+"""eventfd2 <-> fs/eventfd.c.
+
+``sys_eventfd2`` checks the flags and installs an ``EventFdFile`` (kernel/epoll.py).  The
+counter's read and write paths, which sleep, are ``eventfd_read``/``eventfd_write`` in
+syscalls/eventpoll.py, called from read_write.py.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

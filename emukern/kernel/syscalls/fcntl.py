@@ -1,4 +1,9 @@
-"""syscalls.fcntl: generated from the kernel mixins."""
+"""fcntl <-> fs/fcntl.c.
+
+``sys_fcntl`` handles F_DUPFD(_CLOEXEC) (through file.py's ``_dup``), F_GETFD/F_SETFD on the
+descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only file kinds that
+keep status flags (a socket's O_NONBLOCK), and any other command is EINVAL.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,9 @@
-"""syscalls.file: generated from the kernel mixins."""
+"""dup / dup3 / close_range <-> fs/file.c.
+
+``_dup`` installs a second descriptor for an open file (also used by fcntl's F_DUPFD);
+``sys_close_range`` closes or, with CLOSE_RANGE_CLOEXEC, marks a range, and with
+CLOSE_RANGE_UNSHARE first gives the task a descriptor table of its own.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,11 @@
-"""syscalls.fork: generated from the kernel mixins."""
+"""clone / set_tid_address <-> kernel/fork.c.
+
+``sys_clone`` is copy_process: it shares or copies the mm (CLONE_VM), the descriptor table
+(CLONE_FILES), the fs state, signal handlers, rlimits and credentials, handles the
+CLONE_*_SETTID/CLEARTID words, and enqueues the child on the CPU the scheduler picks.  A child
+process joins its thread group's children (any thread may wait for it); threads are not
+children.  The number of live tasks is capped by ``config.max_tasks`` (EAGAIN).
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

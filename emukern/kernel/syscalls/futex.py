@@ -1,4 +1,10 @@
-"""syscalls.futex: generated from the kernel mixins."""
+"""futex / set_robust_list <-> kernel/futex/syscalls.c.
+
+``sys_futex`` implements FUTEX_WAIT and FUTEX_WAKE and their _BITSET forms (the bitset is not
+used to narrow wake-ups: every waiter matches), on wait queues keyed by (mm, address) in
+``Kernel.futex_queues``; a timeout is a scheduler timer in simulated time.  The robust list is
+accepted and ignored.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,9 @@
-"""syscalls.itimer: generated from the kernel mixins."""
+"""getitimer / setitimer <-> kernel/time/itimer.c.
+
+ITIMER_REAL runs on simulated time and sends SIGALRM; ITIMER_VIRTUAL and ITIMER_PROF count the
+process's user (and user + system) cycles and are checked at each tick.  The timer state and
+its arming are in kernel/signal/timers.py.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

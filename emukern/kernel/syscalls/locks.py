@@ -1,4 +1,9 @@
-"""syscalls.locks: generated from the kernel mixins."""
+"""flock <-> fs/locks.c.
+
+``sys_flock`` takes, converts or drops a shared or exclusive lock held by the open file
+description (so dup and fork share it), sleeping unless LOCK_NB; a description closed for the
+last time no longer holds its lock.  fcntl's POSIX record locks (F_SETLK) are not modelled.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,11 @@
-"""syscalls.membarrier: generated from the kernel mixins."""
+"""membarrier <-> kernel/sched/membarrier.c.
+
+``sys_membarrier`` answers MEMBARRIER_CMD_QUERY, keeps the per-process registrations and
+returns EPERM for a private expedited command before its registration; the rseq commands are
+not offered (emukern has no rseq).  The barrier itself needs no work: each simulated CPU is a
+Unicorn instance whose stores the others see at once, and a syscall is already a full barrier
+on the calling CPU.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,9 @@
-"""syscalls.memfd: generated from the kernel mixins."""
+"""memfd_create <-> mm/memfd.c.
+
+``sys_memfd_create`` checks the flags and the name and installs an anonymous shmem-like file
+(kernel/mm/vma.py's ``_memfd_file_class``).  MFD_HUGETLB is EINVAL (no hugetlbfs), and seals are
+not modelled.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,10 @@
-"""syscalls.mlock: generated from the kernel mixins."""
+"""mlock / mlock2 / munlock / mlockall / munlockall <-> mm/mlock.c.
+
+The guest runs as root and so has CAP_IPC_LOCK: as in Linux's can_do_mlock for a capable task,
+RLIMIT_MEMLOCK never refuses a lock.  Locked ranges are kept per mm (not inherited by fork) and
+matter only for msync's EBUSY, since every mapped page is resident anyway.  The range checks
+are mremap.py's ``_lock_range_args``.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

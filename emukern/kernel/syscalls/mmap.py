@@ -1,4 +1,10 @@
-"""syscalls.mmap: generated from the kernel mixins."""
+"""brk / mmap / munmap / remap_file_pages <-> mm/mmap.c (brk is mm/mmap.c's too).
+
+``sys_mmap`` maps anonymous memory or a file (``mmap_file``): MAP_PRIVATE copies the file's
+pages and MAP_SHARED of a file is modelled read-only, as emukern's shared file mappings are
+whole-file copies.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
+old break when it cannot.  The address search is kernel/mm/mmap.py's ``get_unmapped_area``.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,8 @@
-"""syscalls.mprotect: generated from the kernel mixins."""
+"""mprotect <-> mm/mprotect.c.
+
+``sys_mprotect`` changes a page-aligned range's permissions; PROT_WRITE over a read-only
+MAP_SHARED file mapping is EACCES (fs/namei.py's ``shared_readonly_in``).
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,12 @@
-"""syscalls.mremap: generated from the kernel mixins."""
+"""mremap <-> mm/mremap.c.
+
+``sys_mremap`` follows SYSCALL_DEFINE5(mremap): the argument checks in Linux's order, then
+``_mremap_to`` for MREMAP_FIXED/DONTUNMAP, a shrink in place, a grow in place
+(``_grow_in_place``) or ``_move_vma``.  An emukern mapping is a window on a host buffer and
+emukern may split what Linux keeps as one vma, so "fits in one vma" is asked of a run of
+adjacent mappings with the same permissions and name (kernel/mm/vma.py's ``vma_end``).  The
+module also holds ``_lock_range_args``, mm/mlock.c's range check shared with mlock.py.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

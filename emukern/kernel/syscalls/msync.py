@@ -1,4 +1,9 @@
-"""syscalls.msync: generated from the kernel mixins."""
+"""msync <-> mm/msync.c.
+
+``sys_msync`` checks flags and alignment, returns ENOMEM for unmapped pages in the range and
+EBUSY for MS_INVALIDATE over a locked range; no data is written anywhere, as emukern's shared
+file mappings are copies of the file.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

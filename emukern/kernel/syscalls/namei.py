@@ -1,4 +1,12 @@
-"""syscalls.namei: generated from the kernel mixins."""
+"""mkdirat, unlinkat, renameat(2), linkat, symlinkat, mknodat <-> fs/namei.c's syscalls.
+
+Names are resolved with kernel/fs/namei.py's walk inside the guest's root, a host directory
+tree the changes are made in (EROFS when the root is not writable).  ``sys_renameat2`` supports
+RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT through the host's renameat2; symlink
+targets are stored as given and only resolved by the guest's walk; ``sys_mknodat`` makes
+regular files only (the root behaves as a nodev mount, so device nodes, FIFOs and sockets are
+EPERM).
+"""
 from __future__ import annotations
 
 import os

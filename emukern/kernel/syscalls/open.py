@@ -1,4 +1,9 @@
-"""syscalls.open: generated from the kernel mixins."""
+"""openat / close and the attribute-changing calls <-> fs/open.c.
+
+``sys_openat`` goes through kernel/fs/namei.py's ``do_sys_openat``; the module also holds
+truncate/ftruncate, fallocate, faccessat(2), chdir/fchdir, fchmod(at/at2) and fchown(at), the
+metadata ones (mode, owner) kept in kernel/fs/meta.py's per-node table, not on the host file.
+"""
 from __future__ import annotations
 
 import os

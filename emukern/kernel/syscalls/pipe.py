@@ -1,4 +1,10 @@
-"""syscalls.pipe: generated from the kernel mixins."""
+"""pipe2 <-> fs/pipe.c.
+
+``sys_pipe2`` makes a ``Pipe`` (kernel/files.py) and its two ends; ``_pipe_read`` and
+``_pipe_write`` are pipe_read/pipe_write, called by read_write.py, copying a page at a time
+under the pipe's mutex (``_pipe_lock``), which a task preempted inside the copy keeps held.  A
+full pipe takes what fits (a short write), and writing with no reader raises SIGPIPE/EPIPE.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -1,4 +1,11 @@
-"""syscalls.read_write: generated from the kernel mixins."""
+"""read / write and their vector, positioned and in-kernel copy forms <-> fs/read_write.c.
+
+``_do_read``/``_do_write`` dispatch on the file kind (pipe, host file, /dev files, eventfd,
+sysctl, plug-in kinds); ``_read_iter``/``_write_iter`` are the long loops for pipes and host
+files, which a preemption may stop midway and which resume from a progress record
+(kernel/preempt.py).  ``_each_iov`` runs readv/writev over the iovecs; the module also holds
+lseek, the pread/pwrite and preadv/pwritev(2) calls, sendfile and copy_file_range.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

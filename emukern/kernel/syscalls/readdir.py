@@ -1,4 +1,8 @@
-"""syscalls.readdir: generated from the kernel mixins."""
+"""getdents64 <-> fs/readdir.c.
+
+``sys_getdents64`` fills the buffer with ``linux_dirent64`` records from a directory
+``VfsFile``'s ``getdents`` (at most 1 MiB per call); any other descriptor is ENOTDIR.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,8 @@
-"""syscalls.rseq: generated from the kernel mixins."""
+"""rseq <-> kernel/rseq.c.
+
+Restartable sequences are not modelled: ``sys_rseq`` returns ENOSYS, and the C libraries fall
+back to their plain paths.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

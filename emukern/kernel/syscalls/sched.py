@@ -1,4 +1,9 @@
-"""syscalls.sched: generated from the kernel mixins."""
+"""sched_* calls <-> kernel/sched/syscalls.c (kernel/sched/core.c in older kernels).
+
+sched_yield, CPU affinity over the simulated CPUs, the policy and priority calls (their checks
+are ``_setscheduler`` in sys.py), the priority ranges, and ``sys_sched_rr_get_interval`` (the RR
+slice, or the fair class's slice in whole jiffies).
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,11 @@
-"""syscalls.select: generated from the kernel mixins."""
+"""pselect6 / ppoll <-> fs/select.c.
+
+``sys_pselect6`` and ``sys_ppoll`` check their arguments in Linux's order, apply the temporary
+signal mask, report the ready descriptors from each file's poll mask, and otherwise sleep on the
+files' wait queues until one changes, the timeout passes or a signal arrives (ERESTARTNOHAND).
+The shared finishing step is kernel/signal/syscalls.py's ``_select_finish``; the poll masks and
+limits are in kernel/select.py.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,11 @@
-"""syscalls.signal: generated from the kernel mixins."""
+"""kill / tgkill / tkill / rt_sig* / sigaltstack <-> kernel/signal.c's syscalls.
+
+Generation, delivery and the signal state are in the kernel/signal package; this module holds
+the syscall entries: sending (``sys_kill`` follows kill_something_info), the actions and
+masks, rt_sigsuspend, rt_sigtimedwait and sigaltstack.  ``sys_rt_sigreturn`` is the arch's
+rt_sigreturn (arch/*/kernel/signal.c), dispatched to the arch's signal module, which restores
+the frame.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

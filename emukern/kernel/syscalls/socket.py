@@ -1,4 +1,9 @@
-"""syscalls.socket: generated from the kernel mixins."""
+"""socket / socketpair / send* / recv* / shutdown / get|setsockopt / names <-> net/socket.c.
+
+Only AF_UNIX exists in emukern, so the family-specific work is kernel/net/unix.py's (socket
+creation, the queues, credentials); this module holds the syscall entries and the SOL_SOCKET
+options (sk_getsockopt / sk_setsockopt), other levels being EOPNOTSUPP.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,9 @@
-"""syscalls.stat: generated from the kernel mixins."""
+"""fstat / newfstatat / statx / readlinkat <-> fs/stat.c.
+
+``_stat_at`` is vfs_fstatat over a path or (AT_EMPTY_PATH) a descriptor, and ``_fstat_file``
+gives pipes, stdio, sysctl and host files their 'struct stat'.  ``sys_readlinkat`` reads
+symlinks, with /proc/self/exe the guest path of the running image.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -1,4 +1,8 @@
-"""syscalls.statfs: generated from the kernel mixins."""
+"""statfs / fstatfs <-> fs/statfs.c.
+
+Both write an asm-generic ``struct statfs`` from sys.py's ``_statfs_bytes``, whose figures are
+fixed (no host file system is asked), pipefs for a pipe.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,9 @@
-"""syscalls.sync: generated from the kernel mixins."""
+"""fsync / fdatasync / sync / syncfs <-> fs/sync.c.
+
+Files of the root are written straight through to the host, so there is nothing to flush:
+fsync and fdatasync are sys.py's ``_fsync`` (EBADF, or EINVAL for a file without ->fsync), and
+sync and syncfs succeed.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

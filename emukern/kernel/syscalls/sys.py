@@ -1,4 +1,12 @@
-"""syscalls.sys: generated from the kernel mixins."""
+"""kernel/sys.c's syscalls, with kernel/groups.c and kernel/exec_domain.c.
+
+Process ids, sessions and process groups, credentials (the set*id family and their
+``_setid``/``_setreid``/``_setresid``/``_setfsid`` rules, getgroups/setgroups), rlimits
+(prlimit64, via kernel/resource.py), uname, prctl, umask, getrusage, times, sysinfo,
+get/setpriority and personality.  It also holds helpers other syscall modules share: the
+sched_setscheduler checks (``_setscheduler``), ``_fsync``, ``_statfs_bytes`` and ``_prw``
+(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities).
+"""
 from __future__ import annotations
 
 import struct

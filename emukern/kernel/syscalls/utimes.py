@@ -1,4 +1,9 @@
-"""syscalls.utimes: generated from the kernel mixins."""
+"""utimensat <-> fs/utimes.c.
+
+``sys_utimensat`` sets atime/mtime (UTIME_NOW, UTIME_OMIT or explicit times) on a path or a
+descriptor, in kernel/fs/meta.py's metadata for the node; only the owner or root may set
+explicit times.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

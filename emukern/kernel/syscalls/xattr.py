@@ -1,4 +1,9 @@
-"""syscalls.xattr: generated from the kernel mixins."""
+"""The *xattr calls <-> fs/xattr.c.
+
+Extended attributes are not supported: after the path or descriptor is checked, every
+set/get/list/remove call returns EOPNOTSUPP (kernel/fs/meta.py's ``_xattr_path`` and
+``_xattr_fd``), so the get/list/remove names are aliases of the set ones.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
