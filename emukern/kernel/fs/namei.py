@@ -1,38 +1,41 @@
-"""fs.namei: generated from the kernel mixins."""
+"""The path walk of fs/namei.c, and the per-task file-system state that goes with it.
+
+``path_lookup`` (filename_lookup) resolves a user path relative to a dirfd or the task's cwd
+inside the guest's root, and ``do_sys_openat`` (do_filp_open) walks, maybe creates, checks and
+opens; ``_user_path`` is getname() and ``_entry_at`` finds the parent and last component for
+the calls that create or move names (EROFS outside the writable root).  The module also holds
+the per-task fs setup: ``fs_init`` mounts the root with /proc and /dev over it, ``fs_init_task``
+picks the first process's cwd, ``fs_fork`` is copy_process's cwd/umask part (CLONE_FS), and
+``get_next_ino`` is fs/inode.c's batched inode counter for pipes and other pseudo files.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import os
+from typing import TYPE_CHECKING, cast
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import SysctlFile
-from emukern.kernel.fs import ELOOP
-from emukern.kernel.fs import ENAMETOOLONG
-from emukern.kernel.fs import EROFS
-from emukern.kernel.fs import EXDEV
-from emukern.kernel.fs import PATH_MAX
-from emukern.kernel.fs.file import DirFile
-from emukern.kernel.fs.file import HostFile
-from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
+from emukern.kernel.fs.file import DirFile, HostFile, VfsFile
 from emukern.kernel.fs.procfs import ProcFs
-from emukern.kernel.fs.vfs import Node
-from emukern.kernel.fs.vfs import Vfs
-from emukern.kernel.fs.vfs import copy_fs
-from emukern.kernel.fs.vfs import cwd_of
-from emukern.kernel.fs.vfs import fs_of
-from emukern.kernel.syscalls_fs import AT_FDCWD
-from emukern.kernel.syscalls_fs import O_ACCMODE
-from emukern.kernel.syscalls_fs import O_CLOEXEC
-from emukern.kernel.syscalls_fs import O_CREAT
-from emukern.kernel.syscalls_fs import O_DIRECTORY
-from emukern.kernel.syscalls_fs import O_EXCL
-from emukern.kernel.syscalls_fs import O_NOFOLLOW
-from emukern.kernel.syscalls_fs import O_PATH
-from emukern.kernel.syscalls_fs import O_RDWR
-from emukern.kernel.syscalls_fs import O_TRUNC
-from emukern.kernel.syscalls_fs import O_WRONLY
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
+from emukern.kernel.syscalls_fs import (
+    AT_FDCWD,
+    O_ACCMODE,
+    O_CLOEXEC,
+    O_CREAT,
+    O_DIRECTORY,
+    O_EXCL,
+    O_NOFOLLOW,
+    O_PATH,
+    O_RDWR,
+    O_TRUNC,
+    O_WRONLY,
+    _s32,
+)
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import SHARED_ANON
-from typing import cast
-import os
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

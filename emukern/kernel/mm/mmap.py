@@ -1,9 +1,17 @@
-"""mm.mmap: generated from the kernel mixins."""
+"""The address-space searches of mm/mmap.c: ``get_unmapped_area`` and ``expand_stack``.
+
+``get_unmapped_area`` takes a page-aligned hint when the whole range is free and above
+mmap_min_addr, else asks the mm's layout search (top-down, or bottom-up in the legacy layout);
+``expand_stack`` grows the [stack] mapping down to a faulting address within RLIMIT_STACK.
+The syscalls that use them live in kernel/syscalls/mmap.py and mremap.py.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.task import Task
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import page_up
+from emukern.machine.memory import OutOfMemory, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,23 +1,28 @@
-"""signal.exit: generated from the kernel mixins."""
+"""kernel/exit.c: do_exit, do_group_exit, release_task and the helpers of the wait calls.
+
+It lives beside the signal code rather than under syscalls/ because the two call each other:
+exiting notifies the parent with SIGCHLD (``exit_notify``), and a fatal signal ends in
+``do_group_exit``.  ``mmput`` drops a user of the mm (the last one frees it, at exit or exec),
+``release_zombie`` and ``put_child_rusage`` are wait_task_zombie's accounting for wait4/waitid,
+and ``rusage_bytes`` packs a ``struct rusage``.  Only the first REAPED_ROWS reaped tasks stay in
+``Kernel.tasks`` for the run's result; later ones are summed, so a fork/exit loop runs in
+bounded host memory.  The syscalls themselves are in kernel/syscalls/exit.py.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import struct
+from typing import TYPE_CHECKING, Any
+
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import CLD_DUMPED
-from emukern.kernel.signal.defs import CLD_EXITED
-from emukern.kernel.signal.defs import CLD_KILLED
-from emukern.kernel.signal.defs import SA_NOCLDWAIT
-from emukern.kernel.signal.defs import SIGCHLD
-from emukern.kernel.signal.defs import SIG_IGN
+from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.syscalls_proc import USER_HZ
-from emukern.kernel.task import Task
-from emukern.kernel.task import TaskState
-from typing import Any
-import struct
+from emukern.kernel.task import Task, TaskState
+
 if TYPE_CHECKING:
     from emukern.kernel.mm.mm_struct import MmStruct
     from emukern.kernel.types import Kernel

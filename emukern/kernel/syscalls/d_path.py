@@ -1,8 +1,15 @@
-"""syscalls.d_path: generated from the kernel mixins."""
+"""getcwd <-> fs/d_path.c.
+
+``sys_getcwd`` writes the guest path of the task's cwd (the path inside the guest's root, never
+the host's) with its NUL, or returns -ERANGE when the buffer is too small.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.vfs import cwd_of
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,11 +1,16 @@
-"""syscalls.eventfd: generated from the kernel mixins."""
+"""eventfd2 <-> fs/eventfd.c.
+
+``sys_eventfd2`` checks the flags and installs an ``EventFdFile`` (kernel/epoll.py).  The
+counter's read and write paths, which sleep, are ``eventfd_read``/``eventfd_write`` in
+syscalls/eventpoll.py, called from read_write.py.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.epoll import EFD_CLOEXEC
-from emukern.kernel.epoll import EFD_NONBLOCK
-from emukern.kernel.epoll import EFD_SEMAPHORE
-from emukern.kernel.epoll import EventFdFile
+from emukern.kernel.epoll import EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE, EventFdFile
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,29 +1,39 @@
-"""syscalls.eventpoll: generated from the kernel mixins."""
+"""epoll_create1 / epoll_ctl / epoll_pwait / epoll_pwait2 <-> fs/eventpoll.c.
+
+The epoll instance and its items (``EventPollFile``, ``EpItem``) and the readiness checks are
+in kernel/epoll.py; this module holds the syscalls and ``ep_poll``, which reports ready items
+or sleeps until a watched file changes or the deadline (fixed on the first pass) passes.  The
+signal mask of epoll_pwait is accepted but not applied.  It also holds ``eventfd_read`` and
+``eventfd_write`` (fs/eventfd.c's blocking counter paths), which read()/write() call.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
-from emukern.kernel.epoll import EPOLLET
-from emukern.kernel.epoll import EPOLLEXCLUSIVE
-from emukern.kernel.epoll import EPOLLONESHOT
-from emukern.kernel.epoll import EPOLLWAKEUP
-from emukern.kernel.epoll import EPOLL_CLOEXEC
-from emukern.kernel.epoll import EPOLL_CTL_ADD
-from emukern.kernel.epoll import EPOLL_CTL_DEL
-from emukern.kernel.epoll import EPOLL_CTL_MOD
-from emukern.kernel.epoll import EPOLL_EVENT_SIZE
-from emukern.kernel.epoll import EP_MAX_EVENTS
-from emukern.kernel.epoll import EpItem
-from emukern.kernel.epoll import EventFdFile
-from emukern.kernel.epoll import EventPollFile
-from emukern.kernel.epoll import ULLONG_MAX
-from emukern.kernel.epoll import _int32
-from emukern.kernel.epoll import _queues
-from emukern.kernel.epoll import _reaches
-from emukern.kernel.epoll import _ready
-from emukern.kernel.epoll import file_poll
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
-from typing import Any
+from emukern.kernel.epoll import (
+    EP_MAX_EVENTS,
+    EPOLL_CLOEXEC,
+    EPOLL_CTL_ADD,
+    EPOLL_CTL_DEL,
+    EPOLL_CTL_MOD,
+    EPOLL_EVENT_SIZE,
+    EPOLLET,
+    EPOLLEXCLUSIVE,
+    EPOLLONESHOT,
+    EPOLLWAKEUP,
+    ULLONG_MAX,
+    EpItem,
+    EventFdFile,
+    EventPollFile,
+    _int32,
+    _queues,
+    _reaches,
+    _ready,
+    file_poll,
+)
+from emukern.kernel.sysret import BLOCK, s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,6 +1,12 @@
-"""syscalls.exec: generated from the kernel mixins."""
+"""execve <-> fs/exec.c.
+
+Only the syscall entry: ``sys_execve`` hands over to ``do_execve`` in kernel/exec.py, imported
+at call time, which loads the image and replaces the task's mm.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,15 +1,23 @@
-"""syscalls.exit: generated from the kernel mixins."""
+"""exit / exit_group / wait4 / waitid <-> kernel/exit.c's syscalls.
+
+``sys_exit`` and ``sys_exit_group`` call do_exit/do_group_exit; the wait calls find a zombie,
+stopped or continued child (or ptrace tracee) and reap or report it.  The exit path itself and
+the rusage/reaping helpers are in kernel/signal/exit.py.  ``sys_waitid`` supports P_ALL, P_PID
+and P_PGID with WEXITED, WSTOPPED, WCONTINUED, WNOWAIT and WNOHANG.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.signal.defs import s32
 from emukern.kernel.syscalls import WNOHANG
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
+from emukern.kernel.sysret import BLOCK, s64
 from emukern.kernel.task import TaskState
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,21 +1,31 @@
-"""syscalls.fcntl: generated from the kernel mixins."""
+"""fcntl <-> fs/fcntl.c.
+
+``sys_fcntl`` handles F_DUPFD(_CLOEXEC) (through file.py's ``_dup``), F_GETFD/F_SETFD on the
+descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only file kinds that
+keep status flags (a socket's O_NONBLOCK), and any other command is EINVAL.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls import file as syscalls_file
-from emukern.kernel.syscalls_fs import FD_CLOEXEC
-from emukern.kernel.syscalls_fs import F_DUPFD
-from emukern.kernel.syscalls_fs import F_DUPFD_CLOEXEC
-from emukern.kernel.syscalls_fs import F_GETFD
-from emukern.kernel.syscalls_fs import F_GETFL
-from emukern.kernel.syscalls_fs import F_SETFD
-from emukern.kernel.syscalls_fs import F_SETFL
-from emukern.kernel.syscalls_fs import O_CLOEXEC
-from emukern.kernel.syscalls_fs import O_CREAT
-from emukern.kernel.syscalls_fs import O_EXCL
-from emukern.kernel.syscalls_fs import O_TRUNC
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.syscalls_fs import (
+    F_DUPFD,
+    F_DUPFD_CLOEXEC,
+    F_GETFD,
+    F_GETFL,
+    F_SETFD,
+    F_SETFL,
+    FD_CLOEXEC,
+    O_CLOEXEC,
+    O_CREAT,
+    O_EXCL,
+    O_TRUNC,
+    _s32,
+)
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,12 +1,18 @@
-"""syscalls.file: generated from the kernel mixins."""
+"""dup / dup3 / close_range <-> fs/file.c.
+
+``_dup`` installs a second descriptor for an open file (also used by fcntl's F_DUPFD);
+``sys_close_range`` closes or, with CLOSE_RANGE_CLOEXEC, marks a range, and with
+CLOSE_RANGE_UNSHARE first gives the task a descriptor table of its own.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import open as syscalls_open
 from emukern.kernel.syscalls_fs import O_CLOEXEC
-from emukern.kernel.syscalls_misc import CLOSE_RANGE_CLOEXEC
-from emukern.kernel.syscalls_misc import CLOSE_RANGE_UNSHARE
-from emukern.kernel.syscalls_misc import _u32
+from emukern.kernel.syscalls_misc import CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, _u32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,20 +1,32 @@
-"""syscalls.fork: generated from the kernel mixins."""
+"""clone / set_tid_address <-> kernel/fork.c.
+
+``sys_clone`` is copy_process: it shares or copies the mm (CLONE_VM), the descriptor table
+(CLONE_FILES), the fs state, signal handlers, rlimits and credentials, handles the
+CLONE_*_SETTID/CLEARTID words, and enqueues the child on the CPU the scheduler picks.  A child
+process joins its thread group's children (any thread may wait for it); threads are not
+children.  The number of live tasks is capped by ``config.max_tasks`` (EAGAIN).
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
-from emukern.kernel.syscalls import CLONE_CHILD_CLEARTID
-from emukern.kernel.syscalls import CLONE_CHILD_SETTID
-from emukern.kernel.syscalls import CLONE_FILES
-from emukern.kernel.syscalls import CLONE_PARENT_SETTID
-from emukern.kernel.syscalls import CLONE_SETTLS
-from emukern.kernel.syscalls import CLONE_SIGHAND
-from emukern.kernel.syscalls import CLONE_THREAD
-from emukern.kernel.syscalls import CLONE_VM
+from emukern.kernel.syscalls import (
+    CLONE_CHILD_CLEARTID,
+    CLONE_CHILD_SETTID,
+    CLONE_FILES,
+    CLONE_PARENT_SETTID,
+    CLONE_SETTLS,
+    CLONE_SIGHAND,
+    CLONE_THREAD,
+    CLONE_VM,
+)
 from emukern.kernel.syscalls_misc import copy_process_attrs
 from emukern.kernel.task import Task
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,15 +1,25 @@
-"""syscalls.futex: generated from the kernel mixins."""
+"""futex / set_robust_list <-> kernel/futex/syscalls.c.
+
+``sys_futex`` implements FUTEX_WAIT and FUTEX_WAKE and their _BITSET forms (the bitset is not
+used to narrow wake-ups: every waiter matches), on wait queues keyed by (mm, address) in
+``Kernel.futex_queues``; a timeout is a scheduler timer in simulated time.  The robust list is
+accepted and ignored.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
-from emukern.kernel.syscalls import FUTEX_PRIVATE
-from emukern.kernel.syscalls import FUTEX_WAIT
-from emukern.kernel.syscalls import FUTEX_WAIT_BITSET
-from emukern.kernel.syscalls import FUTEX_WAKE
-from emukern.kernel.syscalls import FUTEX_WAKE_BITSET
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
+from emukern.kernel.syscalls import (
+    FUTEX_PRIVATE,
+    FUTEX_WAIT,
+    FUTEX_WAIT_BITSET,
+    FUTEX_WAKE,
+    FUTEX_WAKE_BITSET,
+)
+from emukern.kernel.sysret import BLOCK, s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

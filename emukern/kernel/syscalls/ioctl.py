@@ -1,8 +1,15 @@
-"""syscalls.ioctl: generated from the kernel mixins."""
+"""ioctl <-> fs/ioctl.c.
+
+emukern has no terminals or device ioctls: ``sys_ioctl`` answers EBADF for a bad descriptor and
+ENOTTY otherwise, so stdio is not a tty and libc buffers it fully.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls_fs import ENOTTY
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,11 +1,18 @@
-"""syscalls.itimer: generated from the kernel mixins."""
+"""getitimer / setitimer <-> kernel/time/itimer.c.
+
+ITIMER_REAL runs on simulated time and sends SIGALRM; ITIMER_VIRTUAL and ITIMER_PROF count the
+process's user (and user + system) cycles and are checked at each tick.  The timer state and
+its arming are in kernel/signal/timers.py.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import ITIMER_REAL
-from emukern.kernel.signal.defs import s32
+from emukern.kernel.signal.defs import ITIMER_REAL, s32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

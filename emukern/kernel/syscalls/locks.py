@@ -1,15 +1,18 @@
-"""syscalls.locks: generated from the kernel mixins."""
+"""flock <-> fs/locks.c.
+
+``sys_flock`` takes, converts or drops a shared or exclusive lock held by the open file
+description (so dup and fork share it), sleeping unless LOCK_NB; a description closed for the
+last time no longer holds its lock.  fcntl's POSIX record locks (F_SETLK) are not modelled.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.fs.meta import EWOULDBLOCK
-from emukern.kernel.fs.meta import LOCK_EX
-from emukern.kernel.fs.meta import LOCK_NB
-from emukern.kernel.fs.meta import LOCK_SH
-from emukern.kernel.fs.meta import LOCK_UN
-from emukern.kernel.fs.meta import _s32
+from emukern.kernel.fs.meta import EWOULDBLOCK, LOCK_EX, LOCK_NB, LOCK_SH, LOCK_UN, _s32
 from emukern.kernel.sysret import BLOCK
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

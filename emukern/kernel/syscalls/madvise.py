@@ -1,10 +1,17 @@
-"""syscalls.madvise: generated from the kernel mixins."""
+"""madvise <-> mm/madvise.c, and mincore <-> mm/mincore.c.
+
+``sys_madvise`` only checks the start's alignment: every advice is accepted and has no effect.
+``sys_mincore`` reports every mapped page as resident (emukern has no paging) up to the first
+hole, which is ENOMEM.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.mm.vma import _U64
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import page_up
+from emukern.machine.memory import PAGE, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

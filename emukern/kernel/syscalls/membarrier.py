@@ -1,18 +1,30 @@
-"""syscalls.membarrier: generated from the kernel mixins."""
+"""membarrier <-> kernel/sched/membarrier.c.
+
+``sys_membarrier`` answers MEMBARRIER_CMD_QUERY, keeps the per-process registrations and
+returns EPERM for a private expedited command before its registration; the rseq commands are
+not offered (emukern has no rseq).  The barrier itself needs no work: each simulated CPU is a
+Unicorn instance whose stores the others see at once, and a syscall is already a full barrier
+on the calling CPU.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.mm.vma import MB_GET_REGISTRATIONS
-from emukern.kernel.mm.vma import MB_GLOBAL
-from emukern.kernel.mm.vma import MB_GLOBAL_EXP
-from emukern.kernel.mm.vma import MB_PRIV_EXP
-from emukern.kernel.mm.vma import MB_PRIV_EXP_RSEQ
-from emukern.kernel.mm.vma import MB_PRIV_EXP_SYNC_CORE
-from emukern.kernel.mm.vma import MB_QUERY
-from emukern.kernel.mm.vma import MB_REG_GLOBAL_EXP
-from emukern.kernel.mm.vma import MB_REG_PRIV_EXP
-from emukern.kernel.mm.vma import MB_REG_PRIV_EXP_SYNC_CORE
-from emukern.kernel.mm.vma import MEMBARRIER_CMD_FLAG_CPU
+from emukern.kernel.mm.vma import (
+    MB_GET_REGISTRATIONS,
+    MB_GLOBAL,
+    MB_GLOBAL_EXP,
+    MB_PRIV_EXP,
+    MB_PRIV_EXP_RSEQ,
+    MB_PRIV_EXP_SYNC_CORE,
+    MB_QUERY,
+    MB_REG_GLOBAL_EXP,
+    MB_REG_PRIV_EXP,
+    MB_REG_PRIV_EXP_SYNC_CORE,
+    MEMBARRIER_CMD_FLAG_CPU,
+)
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

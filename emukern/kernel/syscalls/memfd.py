@@ -1,16 +1,26 @@
-"""syscalls.memfd: generated from the kernel mixins."""
+"""memfd_create <-> mm/memfd.c.
+
+``sys_memfd_create`` checks the flags and the name and installs an anonymous shmem-like file
+(kernel/mm/vma.py's ``_memfd_file_class``).  MFD_HUGETLB is EINVAL (no hugetlbfs), and seals are
+not modelled.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.mm.vma import MFD_ALLOW_SEALING
-from emukern.kernel.mm.vma import MFD_CLOEXEC
-from emukern.kernel.mm.vma import MFD_EXEC
-from emukern.kernel.mm.vma import MFD_HUGETLB
-from emukern.kernel.mm.vma import MFD_HUGE_MASK
-from emukern.kernel.mm.vma import MFD_NAME_MAX_LEN
-from emukern.kernel.mm.vma import MFD_NOEXEC_SEAL
-from emukern.kernel.mm.vma import _memfd_file_class
+from emukern.kernel.mm.vma import (
+    MFD_ALLOW_SEALING,
+    MFD_CLOEXEC,
+    MFD_EXEC,
+    MFD_HUGE_MASK,
+    MFD_HUGETLB,
+    MFD_NAME_MAX_LEN,
+    MFD_NOEXEC_SEAL,
+    _memfd_file_class,
+)
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,13 +1,18 @@
-"""syscalls.mlock: generated from the kernel mixins."""
+"""mlock / mlock2 / munlock / mlockall / munlockall <-> mm/mlock.c.
+
+The guest runs as root and so has CAP_IPC_LOCK: as in Linux's can_do_mlock for a capable task,
+RLIMIT_MEMLOCK never refuses a lock.  Locked ranges are kept per mm (not inherited by fork) and
+matter only for msync's EBUSY, since every mapped page is resident anyway.  The range checks
+are mremap.py's ``_lock_range_args``.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.mm.vma import MCL_CURRENT
-from emukern.kernel.mm.vma import MCL_FUTURE
-from emukern.kernel.mm.vma import MCL_ONFAULT
-from emukern.kernel.mm.vma import MLOCK_ONFAULT
-from emukern.kernel.mm.vma import _lock_ranges
+from emukern.kernel.mm.vma import MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT, _lock_ranges
 from emukern.kernel.syscalls import mremap as syscalls_mremap
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

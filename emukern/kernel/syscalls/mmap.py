@@ -1,20 +1,22 @@
-"""syscalls.mmap: generated from the kernel mixins."""
+"""brk / mmap / munmap / remap_file_pages <-> mm/mmap.c (brk is mm/mmap.c's too).
+
+``sys_mmap`` maps anonymous memory or a file (``mmap_file``): MAP_PRIVATE copies the file's
+pages and MAP_SHARED of a file is modelled read-only, as emukern's shared file mappings are
+whole-file copies.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
+old break when it cannot.  The address search is kernel/mm/mmap.py's ``get_unmapped_area``.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.mm import mmap as mm_mmap
-from emukern.kernel.syscalls import MAP_ANONYMOUS
-from emukern.kernel.syscalls import MAP_FIXED
-from emukern.kernel.syscalls import MAP_PRIVATE
-from emukern.kernel.syscalls import MAP_SHARED
-from emukern.kernel.syscalls import prot_str
+from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.syscalls_fs import _s32
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import SHARED_ANON
-from emukern.machine.memory import page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,11 +1,17 @@
-"""syscalls.mprotect: generated from the kernel mixins."""
+"""mprotect <-> mm/mprotect.c.
+
+``sys_mprotect`` changes a page-aligned range's permissions; PROT_WRITE over a read-only
+MAP_SHARED file mapping is EACCES (fs/namei.py's ``shared_readonly_in``).
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.syscalls import PROT_WRITE
-from emukern.kernel.syscalls import prot_str
+from emukern.kernel.syscalls import PROT_WRITE, prot_str
 from emukern.machine.memory import PAGE
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

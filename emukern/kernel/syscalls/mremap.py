@@ -1,25 +1,33 @@
-"""syscalls.mremap: generated from the kernel mixins."""
+"""mremap <-> mm/mremap.c.
+
+``sys_mremap`` follows SYSCALL_DEFINE5(mremap): the argument checks in Linux's order, then
+``_mremap_to`` for MREMAP_FIXED/DONTUNMAP, a shrink in place, a grow in place
+(``_grow_in_place``) or ``_move_vma``.  An emukern mapping is a window on a host buffer and
+emukern may split what Linux keeps as one vma, so "fits in one vma" is asked of a run of
+adjacent mappings with the same permissions and name (kernel/mm/vma.py's ``vma_end``).  The
+module also holds ``_lock_range_args``, mm/mlock.c's range check shared with mlock.py.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.mm import mmap as mm_mmap
-from emukern.kernel.mm.vma import MREMAP_DONTUNMAP
-from emukern.kernel.mm.vma import MREMAP_FIXED
-from emukern.kernel.mm.vma import MREMAP_MAYMOVE
-from emukern.kernel.mm.vma import _U64
-from emukern.kernel.mm.vma import _charge
-from emukern.kernel.mm.vma import _fully_mapped
-from emukern.kernel.mm.vma import _insert
-from emukern.kernel.mm.vma import _lock_ranges
-from emukern.kernel.mm.vma import _locked
-from emukern.kernel.mm.vma import _pieces
-from emukern.kernel.mm.vma import vma_end
-from emukern.machine.memory import Mapping
-from emukern.machine.memory import OutOfMemory
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import _host_buffer
-from emukern.machine.memory import is_shared
-from emukern.machine.memory import page_up
+from emukern.kernel.mm.vma import (
+    _U64,
+    MREMAP_DONTUNMAP,
+    MREMAP_FIXED,
+    MREMAP_MAYMOVE,
+    _charge,
+    _fully_mapped,
+    _insert,
+    _lock_ranges,
+    _locked,
+    _pieces,
+    vma_end,
+)
+from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,16 +1,17 @@
-"""syscalls.msync: generated from the kernel mixins."""
+"""msync <-> mm/msync.c.
+
+``sys_msync`` checks flags and alignment, returns ENOMEM for unmapped pages in the range and
+EBUSY for MS_INVALIDATE over a locked range; no data is written anywhere, as emukern's shared
+file mappings are copies of the file.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.mm.vma import MS_ASYNC
-from emukern.kernel.mm.vma import MS_INVALIDATE
-from emukern.kernel.mm.vma import MS_SYNC
-from emukern.kernel.mm.vma import _U64
-from emukern.kernel.mm.vma import _fully_mapped
-from emukern.kernel.mm.vma import _locked
-from emukern.kernel.mm.vma import _pieces
-from emukern.machine.memory import PAGE
-from emukern.machine.memory import page_up
+from emukern.kernel.mm.vma import _U64, MS_ASYNC, MS_INVALIDATE, MS_SYNC, _fully_mapped, _locked, _pieces
+from emukern.machine.memory import PAGE, page_up
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

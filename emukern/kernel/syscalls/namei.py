@@ -1,22 +1,31 @@
-"""syscalls.namei: generated from the kernel mixins."""
+"""mkdirat, unlinkat, renameat(2), linkat, symlinkat, mknodat <-> fs/namei.c's syscalls.
+
+Names are resolved with kernel/fs/namei.py's walk inside the guest's root, a host directory
+tree the changes are made in (EROFS when the root is not writable).  ``sys_renameat2`` supports
+RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT through the host's renameat2; symlink
+targets are stored as given and only resolved by the guest's walk; ``sys_mknodat`` makes
+regular files only (the root behaves as a nodev mount, so device nodes, FIFOs and sockets are
+EPERM).
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
-from emukern.kernel import errno as E
-from emukern.kernel.fs import EROFS
-from emukern.kernel.fs import EXDEV
-from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.vfs import S_IFIFO
-from emukern.kernel.fs.vfs import S_IFMT
-from emukern.kernel.fs.vfs import S_IFREG
-from emukern.kernel.fs.vfs import fs_of
-from emukern.kernel.syscalls_fs import AT_EMPTY_PATH
-from emukern.kernel.syscalls_fs import AT_REMOVEDIR
-from emukern.kernel.syscalls_fs import AT_SYMLINK_FOLLOW
-from emukern.kernel.syscalls_fs import RENAME_EXCHANGE
-from emukern.kernel.syscalls_fs import RENAME_NOREPLACE
-from emukern.kernel.syscalls_fs import RENAME_WHITEOUT
-from emukern.kernel.syscalls_fs import host_renameat2
+
 import os
+from typing import TYPE_CHECKING
+
+from emukern.kernel import errno as E
+from emukern.kernel.fs import EROFS, EXDEV
+from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, fs_of
+from emukern.kernel.syscalls_fs import (
+    AT_EMPTY_PATH,
+    AT_REMOVEDIR,
+    AT_SYMLINK_FOLLOW,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
+    RENAME_WHITEOUT,
+    host_renameat2,
+)
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,36 +1,43 @@
-"""syscalls.open: generated from the kernel mixins."""
+"""openat / close and the attribute-changing calls <-> fs/open.c.
+
+``sys_openat`` goes through kernel/fs/namei.py's ``do_sys_openat``; the module also holds
+truncate/ftruncate, fallocate, faccessat(2), chdir/fchdir, fchmod(at/at2) and fchown(at), the
+metadata ones (mode, owner) kept in kernel/fs/meta.py's per-node table, not on the host file.
+"""
 from __future__ import annotations
+
+import os
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import EROFS
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.file import HostFile
-from emukern.kernel.fs.file import MAX_IO
-from emukern.kernel.fs.meta import AT_EMPTY_PATH
-from emukern.kernel.fs.meta import AT_FDCWD
-from emukern.kernel.fs.meta import AT_SYMLINK_NOFOLLOW
-from emukern.kernel.fs.meta import EFBIG
-from emukern.kernel.fs.meta import ENODEV
-from emukern.kernel.fs.meta import EOPNOTSUPP
-from emukern.kernel.fs.meta import ESPIPE
-from emukern.kernel.fs.meta import FALLOC_FL_KEEP_SIZE
-from emukern.kernel.fs.meta import FALLOC_FL_PUNCH_HOLE
-from emukern.kernel.fs.meta import FALLOC_SUPPORTED
-from emukern.kernel.fs.meta import MAX_LFS
-from emukern.kernel.fs.meta import _s32
-from emukern.kernel.fs.meta import _s64
+from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.kernel.fs.meta import (
+    EFBIG,
+    ENODEV,
+    EOPNOTSUPP,
+    ESPIPE,
+    FALLOC_FL_KEEP_SIZE,
+    FALLOC_FL_PUNCH_HOLE,
+    FALLOC_SUPPORTED,
+    MAX_LFS,
+    _s64,
+)
 from emukern.kernel.fs.vfs import S_IFREG
-from emukern.kernel.syscalls_fs import AT_EACCESS
-from emukern.kernel.syscalls_fs import AT_EMPTY_PATH
-from emukern.kernel.syscalls_fs import AT_FDCWD
-from emukern.kernel.syscalls_fs import AT_SYMLINK_NOFOLLOW
-from emukern.kernel.syscalls_fs import W_OK
-from emukern.kernel.syscalls_fs import X_OK
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.syscalls_fs import (
+    AT_EACCESS,
+    AT_EMPTY_PATH,
+    AT_FDCWD,
+    AT_SYMLINK_NOFOLLOW,
+    W_OK,
+    X_OK,
+    _s32,
+)
 from emukern.kernel.sysret import s64
-import os
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

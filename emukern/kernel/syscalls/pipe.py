@@ -1,18 +1,23 @@
-"""syscalls.pipe: generated from the kernel mixins."""
+"""pipe2 <-> fs/pipe.c.
+
+``sys_pipe2`` makes a ``Pipe`` (kernel/files.py) and its two ends; ``_pipe_read`` and
+``_pipe_write`` are pipe_read/pipe_write, called by read_write.py, copying a page at a time
+under the pipe's mutex (``_pipe_lock``), which a task preempted inside the copy keeps held.  A
+full pipe takes what fits (a short write), and writing with no reader raises SIGPIPE/EPIPE.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
-from emukern.kernel.files import Pipe
-from emukern.kernel.files import PipeEnd
+from emukern.kernel.files import Pipe, PipeEnd
 from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.mm.uaccess import copy_from_user_chunk, copy_to_user_chunk
 from emukern.kernel.signal import generate as signal_generate
-from emukern.kernel.syscalls import O_CLOEXEC
-from emukern.kernel.syscalls import O_NONBLOCK
+from emukern.kernel.syscalls import O_CLOEXEC, O_NONBLOCK
 from emukern.kernel.sysret import BLOCK
-from emukern.kernel.mm.uaccess import copy_from_user_chunk
-from emukern.kernel.mm.uaccess import copy_to_user_chunk
-from typing import Any
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

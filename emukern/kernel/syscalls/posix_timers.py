@@ -1,12 +1,20 @@
-"""syscalls.posix_timers: generated from the kernel mixins."""
+"""timer_create / timer_settime / timer_gettime / timer_getoverrun / timer_delete
+<-> kernel/time/posix-timers.c.
+
+Per-process POSIX timers on CLOCK_REALTIME and CLOCK_MONOTONIC (both the same simulated clock),
+kept in the process's signal state as ``PosixTimer``; expiry and signal delivery are in
+kernel/signal/timers.py.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import NSIG
-from emukern.kernel.signal.defs import s32
+from emukern.kernel.signal.defs import NSIG, s32
 from emukern.kernel.signal.state import PosixTimer
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

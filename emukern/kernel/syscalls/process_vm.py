@@ -1,6 +1,11 @@
-"""syscalls.process_vm: generated from the kernel mixins."""
+"""process_vm_readv / process_vm_writev <-> mm/process_vm_access.c.
+
+Thin entries into ``process_vm_rw`` in kernel/process_vm.py, imported at call time.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,6 +1,12 @@
-"""syscalls.ptrace: generated from the kernel mixins."""
+"""ptrace <-> kernel/ptrace.c.
+
+Only the syscall entry: the implementation is ``sys_ptrace`` in kernel/signal/ptrace.py (next
+to the signal code it stops and resumes tasks through), imported at call time.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,7 +1,14 @@
-"""syscalls.random: generated from the kernel mixins."""
+"""getrandom <-> drivers/char/random.c.
+
+emukern's "randomness" is deterministic so that a run is reproducible: ``sys_getrandom``
+returns at most 256 bytes per call, a fixed function of the thread id and the byte's index.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.sysret import U64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

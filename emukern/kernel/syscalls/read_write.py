@@ -1,37 +1,30 @@
-"""syscalls.read_write: generated from the kernel mixins."""
+"""read / write and their vector, positioned and in-kernel copy forms <-> fs/read_write.c.
+
+``_do_read``/``_do_write`` dispatch on the file kind (pipe, host file, /dev files, eventfd,
+sysctl, plug-in kinds); ``_read_iter``/``_write_iter`` are the long loops for pipes and host
+files, which a preemption may stop midway and which resume from a progress record
+(kernel/preempt.py).  ``_each_iov`` runs readv/writev over the iovecs; the module also holds
+lseek, the pread/pwrite and preadv/pwritev(2) calls, sendfile and copy_file_range.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
 from emukern.kernel.epoll import EventFdFile
-from emukern.kernel.files import OutputFile
-from emukern.kernel.files import PipeEnd
-from emukern.kernel.files import StdinFile
-from emukern.kernel.files import SysctlFile
+from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.fs.file import DevNull
-from emukern.kernel.fs.file import DevZero
-from emukern.kernel.fs.file import DirFile
-from emukern.kernel.fs.file import HostFile
-from emukern.kernel.fs.file import VfsFile
-from emukern.kernel.fs.file import write_kernel_bytes
-from emukern.kernel.fs.meta import MAX_LFS
-from emukern.kernel.fs.meta import _copy_loop
-from emukern.kernel.fs.meta import _s32
-from emukern.kernel.fs.meta import _s64
+from emukern.kernel.fs.file import DevNull, DevZero, DirFile, HostFile, VfsFile, write_kernel_bytes
+from emukern.kernel.fs.meta import MAX_LFS, _copy_loop, _s64
+from emukern.kernel.mm.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
 from emukern.kernel.syscalls import eventpoll as syscalls_eventpoll
 from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.syscalls import sys as syscalls_sys
-from emukern.kernel.syscalls_fs import U64
 from emukern.kernel.syscalls_fs import _s32
-from emukern.kernel.sysret import U64
-from emukern.kernel.sysret import s64
-from emukern.kernel.mm.uaccess import copy_from_user
-from emukern.kernel.mm.uaccess import copy_from_user_chunk
-from emukern.kernel.mm.uaccess import copy_to_user
-from emukern.kernel.mm.uaccess import copy_to_user_chunk
-from typing import Any
+from emukern.kernel.sysret import U64, s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

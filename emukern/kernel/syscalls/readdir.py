@@ -1,9 +1,16 @@
-"""syscalls.readdir: generated from the kernel mixins."""
+"""getdents64 <-> fs/readdir.c.
+
+``sys_getdents64`` fills the buffer with ``linux_dirent64`` records from a directory
+``VfsFile``'s ``getdents`` (at most 1 MiB per call); any other descriptor is ENOTDIR.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls_fs import _s32
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,7 +1,14 @@
-"""syscalls.rseq: generated from the kernel mixins."""
+"""rseq <-> kernel/rseq.c.
+
+Restartable sequences are not modelled: ``sys_rseq`` returns ENOSYS, and the C libraries fall
+back to their plain paths.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,15 +1,25 @@
-"""syscalls.sched: generated from the kernel mixins."""
+"""sched_* calls <-> kernel/sched/syscalls.c (kernel/sched/core.c in older kernels).
+
+sched_yield, CPU affinity over the simulated CPUs, the policy and priority calls (their checks
+are ``_setscheduler`` in sys.py), the priority ranges, and ``sys_sched_rr_get_interval`` (the RR
+slice, or the fair class's slice in whole jiffies).
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import sys as syscalls_sys
-from emukern.kernel.syscalls_misc import BASE_SLICE_NS
-from emukern.kernel.syscalls_misc import RR_TIMESLICE_NS
-from emukern.kernel.syscalls_misc import SCHED_FIFO
-from emukern.kernel.syscalls_misc import SCHED_RESET_ON_FORK
-from emukern.kernel.syscalls_misc import SCHED_RR
-from emukern.kernel.syscalls_misc import _u32
+from emukern.kernel.syscalls_misc import (
+    BASE_SLICE_NS,
+    RR_TIMESLICE_NS,
+    SCHED_FIFO,
+    SCHED_RESET_ON_FORK,
+    SCHED_RR,
+    _u32,
+)
 from emukern.kernel.task import TaskState
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,27 +1,33 @@
-"""syscalls.select: generated from the kernel mixins."""
+"""pselect6 / ppoll <-> fs/select.c.
+
+``sys_pselect6`` and ``sys_ppoll`` check their arguments in Linux's order, apply the temporary
+signal mask, report the ready descriptors from each file's poll mask, and otherwise sleep on the
+files' wait queues until one changes, the timeout passes or a signal arrives (ERESTARTNOHAND).
+The shared finishing step is kernel/signal/syscalls.py's ``_select_finish``; the poll masks and
+limits are in kernel/select.py.
+"""
 from __future__ import annotations
-from emukern.errors import MemoryFault
-from emukern.kernel.signal.syscalls import _select_finish
+
 from typing import TYPE_CHECKING
+
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.select import DEFAULT_POLLMASK
-from emukern.kernel.select import ERESTARTNOHAND
-from emukern.kernel.select import POLLEX_SET
-from emukern.kernel.select import POLLIN_SET
-from emukern.kernel.select import POLLOUT_SET
-from emukern.kernel.select import _max_fds
+from emukern.kernel.select import DEFAULT_POLLMASK, POLLEX_SET, POLLIN_SET, POLLOUT_SET, _max_fds
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import syscalls as signal_syscalls
-from emukern.kernel.signal.defs import ERESTARTNOHAND
-from emukern.kernel.signal.defs import POLLERR
-from emukern.kernel.signal.defs import POLLHUP
-from emukern.kernel.signal.defs import POLLIN
-from emukern.kernel.signal.defs import POLLNVAL
-from emukern.kernel.signal.defs import POLLOUT
-from emukern.kernel.signal.defs import POLLRDNORM
-from emukern.kernel.signal.defs import POLLWRNORM
+from emukern.kernel.signal.defs import (
+    ERESTARTNOHAND,
+    POLLERR,
+    POLLHUP,
+    POLLIN,
+    POLLNVAL,
+    POLLOUT,
+    POLLRDNORM,
+    POLLWRNORM,
+)
+from emukern.kernel.signal.syscalls import _select_finish
 from emukern.kernel.sysret import BLOCK
-from typing import Any
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

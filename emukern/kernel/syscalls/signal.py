@@ -1,36 +1,46 @@
-"""syscalls.signal: generated from the kernel mixins."""
+"""kill / tgkill / tkill / rt_sig* / sigaltstack <-> kernel/signal.c's syscalls.
+
+Generation, delivery and the signal state are in the kernel/signal package; this module holds
+the syscall entries: sending (``sys_kill`` follows kill_something_info), the actions and
+masks, rt_sigsuspend, rt_sigtimedwait and sigaltstack.  ``sys_rt_sigreturn`` is the arch's
+rt_sigreturn (arch/*/kernel/signal.c), dispatched to the arch's signal module, which restores
+the frame.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import syscalls as signal_syscalls
-from emukern.kernel.signal.defs import ALL_SIGS
-from emukern.kernel.signal.defs import ERESTARTNOHAND
-from emukern.kernel.signal.defs import NSIG
-from emukern.kernel.signal.defs import SA_EXPOSE_TAGBITS
-from emukern.kernel.signal.defs import SA_NOCLDSTOP
-from emukern.kernel.signal.defs import SA_NOCLDWAIT
-from emukern.kernel.signal.defs import SA_NODEFER
-from emukern.kernel.signal.defs import SA_ONSTACK
-from emukern.kernel.signal.defs import SA_RESETHAND
-from emukern.kernel.signal.defs import SA_RESTART
-from emukern.kernel.signal.defs import SA_RESTORER
-from emukern.kernel.signal.defs import SA_SIGINFO
-from emukern.kernel.signal.defs import SIG_BLOCK
-from emukern.kernel.signal.defs import SIG_DFL
-from emukern.kernel.signal.defs import SIG_IGN
-from emukern.kernel.signal.defs import SIG_KERNEL_IGNORE
-from emukern.kernel.signal.defs import SIG_KERNEL_ONLY
-from emukern.kernel.signal.defs import SIG_SETMASK
-from emukern.kernel.signal.defs import SIG_UNBLOCK
-from emukern.kernel.signal.defs import SI_TKILL
-from emukern.kernel.signal.defs import s32
-from emukern.kernel.signal.defs import sigmask
-from emukern.kernel.signal.state import KSigInfo
-from emukern.kernel.signal.state import SigAction
-from emukern.kernel.signal.state import init_task_signals
+from emukern.kernel.signal.defs import (
+    ALL_SIGS,
+    ERESTARTNOHAND,
+    NSIG,
+    SA_EXPOSE_TAGBITS,
+    SA_NOCLDSTOP,
+    SA_NOCLDWAIT,
+    SA_NODEFER,
+    SA_ONSTACK,
+    SA_RESETHAND,
+    SA_RESTART,
+    SA_RESTORER,
+    SA_SIGINFO,
+    SI_TKILL,
+    SIG_BLOCK,
+    SIG_DFL,
+    SIG_IGN,
+    SIG_KERNEL_IGNORE,
+    SIG_KERNEL_ONLY,
+    SIG_SETMASK,
+    SIG_UNBLOCK,
+    s32,
+    sigmask,
+)
+from emukern.kernel.signal.state import KSigInfo, SigAction, init_task_signals
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

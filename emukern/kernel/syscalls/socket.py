@@ -1,37 +1,46 @@
-"""syscalls.socket: generated from the kernel mixins."""
+"""socket / socketpair / send* / recv* / shutdown / get|setsockopt / names <-> net/socket.c.
+
+Only AF_UNIX exists in emukern, so the family-specific work is kernel/net/unix.py's (socket
+creation, the queues, credentials); this module holds the syscall entries and the SOL_SOCKET
+options (sk_getsockopt / sk_setsockopt), other levels being EOPNOTSUPP.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.net import unix as net_unix
-from emukern.kernel.net.unix import AF_UNIX
-from emukern.kernel.net.unix import ENOPROTOOPT
-from emukern.kernel.net.unix import EOPNOTSUPP
-from emukern.kernel.net.unix import RCV_SHUTDOWN
-from emukern.kernel.net.unix import RMEM_MAX
-from emukern.kernel.net.unix import SEND_SHUTDOWN
-from emukern.kernel.net.unix import SHUT_RD
-from emukern.kernel.net.unix import SHUT_RDWR
-from emukern.kernel.net.unix import SOCK_CLOEXEC
-from emukern.kernel.net.unix import SOCK_MIN_RCVBUF
-from emukern.kernel.net.unix import SOCK_MIN_SNDBUF
-from emukern.kernel.net.unix import SOL_SOCKET
-from emukern.kernel.net.unix import SO_ACCEPTCONN
-from emukern.kernel.net.unix import SO_BROADCAST
-from emukern.kernel.net.unix import SO_DOMAIN
-from emukern.kernel.net.unix import SO_ERROR
-from emukern.kernel.net.unix import SO_KEEPALIVE
-from emukern.kernel.net.unix import SO_PASSCRED
-from emukern.kernel.net.unix import SO_PEERCRED
-from emukern.kernel.net.unix import SO_PROTOCOL
-from emukern.kernel.net.unix import SO_RCVBUF
-from emukern.kernel.net.unix import SO_RCVBUFFORCE
-from emukern.kernel.net.unix import SO_REUSEADDR
-from emukern.kernel.net.unix import SO_SNDBUF
-from emukern.kernel.net.unix import SO_SNDBUFFORCE
-from emukern.kernel.net.unix import SO_TYPE
-from emukern.kernel.net.unix import WMEM_MAX
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
+from emukern.kernel.net.unix import (
+    AF_UNIX,
+    ENOPROTOOPT,
+    EOPNOTSUPP,
+    RCV_SHUTDOWN,
+    RMEM_MAX,
+    SEND_SHUTDOWN,
+    SHUT_RD,
+    SHUT_RDWR,
+    SO_ACCEPTCONN,
+    SO_BROADCAST,
+    SO_DOMAIN,
+    SO_ERROR,
+    SO_KEEPALIVE,
+    SO_PASSCRED,
+    SO_PEERCRED,
+    SO_PROTOCOL,
+    SO_RCVBUF,
+    SO_RCVBUFFORCE,
+    SO_REUSEADDR,
+    SO_SNDBUF,
+    SO_SNDBUFFORCE,
+    SO_TYPE,
+    SOCK_CLOEXEC,
+    SOCK_MIN_RCVBUF,
+    SOCK_MIN_SNDBUF,
+    SOL_SOCKET,
+    WMEM_MAX,
+)
+from emukern.kernel.sysret import BLOCK, s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

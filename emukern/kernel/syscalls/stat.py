@@ -1,28 +1,30 @@
-"""syscalls.stat: generated from the kernel mixins."""
+"""fstat / newfstatat / statx / readlinkat <-> fs/stat.c.
+
+``_stat_at`` is vfs_fstatat over a path or (AT_EMPTY_PATH) a descriptor, and ``_fstat_file``
+gives pipes, stdio, sysctl and host files their 'struct stat'.  ``sys_readlinkat`` reads
+symlinks, with /proc/self/exe the guest path of the running image.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
-from emukern.kernel.files import OutputFile
-from emukern.kernel.files import PipeEnd
-from emukern.kernel.files import StdinFile
-from emukern.kernel.files import SysctlFile
+from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.file import HostFile
-from emukern.kernel.fs.file import VfsFile
-from emukern.kernel.fs.file import stat_bytes
-from emukern.kernel.fs.file import stat_fields
-from emukern.kernel.fs.file import statx_bytes
+from emukern.kernel.fs.file import HostFile, VfsFile, stat_bytes, stat_fields, statx_bytes
 from emukern.kernel.fs.vfs import cwd_of
-from emukern.kernel.syscalls_fs import AT_EMPTY_PATH
-from emukern.kernel.syscalls_fs import AT_FDCWD
-from emukern.kernel.syscalls_fs import AT_SYMLINK_NOFOLLOW
-from emukern.kernel.syscalls_fs import S_IFCHR
-from emukern.kernel.syscalls_fs import S_IFIFO
-from emukern.kernel.syscalls_fs import S_IFREG
-from emukern.kernel.syscalls_fs import _s32
-from emukern.kernel.syscalls_fs import _stat_bytes
-from typing import Any
+from emukern.kernel.syscalls_fs import (
+    AT_EMPTY_PATH,
+    AT_FDCWD,
+    AT_SYMLINK_NOFOLLOW,
+    S_IFCHR,
+    S_IFIFO,
+    S_IFREG,
+    _s32,
+    _stat_bytes,
+)
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,11 +1,18 @@
-"""syscalls.statfs: generated from the kernel mixins."""
+"""statfs / fstatfs <-> fs/statfs.c.
+
+Both write an asm-generic ``struct statfs`` from sys.py's ``_statfs_bytes``, whose figures are
+fixed (no host file system is asked), pipefs for a pipe.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

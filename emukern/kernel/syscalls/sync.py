@@ -1,9 +1,17 @@
-"""syscalls.sync: generated from the kernel mixins."""
+"""fsync / fdatasync / sync / syncfs <-> fs/sync.c.
+
+Files of the root are written straight through to the host, so there is nothing to flush:
+fsync and fdatasync are sys.py's ``_fsync`` (EBADF, or EINVAL for a file without ->fsync), and
+sync and syncfs succeed.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,55 +1,62 @@
-"""syscalls.sys: generated from the kernel mixins."""
+"""kernel/sys.c's syscalls, with kernel/groups.c and kernel/exec_domain.c.
+
+Process ids, sessions and process groups, credentials (the set*id family and their
+``_setid``/``_setreid``/``_setresid``/``_setfsid`` rules, getgroups/setgroups), rlimits
+(prlimit64, via kernel/resource.py), uname, prctl, umask, getrusage, times, sysinfo,
+get/setpriority and personality.  It also holds helpers other syscall modules share: the
+sched_setscheduler checks (``_setscheduler``), ``_fsync``, ``_statfs_bytes`` and ``_prw``
+(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities).
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import struct
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
+from emukern.kernel.mm.uaccess import copy_from_user
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
-from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.syscalls import read_write as syscalls_read_write
-from emukern.kernel.syscalls_misc import Cred
-from emukern.kernel.syscalls_misc import EOPNOTSUPP
-from emukern.kernel.syscalls_misc import EXT4_SUPER_MAGIC
-from emukern.kernel.syscalls_misc import MAX_NICE
-from emukern.kernel.syscalls_misc import MAX_RT_PRIO
-from emukern.kernel.syscalls_misc import MIN_NICE
-from emukern.kernel.syscalls_misc import NGROUPS_MAX
-from emukern.kernel.syscalls_misc import NO_ID
-from emukern.kernel.syscalls_misc import PER_LINUX_MASK
-from emukern.kernel.syscalls_misc import PIPEFS_MAGIC
-from emukern.kernel.syscalls_misc import PRIO_PGRP
-from emukern.kernel.syscalls_misc import PRIO_PROCESS
-from emukern.kernel.syscalls_misc import PRIO_USER
-from emukern.kernel.syscalls_misc import PROC_SUPER_MAGIC
-from emukern.kernel.syscalls_misc import RWF_SUPPORTED
-from emukern.kernel.syscalls_misc import SCHED_BATCH
-from emukern.kernel.syscalls_misc import SCHED_DEADLINE
-from emukern.kernel.syscalls_misc import SCHED_FIFO
-from emukern.kernel.syscalls_misc import SCHED_IDLE
-from emukern.kernel.syscalls_misc import SCHED_OTHER
-from emukern.kernel.syscalls_misc import SCHED_RESET_ON_FORK
-from emukern.kernel.syscalls_misc import SCHED_RR
-from emukern.kernel.syscalls_misc import ST_NODEV
-from emukern.kernel.syscalls_misc import ST_NOEXEC
-from emukern.kernel.syscalls_misc import ST_NOSUID
-from emukern.kernel.syscalls_misc import ST_RDONLY
-from emukern.kernel.syscalls_misc import ST_RELATIME
-from emukern.kernel.syscalls_misc import ST_VALID
-from emukern.kernel.syscalls_misc import TMPFS_MAGIC
-from emukern.kernel.syscalls_misc import _u32
-from emukern.kernel.syscalls_misc import cred_of
-from emukern.kernel.syscalls_proc import RUSAGE_CHILDREN
-from emukern.kernel.syscalls_proc import RUSAGE_SELF
-from emukern.kernel.syscalls_proc import RUSAGE_THREAD
-from emukern.kernel.syscalls_proc import _s32
-from emukern.kernel.sysret import U64
-from emukern.kernel.sysret import s64
-from emukern.kernel.mm.uaccess import copy_from_user
-from typing import Any
-import struct
+from emukern.kernel.syscalls_misc import (
+    EOPNOTSUPP,
+    EXT4_SUPER_MAGIC,
+    MAX_NICE,
+    MAX_RT_PRIO,
+    MIN_NICE,
+    NGROUPS_MAX,
+    NO_ID,
+    PER_LINUX_MASK,
+    PIPEFS_MAGIC,
+    PRIO_PGRP,
+    PRIO_PROCESS,
+    PRIO_USER,
+    PROC_SUPER_MAGIC,
+    RWF_SUPPORTED,
+    SCHED_BATCH,
+    SCHED_DEADLINE,
+    SCHED_FIFO,
+    SCHED_IDLE,
+    SCHED_OTHER,
+    SCHED_RESET_ON_FORK,
+    SCHED_RR,
+    ST_NODEV,
+    ST_NOEXEC,
+    ST_NOSUID,
+    ST_RDONLY,
+    ST_RELATIME,
+    ST_VALID,
+    TMPFS_MAGIC,
+    Cred,
+    _u32,
+    cred_of,
+)
+from emukern.kernel.syscalls_proc import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
+from emukern.kernel.sysret import U64, s64
+
 if TYPE_CHECKING:
-    from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
+    from emukern.kernel.types import Kernel
 
 
 # ---- process ids -----------------------------------------------------------------------------

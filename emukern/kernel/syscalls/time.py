@@ -1,11 +1,19 @@
-"""syscalls.time: generated from the kernel mixins."""
+"""clock_gettime / clock_getres / gettimeofday / nanosleep / clock_nanosleep
+<-> kernel/time/{time.c, posix-timers.c, hrtimer.c}.
+
+Every clock reads the same simulated clock, derived from the CPU's cycle count, so time depends
+only on the run.  A sleep is a scheduler timer (``_sleep``); its target is kept on the task for
+the remaining time when a signal interrupts it.
+"""
 from __future__ import annotations
-from typing import TYPE_CHECKING
+
+import struct
+from typing import TYPE_CHECKING, Any
+
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls_proc import _s32
 from emukern.kernel.sysret import BLOCK
-from typing import Any
-import struct
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -1,18 +1,27 @@
-"""syscalls.utimes: generated from the kernel mixins."""
+"""utimensat <-> fs/utimes.c.
+
+``sys_utimensat`` sets atime/mtime (UTIME_NOW, UTIME_OMIT or explicit times) on a path or a
+descriptor, in kernel/fs/meta.py's metadata for the node; only the owner or root may set
+explicit times.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel import errno as E
-from emukern.kernel.files import OutputFile
-from emukern.kernel.files import PipeEnd
+from emukern.kernel.files import OutputFile, PipeEnd
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.fs.meta import AT_EMPTY_PATH
-from emukern.kernel.fs.meta import AT_FDCWD
-from emukern.kernel.fs.meta import AT_SYMLINK_NOFOLLOW
-from emukern.kernel.fs.meta import UTIME_NOW
-from emukern.kernel.fs.meta import UTIME_OMIT
-from emukern.kernel.fs.meta import _s32
-from emukern.kernel.fs.meta import _s64
+from emukern.kernel.fs.meta import (
+    AT_EMPTY_PATH,
+    AT_FDCWD,
+    AT_SYMLINK_NOFOLLOW,
+    UTIME_NOW,
+    UTIME_OMIT,
+    _s32,
+    _s64,
+)
 from emukern.kernel.syscalls_misc import cred_of
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

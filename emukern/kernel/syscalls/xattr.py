@@ -1,7 +1,15 @@
-"""syscalls.xattr: generated from the kernel mixins."""
+"""The *xattr calls <-> fs/xattr.c.
+
+Extended attributes are not supported: after the path or descriptor is checked, every
+set/get/list/remove call returns EOPNOTSUPP (kernel/fs/meta.py's ``_xattr_path`` and
+``_xattr_fd``), so the get/list/remove names are aliases of the set ones.
+"""
 from __future__ import annotations
+
 from typing import TYPE_CHECKING
+
 from emukern.kernel.fs import meta as fs_meta
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
