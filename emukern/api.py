@@ -1,11 +1,15 @@
 """The Python API: build a machine, load a program, run it, look inside.
 
-    from emukern.api import Machine
-    m = Machine(arch="riscv64", vlen=512, policies={"riscv-discard": "eager"})
-    m.load("guest_asm/riscv/hello.S")          # .S is assembled with LLVM, ELF files load directly
-    r = m.run()
-    assert r.exit_status == 0 and r.stdout == b"hello\\n"
-    m.kernel.trap_log, m.cpu(0).reg(10), m.read(addr, n)
+>>> from emukern.api import Machine
+>>> m = Machine(arch="riscv64", vlen=512, policies={"riscv-discard": "eager"})
+>>> _ = m.load("guest_asm/riscv/hello.S")   # .S is assembled with LLVM, ELF files load directly
+>>> r = m.run()
+>>> r.exit_status, r.stdout
+(0, b'Hello from RISC-V user mode!\\n')
+>>> m.read(m.symbol("msg"), 5)
+b'Hello'
+
+(``m.kernel.trap_log`` holds the traps, ``m.cpu(0).reg(10)`` reads a register.)
 """
 from __future__ import annotations
 
