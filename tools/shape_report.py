@@ -72,23 +72,22 @@ LAYERS: dict[str, tuple[str, ...]] = {
 # information, not a criterion: the reshaping is moving modules across them now.  A kernel module
 # no entry places is listed (``kernel_unplaced``), not an error.
 KERNEL_SUBLAYERS: dict[str, tuple[str, ...]] = {
-    # leaf data and helpers every subsystem may use
+    # leaf data and helpers every part may use (plugins: the decision-point registry the
+    # patched functions consult)
     "K0 base": ("types", "errno", "task", "thread_info", "sysret", "cost", "result", "versions",
-                "switches", "policies", "resource"),
-    # the three subsystems underneath signals
-    "K1 mm/fs/sched": ("mm", "mm_layout", "uaccess",
-                       "fs", "files", "net", "sysctl",
-                       "sched", "smp", "preempt", "spinlock"),
-    # signal generation, delivery, job control; core dumps are a signal's default action
-    "K2 signal": ("signal", "coredump"),
-    # the syscall handlers (free functions after the reshaping)
-    "K3 syscalls": ("syscalls", "syscalls_fs", "syscalls_misc", "syscalls_proc", "signal.syscalls",
-                    "mm_syscalls", "process_vm", "ptrace", "exec", "epoll", "select", "signalfd",
-                    "timerfd"),
+                "switches", "policies", "resource", "uapi", "cred", "files", "spinlock", "plugins",
+                "boot_checks"),
+    # the subsystems underneath signals
+    "K1 mm/fs": ("mm", "fs", "net", "sysctl"),
+    # signal generation, delivery, job control, exit/wait, ptrace, core dumps; the tick (it runs
+    # the interval timers) and the preemption points of long syscalls (they take the tick)
+    "K2 signal": ("signal", "tick", "preempt"),
+    # the syscall handlers (free functions, one module per Linux file) and exec
+    "K3 syscalls": ("syscalls", "process_vm", "exec", "epoll", "select"),
     # what each architecture fills in
-    "K4 arch": ("arch", "arch_base", "arm64", "riscv"),
-    # trap entry, the composition root, and user plug-ins that may hook any of it
-    "K5 entry/root": ("", "entry", "kernel", "plugins", "plugin_examples"),
+    "K4 arch": ("arch",),
+    # trap entry, the scheduler and run loop that resume into it, the composition root, plug-ins
+    "K5 entry/root": ("", "entry", "kernel", "sched", "smp", "plugin_examples"),
 }
 
 # Architecture code: where ``config.arch ==`` is in place (the K4 sub-layer's modules).

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
-from emukern.kernel.syscalls_proc import USER_HZ
+from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task
 from typing import Any
 

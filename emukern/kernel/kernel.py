@@ -34,7 +34,7 @@ from emukern.kernel.sched import PerCpu, Scheduler
 from emukern.kernel.signal import flush_signal_handlers, init_task_signals
 from emukern.kernel.smp import RunLoop
 from emukern.kernel.syscalls import BLOCK
-from emukern.kernel.syscalls_proc import USER_HZ
+from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
@@ -322,7 +322,7 @@ class Kernel:
                     or "/" + Path(path).name)
         self.tasks[task.tid] = task
         self.init_task = task
-        fs_namei.fs_init_task(self, task)     # its cwd in the guest root (kernel/syscalls_fs.py)
+        fs_namei.fs_init_task(self, task)     # its cwd in the guest root (kernel/fs/namei.py)
         from emukern.kernel.exec import ExecError
         argv = argv or [str(path)]
         envp = envp or []

@@ -74,7 +74,7 @@ class Task:
     fault_report: dict[str, Any] | None = None
     rlim: list[tuple[int, int]] | None = None   # resource limits, shared by threads (kernel/resource.py)
     ptrace: Any = None                          # kernel/ptrace.py: the tracing link, None untraced
-    # kernel/syscalls_misc.py: struct cred (None: root's), nice, scheduling policy, personality
+    # kernel/cred.py: struct cred (None: root's), nice, scheduling policy, personality
     cred: Any = None
     nice: int = 0
     sched_policy: int = 0

@@ -1,5 +1,5 @@
 """Credentials, nice values, scheduling policies, personality, gettimeofday, the sync family,
-statfs, preadv/pwritev[2], close_range and readv on a pipe (kernel/syscalls_misc.py) with
+statfs, preadv/pwritev[2], close_range and readv on a pipe (kernel/syscalls/sys.py, sync.py, statfs.py, read_write.py, file.py) with
 tests/oracle/guests/misc_probe.c, whose output was compared line by line with Debian 13's arm64
 and riscv64 kernels (`emukern compare`: AGREE) and is checked against them in CI by the
 real-kernel oracle (case misc)."""

@@ -1,4 +1,4 @@
-"""select/pselect (pselect6, kernel/select.py) with guest_asm/c/select_probe.c: pipes ready or
+"""select/pselect (pselect6, kernel/syscalls/select.py) with guest_asm/c/select_probe.c: pipes ready or
 not, the time left written back, a wait that a child's write or a signal ends, EBADF / EINVAL /
 EFAULT, pselect's temporary mask.  The expected output is what qemu-user (the host kernel) and
 Debian 13's arm64 kernel (`emukern compare`: AGREE) print."""

@@ -1,4 +1,4 @@
-"""pselect6 (kernel/select.py), timerfd (kernel/timerfd.py) and signalfd4 (kernel/signalfd.py)
+"""pselect6 (kernel/syscalls/select.py), timerfd (kernel/syscalls/timerfd.py) and signalfd4 (kernel/syscalls/signalfd.py)
 with tests/oracle/guests/timers_probe.c, whose output is what qemu-user (forwarding to the host
 Linux kernel) prints on both arches, and what the real-kernel oracle checks (case timers)."""
 from __future__ import annotations

@@ -21,7 +21,7 @@ from emukern.kernel.fs import EOVERFLOW, EROFS, EXDEV
 from emukern.kernel.fs.file import MAX_IO, DevNull, HostFile, VfsFile, write_kernel_bytes
 from emukern.kernel.fs.vfs import S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, Node, fs_of
 from emukern.kernel.sysret import BLOCK
-from emukern.kernel.syscalls_misc import cred_of
+from emukern.kernel.cred import cred_of
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
@@ -33,7 +33,7 @@ from emukern.kernel.fs.vfs import Node
 from emukern.kernel.fs.vfs import S_IFDIR
 from emukern.kernel.fs.vfs import S_IFLNK
 from emukern.kernel.fs.vfs import S_IFMT
-from emukern.kernel.syscalls_misc import cred_of
+from emukern.kernel.cred import cred_of
 from typing import Any
 import os
 if TYPE_CHECKING:

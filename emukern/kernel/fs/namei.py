@@ -19,7 +19,7 @@ from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
 from emukern.kernel.fs.file import DirFile, HostFile, VfsFile
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
-from emukern.kernel.syscalls_fs import (
+from emukern.kernel.fs.uapi import (
     AT_FDCWD,
     O_ACCMODE,
     O_CLOEXEC,

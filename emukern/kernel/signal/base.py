@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.task import Task
-from emukern.kernel.syscalls_proc import _s32
+from emukern.kernel.uapi import _s32
 from emukern.kernel.thread_info import TIF_SIGPENDING
 from emukern.kernel.signal.defs import SIG_DFL
 from emukern.kernel.signal.defs import SIG_IGN

@@ -20,7 +20,7 @@ from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
 from emukern.kernel.signal.state import KSigInfo
-from emukern.kernel.syscalls_proc import USER_HZ
+from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ from emukern.kernel.signal.defs import sigmask
 from emukern.kernel.signal.defs import signal_name
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.signal.state import init_task_signals
-from emukern.kernel.syscalls_proc import _s32
+from emukern.kernel.uapi import _s32
 from emukern.kernel.task import Task
 from emukern.kernel.task import TaskState
 from typing import Any

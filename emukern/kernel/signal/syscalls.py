@@ -12,7 +12,7 @@ from emukern.kernel.signal.state import *           # noqa: F401,F403
 
 from emukern.kernel.task import Task, TaskState      # noqa: F401
 from emukern.kernel import errno as E
-from emukern.kernel.select import ERESTARTNOHAND
+from emukern.kernel.signal.defs import ERESTARTNOHAND
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal.defs import ALL_SIGS
 from emukern.kernel.signal.defs import SIG_KERNEL_ONLY

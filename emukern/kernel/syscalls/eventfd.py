@@ -1,6 +1,6 @@
 """eventfd2 <-> fs/eventfd.c.
 
-``sys_eventfd2`` checks the flags and installs an ``EventFdFile`` (kernel/epoll.py).  The
+``sys_eventfd2`` checks the flags and installs an ``EventFdFile`` (kernel/syscalls/eventpoll.py).  The
 counter's read and write paths, which sleep, are ``eventfd_read``/``eventfd_write`` in
 syscalls/eventpoll.py, called from read_write.py.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
-from emukern.kernel.epoll import EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE, EventFdFile
+from emukern.kernel.fs.poll import EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE, EventFdFile
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

@@ -1,7 +1,7 @@
 """epoll_create1 / epoll_ctl / epoll_pwait / epoll_pwait2 <-> fs/eventpoll.c.
 
 The epoll instance and its items (``EventPollFile``, ``EpItem``) and the readiness checks are
-in kernel/epoll.py; this module holds the syscalls and ``ep_poll``, which reports ready items
+in kernel/fs/poll.py; this module holds the syscalls and ``ep_poll``, which reports ready items
 or sleeps until a watched file changes or the deadline (fixed on the first pass) passes.  The
 signal mask of epoll_pwait is accepted but not applied.  It also holds ``eventfd_read`` and
 ``eventfd_write`` (fs/eventfd.c's blocking counter paths), which read()/write() call.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.epoll import (
+from emukern.kernel.fs.poll import (
     EP_MAX_EVENTS,
     EPOLL_CLOEXEC,
     EPOLL_CTL_ADD,

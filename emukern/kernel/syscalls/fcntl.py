@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls import file as syscalls_file
-from emukern.kernel.syscalls_fs import (
+from emukern.kernel.fs.uapi import (
     F_DUPFD,
     F_DUPFD_CLOEXEC,
     F_GETFD,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import open as syscalls_open
-from emukern.kernel.syscalls_fs import O_CLOEXEC
-from emukern.kernel.syscalls_misc import CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, _u32
+from emukern.kernel.fs.uapi import O_CLOEXEC
+from emukern.kernel.cred import CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, _u32
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

@@ -24,7 +24,7 @@ from emukern.kernel.syscalls import (
     CLONE_THREAD,
     CLONE_VM,
 )
-from emukern.kernel.syscalls_misc import copy_process_attrs
+from emukern.kernel.cred import copy_process_attrs
 from emukern.kernel.task import Task
 
 if TYPE_CHECKING:
@@ -60,10 +60,10 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
     child.ctx = ctx
     child.thread = k.arch.new_thread_state(child, task, exec_=False)
-    fs_namei.fs_fork(k, task, child, flags)                 # cwd and umask (kernel/syscalls_fs.py)
+    fs_namei.fs_fork(k, task, child, flags)                 # cwd and umask (kernel/fs/namei.py)
     copy_signals(child, task, flags)
     copy_rlimits(k, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
-    copy_process_attrs(child, task)          # creds, nice, policy (kernel/syscalls_misc.py)
+    copy_process_attrs(child, task)          # creds, nice, policy (kernel/cred.py)
     if flags & CLONE_CHILD_CLEARTID:
         child.clear_child_tid = ctid
     if flags & CLONE_PARENT_SETTID:

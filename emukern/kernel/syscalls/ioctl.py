@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
-from emukern.kernel.syscalls_fs import ENOTTY
+from emukern.kernel.fs.uapi import ENOTTY
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

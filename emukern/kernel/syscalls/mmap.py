@@ -14,7 +14,7 @@ from emukern.kernel.fs.file import HostFile
 from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.fs.uapi import _s32
 from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     if not flags & (MAP_PRIVATE | MAP_SHARED):
         return -E.EINVAL
     if not flags & MAP_ANONYMOUS:
-        got = mmap_file(k, task, fd, length, prot, flags, off)     # kernel/syscalls_fs.py
+        got = mmap_file(k, task, fd, length, prot, flags, off)     # kernel/fs/namei.py
         if isinstance(got, int):
             return got
         data, name = got

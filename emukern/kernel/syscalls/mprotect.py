@@ -20,7 +20,7 @@ def sys_mprotect(k: "Kernel", cpu, task, addr, length, prot, *a):
     addr = k.arch.untagged_addr(addr)
     if addr % PAGE:
         return -E.EINVAL
-    if prot & PROT_WRITE and fs_namei.shared_readonly_in(task, addr, length):   # kernel/syscalls_fs.py
+    if prot & PROT_WRITE and fs_namei.shared_readonly_in(task, addr, length):   # kernel/fs/namei.py
         return -E.EACCES
     task.mm.protect(addr, length, prot_str(prot))
     cpu.charge(k.cost.mmap_op)

@@ -16,7 +16,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs import EROFS, EXDEV
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, fs_of
-from emukern.kernel.syscalls_fs import (
+from emukern.kernel.fs.uapi import (
     AT_EMPTY_PATH,
     AT_REMOVEDIR,
     AT_SYMLINK_FOLLOW,

@@ -27,7 +27,7 @@ from emukern.kernel.fs.meta import (
     _s64,
 )
 from emukern.kernel.fs.vfs import S_IFREG
-from emukern.kernel.syscalls_fs import (
+from emukern.kernel.fs.uapi import (
     AT_EACCESS,
     AT_EMPTY_PATH,
     AT_FDCWD,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, *a):
-    return fs_namei.do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode)   # kernel/syscalls_fs.py
+    return fs_namei.do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode)   # kernel/fs/namei.py
 
 
 def sys_close(k: "Kernel", cpu, task, fd, *a):

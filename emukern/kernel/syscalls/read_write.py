@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
-from emukern.kernel.epoll import EventFdFile
+from emukern.kernel.fs.poll import EventFdFile
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs import meta as fs_meta
@@ -22,7 +22,7 @@ from emukern.kernel.mm.uaccess import copy_from_user, copy_from_user_chunk, copy
 from emukern.kernel.syscalls import eventpoll as syscalls_eventpoll
 from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.syscalls import sys as syscalls_sys
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.fs.uapi import _s32
 from emukern.kernel.sysret import U64, s64
 
 if TYPE_CHECKING:

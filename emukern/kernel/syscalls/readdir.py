@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import VfsFile
-from emukern.kernel.syscalls_fs import _s32
+from emukern.kernel.fs.uapi import _s32
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import sys as syscalls_sys
-from emukern.kernel.syscalls_misc import (
+from emukern.kernel.cred import (
     BASE_SLICE_NS,
     RR_TIMESLICE_NS,
     SCHED_FIFO,

@@ -8,11 +8,10 @@ limits are in kernel/select.py.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.select import DEFAULT_POLLMASK, POLLEX_SET, POLLIN_SET, POLLOUT_SET, _max_fds
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import syscalls as signal_syscalls
 from emukern.kernel.signal.defs import (
@@ -32,6 +31,29 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
+# poll's event bits as select maps them (fs/select.c POLLIN_SET, ...)
+_IN, _PRI, _OUT, _ERR, _HUP = 0x1, 0x2, 0x4, 0x8, 0x10
+_RDNORM, _RDBAND, _WRNORM, _WRBAND = 0x40, 0x80, 0x100, 0x200
+POLLIN_SET = _RDNORM | _RDBAND | _IN | _HUP | _ERR
+POLLOUT_SET = _WRBAND | _WRNORM | _OUT | _ERR
+POLLEX_SET = _PRI
+DEFAULT_POLLMASK = _IN | _OUT | _RDNORM | _WRNORM
+
+
+def _max_fds(files: Any) -> int:
+    """fdt->max_fds, what core_sys_select clips n to: the table starts with NR_OPEN_DEFAULT
+    (64) slots and grows by alloc_fdtable's rule (at least 256, a power of two) once a
+    descriptor at or above 64 is installed.  (emukern's table does not keep its high-water
+    mark, so the size follows the highest descriptor open now.)"""
+    top = max(files.fds, default=0) if files is not None else 0
+    if top < 64:
+        return 64
+    n = 256
+    while n <= top:
+        n *= 2
+    return n
+
+
 def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
     """do_pselect + core_sys_select: the {sigset, size} argument pack (EFAULT), the
     timeout (EINVAL), the sigmask (EINVAL for a size other than 8), n (EINVAL when
@@ -40,7 +62,7 @@ def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
     set (an fd both readable and writable counts twice); a timeout returns 0 with the
     sets cleared; the remaining time is written back to the timespec (not for a zero
     timeout, as poll_select_finish)."""
-    from emukern.kernel.epoll import _queues, file_poll
+    from emukern.kernel.fs.poll import _queues, file_poll
     st = signal_base._sig_init(k, task)
     again = st.in_wait == "pselect6"
     st.in_wait = ""
@@ -128,7 +150,7 @@ def sys_ppoll(k: "Kernel", cpu, task, ufds, nfds, tmo, sigmask_ptr, sigsetsize, 
     -ERESTARTNOHAND: EINTR once a handler ran, whatever SA_RESTART says, and a transparent
     restart otherwise.  The temporary sigmask is swapped in for the wait; it stays while a
     handler's frame saves the original (restore_saved_sigmask_unless)."""
-    from emukern.kernel.epoll import _queues, file_poll
+    from emukern.kernel.fs.poll import _queues, file_poll
     from emukern.kernel.sysret import BLOCK
     st = signal_base._sig_init(k, task)
     again = st.in_wait == "ppoll"

@@ -24,9 +24,6 @@ from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal.generate import signalfd_wqh
 from typing import TYPE_CHECKING
-from emukern.kernel import errno as E
-from emukern.kernel.signal import base as signal_base
-from emukern.kernel.signal.generate import signalfd_wqh
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

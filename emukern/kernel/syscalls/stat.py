@@ -14,7 +14,7 @@ from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.file import HostFile, VfsFile, stat_bytes, stat_fields, statx_bytes
 from emukern.kernel.fs.vfs import cwd_of
-from emukern.kernel.syscalls_fs import (
+from emukern.kernel.fs.uapi import (
     AT_EMPTY_PATH,
     AT_FDCWD,
     AT_SYMLINK_NOFOLLOW,

@@ -18,7 +18,7 @@ from emukern.kernel.mm.uaccess import copy_from_user
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.syscalls import read_write as syscalls_read_write
-from emukern.kernel.syscalls_misc import (
+from emukern.kernel.cred import (
     EOPNOTSUPP,
     EXT4_SUPER_MAGIC,
     MAX_NICE,
@@ -51,7 +51,7 @@ from emukern.kernel.syscalls_misc import (
     _u32,
     cred_of,
 )
-from emukern.kernel.syscalls_proc import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
+from emukern.kernel.uapi import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
 from emukern.kernel.sysret import U64, s64
 
 if TYPE_CHECKING:

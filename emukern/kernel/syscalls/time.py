@@ -11,7 +11,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.syscalls_proc import _s32
+from emukern.kernel.uapi import _s32
 from emukern.kernel.sysret import BLOCK
 
 if TYPE_CHECKING:

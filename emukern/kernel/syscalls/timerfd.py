@@ -23,9 +23,6 @@ from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.sysret import BLOCK
 from typing import TYPE_CHECKING
-from emukern.kernel import errno as E
-from typing import Any
-import heapq
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 

@@ -20,7 +20,7 @@ from emukern.kernel.fs.meta import (
     _s32,
     _s64,
 )
-from emukern.kernel.syscalls_misc import cred_of
+from emukern.kernel.cred import cred_of
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel

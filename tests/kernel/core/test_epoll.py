@@ -1,4 +1,4 @@
-"""epoll_create1 / epoll_ctl / epoll_pwait and eventfd2 (emukern/kernel/epoll.py), as fp-stress
+"""epoll_create1 / epoll_ctl / epoll_pwait and eventfd2 (emukern/kernel/fs/poll.py), as fp-stress
 uses them: a GCC + glibc program checks readiness of pipes and eventfds, a blocking wait woken by
 a child's write, a timeout, nesting, hang-up and the errors; emukern's output must equal the host
 kernel's under qemu-user."""

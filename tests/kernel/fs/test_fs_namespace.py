@@ -1,4 +1,4 @@
-"""renameat2 / renameat / linkat / symlinkat in a writable guest root (syscalls_fs.py).
+"""renameat2 / renameat / linkat / symlinkat in a writable guest root (kernel/syscalls/namei.py).
 
 guest_asm/c/fs_namespace.c runs the same calls under emukern (in DIR of a --root-rw root) and under
 qemu-user (in a scratch directory, i.e. the host kernel's answers): the outputs must be the same

@@ -1,4 +1,4 @@
-"""Process-query syscalls (kernel/syscalls_proc.py): process groups and sessions with Linux's
+"""Process-query syscalls (kernel/syscalls/sys.py): process groups and sessions with Linux's
 rules, umask, getrusage/times/sysinfo, clock_getres, prctl names."""
 from __future__ import annotations
 

@@ -1,27 +1,13 @@
-"""File-system and descriptor syscalls beyond read/write: path lookups in the guest root
-(openat, newfstatat, statx, faccessat, readlinkat, getdents64, getcwd/chdir/fchdir, mkdirat,
-unlinkat), what a C library's start-up and stdio use (writev, fstat, ioctl(TCGETS), lseek,
-pread64, dup, fcntl), and the file-backed side of mmap.  Paths resolve only inside the guest root
-(emukern.kernel.fs.vfs); the root is read-only (EROFS) unless the machine was given --root-rw."""
+"""The uapi numbers of the file syscalls (include/uapi/linux/fcntl.h, stat.h, fs.h: O_*, AT_*,
+F_*, S_IF*, RENAME_*), shared by kernel/syscalls/ and the fs code.  Two differ by architecture
+(O_DIRECTORY, O_NOFOLLOW: asm-generic vs arm64's own fcntl.h) and are looked up by arch name."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-from emukern.kernel.mm.uaccess import copy_from_user, copy_to_user
 from emukern.kernel import errno as E
-from emukern.kernel import preempt as P
-from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
-from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
-from emukern.kernel.fs.file import (DirFile, HostFile, VfsFile, stat_bytes, stat_fields,
-                                    statx_bytes)
-from emukern.kernel.fs.procfs import ProcFs
-from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
 
-from emukern.machine.memory import SHARED_ANON
-
-if TYPE_CHECKING:
-    from emukern.kernel.types import Kernel
 
 U64 = (1 << 64) - 1
 ENOTTY = 25
@@ -51,8 +37,6 @@ def _stat_bytes(mode: int, size: int = 0, rdev: int = 0, ino: int = 1) -> bytes:
 def _s32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >> 31 else v
-
-
 
 
 _libc: Any = None

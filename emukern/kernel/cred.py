@@ -1,7 +1,6 @@
-"""Process attributes and small file syscalls glibc programs use: credentials (kernel/sys.c,
-kernel/groups.c), nice values and scheduling policies (kernel/sys.c setpriority/getpriority,
-kernel/sched/syscalls.c), personality, gettimeofday, the sync family (fs/sync.c), statfs
-(fs/statfs.c), preadv/pwritev[2] (fs/read_write.c) and close_range (fs/file.c).
+"""Credentials and other per-process attributes (kernel/cred.c's struct cred, copied at clone;
+kernel/sys.c, kernel/groups.c), and the uapi numbers of the calls that read and set them and of
+the small calls beside them (priorities and scheduling policies, personality, statfs, close_range).
 
 What is modelled and what is not:
 - credentials are per thread (``struct cred``), copied at clone, and what getuid & co. report.
@@ -16,12 +15,9 @@ What is modelled and what is not:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from emukern.kernel import errno as E
-from emukern.kernel.files import PipeEnd
-from emukern.kernel.sysret import s64
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task

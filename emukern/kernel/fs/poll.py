@@ -1,4 +1,6 @@
-"""epoll and eventfd <-> fs/eventpoll.c and fs/eventfd.c.
+"""Polling files: each file kind's readiness (vfs_poll: ``file_poll``), the epoll instance and
+its items (fs/eventpoll.c), and the eventfd file (fs/eventfd.c).  The syscalls are
+kernel/syscalls/{eventpoll,eventfd,select}.py.
 
 fp-stress (tools/testing/selftests/arm64/fp) watches its children's stdout pipes with
 ``epoll_create1``/``epoll_ctl``/``epoll_wait``; glibc's ``epoll_wait`` is the ``epoll_pwait``
