@@ -174,13 +174,7 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
                 or mm is not task.mm or mm.version != cpu.mapped_version or task.state is not _RUNNABLE:
             trap = cpu.syscall_trap(pc, word, regs)
             trap.handler, trap.ret, trap.notes = name, ret, notes
-            note, extra = exit_to_user_mode_loop(k, cpu, task, trap)
-            ret_cost += extra
-            if note:
-                if trap.notes is None:
-                    trap.notes = [note]
-                else:
-                    trap.notes.append(note)
+            ret_cost += exit_to_user_mode_loop(k, cpu, task, trap)[1]
         elif work is not None and not task.flags & work:
             ret_cost += cost.tif_check      # arch_exit_to_user_mode_work's flag test, inline
         else:
@@ -253,13 +247,7 @@ def _trap_exit(k: "Kernel", cpu: Cpu, task: Task, pcpu: PerCpu, trap: Trap, now:
     listeners = k.trap_listeners
     ret_cost = costs["exception_return"]
     if pcpu.curr is task and not pcpu.need_resched and task.state is TaskState.RUNNABLE:
-        note, extra = exit_to_user_mode_loop(k, cpu, task, trap)
-        ret_cost += extra
-        if note:
-            if trap.notes is None:
-                trap.notes = [note]
-            else:
-                trap.notes.append(note)
+        ret_cost += exit_to_user_mode_loop(k, cpu, task, trap)[1]
     end, ucount = cpu.charge_marks(ret_cost)
     trap.cycles = end - now
     k._trap_cycles[kind._value_] += end - now
@@ -280,8 +268,8 @@ def exit_to_user_mode_loop(k: "Kernel", cpu: Cpu, task: Task, trap: Trap | None 
     """kernel/entry/common.c's exit_to_user_mode_loop, the one way back to user mode for every
     path (a trap, a syscall, a task the scheduler switched in, a tick between instructions):
     re-sync a changed mm, deliver pending signals (do_signal, logging against ``trap``), then
-    the arch's return-to-user work (deferred vector restore, lazy FP).  Returns the arch's
-    note and the cycles still to charge with the exception return: when the arch's work
+    the arch's return-to-user work (deferred vector restore, lazy FP), whose note joins
+    ``trap``'s.  Returns that note and the cycles still to charge with the exception return: when the arch's work
     flags are clear its exit would only test them, and that test is charged with the return."""
     mm = cpu.mm
     if mm is not task.mm or mm.version != cpu.mapped_version:
@@ -291,7 +279,13 @@ def exit_to_user_mode_loop(k: "Kernel", cpu: Cpu, task: Task, trap: Trap | None 
         signal_delivery.do_signal(k, cpu, task, trap)
     if task.state is not _RUNNABLE:
         return None, 0          # a fatal signal or a group stop: the caller schedules
-    return arch_exit_to_user_mode_work(k, cpu, task)
+    note, extra = arch_exit_to_user_mode_work(k, cpu, task)
+    if note and trap is not None:       # the arch's decision joins the trap's record
+        if trap.notes is None:
+            trap.notes = [note]
+        else:
+            trap.notes.append(note)
+    return note, extra
 
 
 def arch_exit_to_user_mode_work(k: "Kernel", cpu: Cpu, task: Task) -> tuple[str | None, int]:
