@@ -17,6 +17,7 @@ from rich.markup import escape as esc
 from emukern.debug import views as V
 from emukern.debug.engine import TRAP_CLASSES, Debugger
 from emukern.debug.errors import DebugError
+from emukern.errors import MemoryFault
 from emukern.debug.regs import read_register, register_names, write_register
 from emukern.errors import EmukernError
 
@@ -384,14 +385,14 @@ def cmd_x(s: Session, arg: str) -> list[str]:
         for _ in range(count):
             try:
                 raw = mm.read_cstr(addr, 4096)
-            except Exception:
+            except MemoryFault:
                 raise DebugError(f"cannot access memory at {addr:#x}") from None
             out.append(f"{esc(V.where(s.dbg, addr))}:  {esc(repr(raw.decode('latin-1')))}")
             addr += len(raw) + 1
         return out
     try:
         data = mm.read(addr, count * size)
-    except Exception:
+    except MemoryFault:
         raise DebugError(f"cannot access memory at {addr:#x}") from None
     per_line = {1: 8, 2: 8, 4: 4, 8: 2}[size]
     vals = [int.from_bytes(data[i * size:(i + 1) * size], "little") for i in range(count)]
@@ -430,7 +431,7 @@ def _disas(s: Session, addr: int, n: int, mark_pc: bool = True) -> list[str]:
         try:
             code = mm.read(addr, size, "x")
             break
-        except Exception:
+        except MemoryFault:
             continue
     if not code:
         raise DebugError(f"cannot read code at {addr:#x}")
@@ -511,7 +512,7 @@ def cmd_set(s: Session, arg: str) -> list[str]:
             data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
         try:
             dbg.mm().write(addr, data, "")      # need="": the debugger may patch read-only pages
-        except Exception:
+        except MemoryFault:
             raise DebugError(f"cannot write memory at {addr:#x}") from None
         from unicorn import UcError
         for cpu in dbg.k.cpus:                  # drop stale translations of patched code

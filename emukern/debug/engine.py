@@ -622,7 +622,7 @@ class Debugger:
         try:
             nr = self.k.arch.syscall_nr(cpu)
             return nr, syscalls_table.syscall_name(self.k, nr)
-        except Exception:
+        except UcError:                 # the CPU's registers are not readable now
             return None
 
     def _make_info(self, cpu: Any, task: Any, trap: Trap) -> TrapInfo:
@@ -731,7 +731,7 @@ class Debugger:
                 msg += f" ({r.stop_reason}: {r.message})" if r.message else f" ({r.stop_reason})"
             self.exit_status = r.exit_status
             self.exit_signal = r.signal or 0
-        except Exception as exc:      # defensive: a half-dead machine
+        except Exception as exc:  # noqa: BLE001 - the run's own report failed on a half-dead machine: say so, no traceback
             msg = f"program finished ({exc})"
             self.exit_status = -1
         self.exit_message = msg
@@ -808,7 +808,7 @@ class Debugger:
     def _init_alive(self) -> bool:
         try:
             return bool(self.k.runloop.init_alive())
-        except Exception:
+        except Exception:  # noqa: BLE001 - asked while the machine is being torn down: not alive
             return False
 
     def _on_sigint(self, signum: int, frame: Any) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from emukern.debug.engine import Debugger, StopEvent, Watchpoint
 from emukern.debug.errors import DebugError
+from emukern.errors import MemoryFault
 from emukern.debug.regs import (RV_ABI, RV_COUNTER_CSRS, RV_VECTOR_CSRS, has_sve, read_register,
                                 read_sve, read_sve_register, write_register)
 from emukern.errors import ConfigError
@@ -491,7 +492,7 @@ class GdbStub:
             a, _, ln = pkt[1:].partition(",")
             try:
                 return bytes(dbg.mm().read(int(a, 16), int(ln, 16), "")).hex()
-            except Exception:
+            except (MemoryFault, ValueError):     # unmapped, or not hex: gdb's E14
                 return "E14"
         if pkt.startswith("M"):
             head, _, hexdata = pkt[1:].partition(":")
@@ -510,7 +511,7 @@ class GdbStub:
                               f"code: {exc}", file=sys.stderr, flush=True)
                         return "E15"
                 return "OK"
-            except Exception:
+            except (MemoryFault, ValueError):     # unmapped, or not hex: gdb's E14
                 return "E14"
         if pkt.startswith("X"):
             return ""                               # gdb falls back to M

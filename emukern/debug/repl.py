@@ -94,7 +94,7 @@ class Repl:
                     cur = ""
                 try:
                     cands = completion_words(session, words)
-                except Exception:
+                except Exception:  # noqa: BLE001 - completion must never break the line being edited
                     cands = []
                 for c in cands:
                     if c.startswith(cur):

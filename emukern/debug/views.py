@@ -11,6 +11,8 @@ Architecture state is read defensively (``getattr``): the arch modules are still
 """
 from __future__ import annotations
 
+from unicorn import UcError
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -18,6 +20,7 @@ from rich.markup import escape as esc
 
 from emukern.debug.conditions import EvalContext, decision_of, lookup
 from emukern.debug.errors import DebugError
+from emukern.errors import MemoryFault
 from emukern.debug.regs import display_name, main_registers, read_register
 from emukern.machine.trap import TrapKind
 from emukern.kernel.signal import delivery as signal_delivery
@@ -62,10 +65,10 @@ def disasm_at(dbg: Any, addr: int, mm: Any = None, size: int = 4) -> str:
         return "<no memory>"
     try:
         code = mm.read(addr, 4, "x")
-    except Exception:
+    except MemoryFault:
         try:
             code = mm.read(addr, 2, "x")
-        except Exception:
+        except MemoryFault:
             return "<unreadable>"
     return disasm_one(dbg.arch, code, addr)
 
@@ -73,7 +76,7 @@ def disasm_at(dbg: Any, addr: int, mm: Any = None, size: int = 4) -> str:
 def _mm(dbg: Any) -> Any:
     try:
         return dbg.mm()
-    except Exception:
+    except DebugError:              # no task and no program: nothing to read
         return None
 
 
@@ -94,7 +97,7 @@ def predict_handler(dbg: Any, cpu: Any, trap: Any) -> str:
         try:
             nr = dbg.k.arch.syscall_nr(cpu)
             return f"{syscalls_table.syscall_name(dbg.k, nr)} (syscall {nr})"
-        except Exception:
+        except UcError:                 # the CPU's registers are not readable now
             return "do_syscall"
     if trap.kind is TrapKind.TIMER:
         return "scheduler_tick"
@@ -279,7 +282,7 @@ def view_vregs(dbg: Any, args: list[str]) -> list[str]:
     for i in regs:
         try:
             els = rvv.elements(i, sew)
-        except Exception as exc:
+        except ValueError as exc:       # a register or element size the vector unit refuses
             raise DebugError(str(exc)) from None
         w = sew // 4
         out.append(f"v{i:<3} " + " ".join(f"{e:0{w}x}" for e in els))
@@ -331,7 +334,7 @@ def view_zregs(dbg: Any, args: list[str], what: str = "z") -> list[str]:
         sew = sew or (64 if what == "z" else 8)
         try:
             st = reader()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported to the user as the command's error
             raise DebugError(f"reading SVE state failed: {exc}") from None
         if what == "z":
             out[0] += f"  elements as e{sew}, element 0 first"
@@ -403,7 +406,7 @@ def _thread_state(dbg: Any, task: Any) -> list[str]:
             last = getattr(th.v, "last_decision", None)
             if last:
                 out.append(f"last vector decision: {last}")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a status view: it says what failed and shows the rest
             out.append(f"vector state unavailable ({exc})")
         out.append(f"fp context: {'saved' if getattr(th, 'fp', None) is not None else 'live/none'}")
         return out
@@ -491,8 +494,8 @@ def view_kernel(dbg: Any, args: list[str]) -> list[str]:
                 from emukern.kernel.arch.riscv.vector import vstate_view
                 v = vstate_view(task, cpu)
                 out.append("  vstate " + esc(", ".join(f"{a}={b}" for a, b in v.items())))
-            except Exception:
-                pass
+            except Exception as exc:  # noqa: BLE001 - a status view: it says what failed and shows the rest
+                out.append(f"  vstate unavailable ({exc})")
             last = getattr(st, "last_decision", None)
             if last:
                 out.append(f"  last vector decision: {esc(last)}")

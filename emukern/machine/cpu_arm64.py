@@ -1,6 +1,6 @@
 """An AArch64 ``max`` CPU running at EL0 in Unicorn.
 
-Measured Unicorn behaviour this relies on (tests/machine/test_cpu_arm64.py checks each):
+Measured Unicorn behaviour this relies on (the tests under tests/machine/ and tests/hostile/ exercise them):
 * Writing PSTATE does not change the exception level; EL0 is reached with a real ``eret`` from
   EL1 (SPSR_EL1 = 0, ELR_EL1 = entry), executed from a small machine-owned stub page.
 * SVE needs the ``max`` model, CPTR_EL3.EZ and CPACR_EL1.ZEN; VL = min over ZCR_EL1/2/3 LEN.

@@ -9,7 +9,7 @@ The configuration instructions (vsetvli, vsetivli, vsetvl) are executed in C by 
 itself, without entering Python, while VS is on and nothing observes single instructions
 (emukern.machine.rvv.native; ``EMUKERN_NATIVE_VSET=0`` turns that off).
 
-Measured Unicorn behaviour this relies on (see tests/machine/test_cpu_riscv.py):
+Measured Unicorn behaviour this relies on (the tests under tests/machine/ and tests/hostile/ exercise them):
 * ``UC_RISCV_REG_PRIV`` = 0 puts the hart in U-mode; ``ecall`` reaches UC_HOOK_INTR as intno 8.
 * In the INTR hook the PC register is always the trapping instruction's address **+ 4**, also for
   16-bit instructions: the trapping PC is ``pc - 4``.
