@@ -156,7 +156,7 @@ class Machine:
         ``max_insns`` budget, and return what happened (output, exit status, counts, time)."""
         k = self._loaded()
         with _young_gc_relaxed():
-            return k.run()
+            return k.runloop.run()
 
     # --- inspection ---
     def _loaded(self) -> Kernel:

@@ -10,7 +10,7 @@ How stopping works (no threads, no blocking inside Unicorn hooks):
   next resume skips that one hit.
 * **Trap entry** (before the kernel handler runs) uses ``Kernel.trap_gate``: the gate says "defer"
   and the kernel parks the Trap in ``kernel.deferred_trap`` with the CPU stopped at the trapping
-  instruction; :meth:`Debugger.finish` (or any resume) calls ``kernel.resume_trap()``, which runs
+  instruction; :meth:`Debugger.finish` (or any resume) calls ``kernel.runloop.resume_trap()``, which runs
   the handler outside the hook.
 * **Trap exit** (after the handler decided) and ``break when`` conditions use
   ``kernel.trap_listeners``: at "exit" the listener evaluates them and calls ``cpu.stop()``.
@@ -956,4 +956,4 @@ class Debugger:
         if self.k.deferred_trap is not None:
             self.k.runloop.resume_trap()
         if not self.finished:
-            self.k.run()
+            self.k.runloop.run()

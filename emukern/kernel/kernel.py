@@ -1,19 +1,16 @@
-"""The Python kernel: boots CPUs, owns tasks, takes every trap, schedules — on one clock.
+"""The composition root: :class:`Kernel` boots the machine's CPUs and owns what the kernel is
+made of — the scheduler (``k.sched``), the SMP run loop (``k.runloop``), the arch object
+(``k.arch``), the VFS (``k.vfs``), the syscall table, the sysctls and policies, the tasks — and
+keeps the trap log and the counters.  It has no base class and forwards nothing: every part is a
+free function or a small object that takes the kernel as ``k`` (typed as the
+:class:`emukern.kernel.types.Kernel` Protocol), found under the name Linux gives it:
 
-A trap's path (each arrow one call with a Linux name):
-  CPU hook builds a Trap -> :meth:`Kernel.handle_trap` (kernel entry: account user time, charge
-  entry) -> :meth:`do_syscall` (arch ``syscall_enter`` work, dispatch) or the arch trap handler
-  (``do_el0_undef``, ``do_sve_acc``, ``riscv_v_first_use_handler``, ...) -> :meth:`exit_to_user_mode`
-  (arch return-to-user work, maybe ``schedule``) -> the CPU resumes the guest.
-A syscall takes :meth:`Kernel.syscall_entry` instead (the CPU's ``on_syscall``): the same steps
-in the same order, given the numbers the hook read, with a Trap built only when something needs
-one (a debugger gate or listener, a call that blocks/restarts/ends the task, a pending signal) or
-reads the trap log.
-
-The scheduler (:class:`emukern.kernel.sched.Scheduler`, ``kernel.sched``) and the SMP run loop
-(:class:`emukern.kernel.smp.RunLoop`, ``kernel.runloop``) are objects the kernel owns, with
-explicit interfaces; the syscalls (:mod:`emukern.kernel.syscalls`) and the signal code
-(:mod:`emukern.kernel.signal`) are still mixins of :class:`Kernel`.
+* kernel/entry.py — handle_trap, the syscall entry, exit_to_user_mode_loop (the way in and out);
+* kernel/syscalls/ — the syscalls, one module per Linux file (read_write.py, open.py, ...);
+* kernel/signal/ — generation, delivery, job control, exit/wait, ptrace, the core dump;
+* kernel/sched.py, smp.py, tick.py, preempt.py — scheduling, the run loop, the one tick;
+* kernel/mm/, fs/, net/ — mm_struct and uaccess, the guest root and /proc, AF_UNIX;
+* kernel/arch/ — ArchBase and its arm64 and riscv64 fillings.
 """
 from __future__ import annotations
 
@@ -82,6 +79,8 @@ def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimi
 
 
 class Kernel:
+    """One machine's kernel (see the module docstring for the parts it owns)."""
+
     # Debugger hooks (emukern.debug); all None/inactive in a normal run.
     #   trap_gate(cpu, task, trap) -> bool: consulted at the top of handle_trap; True defers the
     #     trap: the CPU stops at the trapping instruction (PC = trap.pc) with the handler not yet
@@ -201,50 +200,6 @@ class Kernel:
         for k, v in config.sysctls.items():
             self.sysctl.write(k, v)
         self.policies.booted = True               # from now on a policy switch is a run-time one
-
-    # ---- the scheduler's and the run loop's interfaces, for callers that hold the kernel --------
-    # (the signal code calls these through self; everything new should call kernel.sched /
-    # kernel.runloop directly)
-    def select_cpu(self, task: Task, new: bool = False) -> int:
-        return self.sched.select_cpu(task, new)
-
-    def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
-        self.sched.enqueue(task, cpu_index, now)
-
-    def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
-        self.sched.wake_up(task, now, value)
-
-    def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
-        return self.sched.wake_queue(wq, now, nr, value)
-
-    def add_timer(self, task: Task, wake_at: int) -> bool:
-        return self.sched.add_timer(task, wake_at)
-
-    def account(self, cpu: Cpu, task: Task | None) -> None:
-        self.sched.account(cpu, task)
-
-    def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
-        self.sched.block_current(cpu, task, reason)
-
-    def schedule(self, cpu: Cpu) -> None:
-        self.sched.schedule(cpu)
-
-    def run(self) -> Any:
-        """Run until the first process exits or a budget ends (:meth:`RunLoop.run`)."""
-        return self.runloop.run()
-
-    def step_loop(self, max_rounds: int) -> bool:
-        return self.runloop.step_loop(max_rounds)
-
-    def resume_trap(self) -> bool:
-        return self.runloop.resume_trap()
-
-    def _kill_everything(self) -> None:
-        self.runloop.kill_everything()
-
-    @property
-    def elapsed(self) -> int:
-        return self.runloop.elapsed
 
     def syscall_name(self, nr: int) -> str:
         """The name of syscall ``nr`` in this machine's table (``syscall_NR`` when unknown)."""
