@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from emukern.errors import ConfigError
+from emukern.kernel.preempt import validate_preempt_config
 
 
 def validate_for_kernel(config: Any) -> None:
     """Raise :class:`~emukern.errors.ConfigError` for an option the kernel model refuses.
 
     Does not change ``config``; the plain-data checks are :meth:`MachineConfig.validate`'s."""
-    from emukern.kernel.preempt import validate_preempt_config
     validate_preempt_config(config)
     if config.kernel is not None:
         from emukern.kernel.versions import KERNELS

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from emukern.errors import ConfigError
+from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV
 
 # name -> (default cycles, what it models)
 DEFAULT_COSTS: dict[str, tuple[int, str]] = {
@@ -98,7 +99,6 @@ class CostTable:
         self.__dict__[key] = v
 
     def _override_rvv(self, key: str, value: str | int) -> None:
-        from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV
         name = key[len("rvv."):]
         if name not in RVV:
             raise ConfigError(f"unknown cost key {key!r}",
@@ -135,7 +135,6 @@ class CostTable:
 
     def describe(self) -> list[tuple[str, int, str]]:
         """(key, value, what it models) for every constant, the RVV unit's ("rvv.*") included."""
-        from emukern.machine.rvv.cost import DEFAULT_COSTS as RVV
         rows = [(k, self.values[k], DEFAULT_COSTS[k][1]) for k in sorted(self.values)]
         for k in sorted(RVV):
             kind, part = k.split(".")

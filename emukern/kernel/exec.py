@@ -34,8 +34,14 @@ from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.uapi import USER_HZ
-from emukern.kernel.task import Task
-from typing import Any
+from emukern.kernel.mm.layout import arch_pick_mmap_layout, stack_gap, topdown_base
+from emukern.kernel.resource import RLIMIT_STACK, rlimit
+from emukern.kernel.signal import flush_signal_handlers
+from emukern.kernel.signal.ptrace import ptrace_exec_notify
+from emukern.kernel.task import TaskState
+from emukern.loader.elf import load_elf
+from emukern.loader.stack import layout_initial_stack, standard_auxv
+from emukern.machine.memory import PAGE, page_up
 
 MAX_ARG_STRLEN = 32 * 4096          # include/uapi/linux/binfmts.h: one string, NUL included
 MAX_ARG_STRINGS = 0x7FFFFFFF
@@ -182,8 +188,6 @@ def load_elf_interp(k: "Kernel", task: "Task", mm: Any, image: Any) -> tuple[int
     for a static program.  Missing -> ENOENT, not an ELF for this machine -> ELIBBAD."""
     if not image.interp:
         return None
-    from emukern.loader.elf import load_elf
-    from emukern.machine.memory import PAGE, page_up
     node = fs_namei.path_lookup(k, task, -100, image.interp)
     if isinstance(node, int):
         raise ExecError(-node, f"interpreter {image.interp} not found in the guest root"
@@ -214,8 +218,6 @@ def _read_any(node: Node, path: str) -> bytes:
 
 
 def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int) -> int:
-    from emukern.loader.elf import load_elf
-    from emukern.kernel.resource import RLIMIT_STACK, rlimit     # bprm->rlim_stack
     path = fs_namei._user_path(k, task, path_ptr)
     if isinstance(path, int):
         return path
@@ -259,12 +261,10 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     task.comm = path.rsplit("/", 1)[-1][:15]
     for wq in task.files.do_close_on_exec():
         k.sched.wake_queue(wq, cpu.now)
-    from emukern.kernel.signal import flush_signal_handlers
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)
     cpu.attach_mm(task.mm)
     cpu.load_context(task.ctx)
     k.arch.exec_reset(cpu, task)
-    from emukern.kernel.signal.ptrace import ptrace_exec_notify
     ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
     return task.ctx["x"][k.arch.SYSCALL_ARG0_REG]   # execve returns what start_thread left in a0/x0
 
@@ -278,7 +278,6 @@ def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
         signal_exit.do_exit(k, cpu, t, 0, current=False)
     if task.is_thread_leader:
         return
-    from emukern.kernel.task import TaskState
     leader = k.tasks.get(task.tgid)
     old_tid = task.tid
     if leader is not None:
@@ -315,9 +314,6 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
 def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str], envp: list[str],
                execfn: str | None) -> None:
     from emukern.kernel.exec import load_elf_interp
-    from emukern.loader.stack import layout_initial_stack, standard_auxv
-    from emukern.kernel.mm.layout import arch_pick_mmap_layout, stack_gap, topdown_base
-    from emukern.kernel.resource import RLIMIT_STACK, rlimit
     stack_top = k.arch.STACK_TOP
     # the range above this stays for mmap, the stack and machine pages (the default layout's)
     mmap_base = topdown_base(stack_top, k.arch.STACK_SIZE)
@@ -349,7 +345,6 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
     # smaller mapping also makes switch_mm cheaper); the first mapping is STACK_INIT, or more
     # when the arguments need it (setup_arg_pages likewise extends the stack VMA past them)
-    from emukern.machine.memory import page_up
     init = max(k.arch.STACK_INIT, page_up(stack_top - lay.sp) + 4 * 4096)
     mm.map(stack_top - init, init, "rw-", "[stack]")
     mm.stack_limit = stack_top - stack_gap(rlimit(k, task, RLIMIT_STACK))

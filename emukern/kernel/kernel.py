@@ -22,35 +22,36 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
-from emukern.kernel import errno as E
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.policies import Policies
-from emukern.kernel.preempt import PREEMPTED, PreemptStats, describe as describe_preemption
+from emukern.kernel.preempt import PreemptStats
 from emukern.kernel.spinlock import SpinLock
 from emukern.kernel.sched import PerCpu, Scheduler
-from emukern.kernel.signal import flush_signal_handlers, init_task_signals
+from emukern.kernel.signal import init_task_signals
 from emukern.kernel.smp import RunLoop
-from emukern.kernel.syscalls import BLOCK
-from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.sysctl import SysctlTable
 from emukern.kernel.task import Task, TaskState
-from emukern.kernel.thread_info import TIF_SIGPENDING, thread_flag_names
 from emukern.machine.clock import Clock
 from emukern.kernel.cost import CostTable
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.memory import AddressSpace, MemoryPool, OutOfMemory
-from emukern.machine.trap import Trap, TrapKind
+from emukern.machine.trap import Trap
 from emukern.kernel import entry as kernel_entry
 from emukern.kernel.arch import make_arch
 from emukern.kernel.boot_checks import validate_for_kernel
 from emukern.kernel.fs.namei import LAST_INO_BATCH  # noqa: F401
-from emukern.kernel.signal.exit import REAPED_ROWS  # noqa: F401
 from emukern.kernel.entry import SyscallRecord, TrapRecord  # noqa: F401  (the trap log's records)
 from emukern.kernel import exec as kernel_exec
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.syscalls import table as syscalls_table
 import functools
+from emukern.kernel.exec import ExecError
+from emukern.kernel.exec import bprm_stack_limits as exec_stack_limits
+from emukern.kernel.resource import RLIMIT_STACK, rlimit
+from emukern.kernel.versions import effective_policies, kernel_version
+from emukern.loader.elf import load_elf
+from emukern.loader.stack import encode_str
 
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ class ArgListTooLong(ConfigError):
 def bprm_stack_limits(argv: list[str], envp: list[str], execfn: str, stack_rlimit: int) -> None:
     """The first program's command line against Linux's limits: kernel/exec.py's
     bprm_stack_limits (the one execve uses), its E2BIG turned into a clear error for the user."""
-    from emukern.kernel.exec import ExecError, bprm_stack_limits as exec_stack_limits
-    from emukern.loader.stack import encode_str
     try:
         exec_stack_limits([encode_str(a) for a in argv], [encode_str(e) for e in envp], stack_rlimit,
                           encode_str(execfn))
@@ -132,7 +131,6 @@ class Kernel:
             from emukern.kernel.plugins import load_plugin
             for spec in config.plugins:
                 load_plugin(spec)
-        from emukern.kernel.versions import effective_policies, kernel_version
         # the Linux release modelled (--kernel): its own values of the four changes, --policy on top
         self.version = kernel_version(config.kernel, config.arch)
         self.policies = Policies(effective_policies(self.version, config.policies))
@@ -258,7 +256,6 @@ class Kernel:
 
     def load(self, path: str, argv: list[str] | None = None, envp: list[str] | None = None) -> Task:
         """Create the first process from a static ELF (pid 1, like the init a kernel execs)."""
-        from emukern.loader.elf import load_elf
         image = load_elf(path, allow_interp=True)
         if image.arch != self.config.arch:
             raise ConfigError(f"{path} is a {image.arch} program but the machine is {self.config.arch}",
@@ -278,10 +275,8 @@ class Kernel:
         self.tasks[task.tid] = task
         self.init_task = task
         fs_namei.fs_init_task(self, task)     # its cwd in the guest root (kernel/fs/namei.py)
-        from emukern.kernel.exec import ExecError
         argv = argv or [str(path)]
         envp = envp or []
-        from emukern.kernel.resource import RLIMIT_STACK, rlimit
         bprm_stack_limits(argv, envp, argv[0] if argv else "", rlimit(self, task, RLIMIT_STACK))
         try:
             kernel_exec.exec_image(self, task, image, argv, envp, execfn=str(path))

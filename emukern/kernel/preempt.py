@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 from emukern.kernel.tick import scheduler_tick
+from emukern.errors import MemoryFault
+from emukern.kernel.task import TaskState
 
 PREEMPT_MODELS = ("none", "voluntary", "full")
 
@@ -158,7 +160,6 @@ def scheduler_tick_in_kernel(k: "Kernel", cpu: "Cpu", task: "Task", what: str) -
 
 
 def _other_runnable(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
-    from emukern.kernel.task import TaskState
     return any(t is not task and t.state is TaskState.RUNNABLE and t.allowed_on(cpu.index)
                for t in k.percpu[cpu.index].rq)
 
@@ -264,7 +265,6 @@ def page_loop(k: "Kernel", cpu: "Cpu", task: "Task", res: SyscallResume, count: 
     ``pages_per_point`` > 1 (filemap_read's batches) the point comes before each batch instead.
     Returns the bytes moved (a fault or error after some bytes: those bytes, as Linux's loops
     do), an error, or PREEMPTED with the progress in ``res``."""
-    from emukern.errors import MemoryFault
     batch = pages_per_point * PAGE_SIZE
     while res.done < count:
         n = min(PAGE_SIZE - (res.done % PAGE_SIZE), count - res.done)

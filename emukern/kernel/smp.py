@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from emukern.kernel.result import RunResult
 from emukern.kernel import entry as kernel_entry
 from emukern.kernel.tick import scheduler_tick
+from emukern.kernel.result import RunResult
 
 _NO_WORK = 1 << 80          # _pick_cpu key of a CPU with nothing to run
 
@@ -58,7 +59,6 @@ class RunLoop:
         self._others_min: tuple[int, int, int] | None = None
 
     def run(self) -> "RunResult":
-        from emukern.kernel.result import RunResult
         if self.k.init_task is None:
             raise EmukernError("no program loaded", hint="call Kernel.load(path) first")
         t_wall = time.perf_counter()

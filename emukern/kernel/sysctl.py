@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emukern.errors import ConfigError
+from emukern.kernel import errno as E
 
 
 TMPBUFLEN = 22                  # proc_get_long's buffer: at most 21 characters of one number
@@ -79,7 +80,6 @@ def default_llseek(pos: int, size: int, offset: int, whence: int) -> int:
     """fs/read_write.c default_llseek, which /proc/sys files use: the new position, or -errno.
     A negative result is -EINVAL (never ESPIPE: the file is seekable); SEEK_DATA/SEEK_HOLE at or
     past the end are -ENXIO; an unknown whence is -EINVAL."""
-    from emukern.kernel import errno as E
     if whence == 1:                     # SEEK_CUR
         offset += pos
     elif whence == 2:                   # SEEK_END
@@ -141,7 +141,6 @@ def proc_sys_write(f: Any, data: bytes) -> int:
     non-zero file position changes nothing and returns 0 — so after one successful write, which
     moves the position past what it consumed, a second write on the same descriptor is ignored
     (seek back to 0 to write again)."""
-    from emukern.kernel import errno as E
     if not data:
         return 0                        # proc_sys_call_handler: an empty write changes nothing
     if f.pos != 0:

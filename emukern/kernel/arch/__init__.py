@@ -5,6 +5,7 @@ tests ``config.arch`` itself (tests/foundation/test_shape.py checks it)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from emukern.kernel.arch.arm64.arch import Arm64Arch
 
 if TYPE_CHECKING:
     from emukern.kernel.arch.base import ArchBase
@@ -16,5 +17,4 @@ def make_arch(k: "Kernel") -> "ArchBase":
     if k.config.arch == "riscv64":
         from emukern.kernel.arch.riscv.arch import RiscvArch
         return RiscvArch(k)
-    from emukern.kernel.arch.arm64.arch import Arm64Arch
     return Arm64Arch(k)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel.task import Task
 from emukern.machine.memory import OutOfMemory, page_up
+from emukern.machine.memory import page_down
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -30,7 +31,6 @@ def get_unmapped_area(k: "Kernel", mm, addr: int, size: int) -> int:
 
 def expand_stack(k: "Kernel", task: Task, addr: int) -> bool:
     """Grow the [stack] mapping down to cover ``addr`` if it is within the stack rlimit."""
-    from emukern.machine.memory import page_down
     mm = task.mm
     limit = mm.stack_limit
     stack = next((m for m in mm.mappings if m.name == "[stack]"), None)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel import preempt as P
+from emukern.kernel.preempt import PREEMPTED
 
 
 def copy_from_user(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, n: int) -> bytes:
@@ -55,7 +57,6 @@ def _scalar_steps(k: "Kernel", cpu: "Cpu", task: "Task", n: int, res: "SyscallRe
     Under the full model an interrupt whose deadline falls inside the copy stops it at the
     64-byte step it lands in (the loop's iteration); otherwise the copy runs to its end and the
     tick waits for the caller's next point.  False when preempted (res.chunk_done records where)."""
-    from emukern.kernel import preempt as P
     per = k.cost.syscall_per_byte
     off = res.chunk_done
     while off < n:
@@ -78,7 +79,6 @@ def copy_from_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, n: in
                          res: "SyscallResume", what: str) -> Any:
     """copy_from_user of one chunk of a long loop (at most a page): the bytes, or PREEMPTED with
     the part already copied kept in ``res`` (the continuation copies the rest)."""
-    from emukern.kernel.preempt import PREEMPTED
     if n and k.arch.vector_usercopy is not None:
         got = k.arch.vector_usercopy(cpu, task, addr, n, None, res)
         if got is not None:
@@ -99,7 +99,6 @@ def copy_to_user_chunk(k: "Kernel", cpu: "Cpu", task: "Task", addr: int, data: b
                        res: "SyscallResume", what: str, vector: bool = True) -> Any:
     """copy_to_user of one chunk: True, or PREEMPTED (res.chunk_done bytes of it are written).
     ``vector`` False: a scalar-only routine (clear_user, which /dev/zero's iov_iter_zero uses)."""
-    from emukern.kernel.preempt import PREEMPTED
     if data and vector and k.arch.vector_usercopy is not None:
         got = k.arch.vector_usercopy(cpu, task, addr, len(data), data, res)
         if got is not None:

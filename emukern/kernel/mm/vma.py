@@ -20,6 +20,9 @@ from typing import Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
+from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.kernel.fs.vfs import Node
+from emukern.machine.memory import AS_LIMIT
 
 
 MREMAP_MAYMOVE, MREMAP_FIXED, MREMAP_DONTUNMAP = 1, 2, 4
@@ -82,7 +85,6 @@ def _insert(mm: Any, m: Mapping) -> None:
 
 
 def _charge(mm: Any, size: int, what: str) -> None:
-    from emukern.machine.memory import AS_LIMIT
     if mm.mapped + size > AS_LIMIT:
         raise OutOfMemory(f"{what}: address-space limit")
     if mm.pool is not None:
@@ -140,8 +142,6 @@ SHM_DEV = 0x1                                   # st_dev of the kernel's interna
 
 def _memfd_file_class():
     """MemfdFile, built on first use (fs.file imports the files module, as this one does)."""
-    from emukern.kernel.fs.file import MAX_IO, HostFile
-    from emukern.kernel.fs.vfs import Node
 
     class MemfdFile(HostFile):
         """A shmem file with no name in any directory (shmem_file_setup): its bytes live in the

@@ -23,6 +23,7 @@ import os
 from typing import Any
 
 from emukern.kernel.plugins import builtin, register_variant
+from emukern.kernel.arch.arm64 import fpsimd
 
 SYSCALLS = int(os.environ.get("EMUKERN_SVE_DROP_N", "16"))
 COUNTER = "plugin_syscalls_with_sve"        # kept in the task's instrumentation counters
@@ -30,7 +31,6 @@ COUNTER = "plugin_syscalls_with_sve"        # kept in the task's instrumentation
 
 def fpsimd_syscall_enter(k: Any, cpu: Any, task: Any) -> str | None:
     """Syscall entry: after SYSCALLS syscalls with TIF_SVE set, clear it and trap SVE again."""
-    from emukern.kernel.arch.arm64 import fpsimd
     th = task.thread
     if not k.config.has_sve or not th.tif_sve:
         th.stats[COUNTER] = 0                 # TIF_SVE is clear: the next trap starts a new count

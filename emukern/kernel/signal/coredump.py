@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from emukern.kernel.signal.state import KSigInfo
     from emukern.kernel.task import Task
 from emukern.kernel.signal import timers as signal_timers
+from emukern.kernel.fs.procfs import proc_auxv
+from emukern.kernel.fs.vfs import cwd_of
 
 PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredump
 ET_CORE, PT_LOAD, PT_NOTE = 4, 1, 4
@@ -133,7 +135,6 @@ def _dump_size(m: Any, data: bytes) -> int:
 def elf_core_bytes(k: Any, task: "Task", info: "KSigInfo") -> tuple[bytes, list[tuple[int, bytes]], int]:
     """(the headers and notes, [(file offset, bytes) of each non-zero page], the file's length:
     past the last dumped mapping, whose zero pages are holes) of the core."""
-    from emukern.kernel.fs.procfs import proc_auxv
     group = [t for t in k.tasks.values() if t.tgid == task.tgid and t.alive]
     threads = [task] + [t for t in group if t is not task]
     sig = info.signo
@@ -182,7 +183,6 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
     if limit < PAGE:
         return False, f"RLIMIT_CORE {limit} < {PAGE}: no core"
     vfs = k.vfs
-    from emukern.kernel.fs.vfs import cwd_of
     cwd = cwd_of(task, vfs)
     if not vfs.writable or cwd.host is None:
         return False, "no core: the working directory is not writable (use --root DIR --root-rw)"

@@ -22,6 +22,8 @@ from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, SA_NO
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
+from emukern.kernel.signal import ptrace as signal_ptrace
+from emukern.kernel.task import TaskState
 
 if TYPE_CHECKING:
     from emukern.kernel.mm.mm_struct import MmStruct
@@ -78,8 +80,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
             for wq in task.files.close_all():
                 k.sched.wake_queue(wq, cpu.now)
     k.arch.exit_thread(cpu, task)
-    from emukern.kernel.signal.ptrace import exit_ptrace
-    exit_ptrace(k, cpu, task)          # a dying tracer detaches its tracees
+    signal_ptrace.exit_ptrace(k, cpu, task)          # a dying tracer detaches its tracees
     task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
     # children of an exiting process are reparented to init (or reaped if init is gone)
     reap = exit_notify(k, cpu, task)    # (SIGCHLD to the parent)
@@ -123,7 +124,6 @@ def release_zombie(k: "Kernel", task: Any, child: Any) -> None:
     signal->cutime, cstime, cnvcsw, cnivcsw grow by the child's RUSAGE_BOTH and cmaxrss takes
     the larger (what getrusage(RUSAGE_CHILDREN) and times() report afterwards); then the
     child is dead and released between rounds (release_task)."""
-    from emukern.kernel.task import TaskState
     u = usage_both(k, child)
     acc = signal_base._leader(k, task).cusage
     for i in range(4):

@@ -36,6 +36,9 @@ from emukern.kernel.thread_info import TIF_SIGPENDING
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
 from typing import Any
+from emukern.disasm import disasm_one
+from emukern.kernel import signal as S
+from emukern.machine.memory import MemoryFault
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.machine.cpu_base import Cpu
@@ -224,18 +227,15 @@ def force_sig(k: "Kernel", cpu: Cpu, task: Task, sig: int, trap: Trap | None, wh
     (force_sig_fault: it cannot be blocked or ignored) and goes to the handler if one is
     installed; otherwise it takes its default action on the way back to user mode.  The
     report below is what the run summary shows if the signal kills the task."""
-    from emukern.kernel import signal as S
     report: dict[str, Any] = {"signal": sig, "signame": S.signal_name(sig), "tid": task.tid,
                               "why": why}
     if trap is None:
         # send_sig(SIGPIPE, current): an ordinary thread-directed signal (si_code SI_USER)
         send_signal(k, cpu, task, S.KSigInfo(sig, S.SI_USER, pid=task.tgid, report=report), False)
         return
-    from emukern.disasm import disasm_one
     report["pc"] = trap.pc
     report["insn"] = trap.insn
     report["syndrome"] = trap.syndrome()
-    from emukern.machine.memory import MemoryFault
     try:
         code = task.mm.read(trap.pc, 4, "x")
     except MemoryFault:               # the PC is not in executable memory: nothing to show

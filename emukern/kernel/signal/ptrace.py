@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import generate as signal_generate
+from emukern.kernel.signal.defs import signal_name
+from emukern.machine.memory import MemoryFault
 
 PTRACE_TRACEME, PTRACE_PEEKTEXT, PTRACE_PEEKDATA, PTRACE_PEEKUSR = 0, 1, 2, 3
 PTRACE_POKETEXT, PTRACE_POKEDATA, PTRACE_POKEUSR, PTRACE_CONT = 4, 5, 6, 7
@@ -287,7 +289,6 @@ def ptrace_check_attach(tracer: "Task", child: "Task", ignore_state: bool) -> in
 
 
 def _peek(k: Any, task: "Task", child: "Task", addr: int, data: int) -> int:
-    from emukern.machine.memory import MemoryFault
     try:
         word = child.mm.read(addr, 8, "")          # FOLL_FORCE: any mapped page
     except MemoryFault:
@@ -297,7 +298,6 @@ def _peek(k: Any, task: "Task", child: "Task", addr: int, data: int) -> int:
 
 
 def _poke(child: "Task", addr: int, data: int) -> int:
-    from emukern.machine.memory import MemoryFault
     try:
         child.mm.write(addr, (data & (2**64 - 1)).to_bytes(8, "little"), need="")
     except MemoryFault:
@@ -313,7 +313,6 @@ def _siginfo_from_bytes(b: bytes) -> KSigInfo:
 
 
 def _signame(sig: int) -> str:
-    from emukern.kernel.signal.defs import signal_name
     return signal_name(sig)
 
 

@@ -6,11 +6,11 @@ at call time, which loads the image and replaces the task's mm.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from emukern.kernel.exec import do_execve
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
 def sys_execve(k: "Kernel", cpu, task, path_ptr, argv_ptr, envp_ptr, *a):
-    from emukern.kernel.exec import do_execve        # kernel/exec.py (fs/exec.c)
     return do_execve(k, cpu, task, path_ptr, argv_ptr, envp_ptr)

@@ -17,6 +17,8 @@ from emukern.kernel.signal.defs import s32
 from emukern.kernel.syscalls import WNOHANG
 from emukern.kernel.sysret import BLOCK, s64
 from emukern.kernel.task import TaskState
+from emukern.kernel.signal.ptrace import ptrace_tracees, wait_task_traced
+from emukern.kernel.sysret import BLOCK
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -36,7 +38,6 @@ def sys_wait4(k: "Kernel", cpu, task, pid, status_ptr, options, rusage, *a):
     pid = s64(pid)
     parent = k.tasks.get(task.tgid, task)
     kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)]
-    from emukern.kernel.signal.ptrace import ptrace_tracees, wait_task_traced
     traced = [t for t in ptrace_tracees(k, task.tgid) if pid <= 0 or t.tid == pid]
     if not kids and not traced:
         return -E.ECHILD
@@ -67,8 +68,6 @@ def sys_waitid(k: "Kernel", cpu, task, idtype, upid, infop, options, rusage, *a)
     """waitid: P_ALL / P_PID / P_PGID children; WEXITED, WSTOPPED (= WUNTRACED), WCONTINUED,
     WNOWAIT (the child stays waitable), WNOHANG (0 with a zeroed siginfo when none is
     ready).  The siginfo holds si_signo SIGCHLD, si_code CLD_*, si_pid, si_uid, si_status."""
-    from emukern.kernel.sysret import BLOCK
-    from emukern.kernel.files import WaitQueue
     ret = signal_jobctl._waitid(k, cpu, task, s32(idtype), s32(upid), infop, options & 0xFFFFFFFF, ru=rusage)
     if ret is not None:
         return ret

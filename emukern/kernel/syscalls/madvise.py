@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.mm.vma import _U64
 from emukern.machine.memory import PAGE, page_up
+from emukern.kernel.mm.uaccess import copy_to_user
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -25,7 +26,6 @@ def sys_mincore(k: "Kernel", cpu, task, start, length, vec, *a):
     page with bit 0 set (every mapped page is resident here) up to the first hole, which is
     ENOMEM; a vector the task cannot write: EFAULT."""
     cpu.charge(k.cost.mmap_op)
-    from emukern.kernel.mm.uaccess import copy_to_user
     start = k.arch.untagged_addr(start & _U64)
     length &= _U64
     if start % PAGE:

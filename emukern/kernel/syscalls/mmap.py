@@ -16,6 +16,7 @@ from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_S
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.fs.uapi import _s32
 from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
+from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -96,7 +97,6 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
     (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
     is modelled read-only — a shared writable mapping would need write-back (-ENODEV).
     Bytes past the end of the file read as zero."""
-    from emukern.kernel.fs.file import DevZero
     f = task.files.get(_s32(fd))
     if f is None:
         return -E.EBADF

@@ -24,6 +24,7 @@ from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.fs.uapi import _s32
 from emukern.kernel.sysret import U64, s64
+from emukern.kernel.fs.file import MAX_IO
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -124,7 +125,6 @@ def _read_iter(k: "Kernel", cpu, task, f, buf, count, res, off=None):
     read_iter_zero (/dev/zero: cond_resched() after each page), a page per chunk."""
     if P.fresh(res):
         cpu.charge(k.cost.syscall_body)
-    from emukern.kernel.fs.file import MAX_IO
     count = min(count, MAX_IO)
 
     def chunk(o: int, n: int) -> Any:

@@ -26,6 +26,7 @@ from emukern.kernel.signal.defs import (
 )
 from emukern.kernel.signal.syscalls import _select_finish
 from emukern.kernel.sysret import BLOCK
+from emukern.kernel.fs.poll import _queues, file_poll
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -62,7 +63,6 @@ def sys_pselect6(k: "Kernel", cpu, task, n, inp, outp, exp, tsp, sig, *a):
     set (an fd both readable and writable counts twice); a timeout returns 0 with the
     sets cleared; the remaining time is written back to the timespec (not for a zero
     timeout, as poll_select_finish)."""
-    from emukern.kernel.fs.poll import _queues, file_poll
     st = signal_base._sig_init(k, task)
     again = st.in_wait == "pselect6"
     st.in_wait = ""
@@ -150,8 +150,6 @@ def sys_ppoll(k: "Kernel", cpu, task, ufds, nfds, tmo, sigmask_ptr, sigsetsize, 
     -ERESTARTNOHAND: EINTR once a handler ran, whatever SA_RESTART says, and a transparent
     restart otherwise.  The temporary sigmask is swapped in for the wait; it stays while a
     handler's frame saves the original (restore_saved_sigmask_unless)."""
-    from emukern.kernel.fs.poll import _queues, file_poll
-    from emukern.kernel.sysret import BLOCK
     st = signal_base._sig_init(k, task)
     again = st.in_wait == "ppoll"
     st.in_wait = ""

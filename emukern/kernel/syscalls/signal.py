@@ -40,6 +40,7 @@ from emukern.kernel.signal.defs import (
     sigmask,
 )
 from emukern.kernel.signal.state import KSigInfo, SigAction, init_task_signals
+from emukern.kernel.sysret import BLOCK
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -185,7 +186,6 @@ def sys_rt_sigpending(k: "Kernel", cpu, task, uset, sigsetsize, *a):
 def sys_rt_sigsuspend(k: "Kernel", cpu, task, unewset, sigsetsize, *a):
     """Wait with a temporary mask; always -EINTR once a handler ran (ERESTARTNOHAND); the
     old mask comes back when the handler's frame has saved it (saved_sigmask)."""
-    from emukern.kernel.sysret import BLOCK
     st = signal_base._sig_init(k, task)
     if st.in_wait == "sigsuspend":
         if task.sigpending:
@@ -209,7 +209,6 @@ def sys_rt_sigsuspend(k: "Kernel", cpu, task, unewset, sigsetsize, *a):
 def sys_rt_sigtimedwait(k: "Kernel", cpu, task, uthese, uinfo, uts, sigsetsize, *a):
     """Take a signal of the set synchronously: its number (and siginfo), -EAGAIN on
     timeout, -EINTR when another signal's handler interrupts the wait."""
-    from emukern.kernel.sysret import BLOCK
     st = signal_base._sig_init(k, task)
     if st.in_wait == "sigtimedwait":
         timed_out = task.woken_value == -E.ETIMEDOUT

@@ -12,6 +12,7 @@ from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
+from emukern.kernel.fs.file import VfsFile
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -32,7 +33,6 @@ def sys_statfs(k: "Kernel", cpu, task, path_ptr, buf, *a):
 
 
 def sys_fstatfs(k: "Kernel", cpu, task, fd, buf, *a):
-    from emukern.kernel.fs.file import VfsFile
     f = task.files.get(s64(fd) if fd >> 31 == 0 else -1)
     if f is None:
         return -E.EBADF

@@ -53,6 +53,13 @@ from emukern.kernel.cred import (
 )
 from emukern.kernel.uapi import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
 from emukern.kernel.sysret import U64, s64
+from emukern.kernel.fs.file import DirFile, HostFile
+from emukern.kernel.fs.file import DirFile, VfsFile
+from emukern.kernel.fs.vfs import DEV_DEV, PROC_DEV, ROOT_DEV
+from emukern.kernel.fs.vfs import ROOT_DEV
+from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.resource import do_prlimit
+from emukern.machine.memory import AS_LIMIT
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -97,7 +104,6 @@ def sys_setrlimit(k: "Kernel", cpu, task, resource, rlim, *a):
 
 def sys_prlimit64(k: "Kernel", cpu, task, pid, resource, new, old, *a):
     """kernel/sys.c prlimit64 (glibc's getrlimit/setrlimit use it): kernel/resource.py."""
-    from emukern.kernel.resource import do_prlimit
     pid = s64(pid)
     target = task if pid == 0 else k.tasks.get(pid)
     if target is None or not target.alive:
@@ -181,7 +187,6 @@ def sys_setsid(k: "Kernel", cpu, task, *a):
 
 
 def sys_umask(k: "Kernel", cpu, task, mask, *a):
-    from emukern.kernel.fs.vfs import fs_of
     fs = fs_of(task)
     old, fs.umask = fs.umask, mask & 0o777
     return old
@@ -214,7 +219,6 @@ def sys_times(k: "Kernel", cpu, task, buf, *a):
 def sys_sysinfo(k: "Kernel", cpu, task, info, *a):
     """struct sysinfo (112 bytes on 64-bit): uptime from the machine clock, the memory the
     address-space limit allows, live process count; no swap, loads 0."""
-    from emukern.machine.memory import AS_LIMIT
     used = sum(sum(m.size for m in t.mm.mappings) for t in k.tasks.values()
                if t.alive and t.is_thread_leader)
     total = AS_LIMIT
@@ -519,8 +523,6 @@ def _fsync(k: "Kernel", cpu, task, fd) -> int:
     """vfs_fsync_range: EBADF for no descriptor, EINVAL for a file without ->fsync (pipes,
     sockets, terminals, /proc and /dev files, eventfd/epoll); a file of the root is written
     straight through to the host already, so there is nothing to flush."""
-    from emukern.kernel.fs.file import DirFile, HostFile
-    from emukern.kernel.fs.vfs import ROOT_DEV
     f = task.files.get(s64(fd) if fd >> 31 == 0 else -1)
     if f is None:
         return -E.EBADF
@@ -535,7 +537,6 @@ def _statfs_bytes(k: "Kernel", dev: int | None, pipe: bool = False) -> bytes:
     """asm-generic struct statfs (64-bit: 120 bytes) of the file system ``dev`` names, with
     fixed figures: a 4 KiB-block root of 8 Mi blocks, half free; procfs and devtmpfs as the
     kernel fills them (f_blocks 0 / tmpfs-like)."""
-    from emukern.kernel.fs.vfs import DEV_DEV, PROC_DEV, ROOT_DEV
     ro = 0 if getattr(k.vfs, "writable", False) else ST_RDONLY
     if pipe:
         vals = (PIPEFS_MAGIC, 4096, 0, 0, 0, 0, 0, 0, 255, 4096, ST_VALID)
@@ -560,7 +561,6 @@ def _prw(k: "Kernel", cpu, task, fd, iov, iovcnt, pos, flags, write: bool, v2: b
     """do_preadv/do_pwritev: a positioned vector read/write (pos -1 with the v2 calls: at the
     file position, as readv/writev); a pipe or other unseekable file is ESPIPE, a negative
     position EINVAL, an unknown RWF_* flag EOPNOTSUPP."""
-    from emukern.kernel.fs.file import DirFile, VfsFile
     pos = s64(pos)
     if v2 and flags & ~RWF_SUPPORTED:
         return -EOPNOTSUPP

@@ -21,10 +21,13 @@ from emukern.kernel.arch.arm64 import regset as arm64_regset
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
 from emukern.machine.trap import Trap, TrapKind
+from emukern.kernel.arch.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
+from emukern.kernel.arch.arm64.hwcap import arm64_cpuinfo
+from emukern.kernel.arch.arm64.vec_sysctl import sve_sysctl_init
+from emukern.machine.arm64_idregs import CPU_MODELS
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
-    from emukern.machine.cpu_base import Cpu
 
 
 _X0 = regs.regid("arm64", "x0")      # regs->regs[0]: the syscall return register
@@ -78,7 +81,6 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
     def make_cpu(self, index: int) -> Arm64Cpu:
         c = self.k.config
         assert c.sve_vl is not None         # MachineConfig.validate resolved it
-        from emukern.machine.arm64_idregs import CPU_MODELS
         model = c.arm64_cpu_model if c.arm64_cpu_model in CPU_MODELS else "qemu-max"  # boot reports a bad one
         return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve,
                         cpu_model=model, sve_idregs=self._sve_idregs(index, model))
@@ -89,7 +91,6 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         c = self.k.config
         if index not in c.cpu_id_overrides:
             return None
-        from emukern.kernel.arch.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
         try:
             regs = build_cpu_id_regs(c.cpus, c.cpu_id_overrides, base=cpu_model_id_regs(model))[index]
         except (ValueError, KeyError, IndexError):
@@ -99,7 +100,6 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
     def boot(self) -> None:
         traps.setup(self.k)
         fpsimd.setup(self.k)
-        from emukern.kernel.arch.arm64.vec_sysctl import sve_sysctl_init
         sve_sysctl_init(self.k)
         tagged_addr.setup(self.k)
     def hwcap(self) -> int:
@@ -135,7 +135,6 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         return caps
 
     def cpuinfo(self) -> str:
-        from emukern.kernel.arch.arm64.hwcap import arm64_cpuinfo
         return arm64_cpuinfo(self.k, *self.elf_hwcaps())
 
     def syscall_nr(self, cpu: Arm64Cpu) -> int:

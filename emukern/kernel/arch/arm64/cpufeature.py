@@ -62,6 +62,8 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 from .sysreg import SYSREGS, SysReg, decode_esr_sys64_iss, decode_mrs, sysreg
+from emukern.machine.arm64_idregs import CPU_MODELS, QEMU_MAX_FIELDS
+from emukern.machine.cpu_arm64 import ARM64_MODEL_MAX, read_model_sysregs
 
 __all__ = [
     "FtrType",
@@ -803,7 +805,6 @@ class CpuIdRegs:
     def from_unicorn(cls, cpu_model: int | None = None) -> "CpuIdRegs":
         """Every ID register of the machine's AArch64 CPU model (the hardware's values, read by
         :func:`emukern.machine.cpu_arm64.read_model_sysregs`), cached per model."""
-        from emukern.machine.cpu_arm64 import ARM64_MODEL_MAX, read_model_sysregs
 
         cpu_model = ARM64_MODEL_MAX if cpu_model is None else cpu_model
         with _UNICORN_LOCK:
@@ -1085,7 +1086,6 @@ def cpu_model_id_regs(model: str = "qemu-max") -> CpuIdRegs:
     """Raw ID registers of the modelled CPU: Unicorn's ``max`` as read from Unicorn, with the
     fields QEMU 7.2's ``max`` sets on top for ``qemu-max`` (emukern.machine.arm64_idregs), so the
     EL0 view matches what the real kernels report under ``qemu-system-aarch64 -cpu max``."""
-    from emukern.machine.arm64_idregs import CPU_MODELS, QEMU_MAX_FIELDS
     if model not in CPU_MODELS:
         raise ValueError(f"unknown arm64 CPU model {model!r} (known: {', '.join(CPU_MODELS)})")
     cpu = CpuIdRegs.from_unicorn_max()

@@ -12,6 +12,8 @@ from emukern.kernel.arch.arm64.ptrace import NT_ARM_SVE, NT_ARM_SVE_UNITS, fpr_g
 from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagged_addr_ctrl
 from emukern.kernel.signal.ptrace import (NT_ARM_HW_BREAK, NT_ARM_HW_WATCH, NT_ARM_TAGGED_ADDR_CTRL, NT_ARM_TLS,
                                           NT_PRFPREG, NT_PRSTATUS, Regset)
+from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES
+from emukern.kernel.signal.coredump import note
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -137,7 +139,6 @@ def core_thread_regsets(k: "Kernel", cpu: Any, t: "Task", ctx: dict[str, Any]) -
 
 
 def _note(name: bytes, ntype: int, desc: bytes) -> bytes:
-    from emukern.kernel.signal.coredump import note
     return note(name, ntype, desc)
 
 
@@ -147,7 +148,6 @@ def _linux_notes(k: "Kernel", t: "Task", ctx: dict[str, Any]) -> bytes:
     kernels under QEMU's max CPU): TLS, HW_BREAK, HW_WATCH, SYSTEM_CALL, SVE (with SVE), PAC_MASK,
     PAC_ENABLED_KEYS, PACA_KEYS (with address authentication), PACG_KEYS (with generic
     authentication), TAGGED_ADDR_CTRL."""
-    from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES
     caps = k.arch.hwcap()
     has = {name: bool(caps >> HWCAP_NAMES.index(name) & 1) for name in ("sve", "paca", "pacg")}
     th = t.thread

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel.sysctl import SysctlEntry
+from emukern.kernel.arch.arm64.fpsimd import find_supported_vector_length, sve_vl_valid
+from emukern.kernel.sysctl import proc_get_int
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -27,8 +29,6 @@ class SveDefaultVl(SysctlEntry):
         """(VL in bytes, bytes consumed), or None for -EINVAL: one int as proc_dointvec parses
         it, then vec_proc_do_default_vl's rules (-1 = the maximum; else a valid VL, rounded down
         to a supported one)."""
-        from emukern.kernel.arch.arm64.fpsimd import find_supported_vector_length, sve_vl_valid
-        from emukern.kernel.sysctl import proc_get_int
         got = proc_get_int(data)
         if got is None:
             return None

@@ -16,6 +16,10 @@ from emukern.kernel.arch.riscv import regset as riscv_regset
 
 from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_OFF, RiscvCpu
+from emukern.kernel.arch.riscv import kernel_mode_vector as kmv
+from emukern.kernel.arch.riscv.hwprobe import machine_isa
+from emukern.kernel.arch.riscv.hwprobe import riscv_cpuinfo
+from emukern.loader.stack import riscv_isa_hwcap
 
 # sstatus.FS shares the VS encoding (SR_FS_OFF/INITIAL/CLEAN/DIRTY)
 FS_OFF, FS_INITIAL, FS_CLEAN, FS_DIRTY = VS_OFF, VS_INITIAL, VS_CLEAN, VS_DIRTY
@@ -23,7 +27,6 @@ from emukern.machine.trap import Trap, TrapKind
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
-    from emukern.machine.cpu_base import Cpu
 
 A0, A7, SP, TP = 10, 17, 2, 4
 _A0_REG = regs.regid("riscv64", "a0")
@@ -74,8 +77,6 @@ class RiscvArch(ArchBase[RiscvCpu]):
 
     def hwcap(self) -> int:
         """riscv_fill_hwcap: one bit per single-letter extension of the harts' ISA string."""
-        from emukern.kernel.arch.riscv.hwprobe import machine_isa
-        from emukern.loader.stack import riscv_isa_hwcap
         return riscv_isa_hwcap("rv64" + machine_isa(self.k)[0])
 
     def arch_dlinfo(self) -> list[tuple[int, int]]:
@@ -86,7 +87,6 @@ class RiscvArch(ArchBase[RiscvCpu]):
         return [(t, 0) for t in range(40, 48)]
 
     def cpuinfo(self) -> str:
-        from emukern.kernel.arch.riscv.hwprobe import riscv_cpuinfo
         return riscv_cpuinfo(self.k)
 
     def syscall_nr(self, cpu: RiscvCpu) -> int:
@@ -208,7 +208,6 @@ class RiscvArch(ArchBase[RiscvCpu]):
                         res: Any = None) -> Any:
         """raw_copy_{from,to}_user: copies of at least the threshold go through kernel-mode
         vector (enter_vector_usercopy); None means "not taken, copy with scalar code"."""
-        from emukern.kernel.arch.riscv import kernel_mode_vector as kmv
         assert isinstance(cpu, RiscvCpu)
         if not kmv.may_use_vector_usercopy(self.k, cpu, n):
             return None

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.machine.cpu_riscv import machine_ids
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -84,7 +85,6 @@ def riscv_isa_string(k: "Kernel") -> str:
 @functools.lru_cache(maxsize=1)
 def _machine_ids() -> tuple[int, int, int]:
     """mvendorid, marchid, mimpid of the machine's RISC-V CPU (read once)."""
-    from emukern.machine.cpu_riscv import machine_ids
     return machine_ids()
 
 

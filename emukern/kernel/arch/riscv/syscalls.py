@@ -4,12 +4,12 @@ slots 258 and 259 of the asm-generic table.  RiscvArch adds these rows to the sy
 from __future__ import annotations
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
+from emukern.kernel.arch.riscv.hwprobe import do_riscv_hwprobe
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
 def sys_riscv_hwprobe(k: "Kernel", cpu, task, pairs, count, cpusetsize, cpus, flags, *a):
-    from emukern.kernel.arch.riscv.hwprobe import do_riscv_hwprobe
     return do_riscv_hwprobe(k, cpu, task, pairs, count, cpusetsize, cpus, flags)
 
 

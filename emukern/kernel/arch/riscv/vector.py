@@ -35,6 +35,8 @@ from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.thread_info import TIF_RISCV_V_DEFER_RESTORE, FlagView, clear_thread_flag
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL, VS_NAMES, VS_OFF, RiscvCpu
 from emukern.machine.trap import Trap
+from emukern.kernel import errno as E
+from emukern.machine.rvv import is_vector_insn
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -387,7 +389,6 @@ def riscv_v_switch_to(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> None:
 def riscv_v_first_use_handler(k: "Kernel", cpu: RiscvCpu, task: "Task", trap: Trap) -> bool:
     """The illegal-instruction trap of a vector instruction with VS=Off: allocate a zeroed
     context and turn V on — if the task is allowed to use V."""
-    from emukern.machine.rvv import is_vector_insn
     if cpu.rvv is None or trap.insn is None or trap.insn_size != 4:
         return False
     st = _vs(task)
@@ -410,7 +411,6 @@ def riscv_v_first_use_handler(k: "Kernel", cpu: RiscvCpu, task: "Task", trap: Tr
 
 
 def riscv_v_prctl(k: "Kernel", cpu: RiscvCpu, task: "Task", option: int, arg: int) -> int | None:
-    from emukern.kernel import errno as E
     if option not in (PR_RISCV_V_SET_CONTROL, PR_RISCV_V_GET_CONTROL):
         return None
     if not k.config.has_v:
