@@ -195,6 +195,9 @@ int main(int argc, char **argv)
         struct flock g = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_pid = 5};
         printf("OFD with l_pid: %d\n", fcntl(o1, F_OFD_SETLK, &g) < 0 ? -errno : 0);
     }
+    getlk_line("OFD F_GETLK F_UNLCK on o1 (its own lock)", o1, F_OFD_GETLK, F_UNLCK, 5, 1);
+    getlk_line("OFD F_GETLK F_UNLCK on o2 (none of its own)", o2, F_OFD_GETLK, F_UNLCK, 0, 0);
+    getlk_line("OFD F_GETLK type 7", o2, F_OFD_GETLK, 7, 0, 0);
     printf("POSIX W 20+5: %d\n", lk(fd, F_SETLK, F_WRLCK, SEEK_SET, 20, 5));
     getlk_line("OFD F_GETLK on o2 sees POSIX", o2, F_OFD_GETLK, F_RDLCK, 15, 0);
     close(o2);            /* drops our POSIX locks, not o1's OFD lock */

@@ -117,6 +117,10 @@ def _conflicts(held: FileLock, owner: Any, start: int, end: int, type_: int) -> 
 
 
 def _first_conflict(ctx: LockContext, owner: Any, start: int, end: int, type_: int) -> FileLock | None:
+    if type_ == F_UNLCK:
+        # F_OFD_GETLK with F_UNLCK asks for the caller's own lock over the range
+        # (posix_test_locks_conflict)
+        return next((h for h in ctx.locks if h.owner is owner and h.start <= end and start <= h.end), None)
     for held in ctx.locks:
         if _conflicts(held, owner, start, end, type_):
             return held

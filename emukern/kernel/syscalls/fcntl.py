@@ -86,7 +86,8 @@ def _fcntl_lock(k: "Kernel", cpu, task, f, cmd: int, arg: int):
     ofd = cmd in (F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
     owner = f if ofd else task.files
     if cmd in (F_GETLK, F_OFD_GETLK):
-        if l_type not in (F_RDLCK, F_WRLCK):
+        # F_UNLCK only for the OFD form: it reports the description's own lock (Linux 6.3+)
+        if l_type not in (F_RDLCK, F_WRLCK) and not (ofd and l_type == F_UNLCK):
             return -E.EINVAL
         rng = _flock_to_range(f, l_whence, l_start, l_len)
         if isinstance(rng, int):
