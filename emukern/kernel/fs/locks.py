@@ -218,7 +218,8 @@ def posix_lock_file(k: "Kernel", cpu, task, f: File, owner: Any, ofd: bool, star
                 return -E.EAGAIN
             if not ofd and posix_locks_deadlock(k, owner, blocker):
                 return -EDEADLK
-            task._posix_lock_wait = (ctx, start, end, type_)
+            if not ofd:                   # only POSIX owners wait in the deadlock walk
+                task._posix_lock_wait = (ctx, start, end, type_)
             return None
     released = _apply(ctx, owner, start, end, type_, task.tgid, ofd)
     _note_owner(ctx, owner, f, ofd)
