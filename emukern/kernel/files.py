@@ -151,6 +151,10 @@ class FdTable:
     """A process's descriptor table (``files_struct``), shared by threads with CLONE_FILES."""
 
     MAX_FDS = 1024
+    # Called as hook(file, table) for each descriptor a table closes (close, dup2 over it, exit,
+    # close-on-exec), after its reference is dropped and before the last close's on_close:
+    # filp_close -> locks_remove_posix.  Each returns wait queues to wake; fs/locks.py adds one.
+    close_hooks: list[Any] = []
 
     def __init__(self) -> None:
         self.fds: dict[int, File] = {}
@@ -177,7 +181,8 @@ class FdTable:
             return -E.EBADF, []
         self.cloexec.discard(fd)
         f.refs -= 1
-        return 0, (f.on_close() if f.refs == 0 else [])
+        wqs = [wq for hook in self.close_hooks for wq in hook(f, self)] if self.close_hooks else []
+        return 0, wqs + (f.on_close() if f.refs == 0 else [])
 
     def close_all(self) -> list[WaitQueue]:
         wq: list[WaitQueue] = []

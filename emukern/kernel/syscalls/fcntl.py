@@ -2,13 +2,20 @@
 
 ``sys_fcntl`` handles F_DUPFD(_CLOEXEC) (through file.py's ``_dup``), F_GETFD/F_SETFD on the
 descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only file kinds that
-keep status flags (a socket's O_NONBLOCK), and any other command is EINVAL.
+keep status flags (a socket's O_NONBLOCK).  The record-lock commands F_GETLK/F_SETLK/F_SETLKW
+and their OFD forms (fcntl_getlk, fcntl_setlk) turn the guest's ``struct flock`` into a byte
+range and hand it to ``fs/locks.py``.  Any other command is EINVAL.
 """
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.fs import locks as fs_locks
+from emukern.kernel.fs.locks import F_RDLCK, F_UNLCK, F_WRLCK, OFFSET_MAX, SEEK_CUR, SEEK_END, SEEK_SET
+from emukern.kernel.sysret import BLOCK
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls import file as syscalls_file
 from emukern.kernel.fs.uapi import (
@@ -28,6 +35,93 @@ from emukern.kernel.fs.uapi import (
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
+
+# the record-lock commands (the 64-bit numbers: F_GETLK64 and F_GETLK are one on LP64)
+F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7
+F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
+LOCK_CMDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
+# struct flock on arm64 and riscv64: short l_type, short l_whence, (pad) off_t l_start,
+# off_t l_len, pid_t l_pid, (pad): 32 bytes
+FLOCK_SIZE = 32
+EOVERFLOW = 75
+
+
+def _flock_to_range(f, l_whence: int, l_start: int, l_len: int) -> tuple[int, int] | int:
+    """flock64_to_posix_lock: the byte range [start, end] the struct names, or -errno.  A length
+    of 0 runs to the end of the file however it grows; a negative one ends just before l_start."""
+    if l_whence == SEEK_SET:
+        base = 0
+    elif l_whence == SEEK_CUR:
+        base = getattr(f, "pos", 0)
+    elif l_whence == SEEK_END:
+        size = getattr(f, "size", None)
+        base = size() if size is not None else 0
+    else:
+        return -E.EINVAL
+    if l_start > OFFSET_MAX - base:
+        return -EOVERFLOW
+    start = base + l_start
+    if start < 0:
+        return -E.EINVAL
+    if l_len > 0:
+        if l_len - 1 > OFFSET_MAX - start:
+            return -EOVERFLOW
+        return start, start + l_len - 1
+    if l_len < 0:
+        if start + l_len < 0:
+            return -E.EINVAL
+        return start + l_len, start - 1
+    return start, OFFSET_MAX
+
+
+def _fcntl_lock(k: "Kernel", cpu, task, f, cmd: int, arg: int):
+    """fcntl_getlk / fcntl_setlk."""
+    cpu.charge(k.cost.syscall_body)
+    try:
+        raw = task.mm.read(arg, FLOCK_SIZE)
+    except MemoryFault:
+        return -E.EFAULT
+    l_type, l_whence = struct.unpack_from("<hh", raw, 0)
+    l_start, l_len, l_pid = struct.unpack_from("<qqi", raw, 8)
+    ofd = cmd in (F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
+    owner = f if ofd else task.files
+    if cmd in (F_GETLK, F_OFD_GETLK):
+        # F_UNLCK only for the OFD form: it reports the description's own lock (Linux 6.3+)
+        if l_type not in (F_RDLCK, F_WRLCK) and not (ofd and l_type == F_UNLCK):
+            return -E.EINVAL
+        rng = _flock_to_range(f, l_whence, l_start, l_len)
+        if isinstance(rng, int):
+            return rng
+        if ofd and l_pid != 0:
+            return -E.EINVAL
+        held = fs_locks.posix_test_lock(k, f, owner, rng[0], rng[1], l_type)
+        if held is None:
+            out = struct.pack("<h", F_UNLCK) + raw[2:]
+        else:
+            length = 0 if held.end == OFFSET_MAX else held.end - held.start + 1
+            out = struct.pack("<hhxxxxqqi", held.type, SEEK_SET, held.start, length,
+                              -1 if held.ofd else held.pid) + raw[28:]
+        try:
+            task.mm.write(arg, out)
+        except MemoryFault:
+            return -E.EFAULT
+        return 0
+    rng = _flock_to_range(f, l_whence, l_start, l_len)
+    if isinstance(rng, int):
+        return rng
+    if l_type not in (F_RDLCK, F_WRLCK, F_UNLCK):
+        return -E.EINVAL
+    # check_fmode_for_setlk: a read lock needs a readable description, a write lock a writable one
+    if (l_type == F_RDLCK and not f.readable) or (l_type == F_WRLCK and not f.writable):
+        return -E.EBADF
+    if ofd and l_pid != 0:
+        return -E.EINVAL
+    wait = cmd in (F_SETLKW, F_OFD_SETLKW)
+    ret = fs_locks.posix_lock_file(k, cpu, task, f, owner, ofd, rng[0], rng[1], l_type, wait)
+    if ret is None:
+        k.sched.sleep_on(cpu, task, fs_locks.lock_wait_queue(k, f), "posix_lock")
+        return BLOCK
+    return ret
 
 
 def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
@@ -56,4 +150,6 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
             return f.flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)
         nb = 0o4000 if getattr(f, "nonblock", False) is True else 0     # a socket's O_NONBLOCK
         return (2 if f.readable and f.writable else (1 if f.writable else 0)) | nb
+    if cmd in LOCK_CMDS:
+        return _fcntl_lock(k, cpu, task, f, cmd, arg)
     return -E.EINVAL

@@ -2,7 +2,8 @@
 
 ``sys_flock`` takes, converts or drops a shared or exclusive lock held by the open file
 description (so dup and fork share it), sleeping unless LOCK_NB; a description closed for the
-last time no longer holds its lock.  fcntl's POSIX record locks (F_SETLK) are not modelled.
+last time no longer holds its lock.  fcntl's record locks (F_SETLK, in fs/locks.py) are a separate
+table: flock and POSIX locks never conflict, as on Linux.
 """
 from __future__ import annotations
 
