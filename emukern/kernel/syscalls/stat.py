@@ -67,7 +67,7 @@ def _host_stdio_stat(fd: int) -> bytes:
     """fstat of a stdio descriptor that is the host's own (emukern run): its type, permission
     bits, size (a regular file) and device number (a device) as the host has them, with fixed
     inode, device and times, so the same host set-up gives the same bytes every run.  A
-    terminal is /dev/pts/0 whatever the host's pty is."""
+    terminal is /dev/pts/0 whatever the host's pty is (with devpts' st_blksize, 1024)."""
     try:
         st = os.fstat(fd)
     except OSError:
@@ -79,7 +79,10 @@ def _host_stdio_stat(fd: int) -> bytes:
     if kind == "file":
         return _stat_bytes(S_IFREG | perm, size=st.st_size, ino=STDIO_INO)
     if kind == "tty":
-        return _stat_bytes(S_IFCHR | 0o620, rdev=PTS0_RDEV, ino=STDIO_INO)
+        # a pty's number depends on the session: always /dev/pts/0; devpts' 1 KiB st_blksize
+        st_ = bytearray(_stat_bytes(S_IFCHR | perm, rdev=PTS0_RDEV, ino=STDIO_INO))
+        st_[56:60] = (1024).to_bytes(4, "little")
+        return bytes(st_)
     if kind in ("null", "chr"):
         return _stat_bytes(S_IFCHR | perm, rdev=_encode_dev(os.major(st.st_rdev), os.minor(st.st_rdev)),
                            ino=STDIO_INO)
