@@ -300,6 +300,17 @@ def sys_lseek(k: "Kernel", cpu, task, fd, offset, whence, *a):
         if pos >= 0:
             f.pos = pos
         return pos
+    if isinstance(f, StdinFile) and f.host_fd is not None:
+        # emukern run's fd 0 is described as the --stdin file (a regular file: seekable over
+        # the bytes read from it) or /dev/null (null_lseek: always 0)
+        from emukern.kernel.sysctl import default_llseek
+        from emukern.kernel.syscalls.stat import host_stdio_kind
+        if host_stdio_kind(f.host_fd) != "file":
+            return 0
+        pos = default_llseek(f.pos, len(f.data), offset - (1 << 64) if offset >> 63 else offset, whence)
+        if pos >= 0:
+            f.pos = pos
+        return pos
     return -E.ESPIPE                # pipes and terminals: no_llseek
 
 

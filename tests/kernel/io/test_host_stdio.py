@@ -187,3 +187,21 @@ def test_host_stdio_stat_is_the_same_every_run(cguest, tmp_path):
         with open(tmp_path / f"o{i}", "wb") as f:
             reps.append(_report(_emukern(exe, ["3"], f, tmp_path / f"r{i}.json").stderr))
     assert reps[0] == reps[1]
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("arch", ARCHES)
+def test_stdin_is_the_stdin_file_or_dev_null(cguest, tmp_path, arch):
+    q_bin = _need_qemu(arch)
+    exe = cguest("stdin_kind", arch)
+    data = tmp_path / "in"
+    data.write_bytes(b"abcdefgh")
+    cli = [sys.executable, "-m", "emukern.cli", "run", "-q"]
+    with_file = subprocess.run([*cli, "--stdin", str(data), str(exe)], capture_output=True, timeout=120)
+    without = subprocess.run([*cli, str(exe)], capture_output=True, timeout=120)
+    with open(data, "rb") as f:
+        q_file = subprocess.run([q_bin, str(exe)], stdin=f, capture_output=True, timeout=60)
+    q_null = subprocess.run([q_bin, str(exe)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert with_file.stdout == q_file.stdout
+    assert with_file.stdout.startswith(b"mode=100") and with_file.stdout.endswith(b" size=8 seek=2 read=3 'cde' end=8\n")
+    assert without.stdout == q_null.stdout == b"mode=20666 size=0 seek=0 read=0 '' end=0\n"
