@@ -46,7 +46,7 @@ def attach_host_stdio(m: Any, stdin_path: str | None) -> None:
     files = k.init_task.files
     for fd, stream, real in ((1, sys.stdout, sys.__stdout__), (2, sys.stderr, sys.__stderr__)):
         f = files.get(fd)
-        if stream is not real or not isinstance(f, OutputFile):
+        if stream is None or stream is not real or not isinstance(f, OutputFile):
             continue
         try:
             host = stream.fileno()
@@ -54,8 +54,8 @@ def attach_host_stdio(m: Any, stdin_path: str | None) -> None:
             continue                 # no real descriptor behind it: keep the capture
         stream.flush()
         f.host_fd = host
-    f0 = files.get(0)
-    if isinstance(f0, StdinFile) and isinstance(files.get(1), OutputFile) and files.get(1).host_fd is not None:
+    f0, f1 = files.get(0), files.get(1)
+    if isinstance(f0, StdinFile) and isinstance(f1, OutputFile) and f1.host_fd is not None:
         try:
             f0.host_fd = os.open(stdin_path if stdin_path else os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
