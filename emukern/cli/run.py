@@ -46,13 +46,13 @@ def attach_host_stdio(m: Any, stdin_path: str | None) -> None:
     files = k.init_task.files
     for fd, stream, real in ((1, sys.stdout, sys.__stdout__), (2, sys.stderr, sys.__stderr__)):
         f = files.get(fd)
-        if stream is None or stream is not real or not isinstance(f, OutputFile):
+        if real is None or stream is not real or not isinstance(f, OutputFile):
             continue
         try:
-            host = stream.fileno()
+            host = real.fileno()
         except (OSError, ValueError, AttributeError):
             continue                 # no real descriptor behind it: keep the capture
-        stream.flush()
+        real.flush()
         f.host_fd = host
     f0, f1 = files.get(0), files.get(1)
     if isinstance(f0, StdinFile) and isinstance(f1, OutputFile) and f1.host_fd is not None:
