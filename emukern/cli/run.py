@@ -28,7 +28,38 @@ def build_machine(a: argparse.Namespace, echo: bool = True) -> Any:
     m.explicit_arch = a.arch
     m.load(a.program, a.args)
     warn_other_arch_options(a, m.config.arch)
+    if echo:
+        attach_host_stdio(m, a.stdin)
     return m
+
+
+def attach_host_stdio(m: Any, stdin_path: str | None) -> None:
+    """Make the guest's fds 1 and 2 the host's own (a pipe is a FIFO, a file a regular file, a
+    terminal a tty, /dev/null the null device; output written straight to it, a host error the
+    guest's errno), when this process's sys.stdout/sys.stderr are its real ones.  Output
+    captured in Python (pytest's capsys, main() called from a script with sys.stdout replaced)
+    keeps the capture buffer, which looks like a terminal, so recorded figures stay as they
+    were.  fd 0 reads ``--stdin``'s bytes, never the host's input: it is described as that file,
+    or as /dev/null (which it behaves like) when there is none."""
+    from emukern.kernel.files import OutputFile, StdinFile
+    k = m.kernel
+    files = k.init_task.files
+    for fd, stream, real in ((1, sys.stdout, sys.__stdout__), (2, sys.stderr, sys.__stderr__)):
+        f = files.get(fd)
+        if real is None or stream is not real or not isinstance(f, OutputFile):
+            continue
+        try:
+            host = real.fileno()
+        except (OSError, ValueError, AttributeError):
+            continue                 # no real descriptor behind it: keep the capture
+        real.flush()
+        f.host_fd = host
+    f0, f1 = files.get(0), files.get(1)
+    if isinstance(f0, StdinFile) and isinstance(f1, OutputFile) and f1.host_fd is not None:
+        try:
+            f0.host_fd = os.open(stdin_path if stdin_path else os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            pass
 
 
 def check_output_file(path: str, option: str) -> None:

@@ -1,5 +1,13 @@
-"""Open files: stdio, pipes and /proc/sys entries, in per-process descriptor tables."""
+"""Open files: stdio, pipes and /proc/sys entries, in per-process descriptor tables.
+
+The first process's stdio (``StdinFile``, ``OutputFile``) either captures into a buffer (the
+Python API, pytest) or, under ``emukern run``, stands for one of the host's own descriptors
+(``host_fd``): then fstat/ioctl describe what the host's descriptor is (a pipe, a file, a
+terminal, /dev/null) and output goes straight to it, a host error becoming the guest's errno.
+"""
 from __future__ import annotations
+
+import os
 
 from collections import deque
 from dataclasses import dataclass, field
@@ -83,6 +91,10 @@ class File:
 class StdinFile(File):
     kind = "stdin"
     readable = True
+    # the host descriptor the guest's input is described by (emukern run: the --stdin file, or
+    # /dev/null when there is none — the guest reads config.stdin, never the host's terminal);
+    # None: a capture (the Python API), which fstat shows as a terminal, as it always did
+    host_fd: int | None = None
 
     def __init__(self, data: bytes) -> None:
         super().__init__()
@@ -99,6 +111,30 @@ class OutputFile(File):
         self.kind = name
         self.sink = sink
         self.echo = echo        # a binary stream to mirror output to (the terminal), or None
+        # emukern run: the host's own descriptor this output is (see the module docstring);
+        # None: the output is captured into ``sink`` (and mirrored to ``echo``)
+        self.host_fd: int | None = None
+
+    def host_write(self, data: bytes) -> int:
+        """Write to the host descriptor as write(2) would to the same file: all of ``data``
+        (os.write may be short on a pipe), or -errno from the host (EPIPE for a reader that is
+        gone, ENOSPC on /dev/full, ...) when nothing was written; a short count when an error
+        comes after some bytes went out, as Linux's write returns what it wrote."""
+        assert self.host_fd is not None
+        done = 0
+        view = memoryview(data)
+        while done < len(data):
+            try:
+                n = os.write(self.host_fd, view[done:])
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                if done:
+                    break
+                return -(exc.errno or 5)            # (EIO when the host names none)
+            done += n
+        self.sink += data[:done]
+        return done
 
 
 @dataclass(eq=False)
@@ -115,10 +151,16 @@ class Pipe:
     lockwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_lock"))
 
 
+O_NONBLOCK = 0o4000      # (asm-generic fcntl.h, the same on riscv64 and arm64)
+
+
 class PipeEnd(File):
-    def __init__(self, pipe: Pipe, write: bool) -> None:
+    def __init__(self, pipe: Pipe, write: bool, nonblock: bool = False) -> None:
         super().__init__()
         self.pipe = pipe
+        # f_flags' O_NONBLOCK, per open file (each end has its own): pipe2(O_NONBLOCK) or
+        # fcntl(F_SETFL); pipe_read/pipe_write answer EAGAIN instead of sleeping
+        self.nonblock = nonblock
         self.write_end = write
         self.kind = "pipe-w" if write else "pipe-r"
         self.readable = not write
@@ -127,6 +169,11 @@ class PipeEnd(File):
             pipe.writers += 1
         else:
             pipe.readers += 1
+
+    def setfl(self, flags: int) -> int:
+        """fcntl(F_SETFL): O_NONBLOCK is the one status flag a pipe keeps (setfl)."""
+        self.nonblock = bool(flags & O_NONBLOCK)
+        return 0
 
     def on_close(self) -> list[WaitQueue]:
         if self.write_end:

@@ -4,6 +4,9 @@
 ``_pipe_write`` are pipe_read/pipe_write, called by read_write.py, copying a page at a time
 under the pipe's mutex (``_pipe_lock``), which a task preempted inside the copy keeps held.  A
 full pipe takes what fits (a short write), and writing with no reader raises SIGPIPE/EPIPE.
+pipe2's O_NONBLOCK is kept on each end (``PipeEnd.nonblock``, also fcntl F_SETFL): an empty
+pipe read or a full pipe written is EAGAIN instead of a sleep; O_CLOEXEC marks both descriptors
+close-on-exec.
 """
 from __future__ import annotations
 
@@ -39,15 +42,18 @@ def _pipe_unlock(k: "Kernel", cpu, p: Pipe) -> None:
         k.sched.wake_queue(p.lockwait, cpu.now)
 
 
-def _pipe_read(k: "Kernel", cpu, task, p: Pipe, buf, count, res) -> Any:
+def _pipe_read(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool = False) -> Any:
     """pipe_read: a page at a time under pipe->mutex; no cond_resched() inside (only the full
-    model preempts the copy), the mutex's might_sleep() at the top (voluntary)."""
+    model preempts the copy), the mutex's might_sleep() at the top (voluntary).  An empty pipe
+    with writers left is EAGAIN for an O_NONBLOCK reader, a sleep otherwise."""
     if not count:
         return 0                        # a zero-length read returns at once
     if P.fresh(res):
         if not p.buf:
             if p.writers == 0:
                 return 0
+            if nonblock:
+                return -E.EAGAIN
             k.sched.sleep_on(cpu, task, p.rwait, "pipe_read")
             return BLOCK
         if P.preempt_point(k, cpu, task, P.MIGHT_RESCHED, "pipe_read"):
@@ -75,9 +81,10 @@ def _pipe_read(k: "Kernel", cpu, task, p: Pipe, buf, count, res) -> Any:
     return got
 
 
-def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res) -> Any:
+def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool = False) -> Any:
     """pipe_write: a page at a time under pipe->mutex (copy_page_from_iter per page), with no
-    cond_resched() inside; a full pipe takes what fits (emukern's pipes give a short write)."""
+    cond_resched() inside; a full pipe takes what fits (emukern's pipes give a short write),
+    and is EAGAIN for an O_NONBLOCK writer when nothing fits."""
     if not count:
         return 0                        # a null write succeeds before any check
     if P.fresh(res):
@@ -86,6 +93,8 @@ def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res) -> Any:
             # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
             return -E.EPIPE
         if len(p.buf) >= 65536:
+            if nonblock:
+                return -E.EAGAIN
             k.sched.sleep_on(cpu, task, p.wwait, "pipe_write")
             return BLOCK
         if P.preempt_point(k, cpu, task, P.MIGHT_RESCHED, "pipe_write"):
@@ -118,8 +127,9 @@ def sys_pipe2(k: "Kernel", cpu, task, fds_ptr, flags, *a):
     if task.mm.find(fds_ptr) is None:
         return -E.EFAULT
     p = Pipe(ino=fs_namei.get_next_ino(k, cpu))
-    rfd = task.files.install(PipeEnd(p, write=False))
-    wfd = task.files.install(PipeEnd(p, write=True))
+    nonblock, cloexec = bool(flags & O_NONBLOCK), bool(flags & O_CLOEXEC)
+    rfd = task.files.install(PipeEnd(p, write=False, nonblock=nonblock), cloexec=cloexec)
+    wfd = task.files.install(PipeEnd(p, write=True, nonblock=nonblock), cloexec=cloexec)
     task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
     cpu.charge(k.cost.pipe_op)
     return 0

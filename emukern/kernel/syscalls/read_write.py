@@ -19,6 +19,7 @@ from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs.file import DevNull, DevZero, DirFile, HostFile, VfsFile, write_kernel_bytes
 from emukern.kernel.fs.meta import MAX_LFS, _copy_loop, _s64
 from emukern.kernel.mm.uaccess import copy_from_user, copy_from_user_chunk, copy_to_user, copy_to_user_chunk
+from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import eventpoll as syscalls_eventpoll
 from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.syscalls import sys as syscalls_sys
@@ -54,6 +55,8 @@ def _do_write(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
         return P.run_long(task, res, lambda r: _write_iter(k, cpu, task, f, buf, count, r, off))
     data = copy_from_user(k, cpu, task, buf, count)     # charges the copy itself
     cpu.charge(k.cost.syscall_body)
+    if isinstance(f, OutputFile):
+        return _stdio_write(k, cpu, task, f, data)
     n = write_kernel_bytes(f, data, off)
     if n is not None:
         return n
@@ -63,11 +66,28 @@ def _do_write(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
     return -E.EBADF
 
 
+def _stdio_write(k: "Kernel", cpu, task, f: OutputFile, data: bytes) -> int:
+    """The first process's stdout/stderr: the host's own descriptor under ``emukern run`` (a
+    host error is the guest's errno, EPIPE with SIGPIPE as pipe_write raises it), else the
+    capture buffer and its echo stream (an echo stream's own error is the guest's errno too,
+    never an emukern crash)."""
+    if f.host_fd is not None:
+        n = f.host_write(data)
+    else:
+        try:
+            n = write_kernel_bytes(f, data, None) or 0
+        except OSError as exc:
+            n = -(exc.errno or E.EIO)
+    if n == -E.EPIPE:
+        signal_generate.force_sig(k, cpu, task, E.SIGPIPE, None, "write to a closed pipe (host)")
+    return n
+
+
 def _write_iter(k: "Kernel", cpu, task, f, buf, count, res, off=None):
     """generic_perform_write (a host file: a page at a time, cond_resched() after each) or
     pipe_write; continues from ``res`` when the call was preempted inside."""
     if isinstance(f, PipeEnd):
-        return syscalls_pipe._pipe_write(k, cpu, task, f.pipe, buf, count, res)
+        return syscalls_pipe._pipe_write(k, cpu, task, f.pipe, buf, count, res, f.nonblock)
     if P.fresh(res):
         cpu.charge(k.cost.syscall_body)
 
@@ -98,7 +118,8 @@ def _do_read(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
     if r is not None:
         return r
     if isinstance(f, PipeEnd):
-        return P.run_long(task, res, lambda r: syscalls_pipe._pipe_read(k, cpu, task, f.pipe, buf, count, r))
+        return P.run_long(task, res, lambda r: syscalls_pipe._pipe_read(k, cpu, task, f.pipe, buf, count, r,
+                                                                                  f.nonblock))
     if isinstance(f, (HostFile, DevZero)) and count:
         return P.run_long(task, res, lambda r: _read_iter(k, cpu, task, f, buf, count, r, off))
     if isinstance(f, StdinFile):
@@ -276,6 +297,17 @@ def sys_lseek(k: "Kernel", cpu, task, fd, offset, whence, *a):
     if isinstance(f, SysctlFile):
         from emukern.kernel.sysctl import default_llseek
         pos = default_llseek(f.pos, 0, offset - (1 << 64) if offset >> 63 else offset, whence)
+        if pos >= 0:
+            f.pos = pos
+        return pos
+    if isinstance(f, StdinFile) and f.host_fd is not None:
+        # emukern run's fd 0 is described as the --stdin file (a regular file: seekable over
+        # the bytes read from it) or /dev/null (null_lseek: always 0)
+        from emukern.kernel.sysctl import default_llseek
+        from emukern.kernel.syscalls.stat import host_stdio_kind
+        if host_stdio_kind(f.host_fd) != "file":
+            return 0
+        pos = default_llseek(f.pos, len(f.data), offset - (1 << 64) if offset >> 63 else offset, whence)
         if pos >= 0:
             f.pos = pos
         return pos

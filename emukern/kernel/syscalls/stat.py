@@ -1,11 +1,14 @@
 """fstat / newfstatat / statx / readlinkat <-> fs/stat.c.
 
 ``_stat_at`` is vfs_fstatat over a path or (AT_EMPTY_PATH) a descriptor, and ``_fstat_file``
-gives pipes, stdio, sysctl and host files their 'struct stat'.  ``sys_readlinkat`` reads
+gives pipes, stdio, sysctl and host files their 'struct stat' (stdio that is the host's own
+descriptor under ``emukern run``: what that descriptor is, ``_host_stdio_stat``).  ``sys_readlinkat`` reads
 symlinks, with /proc/self/exe the guest path of the running image.
 """
 from __future__ import annotations
 
+import os
+import stat
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
@@ -29,12 +32,73 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
+PTS0_RDEV = 136 << 8                    # /dev/pts/0 (new_encode_dev(136, 0))
+STDIO_INO = 3                           # fixed: the host's inode numbers vary from run to run
+
+
+def _encode_dev(major: int, minor: int) -> int:
+    """new_encode_dev: the st_rdev a 64-bit Linux reports for major:minor."""
+    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
+
+
+def host_stdio_kind(fd: int) -> str:
+    """What the host descriptor ``fd`` is, as the guest sees it: "fifo", "file", "tty",
+    "null", "chr" (another character device), "sock" or "other"."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return "other"
+    if stat.S_ISFIFO(st.st_mode):
+        return "fifo"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISSOCK(st.st_mode):
+        return "sock"
+    if stat.S_ISCHR(st.st_mode):
+        if os.isatty(fd):
+            return "tty"
+        if (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3):
+            return "null"
+        return "chr"
+    return "other"
+
+
+def _host_stdio_stat(fd: int) -> bytes:
+    """fstat of a stdio descriptor that is the host's own (emukern run): its type, permission
+    bits, size (a regular file) and device number (a device) as the host has them, with fixed
+    inode, device and times, so the same host set-up gives the same bytes every run.  A
+    terminal is /dev/pts/0 whatever the host's pty is (with devpts' st_blksize, 1024)."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return _stat_bytes(S_IFCHR | 0o620, rdev=PTS0_RDEV, ino=STDIO_INO)
+    kind = host_stdio_kind(fd)
+    perm = st.st_mode & 0o7777
+    if kind == "fifo":
+        return _stat_bytes(S_IFIFO | perm, ino=STDIO_INO)
+    if kind == "file":
+        return _stat_bytes(S_IFREG | perm, size=st.st_size, ino=STDIO_INO)
+    if kind == "tty":
+        # a pty's number depends on the session: always /dev/pts/0; devpts' 1 KiB st_blksize
+        st_ = bytearray(_stat_bytes(S_IFCHR | perm, rdev=PTS0_RDEV, ino=STDIO_INO))
+        st_[56:60] = (1024).to_bytes(4, "little")
+        return bytes(st_)
+    if kind in ("null", "chr"):
+        return _stat_bytes(S_IFCHR | perm, rdev=_encode_dev(os.major(st.st_rdev), os.minor(st.st_rdev)),
+                           ino=STDIO_INO)
+    return _stat_bytes(stat.S_IFMT(st.st_mode) | perm, ino=STDIO_INO)
+
+
 def _fstat_file(k: "Kernel", f: Any) -> bytes:
     if isinstance(f, VfsFile):
         return stat_bytes(fs_meta.apply_meta(k, stat_fields(f.node, f.size() if isinstance(f, HostFile) else None),
                                           f.node, f))
     if isinstance(f, (OutputFile, StdinFile)):
-        return _stat_bytes(S_IFCHR | 0o620, rdev=(136 << 8))   # a pts-like character device
+        if f.host_fd is not None:
+            return _host_stdio_stat(f.host_fd)
+        # a capture buffer (the Python API, pytest) looks like a terminal, as it always did:
+        # recorded figures of programs that fstat their stdio stay as they were
+        return _stat_bytes(S_IFCHR | 0o620, rdev=PTS0_RDEV)
     if isinstance(f, PipeEnd):
         return _stat_bytes(S_IFIFO | 0o600, ino=f.pipe.ino)
     if isinstance(f, SysctlFile):
