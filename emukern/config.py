@@ -9,8 +9,9 @@ from emukern.errors import ConfigError
 
 ARCHES = ("riscv64", "arm64")
 # The realtime clock's reading at boot when --realtime is not given: a fixed instant, so that every
-# run of the same inputs reads the same wall-clock time, and later than the files of a current
-# Debian release (a guest that finds its .pyc or its make targets "from the future" misbehaves).
+# run of the same inputs reads the same wall-clock time whatever the host's clock or root says
+# (a root's own file times stay the host's: give --realtime a later date if a guest, make or tar,
+# must not see files "from the future").
 DEFAULT_REALTIME = "2026-01-01T00:00:00Z"
 
 
