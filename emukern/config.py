@@ -199,6 +199,8 @@ class MachineConfig:
                 d.update(cpu_model=self.arm64_cpu_model)
         if self.root:
             d.update(root=self.root, root_rw=self.root_rw)
+        if self.realtime != DEFAULT_REALTIME:
+            d.update(realtime=self.realtime)
         return d
 
 
