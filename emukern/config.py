@@ -8,6 +8,47 @@ from dataclasses import dataclass, field
 from emukern.errors import ConfigError
 
 ARCHES = ("riscv64", "arm64")
+# The realtime clock's reading at boot when --realtime is not given: a fixed instant, so that every
+# run of the same inputs reads the same wall-clock time whatever the host's clock or root says
+# (a root's own file times stay the host's: give --realtime a later date if a guest, make or tar,
+# must not see files "from the future").
+DEFAULT_REALTIME = "2026-01-01T00:00:00Z"
+
+
+def parse_realtime(when: object) -> int:
+    """``--realtime WHEN`` -> nanoseconds since 1970-01-01T00:00:00Z.
+
+    WHEN is ISO 8601 (``2026-01-01T00:00:00Z``, ``2026-01-01T12:30:00.5+02:00``, ``2026-01-01``;
+    without an offset it is UTC, never the host's zone) or ``@SECONDS`` as date(1) takes it
+    (``@0``, ``@1767225600.25``); the API also takes a number of seconds.  Negative times (before
+    1970) are refused: Linux's do_settimeofday64 refuses them too."""
+    import datetime
+    import re
+    from decimal import Decimal, InvalidOperation
+    hint = "e.g. --realtime 2026-01-01T00:00:00Z or --realtime @1767225600"
+    if isinstance(when, bool) or not isinstance(when, (str, int, float)):
+        raise ConfigError(f"realtime must be a string or a number of seconds, got {when!r}", hint=hint)
+    if isinstance(when, (int, float)) or when.startswith("@"):
+        text = str(when)[1:] if isinstance(when, str) else repr(when)
+        try:
+            ns = int(Decimal(text.strip()) * 10**9)
+        except InvalidOperation:
+            raise ConfigError(f"--realtime {when!r}: @SECONDS expects a number", hint=hint) from None
+    else:
+        text = when.strip()
+        if re.search(r"[+-]\d\d$", text):
+            text += ":00"                   # +02 -> +02:00 (fromisoformat of older Pythons)
+        try:
+            t = datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"--realtime {when!r} is not an ISO 8601 time", hint=hint) from None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=datetime.timezone.utc)
+        d = t - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        ns = (d.days * 86400 + d.seconds) * 10**9 + d.microseconds * 1000
+    if ns < 0:
+        raise ConfigError(f"--realtime {when!r} is before 1970", hint=hint)
+    return ns
 RVV_VLENS = (64, 128, 256, 512, 1024, 2048, 4096)
 
 
@@ -87,6 +128,9 @@ class MachineConfig:
     # root_rw; None = an empty root with only the synthetic /proc and /dev (hermetic)
     root: str | None = None
     root_rw: bool = False
+    # CLOCK_REALTIME at boot (--realtime): ISO 8601 UTC ("2026-01-01T00:00:00Z") or "@SECONDS";
+    # a fixed default, never the host's clock, so two runs (and two roots) read the same times
+    realtime: str = DEFAULT_REALTIME
 
     def validate(self) -> None:
         """Raise :class:`~emukern.errors.ConfigError` for an invalid option; normalise ``sysctls``.
@@ -130,8 +174,13 @@ class MachineConfig:
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
         self.sysctls = normalize_sysctls(self.sysctls)
+        parse_realtime(self.realtime)
         if not isinstance(self.rlimits, dict):
             raise ConfigError("rlimits must be a dict of name -> value", hint='e.g. rlimits={"STACK": "unlimited"}')
+
+    def realtime_ns(self) -> int:
+        """CLOCK_REALTIME at boot, in nanoseconds since the Unix epoch (what ``realtime`` names)."""
+        return parse_realtime(self.realtime)
 
     def resolved_mem_limit(self) -> int | None:
         """The machine-wide guest memory limit in bytes (None = unlimited)."""
@@ -150,6 +199,8 @@ class MachineConfig:
                 d.update(cpu_model=self.arm64_cpu_model)
         if self.root:
             d.update(root=self.root, root_rw=self.root_rw)
+        if self.realtime != DEFAULT_REALTIME:
+            d.update(realtime=self.realtime)
         return d
 
 

@@ -135,6 +135,10 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                         "(default: an empty root with only /proc and /dev)")
     g.add_argument("--root-rw", action="store_true",
                    help="let the guest write to --root (default read-only: EROFS)")
+    g.add_argument("--realtime", metavar="WHEN", default=None,
+                   help="CLOCK_REALTIME at boot: ISO 8601 (2026-01-01T00:00:00Z; UTC unless an offset "
+                        "is given) or @SECONDS since 1970 (default 2026-01-01T00:00:00Z, a fixed "
+                        "instant: never the host's clock, so runs repeat; CLOCK_MONOTONIC starts at 0)")
 
 
 def config_from_args(a: argparse.Namespace) -> Any:
@@ -156,6 +160,8 @@ def config_from_args(a: argparse.Namespace) -> Any:
         max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
         host_timeout=getattr(a, "host_timeout", None),
     )
+    if getattr(a, "realtime", None) is not None:
+        cfg.realtime = a.realtime
     if getattr(a, "mem_limit", None) is not None:
         from emukern.config import parse_size
         cfg.mem_limit = parse_size(a.mem_limit)

@@ -246,8 +246,9 @@ class DirFile(VfsFile):
 
 
 def stat_fields(node: Node, size: int | None = None) -> dict[str, int]:
-    """The values fstat/statx report for ``node``: all from the model (no host inode numbers,
-    owners or times), so runs with the same root give the same bytes."""
+    """The values fstat/statx report for ``node`` but its times: all from the model (no host
+    inode numbers or owners), so runs with the same root give the same bytes.  The times are
+    fs/meta.py's apply_meta's (the host file's, the overlay's or the boot time)."""
     return {"dev": node.dev, "ino": node.ino, "mode": node.mode,
             "nlink": 2 if node.kind == S_IFDIR else 1, "uid": 0, "gid": 0, "rdev": node.rdev,
             "size": node.size if size is None else size, "blksize": 4096}
@@ -259,6 +260,15 @@ def stat_bytes(f: dict[str, int]) -> bytes:
     return struct.pack("<QQIIIIQQqiiqqQqQqQII", f["dev"], f["ino"], f["mode"], f["nlink"], f["uid"],
                        f["gid"], f["rdev"], 0, size, f["blksize"], 0, (size + 511) // 512,
                        *f.get("atime", (0, 0)), *f.get("mtime", (0, 0)), *f.get("ctime", (0, 0)), 0, 0)
+
+
+STAT_TIMES_OFFSET = 72       # st_atime..st_ctime_nsec in the asm-generic struct stat
+
+
+def stat_with_times(raw: bytes, f: dict) -> bytes:
+    """A packed struct stat with its three times replaced by ``f``'s atime/mtime/ctime."""
+    t = struct.pack("<qQqQqQ", *f["atime"], *f["mtime"], *f["ctime"])
+    return raw[:STAT_TIMES_OFFSET] + t + raw[STAT_TIMES_OFFSET + len(t):]
 
 
 STATX_BASIC_STATS = 0x7FF

@@ -7,8 +7,12 @@ synthetic /proc or /dev node.  Keying by inode makes the overlay follow the file
 and hard links, as an inode's attributes do in Linux.  Mode, owner and times set by the guest are
 never applied to the host file (a guest chmod 000 must not lock emukern itself out, a guest chown
 cannot be done by an unprivileged host user, and host times are host facts): stat reports the
-overlay, so the same inputs give the same bytes.  An object the guest never changed keeps the
-synthesised values stat always gave (owner 0, times 0).
+overlay, so the same inputs give the same bytes.  An object the guest never changed reports
+owner 0 and the times the host's lstat gives (Debian's files keep their packages' mtimes, which
+is what .pyc headers, make and tar compare); what the guest changes gets the guest's
+CLOCK_REALTIME (``file_update_time``), and a synthetic object (/proc, /dev, pipes, sockets) the
+machine's boot time.  The realtime clock itself is ``realtime_ns``: the boot instant the
+machine was given (``--realtime``) plus the simulated time since boot.
 """
 from __future__ import annotations
 
@@ -108,13 +112,105 @@ def meta_of(k: "Kernel", node: Node, f: Any = None) -> dict | None:
     return store.get(key) if key is not None else None
 
 
+def _host_stat(node: Node, f: Any = None) -> os.stat_result | None:
+    """The host's stat of a root object (of the open descriptor when there is one), or None."""
+    if node.host is None:
+        return None
+    try:
+        return os.fstat(f.fd) if isinstance(f, HostFile) and f.fd >= 0 else os.lstat(node.host)
+    except OSError:
+        return None
+
+
 def apply_meta(k: "Kernel", fields: dict[str, int], node: Node, f: Any = None) -> dict[str, int]:
-    """stat_fields with what chmod/chown/utimensat changed (called by fstat/stat/statx)."""
-    m = meta_of(k, node, f)
-    if m:
-        fields = dict(fields)
-        fields.update(m)
+    """stat_fields with the times and what chmod/chown/utimensat/writes changed (called by
+    fstat/stat/statx): a root object's host times (seconds and nanoseconds), or the boot time
+    for a synthetic one, then the overlay on top."""
+    fields = dict(fields)
+    s = _host_stat(node, f)
+    if s is None or s.st_ctime_ns >= getattr(k.vfs, "host_t0", s.st_ctime_ns + 1):
+        # synthetic, or changed on the host during this run by a path that did not stamp the
+        # overlay: the boot time, never a reading of the host's clock
+        fields.update(synthetic_times(k))
+    else:
+        fields.update(atime=divmod(s.st_atime_ns, 10**9), mtime=divmod(s.st_mtime_ns, 10**9),
+                      ctime=divmod(s.st_ctime_ns, 10**9))
+    store = getattr(k.vfs, "meta", None)
+    if store:
+        m = store.get(("syn", node.dev, node.path) if s is None else ("host", s.st_dev, s.st_ino))
+        if m:
+            fields.update(m)
     return fields
+
+
+# ---- the realtime clock (kernel/time/timekeeping.c) ------------------------------------------
+# CLOCK_REALTIME is CLOCK_MONOTONIC (the simulated clock, 0 at boot) plus the wall-clock instant
+# of the boot, which is the machine's ``realtime`` option and never the host's clock: two runs of
+# the same inputs read the same dates.  (Linux keeps the same split: tk->offs_real.)
+REALTIME_CLOCKS = (0, 5, 8, 11)     # CLOCK_REALTIME, _COARSE, _ALARM and CLOCK_TAI (offset 0)
+
+
+def realtime_base_ns(k: "Kernel") -> int:
+    """The realtime clock at boot, in nanoseconds since 1970 (parsed once per machine)."""
+    base = getattr(k, "_realtime_base", None)
+    if base is None:
+        base = k._realtime_base = k.config.realtime_ns()
+    return base
+
+
+def realtime_ns(k: "Kernel", cycles: int) -> int:
+    """CLOCK_REALTIME at ``cycles`` since boot."""
+    return realtime_base_ns(k) + int(k.clock.ns(cycles))
+
+
+def realtime_to_cycles(k: "Kernel", ns: int) -> int:
+    """The cycle at which CLOCK_REALTIME reads ``ns`` (0 for an instant before the boot)."""
+    return k.clock.cycles_for_ns(max(0, ns - realtime_base_ns(k)))
+
+
+def name_update_time(k: "Kernel", cpu, parent: Node, name: str, created: bool = True) -> None:
+    """A name was added to (``created``: the new object's three times too) or removed from the
+    directory ``parent``: the directory's mtime and ctime change, as a create, mkdir, link,
+    symlink, unlink or rename changes them on Linux."""
+    file_update_time(k, cpu, parent)
+    if created and parent.host is not None:
+        child = k.vfs.child(parent, name)
+        if child is not None:
+            file_update_time(k, cpu, child, created=True)
+
+
+def synthetic_times(k: "Kernel") -> dict[str, tuple[int, int]]:
+    """atime/mtime/ctime of an object no file system stores (a /proc or /dev entry, a pipe, a
+    socket): the boot time, the same in every run."""
+    t = divmod(realtime_base_ns(k), 10**9)
+    return {"atime": t, "mtime": t, "ctime": t}
+
+
+def file_update_time(k: "Kernel", cpu, node: Node, f: Any = None, created: bool = False,
+                     ctime_only: bool = False) -> None:
+    """A write (or a truncate, or a new name in a directory) changes mtime and ctime to now, as
+    Linux's file_update_time does; ``created`` sets atime too (a new inode's three times are its
+    birth), ``ctime_only`` changes ctime alone (a rename or a new link).  Kept in the overlay: the host file's own times, set by the host's clock, are never
+    reported for something the guest changed."""
+    if node.host is None:
+        return
+    key = _meta_key(node, f)
+    if key is None:
+        return
+    store = _meta_store(k)
+    m = store.get(key)
+    if m is None or created:                # (a new file may reuse a host inode: a fresh entry)
+        m = store[key] = {"mode": node.mode, "uid": 0, "gid": 0}
+        if not created:                     # the host's times stay what they were
+            s = _host_stat(node, f)
+            if s is not None:
+                m.update(atime=divmod(s.st_atime_ns, 10**9), mtime=divmod(s.st_mtime_ns, 10**9))
+    now = _now(k, cpu)
+    m["ctime"] = now
+    if not ctime_only:
+        m["mtime"] = now
+    if created:
+        m["atime"] = now
 
 
 def _meta_entry(k: "Kernel", node: Node) -> dict:
@@ -126,8 +222,8 @@ def _meta_entry(k: "Kernel", node: Node) -> dict:
 
 
 def _now(k: "Kernel", cpu) -> tuple[int, int]:
-    ns = int(k.clock.ns(cpu.now))          # CLOCK_REALTIME (the simulated clock)
-    return ns // 10**9, ns % 10**9
+    """current_time(): CLOCK_REALTIME now, as (seconds, nanoseconds)."""
+    return divmod(realtime_ns(k, cpu.now), 10**9)
 
 
 def _setattr_ok(k: "Kernel", node: Node) -> int:

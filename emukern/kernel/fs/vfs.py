@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat as st
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,10 @@ class Vfs:
         self.root = os.path.realpath(root) if root else None
         self.writable = writable and root is not None
         self.synthetic = synthetic           # mount point ("/proc") -> its root node factory
+        # the host's clock when this machine booted: only a threshold (fs/meta.py apply_meta),
+        # never a time the guest sees: a root object whose host ctime is later was changed
+        # during the run, and its host times (the host's clock) are not reported
+        self.host_t0 = time.time_ns()
 
     @staticmethod
     def check_root(root: str | None) -> None:

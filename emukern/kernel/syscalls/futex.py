@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
+from emukern.kernel.fs.meta import realtime_to_cycles
 from emukern.kernel.syscalls import (
     FUTEX_PRIVATE,
     FUTEX_WAIT,
@@ -19,6 +20,8 @@ from emukern.kernel.syscalls import (
     FUTEX_WAKE_BITSET,
 )
 from emukern.kernel.sysret import BLOCK, s64
+
+FUTEX_CLOCK_REALTIME = 256
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -59,7 +62,10 @@ def sys_futex(k: "Kernel", cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a)
                 wq.remove(task)
                 return -E.EINVAL          # timespec64_valid
             ns = sec * 10**9 + nsec       # (add_timer saturates: 2^40 s sleeps forever)
-            wake = k.clock.cycles_for_ns(ns) + (0 if absolute else cpu.now)
+            if absolute and op & FUTEX_CLOCK_REALTIME:     # a wall-clock deadline (pthread_cond_timedwait)
+                wake = realtime_to_cycles(k, ns)
+            else:
+                wake = k.clock.cycles_for_ns(ns) + (0 if absolute else cpu.now)
             if wake <= cpu.now:
                 wq.remove(task)
                 return -E.ETIMEDOUT

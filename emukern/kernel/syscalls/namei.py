@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.fs import EROFS, EXDEV
+from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, fs_of
 from emukern.kernel.fs.uapi import (
@@ -49,6 +50,7 @@ def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
         os.mkdir(os.path.join(parent.host, name), mode & 0o7777 & ~fs_of(task).umask)
     except OSError as e:
         return -(e.errno or E.EACCES)
+    fs_meta.name_update_time(k, cpu, parent, name)
     return 0
 
 
@@ -66,9 +68,14 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
         else:
             if node.is_dir:
                 return -E.EISDIR
+            if fs_meta.meta_of(k, node) is not None:
+                fs_meta.file_update_time(k, cpu, node)   # its ctime, if another link keeps it
             os.unlink(node.host)
     except OSError as e:
         return -(e.errno or E.EACCES)
+    parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
+    if not isinstance(parent, int):
+        fs_meta.name_update_time(k, cpu, parent, "", created=False)
     return 0
 
 
@@ -95,7 +102,14 @@ def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, 
     if isinstance(new, int):
         return new
     cpu.charge(k.cost.syscall_body)
-    return host_renameat2(os.path.join(old[0].host, old[1]), os.path.join(new[0].host, new[1]), flags)
+    r = host_renameat2(os.path.join(old[0].host, old[1]), os.path.join(new[0].host, new[1]), flags)
+    if r == 0:                          # both directories change; the moved object's ctime too
+        fs_meta.name_update_time(k, cpu, old[0], "", created=False)
+        fs_meta.name_update_time(k, cpu, new[0], "", created=False)
+        moved = k.vfs.child(new[0], new[1])
+        if moved is not None:
+            fs_meta.file_update_time(k, cpu, moved, ctime_only=True)
+    return r
 
 
 def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, flags, *a):
@@ -121,6 +135,8 @@ def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, fla
         os.link(node.host, os.path.join(new[0].host, new[1]), follow_symlinks=False)
     except OSError as e:
         return -(e.errno or E.EACCES)
+    fs_meta.name_update_time(k, cpu, new[0], "", created=False)
+    fs_meta.file_update_time(k, cpu, node, ctime_only=True)     # its link count changed
     return 0
 
 
@@ -140,6 +156,7 @@ def sys_symlinkat(k: "Kernel", cpu, task, target_ptr, newdirfd, linkpath, *a):
         os.symlink(target, os.path.join(new[0].host, new[1]))
     except OSError as e:
         return -(e.errno or E.EACCES)
+    fs_meta.name_update_time(k, cpu, new[0], new[1])
     return 0
 
 
@@ -161,4 +178,9 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
     if kind not in (0, S_IFREG):
         return -E.EPERM
     made = fs_namei._create(k, task, dirfd, path, mode & 0o7777)      # type: ignore[attr-defined]
-    return made if isinstance(made, int) else 0
+    if isinstance(made, int):
+        return made
+    parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node())
+    if not isinstance(parent, int):
+        fs_meta.name_update_time(k, cpu, parent, os.path.basename(made.path))
+    return 0

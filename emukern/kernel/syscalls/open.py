@@ -59,7 +59,10 @@ def sys_ftruncate(k: "Kernel", cpu, task, fd, length, *a):
         return -E.EBADF
     if not isinstance(f, HostFile) or not f.writable:
         return -E.EINVAL
-    return f.truncate(length)
+    r = f.truncate(length)
+    if r == 0:
+        fs_meta.file_update_time(k, cpu, f.node, f)
+    return r
 
 
 def sys_chdir(k: "Kernel", cpu, task, path_ptr, *a):
@@ -160,6 +163,7 @@ def sys_truncate(k: "Kernel", cpu, task, path_ptr, length, *a):
         os.truncate(node.host, length)      # node.host: inside the root, no link in it
     except OSError as e:
         return -(e.errno or E.EIO)
+    fs_meta.file_update_time(k, cpu, node)
     return 0
 
 

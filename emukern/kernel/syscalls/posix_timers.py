@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel.fs.meta import realtime_to_cycles
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.signal.defs import NSIG, s32
@@ -26,6 +27,7 @@ def sys_timer_create(k: "Kernel", cpu, task, clockid, sevp, timerid_ptr, *a):
         return -E.EINVAL
     sigs = task.signal
     tm = PosixTimer(timerid=len(sigs.posix_timers) and max(sigs.posix_timers) + 1 or 0)
+    tm.clockid = clockid                    # an absolute expiry is a reading of this clock
     if sevp:
         raw = task.mm.read(sevp, 20)
         tm.value = int.from_bytes(raw[0:8], "little")
@@ -65,8 +67,9 @@ def sys_timer_settime(k: "Kernel", cpu, task, timerid, flags, new, old, *a):
     if value == 0:
         tm.expires = 0
         return 0
-    if flags & 1:                                   # TIMER_ABSTIME
-        tm.expires = max(k.clock.cycles_for_ns(value), cpu.now + 1)
+    if flags & 1:                                   # TIMER_ABSTIME: a reading of its clock
+        at = realtime_to_cycles(k, value) if getattr(tm, "clockid", 1) == 0 else k.clock.cycles_for_ns(value)
+        tm.expires = max(at, cpu.now + 1)
     else:
         tm.expires = cpu.now + max(1, k.clock.cycles_for_ns(value))
     signal_timers._arm_posix(k, cpu, task, tm)

@@ -90,6 +90,7 @@ def _write_iter(k: "Kernel", cpu, task, f, buf, count, res, off=None):
         return syscalls_pipe._pipe_write(k, cpu, task, f.pipe, buf, count, res, f.nonblock)
     if P.fresh(res):
         cpu.charge(k.cost.syscall_body)
+        fs_meta.file_update_time(k, cpu, f.node, f)      # file_modified: mtime/ctime = now
 
     def chunk(o: int, n: int) -> Any:
         data = copy_from_user_chunk(k, cpu, task, buf + o, n, res, "write")

@@ -15,7 +15,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.files import OutputFile, PipeEnd, StdinFile, SysctlFile
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.file import HostFile, VfsFile, stat_bytes, stat_fields, statx_bytes
+from emukern.kernel.fs.file import HostFile, VfsFile, stat_bytes, stat_fields, stat_with_times, statx_bytes
 from emukern.kernel.fs.vfs import cwd_of
 from emukern.kernel.fs.uapi import (
     AT_EMPTY_PATH,
@@ -90,6 +90,13 @@ def _host_stdio_stat(fd: int) -> bytes:
 
 
 def _fstat_file(k: "Kernel", f: Any) -> bytes:
+    if isinstance(f, VfsFile):
+        return _fstat_object(k, f)
+    # a pipe, a socket, a terminal: no file system keeps its times, it reports the boot time
+    return stat_with_times(_fstat_object(k, f), fs_meta.synthetic_times(k))
+
+
+def _fstat_object(k: "Kernel", f: Any) -> bytes:
     if isinstance(f, VfsFile):
         return stat_bytes(fs_meta.apply_meta(k, stat_fields(f.node, f.size() if isinstance(f, HostFile) else None),
                                           f.node, f))

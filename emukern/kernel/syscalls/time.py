@@ -2,7 +2,9 @@
 <-> kernel/time/{time.c, posix-timers.c, hrtimer.c}.
 
 Every clock reads the same simulated clock, derived from the CPU's cycle count, so time depends
-only on the run.  A sleep is a scheduler timer (``_sleep``); its target is kept on the task for
+only on the run; the realtime clocks (CLOCK_REALTIME, its _COARSE and _ALARM forms, CLOCK_TAI)
+add the machine's boot instant (``--realtime``, fs/meta.py's ``realtime_ns``), the others
+start at 0 at boot.  A sleep is a scheduler timer (``_sleep``); its target is kept on the task for
 the remaining time when a signal interrupts it.
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.fs.meta import REALTIME_CLOCKS, realtime_ns, realtime_to_cycles
 from emukern.kernel.uapi import _s32
 from emukern.kernel.sysret import BLOCK
 
@@ -22,13 +25,13 @@ if TYPE_CHECKING:
 def sys_clock_gettime(k: "Kernel", cpu, task, clk, ts, *a):
     if clk > 11:
         return -E.EINVAL
-    ns = int(k.clock.ns(cpu.now))
+    ns = realtime_ns(k, cpu.now) if clk in REALTIME_CLOCKS else int(k.clock.ns(cpu.now))
     task.mm.write(ts, (ns // 10**9).to_bytes(8, "little") + (ns % 10**9).to_bytes(8, "little"))
     cpu.charge(k.cost.syscall_body)
     return 0
 
 
-def _sleep(k: "Kernel", cpu, task, req_ptr, absolute: bool) -> Any:
+def _sleep(k: "Kernel", cpu, task, req_ptr, absolute: bool, realtime: bool = False) -> Any:
     if task.woken_value == -E.ETIMEDOUT:        # the timer fired: sleep is over
         task.woken_value = None
         return 0
@@ -37,7 +40,10 @@ def _sleep(k: "Kernel", cpu, task, req_ptr, absolute: bool) -> Any:
     if sec < 0 or not 0 <= nsec < 10**9:
         return -E.EINVAL
     ns = sec * 10**9 + nsec
-    target = k.clock.cycles_for_ns(ns) if absolute else cpu.now + k.clock.cycles_for_ns(ns)
+    if absolute:                              # a reading of the clock slept on
+        target = realtime_to_cycles(k, ns) if realtime else k.clock.cycles_for_ns(ns)
+    else:
+        target = cpu.now + k.clock.cycles_for_ns(ns)
     if target <= cpu.now:
         return 0
     task.waitqueues = []
@@ -52,7 +58,7 @@ def sys_nanosleep(k: "Kernel", cpu, task, req, rem, *a):
 
 
 def sys_clock_nanosleep(k: "Kernel", cpu, task, clk, flags, req, rem, *a):
-    return _sleep(k, cpu, task, req, absolute=bool(flags & 1))
+    return _sleep(k, cpu, task, req, absolute=bool(flags & 1), realtime=_s32(clk) in REALTIME_CLOCKS)
 
 
 def sys_clock_getres(k: "Kernel", cpu, task, clk, res, *a):
@@ -70,7 +76,7 @@ def sys_clock_getres(k: "Kernel", cpu, task, clk, res, *a):
 def sys_gettimeofday(k: "Kernel", cpu, task, tv, tz, *a):
     """gettimeofday: CLOCK_REALTIME in microseconds (the same clock clock_gettime reads), and
     a zero timezone (sys_tz is all zeros unless settimeofday set it)."""
-    ns = int(k.clock.ns(cpu.now))
+    ns = realtime_ns(k, cpu.now)
     if tv:
         if task.mm.find(tv) is None:
             return -E.EFAULT

@@ -21,6 +21,7 @@ from typing import Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, WaitQueue
+from emukern.kernel.fs.meta import realtime_to_cycles
 from emukern.kernel.sysret import BLOCK
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -183,7 +184,9 @@ def sys_timerfd_settime(k: "Kernel", cpu, task, fd, flags, new, old, *a):
     if value == 0:
         f.expires = 0
     else:
-        if flags & TFD_TIMER_ABSTIME:
+        if flags & TFD_TIMER_ABSTIME and f.clockid in (CLOCK_REALTIME, CLOCK_REALTIME_ALARM):
+            f.expires = max(1, realtime_to_cycles(k, value))     # a wall-clock date
+        elif flags & TFD_TIMER_ABSTIME:
             f.expires = max(1, k.clock.cycles_for_ns(value))
         else:
             f.expires = cpu.now + max(1, k.clock.cycles_for_ns(value))
