@@ -188,7 +188,6 @@ def force_sig_fault(k: "Kernel", cpu: "Cpu", task: Task, sig: int, code: int, ad
     resumes (the frame's pc), and on arm64 the fault address and ESR go into the frame."""
     if trap is not None:
         cpu.set_pc(trap.pc)
-        st = task.sigstate
         k.arch.record_fault(task, addr, trap)     # arm64: the frame's fault address and ESR
     force_sig_info(k, cpu, task, KSigInfo(sig, code, addr=addr, report=report))
 

@@ -6,7 +6,7 @@ CLOSE_RANGE_UNSHARE first gives the task a descriptor table of its own.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.syscalls import open as syscalls_open
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
-def _dup(k: "Kernel", task, oldfd: int, newfd: int | None, lowest: int = 0) -> int:
+def _dup(k: "Kernel", task, oldfd: int, newfd: int | None, lowest: int = 0, cpu: Any = None) -> int:
     f = task.files.get(oldfd if oldfd < 1 << 63 else oldfd - (1 << 64))
     if f is None:
         return -E.EBADF
@@ -26,7 +26,12 @@ def _dup(k: "Kernel", task, oldfd: int, newfd: int | None, lowest: int = 0) -> i
     if newfd >= task.files.MAX_FDS:
         return -E.EBADF
     if newfd in task.files.fds:
-        task.files.close(newfd)
+        # do_dup2 closes what newfd held: its waiters (a pipe's readers, a lock's sleepers) are
+        # woken as close(2) wakes them
+        _ret, wqs = task.files.close(newfd)
+        if cpu is not None:
+            for wq in wqs:
+                k.sched.wake_queue(wq, cpu.now)
     task.files.fds[newfd] = f
     f.refs += 1
     return newfd
@@ -39,7 +44,7 @@ def sys_dup(k: "Kernel", cpu, task, oldfd, *a):
 def sys_dup3(k: "Kernel", cpu, task, oldfd, newfd, flags, *a):
     if oldfd == newfd or flags & ~0x80000:
         return -E.EINVAL
-    fd = _dup(k, task, oldfd, newfd)
+    fd = _dup(k, task, oldfd, newfd, cpu=cpu)
     if fd >= 0:
         if flags & O_CLOEXEC:
             task.files.cloexec.add(fd)
