@@ -304,7 +304,7 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
     mm = MmStruct(pool=k.mem)
     try:
         _exec_mmap(k, task, mm, image, argv, envp, execfn)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - cleanup only: free the new mm, then re-raise
         mm.release()
         raise
     if commit:

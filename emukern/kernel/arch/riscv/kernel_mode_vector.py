@@ -218,7 +218,7 @@ def enter_vector_usercopy(k: "Kernel", cpu: RiscvCpu, task: "Task", user: int, n
         st.dirty = False
     try:
         done = _copy_loop(k, cpu, task, st)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - cleanup only: drop the half-done copy state, then re-raise
         if res is not None:
             res.kvec = None
         kernel_vector_end(k, cpu, task, st.started)
