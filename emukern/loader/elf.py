@@ -135,7 +135,8 @@ class ElfImage:
         """Page-aligned regions covering every segment (bss included).
 
         A page touched by two segments gets the union of their permissions, as Linux's
-        overlapping ``mmap``\\ s effectively do for the bytes each segment owns.
+        overlapping ``mmap``\\ s effectively do for the bytes each segment owns.  A segment with
+        no R/W/X flag is still mapped, PROT_NONE (elf_map maps it; a touch faults).
         """
         # Work on page ranges, not pages: a 1 GiB bss is one range, not 262,144 dict entries.
         # Between two consecutive range boundaries the covering segments do not change, so each
@@ -145,9 +146,10 @@ class ElfImage:
         points = sorted({a for a, _, _ in ivs} | {b for _, b, _ in ivs})
         out: list[Mapping] = []
         for lo, hi in zip(points, points[1:]):
-            p = {c for a, b, perms in ivs if a <= lo and hi <= b for c in perms if c != "-"}
-            if not p:
-                continue
+            cover = [perms for a, b, perms in ivs if a <= lo and hi <= b]
+            if not cover:
+                continue                # a gap between segments: nothing mapped
+            p = {c for perms in cover for c in perms if c != "-"}
             perms = ("r" if "r" in p else "-") + ("w" if "w" in p else "-") + \
                 ("x" if "x" in p else "-")
             start, size = lo * page_size, (hi - lo) * page_size

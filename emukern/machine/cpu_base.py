@@ -60,7 +60,7 @@ TrapHandler = Callable[["Cpu", Trap], None]
 SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...], int, int], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
-_ACCESS = {19: "r", 20: "w", 21: "x", 22: "r", 23: "w", 24: "x"}  # UNMAPPED (19-21) and PROT (22-24)
+_ACCESS = {19: "r", 20: "w", 21: "x", 22: "w", 23: "r", 24: "x"}  # UNMAPPED (19-21); PROT: WRITE 22, READ 23, FETCH 24
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
 
 # Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already

@@ -71,6 +71,11 @@ class ArchBase(Generic[CpuT]):
         """untagged_addr(): the address munmap/mprotect/madvise work on (arm64: without its tag)."""
         return addr
 
+    def arch_validate_prot(self, prot: int) -> bool:
+        """arch_validate_prot(): mprotect's prot has only bits this architecture knows
+        (everywhere: PROT_READ, PROT_WRITE, PROT_EXEC and the no-op PROT_SEM)."""
+        return not prot & ~0xF
+
     # ELF_PLATFORM: the string AT_PLATFORM points to (None: the architecture defines none)
     elf_platform: str | None = None
 

@@ -190,6 +190,10 @@ def handle_signal(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAc
             "signal": SIGSEGV, "signame": "SIGSEGV", "tid": task.tid,
             "why": f"could not write the frame for {signal_name(info.signo)} (stack unusable)"}))
         return
+    if st.sas_ss_flags & SS_AUTODISARM:
+        # the frame kept the alternate stack (uc_stack); the handler runs with none, so it may
+        # switch contexts away from it, and rt_sigreturn restores it from the frame
+        st.sas_ss_sp, st.sas_ss_size, st.sas_ss_flags = 0, 0, SS_DISABLE
     # signal_delivered: block sa_mask (+ the signal unless SA_NODEFER), SA_RESETHAND
     st.saved_sigmask = None
     newblocked = oldset | ka.mask

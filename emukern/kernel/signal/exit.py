@@ -18,7 +18,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
+from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
@@ -185,7 +185,8 @@ def exit_notify(k: "Kernel", cpu: "Cpu", task: Task) -> bool:
                     stime=sum(t.stime for t in k.tasks.values() if t.tgid == leader.tgid) // hz)
     ka = parent.sighand.action[SIGCHLD]
     autoreap = sig == SIGCHLD and (ka.handler == SIG_IGN or bool(ka.flags & SA_NOCLDWAIT))
-    if sig:
+    # clone's CSIGNAL byte is any value: one that is no signal (above _NSIG) is sent as nothing
+    if 0 < sig <= NSIG:
         signal_generate.send_signal(k, cpu, parent, info, True)
     return autoreap
 

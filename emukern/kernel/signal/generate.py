@@ -30,6 +30,10 @@ from emukern.kernel.signal.defs import SI_USER
 from emukern.kernel.signal.defs import sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.signal.state import init_task_signals
+from emukern.kernel.cred import cred_of
+from emukern.kernel.resource import rlimit
+
+RLIMIT_SIGPENDING = 11
 from emukern.kernel.task import Task
 from emukern.kernel.task import TaskState
 from emukern.kernel.thread_info import TIF_SIGPENDING
@@ -64,9 +68,39 @@ def send_signal(k: "Kernel", cpu: "Cpu", t: Task, info: KSigInfo, group: bool) -
     pending = t.signal.shared_pending if group else t.sigstate.pending
     if sig < SIGRTMIN and pending.signal & (1 << (sig - 1)):
         return 0                    # legacy signals do not queue twice
+    if (sig >= SIGRTMIN or info.code < 0) and sig != SIGKILL and info.timerid is None \
+            and sigpending_full(k, t):
+        # __sigqueue_alloc refused (RLIMIT_SIGPENDING): a real-time signal sent with its own
+        # data (sigqueue, tkill, ...) fails; otherwise it goes as a bare bit, its siginfo lost
+        if sig >= SIGRTMIN and info.code != SI_USER:
+            return -E.EAGAIN
+        pending.signal |= 1 << (sig - 1)
+        complete_signal(k, cpu, t, sig, group)
+        return 0
     pending.add(info)
     complete_signal(k, cpu, t, sig, group)
     return 0
+
+
+def sigpending_full(k: "Kernel", t: Task) -> bool:
+    """Would one more queued siginfo for ``t`` pass its RLIMIT_SIGPENDING?  Linux counts every
+    queued siginfo of every task of the receiver's user (ucounts); emukern counts them when a
+    signal that may be refused is sent (real-time, or carrying its own data): kill's signals
+    are always queued (override_rlimit) and never need the count.  Posix timers' signals are
+    preallocated in Linux (never refused at expiry) and are not checked either."""
+    limit = rlimit(k, t, RLIMIT_SIGPENDING)
+    uid = cred_of(t).uid
+    queued, groups = 0, set()
+    for x in k.tasks.values():
+        if not x.alive or x.sigstate is None or cred_of(x).uid != uid:
+            continue
+        queued += len(x.sigstate.pending.queue)
+        if x.signal is not None and id(x.signal) not in groups:
+            groups.add(id(x.signal))
+            queued += len(x.signal.shared_pending.queue)
+        if queued >= limit:
+            return True
+    return False
 
 
 def prepare_signal(k: "Kernel", cpu: "Cpu", t: Task, sig: int) -> bool:

@@ -53,6 +53,7 @@ class KSigInfo:
     timerid: int | None = None
     overrun: int = 0
     report: dict[str, Any] | None = None    # emukern: the fault report if this signal kills
+    raw: bytes | None = None         # rt_(tg)sigqueueinfo: the sender's own siginfo, passed on as is
 
     def to_bytes(self) -> bytes:
         if self.addr is None and self.timerid is None and self.status is None and self.value is None:
@@ -68,6 +69,13 @@ class KSigInfo:
             _SI_KILLINFO.pack_into(b, off, self.signo, self.errno, self.code, self.pid, self.uid)
             return                      # _kill: kill, tkill, the kernel's own signals
         b = memoryview(b)[off:off + 128]
+        if self.raw is not None:
+            # a queued siginfo from user space is delivered as the sender wrote it (only the
+            # kernel_siginfo part: what lies beyond it reads as zero), with the signal number
+            # the call named
+            b[0:len(self.raw)] = self.raw
+            _SI_HEAD.pack_into(b, 0, self.signo, self.errno, self.code)
+            return
         _SI_HEAD.pack_into(b, 0, self.signo, self.errno, self.code)
         if self.addr is not None:
             _SI_U64.pack_into(b, 16, self.addr & (2**64 - 1))
@@ -175,7 +183,11 @@ class TaskSig:
 
 
 def on_sig_stack(st: TaskSig, sp: int) -> bool:
-    """on_sig_stack(): the stack grows down, so the top of the area counts as on it."""
+    """on_sig_stack(): the stack grows down, so the top of the area counts as on it.  An
+    SS_AUTODISARM stack is never "on": it was disarmed when a handler went onto it, so a task
+    can only be on it by its own doing, and a signal must still get through then."""
+    if st.sas_ss_flags & SS_AUTODISARM:
+        return False
     return st.sas_ss_size != 0 and st.sas_ss_sp < sp <= st.sas_ss_sp + st.sas_ss_size
 
 

@@ -139,7 +139,7 @@ def _set_altstack(k: "Kernel", st: TaskSig, raw: bytes, sp: int) -> int:
     elif ss_size < min_sigstksz(k):
         return -E.ENOMEM
     st.sas_ss_sp, st.sas_ss_size = ss_sp, ss_size
-    st.sas_ss_flags = ss_flags if mode != SS_DISABLE else SS_DISABLE
+    st.sas_ss_flags = ss_flags          # as given: __save_altstack writes it back into frames
     return 0
 
 

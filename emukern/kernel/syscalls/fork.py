@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
@@ -18,6 +19,7 @@ from emukern.kernel.syscalls import (
     CLONE_CHILD_CLEARTID,
     CLONE_CHILD_SETTID,
     CLONE_FILES,
+    CLONE_FS,
     CLONE_PARENT_SETTID,
     CLONE_SETTLS,
     CLONE_SIGHAND,
@@ -38,11 +40,31 @@ def sys_set_tid_address(k: "Kernel", cpu, task, tidptr, *a):
 
 
 # ---- process lifecycle ---------------------------------------------------------------------
+CLONE_NEWNS = 0x20000
+CLONE_NEWUSER = 0x10000000
+
+
+def clone_flags_invalid(flags: int) -> bool:
+    """copy_process's first checks, in its order: a new mount namespace (or user namespace)
+    cannot share the fs state it would have to leave; a thread needs shared handlers, and
+    shared handlers need a shared mm (a handler address means nothing in another mm)."""
+    if flags & (CLONE_NEWNS | CLONE_FS) == CLONE_NEWNS | CLONE_FS:
+        return True
+    if flags & (CLONE_NEWUSER | CLONE_FS) == CLONE_NEWUSER | CLONE_FS:
+        return True
+    if flags & CLONE_THREAD and not flags & CLONE_SIGHAND:
+        return True
+    return bool(flags & CLONE_SIGHAND and not flags & CLONE_VM)
+
+
 def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
+    # the legacy clone's flag word is an int: the upper half of the register is not looked at
+    # (the low byte, CSIGNAL, is the exit signal: any value, even one above _NSIG)
+    flags &= 0xFFFFFFFF
+    if clone_flags_invalid(flags):
+        return -E.EINVAL
     if len([t for t in k.tasks.values() if t.alive]) >= k.config.max_tasks:
         return -E.EAGAIN
-    if flags & CLONE_THREAD and not (flags & CLONE_VM and flags & CLONE_SIGHAND):
-        return -E.EINVAL
     cpu.charge(k.cost.fork)
     tid = k.alloc_tid()
     mm = task.mm if flags & CLONE_VM else task.mm.fork()
@@ -66,10 +88,18 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     copy_process_attrs(child, task)          # creds, nice, policy (kernel/cred.py)
     if flags & CLONE_CHILD_CLEARTID:
         child.clear_child_tid = ctid
+    # kernel_clone's put_user to the parent's word and schedule_tail's to the child's: the
+    # task exists by then, so a bad pointer is not the call's failure (the write is dropped)
     if flags & CLONE_PARENT_SETTID:
-        task.mm.write_u32(ptid, tid)
+        try:
+            task.mm.write_u32(ptid, tid)
+        except MemoryFault:
+            pass
     if flags & CLONE_CHILD_SETTID:
-        mm.write_u32(ctid, tid)
+        try:
+            mm.write_u32(ctid, tid)
+        except MemoryFault:
+            pass
     k.tasks[tid] = child
     if not flags & CLONE_THREAD:
         # a child belongs to the thread group (any thread may wait4 for it); threads are

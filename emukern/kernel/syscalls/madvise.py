@@ -1,6 +1,9 @@
 """madvise <-> mm/madvise.c, and mincore <-> mm/mincore.c.
 
-``sys_madvise`` only checks the start's alignment: every advice is accepted and has no effect.
+``sys_madvise`` checks what do_madvise checks -- an advice Linux 6.12 knows (with KSM, THP and
+memory-failure configured, as Debian's kernels are), the start's alignment, a length that does
+not wrap -- and answers ENOMEM when the range is not all mapped (madvise_walk_vmas); an accepted
+advice has no effect (emukern has no paging; MADV_HWPOISON/SOFT_OFFLINE inject nothing).
 ``sys_mincore`` reports every mapped page as resident (emukern has no paging) up to the first
 hole, which is ENOMEM.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel.signal.defs import s32
 from emukern.kernel.mm.vma import _U64
 from emukern.machine.memory import PAGE, page_up
 from emukern.kernel.mm.uaccess import copy_to_user
@@ -17,8 +21,28 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
+# madvise_behavior_valid: NORMAL..DONTNEED, FREE..DODUMP's run (8-17), WIPEONFORK..
+# DONTNEED_LOCKED (18-24), COLLAPSE (25), HWPOISON and SOFT_OFFLINE (100, 101)
+MADV_VALID = frozenset((0, 1, 2, 3, 4, *range(8, 26), 100, 101))
+_U64_MASK = (1 << 64) - 1
+
+
 def sys_madvise(k: "Kernel", cpu, task, addr, length, advice, *a):
-    return 0 if k.arch.untagged_addr(addr) % PAGE == 0 else -E.EINVAL
+    if s32(advice) not in MADV_VALID:
+        return -E.EINVAL
+    addr = k.arch.untagged_addr(addr & _U64_MASK)
+    length &= _U64_MASK
+    if addr % PAGE:
+        return -E.EINVAL
+    end = addr + page_up(length)
+    if (length and end == addr) or end > _U64_MASK:
+        return -E.EINVAL            # the length rounded up past the top
+    if end == addr:
+        return 0
+    # madvise_walk_vmas: the mapped parts get the advice, a hole anywhere makes it ENOMEM
+    covered = sum(min(m.end, end) - max(m.start, addr) for m in task.mm.mappings
+                  if m.start < end and addr < m.end)
+    return 0 if covered == end - addr else -E.ENOMEM
 
 
 def sys_mincore(k: "Kernel", cpu, task, start, length, vec, *a):

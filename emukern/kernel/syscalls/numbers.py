@@ -173,6 +173,7 @@ SYSCALL_NAMES: dict[int, str] = {
     232: "mincore",
     233: "madvise",
     234: "remap_file_pages",
+    240: "rt_tgsigqueueinfo",
     258: "riscv_hwprobe",
     259: "riscv_flush_icache",
     260: "wait4",

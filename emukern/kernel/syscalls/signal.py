@@ -84,21 +84,56 @@ def sys_tkill(k: "Kernel", cpu, task, tid, sig, *a):
     return signal_generate._tkill(k, cpu, task, 0, s32(tid), s32(sig))
 
 
+KERNEL_SIGINFO = 48     # sizeof(struct kernel_siginfo): the part of a user's siginfo that is kept
+
+
+def _queued_info(task, sig: int, uinfo: int) -> KSigInfo:
+    """__copy_siginfo_from_user: the sender's siginfo, its si_signo replaced by ``sig``.  The
+    fields the kernel's own readers use (signalfd, sigtimedwait) are taken from it too."""
+    raw = task.mm.read(uinfo, KERNEL_SIGINFO)
+    return KSigInfo(sig, int.from_bytes(raw[8:12], "little", signed=True),
+                    errno=int.from_bytes(raw[4:8], "little", signed=True),
+                    pid=int.from_bytes(raw[12:16], "little", signed=True),
+                    uid=int.from_bytes(raw[16:20], "little"),
+                    value=int.from_bytes(raw[24:32], "little"), raw=raw)
+
+
+def _may_forge(task, info: KSigInfo, pid: int) -> bool:
+    """A user siginfo may not claim to come from the kernel (si_code >= 0) or from tkill
+    (SI_TKILL adds the sender's identity) -- unless it is sent to the caller itself."""
+    return not (info.code >= 0 or info.code == SI_TKILL) or pid == task.tid
+
+
 def sys_rt_sigqueueinfo(k: "Kernel", cpu, task, pid, sig, uinfo, *a):
     signal_base._sig_init(k, task)
-    raw = task.mm.read(uinfo, 128)
-    code = int.from_bytes(raw[8:12], "little", signed=True)
-    if code >= 0 or code == SI_TKILL:
-        return -E.EPERM          # only the kernel may claim to be the kernel (or tkill)
-    t = k.tasks.get(s32(pid))
+    pid, sig = s32(pid), s32(sig)
+    info = _queued_info(task, sig, uinfo)
+    if not _may_forge(task, info, pid):
+        return -E.EPERM
+    t = k.tasks.get(pid)        # kill_proc_info: POSIX.1b names a process, never a group
     tgt = signal_generate._group_target(k, t) if t is not None else None
     if tgt is None:
         return -E.ESRCH
-    sig = s32(sig)
-    if not 1 <= sig <= NSIG:
+    if not 0 <= sig <= NSIG:
         return -E.EINVAL
-    info = KSigInfo(sig, code, pid=task.tgid, value=int.from_bytes(raw[24:32], "little"))
-    return signal_generate.send_signal(k, cpu, tgt, info, True)
+    return signal_generate.send_signal(k, cpu, tgt, info, True) if sig else 0
+
+
+def sys_rt_tgsigqueueinfo(k: "Kernel", cpu, task, tgid, tid, sig, uinfo, *a):
+    """do_rt_tgsigqueueinfo: rt_sigqueueinfo aimed at one thread, as tgkill aims kill."""
+    signal_base._sig_init(k, task)
+    tgid, tid, sig = s32(tgid), s32(tid), s32(sig)
+    info = _queued_info(task, sig, uinfo)
+    if tid <= 0 or tgid <= 0:
+        return -E.EINVAL
+    if not _may_forge(task, info, tid):
+        return -E.EPERM
+    t = k.tasks.get(tid)        # do_send_specific
+    if t is None or not t.alive or t.tgid != tgid:
+        return -E.ESRCH
+    if not 0 <= sig <= NSIG:
+        return -E.EINVAL
+    return signal_generate.send_signal(k, cpu, t, info, False) if sig else 0
 
 
 def sys_rt_sigreturn(k: "Kernel", cpu, task, *a):

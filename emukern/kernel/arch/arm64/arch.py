@@ -126,6 +126,13 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
     def hwcap2(self) -> int | None:
         return self.elf_hwcaps()[1]
 
+    def arch_validate_prot(self, prot: int) -> bool:
+        """arm64's arch_validate_prot: PROT_BTI (0x10) and PROT_MTE (0x20) are known where the
+        CPU has the feature (HWCAP2_BTI is bit 17, HWCAP2_MTE bit 18)."""
+        caps2 = self.elf_hwcaps()[1]
+        known = 0xF | (0x10 if caps2 >> 17 & 1 else 0) | (0x20 if caps2 >> 18 & 1 else 0)
+        return not prot & ~known
+
     def elf_hwcaps(self) -> tuple[int, int]:
         """setup_elf_hwcaps() over the sanitised ID registers (kernel/arch/arm64/hwcap.py), once."""
         caps = self._elf_hwcaps

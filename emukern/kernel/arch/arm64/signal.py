@@ -30,8 +30,7 @@ from emukern.machine import regs
 
 from emukern.errors import MemoryFault
 from emukern.kernel.signal.defs import SA_RESTORER, SA_SIGINFO, SEGV_ACCERR, SEGV_MAPERR, SIGSEGV
-from emukern.kernel.signal.defs import SS_DISABLE
-from emukern.kernel.signal.state import KSigInfo, SigAction, sas_ss_flags, sigsp
+from emukern.kernel.signal.state import KSigInfo, SigAction, sigsp
 from emukern.kernel.mm.uaccess import copy_to_user_stack
 from emukern.kernel.arch.arm64 import fpsimd as F
 from emukern.kernel.thread_info import TIF_SVE
@@ -78,7 +77,7 @@ _FRAME_REGS_W = tuple(list(_FRAME_REGS))
 _PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
 # setup_rt_frame's stores, each one pack: uc_stack {ss_sp, ss_flags, pad, ss_size} + uc_sigmask;
 # sigcontext's fault_address + regs[31], sp, pc, pstate; a record header {magic, size} + 2 words
-_PACK_UC = struct.Struct("<QiIQQ")
+_PACK_UC = struct.Struct("<QIIQQ")
 _PACK_SC = struct.Struct("<Q31QQQQ")
 _REC_HDR = struct.Struct("<II")
 _FRAME_REC = struct.Struct("<QQ")
@@ -239,9 +238,9 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     buf = tpl[:]
     if ka.flags & SA_SIGINFO:
         buf[0:128] = info.to_bytes()
-    ss_size = st.sas_ss_size
-    _PACK_UC.pack_into(buf, UC_STACK, st.sas_ss_sp, sas_ss_flags(st, sp) if ss_size else SS_DISABLE, 0,
-                       ss_size, oldset & 0xFFFF_FFFF_FFFF_FFFF)      # __save_altstack, uc_sigmask
+    # __save_altstack: the flags as sigaltstack stored them (SS_AUTODISARM kept for rt_sigreturn)
+    _PACK_UC.pack_into(buf, UC_STACK, st.sas_ss_sp, st.sas_ss_flags, 0,
+                       st.sas_ss_size, oldset & 0xFFFF_FFFF_FFFF_FFFF)      # __save_altstack, uc_sigmask
     _PACK_SC.pack_into(buf, SC_FAULT, st.fault_address & 0xFFFF_FFFF_FFFF_FFFF, *regs[0:33],
                        regs[33] & 0xF000_0000)                      # pstate: EL0t, NZCV
     # fpsimd_context: fpsr, fpcr after the header, then V0-V31 (the buffer keeps V0-V31, FPSR, FPCR)

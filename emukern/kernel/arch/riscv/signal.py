@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from emukern.machine import regs
 
 from emukern.errors import MemoryFault
-from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_DISABLE, SS_ONSTACK
+from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_AUTODISARM
 from emukern.kernel.signal.state import KSigInfo, SigAction
 from emukern.kernel.mm.uaccess import copy_to_user_stack
 from emukern.kernel.arch.riscv import vector
@@ -71,7 +71,7 @@ _GPR_REGS = _FRAME_REGS[:32]          # pc, x1-x31: what rt_sigreturn writes bac
 _FP_REGS = _FRAME_REGS[32:]           # f0-f31, fcsr
 _SP_FP_REGS = regs.regids("riscv64", "sp") + _FP_REGS     # rt_sigreturn's first read: sp, then the F state
 # ucontext up to the mask: uc_flags, uc_link, uc_stack {ss_sp, ss_flags, pad, ss_size}, uc_sigmask
-_PACK_UC = struct.Struct("<QQQiIQQ")
+_PACK_UC = struct.Struct("<QQQIIQQ")
 _END_HDR = struct.Struct("<II")
 _U64 = struct.Struct("<Q")
 _PACK_FP = struct.Struct("<32QI")
@@ -145,7 +145,8 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     else:
         size = (SIZEOF_FRAME + 15) & ~15
     ss_size = st.sas_ss_size
-    on_stack = ss_size != 0 and st.sas_ss_sp < sp <= st.sas_ss_sp + ss_size      # on_sig_stack
+    on_stack = ss_size != 0 and st.sas_ss_sp < sp <= st.sas_ss_sp + ss_size \
+        and not st.sas_ss_flags & SS_AUTODISARM                                   # on_sig_stack
     if on_stack and not (st.sas_ss_sp < sp - size <= st.sas_ss_sp + ss_size):
         return None                 # would overflow the alternate stack: an always-bad address
     top = st.sas_ss_sp + ss_size if ka.flags & SA_ONSTACK and ss_size and not on_stack else sp  # sigsp
@@ -153,8 +154,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     buf = bytearray(size)
     info.pack_into(buf, 0)
     # uc_flags, uc_link = 0; uc_stack as __save_altstack; uc_sigmask
-    _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp,
-                       (SS_ONSTACK if on_stack else 0) if ss_size else SS_DISABLE, 0, ss_size,
+    _PACK_UC.pack_into(buf, UC, 0, 0, st.sas_ss_sp, st.sas_ss_flags, 0, ss_size,
                        oldset & 0xFFFF_FFFF_FFFF_FFFF)
     # sc_regs (pc, x1..x31), then fstate_save's D state: f0..f31 and fcsr's 32 bits
     # (__riscv_d_ext_state's u32) — the raw read's first 516 bytes, in the frame's order
