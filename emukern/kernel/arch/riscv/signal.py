@@ -20,6 +20,13 @@ a syscall — VS=Initial — gets the *last saved* context, not the registers th
 before the syscall.  ``__restore_v_state`` copies the record back and calls
 ``riscv_v_vstate_set_restore`` (Clean after that patch, Initial before it), so the frame's
 registers are what the program runs with after rt_sigreturn.
+
+Under ``riscv-discard=optimize-restore`` ("riscv: optimize Vector context restore on syscall", Andy
+Chiu) the record comes through ``riscv_v_ucontext_save``: a signal delivered while VS=Initial carries
+the nulled state (all ones, vl=0, vtype=vill), the same thing the program would see in its registers.
+``__restore_v_state`` arms the restore *and* marks the context Clean before copying the record in
+(the series' "potential ABI break in signal" fix: its set_restore no longer marks Clean, so without
+it an Initial state would be clobbered and the handler's edits to the record lost).
 """
 from __future__ import annotations
 
@@ -33,7 +40,7 @@ from emukern.kernel.signal.defs import SA_ONSTACK, SIGSEGV, SI_KERNEL, SS_AUTODI
 from emukern.kernel.signal.state import KSigInfo, SigAction
 from emukern.kernel.mm.uaccess import copy_to_user_stack
 from emukern.kernel.arch.riscv import vector
-from emukern.machine.cpu_riscv import VS_NAMES, VS_OFF
+from emukern.machine.cpu_riscv import VS_CLEAN, VS_NAMES, VS_OFF
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -121,8 +128,14 @@ def _u64(x: int) -> bytes:
 
 
 def save_v_state(k: "Kernel", cpu: Any, task: "Task") -> tuple[bytes, str]:
-    """The V record (header + state + data) and what riscv_v_vstate_save decided."""
+    """The V record (header + state + data) and what riscv_v_vstate_save (the successor series:
+    riscv_v_ucontext_save) decided."""
     vs_before = VS_NAMES[cpu.vs]
+    if k.policies.effective("riscv-discard") == "optimize-restore":
+        decision = vector.riscv_v_ucontext_save(k, cpu, task)
+        st = task.thread.v
+        data = bytes(st.datap) if st.datap is not None else bytes(32 * cpu.rvv.vlenb)
+        return data, f"VS={vs_before}: riscv_v_ucontext_save: {decision}"
     decision = vector.riscv_v_vstate_save(k, cpu, task)
     st = task.thread.v
     vlenb = cpu.rvv.vlenb
@@ -305,5 +318,10 @@ def __restore_v_state(k: "Kernel", cpu: Any, task: "Task", state: int, raw: byte
         vs.datap = bytearray(32 * vlenb)
     vs.datap[:] = data
     vector.riscv_v_vstate_set_restore(k, cpu, task)
+    if k.policies.effective("riscv-discard") == "optimize-restore":
+        # the successor's set_restore leaves VS alone: mark Clean so the record is loaded at the
+        # return to user, not clobbered as a dead Initial state (also what lets a handler swap a
+        # context in at a syscall stop).  (Linux does both before its copy; same outcome here.)
+        cpu.vs = VS_CLEAN
     return True, (f"V record restored (vl={vs.vl}, vtype={vs.vtype:#x}); riscv_v_vstate_set_restore: "
                   f"VS={VS_NAMES[cpu.vs]}, TIF_RISCV_V_DEFER_RESTORE set")

@@ -24,6 +24,28 @@ switched out inside a blocking syscall — or preempted after a syscall before i
 state — gets back the *last saved* (stale) context, not its live registers.  With the knob at 1
 that is ABI-legal (registers are unspecified after a syscall); with the knob at 0 it breaks the
 knob's promise that vector state survives syscalls.
+
+The successor series, "riscv: optimize Vector context restore on syscall" (Andy Chiu, v3/v4 2026-05;
+patch 2 by daichengrong), is the third value ``optimize-restore``.  What it changes, as far as the
+stored text shows it (the v3 cover letter, v4 2/4, and single files of the author's public tree):
+
+* syscall entry turns only a Clean/Dirty state into Initial (with the restore flag); a state that is
+  already Initial needs nothing, since the user has not written V since the last invalidation;
+* ``riscv_v_vstate_set_restore`` only arms the restore — it no longer marks the context Clean — so
+  Initial survives a context switch as "nothing worth saving": switch-out saves only Dirty, and the
+  return to user clobbers an Initial state instead of reloading a stale context;
+* the restore leaves sstatus.VS as it found it (Initial stays Initial, Clean stays Clean);
+* the first-use trap marks the fresh (zeroed) context Clean itself, so it is loaded, not clobbered;
+* ``riscv_v_ucontext_save`` makes the memory image agree with an Initial state (the nulled
+  registers) before a signal frame or a GETREGSET copies it; SETREGSET on an Initial tracee is
+  accepted and dropped; sigreturn marks the context Clean before copying the frame in, so an edited
+  V record is loaded rather than discarded.
+
+Combined with Drew Fustini's knob at 0 (the check stays inside ``__riscv_v_vstate_discard``), the
+return-to-user "clobber" of an Initial state is skipped, so a task switched back in while Initial
+keeps whatever the register file holds — the previous task's registers.  Kept as modelled and
+pinned by tests/kernel/riscv/test_optimize_restore.py; the series' text does not say how it meets
+the knob.
 """
 from __future__ import annotations
 
@@ -194,7 +216,8 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     if cpu.vs == VS_OFF:
         return "VS=Off: nothing to discard"
     st = task.thread.v
-    if k.policies.effective("riscv-discard") == "eager":
+    policy = k.policies.effective("riscv-discard")
+    if policy == "eager":
         # before Andy Chiu's VS_INITIAL patch: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
         did = __riscv_v_vstate_discard(k, cpu)
         cpu.vs = VS_DIRTY
@@ -202,6 +225,15 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
             st.stats["discards"] += 1
         return ("eager discard: registers clobbered, VS=Dirty" if did
                 else "eager discard skipped (abi.riscv_v_vstate_discard=0), VS=Dirty")
+    if policy == "optimize-restore":
+        # the successor series: only a state the user may have written (Clean/Dirty) is turned
+        # into Initial; an Initial one was already invalidated and has not been touched since
+        if cpu.vs == VS_INITIAL:
+            return "VS=Initial already: nothing to invalidate (no vector use since the last one)"
+        was = VS_NAMES[cpu.vs]
+        st.task.flags |= TIF_RISCV_V_DEFER_RESTORE
+        cpu.vs = VS_INITIAL
+        return f"VS={was} -> Initial, TIF_RISCV_V_DEFER_RESTORE set (registers hold no user data)"
     # after Andy Chiu's VS_INITIAL patch: defer — mark Initial and let the return-to-user path decide
     t = st.task                         # st.defer_restore = True, without the descriptor's frame
     t.flags |= TIF_RISCV_V_DEFER_RESTORE
@@ -223,7 +255,21 @@ def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 @kernel_function
 def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     st = task.thread.v
-    if k.policies.effective("riscv-discard") == "deferred":
+    policy = k.policies.effective("riscv-discard")
+    if policy == "optimize-restore":
+        # the successor series: Initial is clobbered, Clean reloaded, and VS is left as it is
+        # (an Initial state stays Initial: still nothing worth saving at the next switch-out)
+        if cpu.vs == VS_INITIAL:
+            did = __riscv_v_vstate_discard(k, cpu)
+            if did:
+                st.stats["discards"] += 1
+            return "VS=Initial: discard (clobber), VS stays Initial" if did else \
+                "VS=Initial: discard skipped (abi.riscv_v_vstate_discard=0), VS stays Initial"
+        if cpu.vs == VS_CLEAN:
+            __riscv_v_vstate_restore(k, cpu, st)
+            return "VS=Clean: restored from memory"
+        return f"VS={VS_NAMES[cpu.vs]}: nothing to restore"
+    if policy == "deferred":
         if cpu.vs == VS_INITIAL:
             did = __riscv_v_vstate_discard(k, cpu)
             if did:
@@ -244,10 +290,93 @@ def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
 
 def riscv_v_vstate_set_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None:
     """Arrange a restore on the way back to user.  Andy Chiu's VS_INITIAL patch marks Clean (so a real saved context
-    is reloaded, not discarded); before it the context was marked Initial ("on")."""
+    is reloaded, not discarded); before it the context was marked Initial ("on").  The successor
+    series only arms the restore: an Initial state stays Initial (clobbered at return, never
+    reloaded from a stale context), a Clean one is reloaded."""
     if cpu.vs != VS_OFF:
         _vs(task).defer_restore = True
-        cpu.vs = VS_CLEAN if k.policy("riscv-discard") == "deferred" else VS_INITIAL
+        policy = k.policy("riscv-discard")
+        if policy != "optimize-restore":
+            cpu.vs = VS_CLEAN if policy == "deferred" else VS_INITIAL
+
+
+# ---- the successor series: the memory image of an Initial state (signal frame, ptrace) -----------
+def _null_image(st: VState) -> None:
+    """What clobber-then-save leaves in memory: v0-v31 all ones, vl=0, vtype=vill, vstart=0.
+    (vcsr is not part of the clobber; the task's own saved value is kept.)"""
+    if st.datap is not None:
+        st.datap[:] = b"\xff" * len(st.datap)
+    st.vl, st.vtype, st.vstart = 0, VTYPE_VILL, 0
+
+
+def riscv_v_ucontext_save(k: "Kernel", cpu: RiscvCpu | None, task: "Task") -> str:
+    """riscv_v_ucontext_save (optimize-restore only): make the task's saved context agree with
+    its sstatus.VS before a signal frame or GETREGSET copies it.  An Initial state's registers are
+    "nulled", so the image becomes the clobbered state — without marking it Clean, so the state
+    stays Initial (dead) for the switch-out and return-to-user decisions.  ``cpu`` is the CPU the
+    task runs on (the signal path), None for a switched-out task (a stopped tracee: Linux nulls its
+    image through kernel-mode vector; the model writes the same bytes directly)."""
+    st = _vs(task)
+    if cpu is not None:
+        if cpu.vs != VS_INITIAL:
+            return "riscv_v_vstate_save " + riscv_v_vstate_save(k, cpu, task)
+        did = __riscv_v_vstate_discard(k, cpu)
+        if did:
+            st.stats["discards"] += 1
+        __riscv_v_vstate_save(k, cpu, st)
+        return ("VS=Initial: registers nulled and saved, VS stays Initial" if did else
+                "VS=Initial: clobber skipped (abi.riscv_v_vstate_discard=0), live registers saved")
+    if st.vs != VS_INITIAL:
+        return f"switched out with VS={VS_NAMES[st.vs]}: the saved context is current"
+    if not discard_enabled(k):
+        # the knob check inside __riscv_v_vstate_discard skips the clobber; what Linux would then
+        # save is whatever the CPU's registers hold inside kernel_vector_begin — not modelled:
+        # the image is left as it is
+        return "switched out with VS=Initial: clobber skipped (abi.riscv_v_vstate_discard=0), image kept"
+    _null_image(st)
+    st.stats["discards"] += 1
+    return "switched out with VS=Initial: image nulled"
+
+
+# ptrace's NT_RISCV_VECTOR payload: struct __riscv_v_regset_state (vstart, vl, vtype, vcsr, vlenb)
+# followed by the 32 registers
+NT_RISCV_VECTOR = 0x901
+V_REGSET_HDR = 40
+ENODATA = 61                    # asm-generic/errno.h: "no data available" (a V state never used)
+
+
+def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int) -> int | bytes:
+    """riscv_vr_get of a stopped (switched-out) tracee: -ENODATA before its first vector use.
+    eager / deferred (Linux 6.12 + the seed): the saved context as it is — after a syscall under
+    deferred that is a stale context, not the clobbered state.  optimize-restore: the series'
+    GETREGSET fix, riscv_v_ucontext_save first, so an Initial tracee reports the nulled state."""
+    st = _vs(target)
+    if st.vs == VS_OFF or st.datap is None:
+        return -ENODATA
+    if k.policies.effective("riscv-discard") == "optimize-restore":
+        st.last_decision = "GETREGSET: " + riscv_v_ucontext_save(k, None, target)
+    hdr = b"".join((v & (2**64 - 1)).to_bytes(8, "little")
+                   for v in (st.vstart, st.vl, st.vtype, st.vcsr, vlenb))
+    return hdr + bytes(st.datap)
+
+
+def riscv_vr_set(k: "Kernel", target: "Task", vlenb: int, data: bytes) -> int:
+    """riscv_vr_set of a stopped tracee (the whole regset in ``data``).  -ENODATA before first use,
+    -EINVAL for a vlenb that is not the machine's.  optimize-restore: a write to an Initial
+    tracee succeeds and is dropped — no vector register lives across the syscall it stopped in."""
+    st = _vs(target)
+    if st.vs == VS_OFF or st.datap is None:
+        return -ENODATA
+    if k.policies.effective("riscv-discard") == "optimize-restore" and st.vs == VS_INITIAL:
+        st.last_decision = "SETREGSET: VS=Initial, write dropped"
+        return 0
+    words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, V_REGSET_HDR, 8)]
+    if words[4] != vlenb:
+        return -E.EINVAL
+    st.vstart, st.vl, st.vtype, st.vcsr = words[:4]
+    st.datap[:] = data[V_REGSET_HDR:V_REGSET_HDR + 32 * vlenb]
+    st.last_decision = "SETREGSET: context written"
+    return 0
 
 
 # ---- hook points called from riscv/arch.py ------------------------------------------------------------
@@ -403,7 +532,9 @@ def riscv_v_first_use_handler(k: "Kernel", cpu: RiscvCpu, task: "Task", trap: Tr
     st.datap = bytearray(32 * cpu.rvv.vlenb)
     st.vl = st.vtype = st.vstart = st.vcsr = 0
     st.stats["first_use"] += 1
-    cpu.vs = VS_INITIAL                     # riscv_v_vstate_on
+    # riscv_v_vstate_on (Initial); the successor series marks the fresh context Clean here instead,
+    # since its set_restore no longer does and an Initial state would be clobbered, not loaded
+    cpu.vs = VS_CLEAN if k.policy("riscv-discard") == "optimize-restore" else VS_INITIAL
     riscv_v_vstate_set_restore(k, cpu, task)
     trap.decision = (f"allocated {len(st.datap)}-byte context, VS={VS_NAMES[cpu.vs]}, "
                      "TIF_RISCV_V_DEFER_RESTORE set; the instruction re-executes")
