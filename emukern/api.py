@@ -149,6 +149,7 @@ class Machine:
         self.program = prog
         self.argv = [str(path)] + list(argv or [])
         self.kernel.load(str(prog), self.argv, envp or ["PATH=/bin", "EMUKERN=1"])
+        _give_sve_access(self.kernel)
         return self
 
     def run(self) -> RunResult:
@@ -165,9 +166,23 @@ class Machine:
         return self.kernel
 
     def cpu(self, i: int = 0) -> "Cpu":
-        """Simulated CPU number ``i``: ``reg(n)`` / ``set_reg(n, v)`` for x/general registers,
-        ``get_pc()``, ``now`` (its clock in cycles), ``insns``/``user_insns``; on riscv64
-        ``rvv`` is the vector unit (``vl``, ``vtype``, ``read_vreg(n)``)."""
+        """Simulated CPU number ``i`` (a :class:`~emukern.machine.cpu_base.Cpu`): ``reg(n)`` /
+        ``set_reg(n, v)`` for the general registers, ``get_pc()``, ``reg_read(name)``, ``now``
+        (its clock in cycles), ``insns``/``user_insns``.
+
+        The vector registers as the CPU holds them now (after :meth:`run`, or from a hook):
+
+        * riscv64 (:class:`~emukern.machine.cpu_riscv.RiscvCpu`): ``vreg(n) -> bytes`` (VLENB
+          bytes, element 0 first), ``set_vreg(n, data)``, and the CSRs ``vl``, ``vtype``,
+          ``vstart``, ``vlenb``;
+        * arm64 (:class:`~emukern.machine.cpu_arm64.Arm64Cpu`): ``sve_z(n)`` (VL/8 bytes),
+          ``sve_p(n)`` and ``sve_ffr()`` (VL/64 bytes), ``sve_state()`` (all of them),
+          ``set_sve_z``/``set_sve_p``/``set_sve_ffr``, and ``sve_vl`` (bits).
+
+        >>> m = Machine(arch="riscv64", vlen=256).load("guest_asm/riscv/hello.S")
+        >>> m.cpu(0).vlenb, len(m.cpu(0).vreg(8))
+        (32, 32)
+        """
         cpus = self._loaded().cpus
         if not 0 <= i < len(cpus):
             raise ConfigError(f"no CPU {i}: the machine has {len(cpus)}", hint="CPUs are numbered from 0")
@@ -192,6 +207,17 @@ class Machine:
         """The traps the kernel took, oldest first (the most recent ones; the log is bounded):
         kind, CPU, task, pc, syndrome, the handler that ran, what it decided and its cycles."""
         return list(self._loaded().trap_log)
+
+
+def _give_sve_access(k: Kernel) -> None:
+    """Hand each arm64 CPU the kernel's SVE save/load path, which its ``sve_z``/``sve_p``/
+    ``sve_ffr`` accessors run (the machine cannot import the kernel that knows the buffers)."""
+    from emukern.machine.cpu_arm64 import Arm64Cpu
+    sve = [c for c in k.cpus if isinstance(c, Arm64Cpu) and c.has_sve]
+    if sve:
+        from emukern.kernel.arch.arm64.entry_fpsimd import read_sve_state, write_sve_state
+        for c in sve:
+            c.sve_state_access = (read_sve_state, write_sve_state)
 
 
 def run_program(path: str | Path, argv: list[str] | None = None, **options: Any) -> RunResult:

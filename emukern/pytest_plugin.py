@@ -11,6 +11,23 @@ Installing emukern makes them available to every test suite, nothing to import::
                     ecall''', arch="riscv64")
         assert r.exit_status == 1          # getpid() of init is 1, passed to exit
 
+After the run, ``m`` looks inside: ``m.trap_log`` (the traps, as ``TrapRecord``), ``m.read(addr,
+n)`` (guest memory), ``m.cpu(0)`` (registers; the vector state with ``vreg(n)``, ``vl``,
+``vtype``, ``vstart``, ``vlenb`` on riscv64 and ``sve_z(n)``, ``sve_p(n)``, ``sve_ffr()``,
+``sve_vl`` on arm64).  A guest whose vector registers a test reads spins when it is done
+(``1: j 1b``) and the test gives ``max_insns=10_000``: the run stops on that budget with the
+registers live (an exit syscall lets the kernel discard vector state, as Linux does)::
+
+    def test_vid(run_guest):
+        r, m = run_guest('''
+            .globl _start
+            _start: vsetvli t0, zero, e8, m1, ta, ma
+                    vid.v v1
+            1:      j 1b''', arch="riscv64", vlen=128, max_insns=10_000)
+        assert m.cpu(0).vreg(1) == bytes(range(16))
+
+The guide's "pytest and the Python API" page has more examples, all run by emukern's own tests.
+
 Fixtures (``pytest --fixtures`` shows them too):
 
 * ``machine_factory(**options) -> Machine``: an unloaded machine (options: MachineConfig fields)

@@ -260,7 +260,7 @@ def _plot(res: dict[tuple[str, int], dict[str, Any]], k: int, png: Path) -> None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     scale = SEED_K / k
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.0))
     for ax, key, seed, what in ((axes[0], "real_s", SEED_REAL, "real"), (axes[1], "sys_s", SEED_SYS, "system")):
         for pol, lab, col in (("hook-list", "before (hook list, undef_lock)", "tab:red"),
                               ("direct", "after (try_emulate_mrs)", "tab:blue")):
@@ -272,11 +272,12 @@ def _plot(res: dict[tuple[str, int], dict[str, Any]], k: int, png: Path) -> None
         ax.set_yscale("log")
         ax.set_xticks(THREADS, [str(n) for n in THREADS])
         ax.set_xlabel("threads (= CPUs)")
-        ax.set_ylabel(f"{what} seconds for 1e6 reads/thread")
+        ax.set_ylabel(f"{what} time for 1e6 MRS reads per thread (s)")
         ax.set_title(f"{what} time (emukern: K={k:,}, scaled x{scale:g})")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+    # one legend for both panels, below them: with more threads the curves reach every corner
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(f"{PATCH.short}; published: {PATCH.message_id}", fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(png, dpi=110)
     plt.close(fig)

@@ -267,7 +267,7 @@ def _plot(png: Path, pid: dict[tuple[str, int], dict[str, Any]], blk: dict[str, 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(vls) + 1, figsize=(5.4 * (len(vls) + 1), 4.6))
+    fig, axes = plt.subplots(1, len(vls) + 1, figsize=(5.4 * (len(vls) + 1), 5.4))
     for ax, vl in zip(axes, vls):
         for pol, style, width in zip(POLICIES, ("-", "--", ":"), (3.0, 2.0, 1.5)):
             d = pid[(pol, vl)]
@@ -281,13 +281,14 @@ def _plot(png: Path, pid: dict[tuple[str, int], dict[str, Any]], blk: dict[str, 
         for i in range(1, 4):
             ax.axvline(i * nb - 0.5, color="grey", lw=0.5)
         lo, hi = ax.get_ylim()
-        ax.set_ylim(lo - 0.12 * (hi - lo), hi + 0.25 * (hi - lo))
+        ax.set_ylim(lo - 0.12 * (hi - lo), hi + 0.05 * (hi - lo))
         for i, name in enumerate(PHASES):
             ax.text(i * nb + nb / 2 - 0.5, ax.get_ylim()[0], name, ha="center", va="bottom", fontsize=7)
         ax.set_title(f"fp_pidbench, SVE VL {vl} bits (1 simulated s = {freq:,} cycles)", fontsize=9)
         ax.set_xlabel(f"block of {pid[('legacy', vl)]['iters']} getpid calls (time →)")
-        ax.set_ylabel("cycles per getpid (simulated)")
-        ax.legend(fontsize=7, loc="upper right")
+        ax.set_ylabel("simulated cycles per getpid")
+        # below the plot, not on it: the curves fill the whole panel in some runs
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     ax = axes[-1]
     xs = list(range(len(POLICIES)))
     for off, task, lab in ((-0.2, TASK_A, "task A (SVE bursts, blocks in read)"),
@@ -300,11 +301,11 @@ def _plot(png: Path, pid: dict[tuple[str, int], dict[str, Any]], blk: dict[str, 
     ax.axhline(PUBLISHED["retrap_majority_pct"], color="grey", ls="-.", lw=1,
                label=f"published (legacy): most tasks > {PUBLISHED['retrap_majority_pct']:.0f} %")
     ax.set_xticks(xs, POLICIES)
-    ax.set_ylim(0, 125)
+    ax.set_ylim(0, 115)
     ax.set_xlabel("arm64-sve policy")
-    ax.set_ylabel("% of FPSIMD-only loads followed by an SVE re-trap")
+    ax.set_ylabel("FPSIMD-only loads followed by an SVE re-trap (%)")
     ax.set_title("blocking scenario (VL 128): SVE re-traps after a reload", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     fig.suptitle(f"{PATCH.short}", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=110)

@@ -91,22 +91,34 @@ def _plot(ctx: Any, rows: list[dict[str, Any]]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.5))
-    labels = [f"{r['policy']}\nknob {r['discard']}\n{'scalar' if r['threshold'] == 0 else 'vector'} copy"
+    from emukern.kernel.policies import PATCHES
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 5.2))
+    # what the figure is about: the patch whose deferred discard goes stale, and the knob whose
+    # promise (0 = keep vector registers across syscalls) it breaks
+    fig.suptitle(f"Kernel-mode vector user copies under \"{PATCHES['riscv-discard'].subject}\" "
+                 f"({PATCHES['riscv-discard'].author}),\nwith the sysctl abi.riscv_v_vstate_discard "
+                 f"(0 = keep vector registers across syscalls, 1 = discard them) from "
+                 f"\"{PATCHES['riscv-vstate-sysctl'].subject}\" ({PATCHES['riscv-vstate-sysctl'].author})",
+                 fontsize=9)
+    labels = [f"{r['policy']}\nsysctl {r['discard']}\n{'scalar' if r['threshold'] == 0 else 'vector'} copy"
               for r in rows]
+    xlabel = "riscv-discard policy / abi.riscv_v_vstate_discard / how the kernel copies user buffers"
     xs = range(len(rows))
     bars = a1.bar(xs, [r["lost_pct"] for r in rows], color=["#c44" if r["discard"] == 0 and r["lost"] else "#888"
                                                              for r in rows])
     a1.bar_label(bars, fmt="%.0f %%", fontsize=7)            # 0 % bars stay readable
     a1.set_xticks(list(xs), labels, fontsize=7)
-    a1.set_ylabel("iterations whose v1 changed (%)")
+    a1.set_ylabel("iterations whose v1 changed (% of iterations)")
     a1.set_ylim(0, 105)
-    a1.set_title("vector register lost across write()+read()\n(red: knob 0 promise broken)")
+    a1.set_xlabel(xlabel, fontsize=8)
+    a1.set_title("vector register lost across write()+read()\n(red: sysctl at 0, yet v1 changed: the promise broken)",
+                 fontsize=10)
     a2.bar_label(a2.bar(xs, [r["cycles_per_iter"] for r in rows], color="#47a"), fmt="%.0f", fontsize=7)
     a2.set_xticks(list(xs), labels, fontsize=7)
-    a2.set_ylabel("simulated cycles per iteration (cycles)")
-    a2.set_title(f"cost of one iteration ({SIZE} B write + read, VLEN {VLEN})")
-    fig.tight_layout()
+    a2.set_ylabel("simulated cycles per iteration")
+    a2.set_xlabel(xlabel, fontsize=8)
+    a2.set_title(f"cost of one iteration ({SIZE} B write + read, VLEN {VLEN} bits)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     path = Path(ctx.out_dir) / "riscv_kmv.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -314,7 +314,7 @@ def run(ctx: Any) -> dict[str, Any]:
                          "published_sources": {"null_syscall": PATCH_NULL.cite, "lat_ctx": PATCH_LAT.cite}}
 
     # ---- plot ------------------------------------------------------------------------------------
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.8))
     ax = axes[0]
     # four series that may coincide: draw each with its own marker size and style so all stay visible
     for (impl, d), (style, ms, mfc) in zip([("deferred", 0), ("deferred", 1), ("eager", 0), ("eager", 1)],
@@ -339,7 +339,9 @@ def run(ctx: Any) -> dict[str, Any]:
     ax2.set_ylim(lo, hi)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower left")
+    # legends go below the panels: on them they covered points or bars
+    below = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.14), "frameon": False, "fontsize": 7}
+    ax.legend(h1 + h2, l1 + l2, ncol=2, **below)
     ax = axes[1]
     dl = [int(k) for k in sweep]
     ax.plot(dl, [sweep[str(k)]["null_discard1"] / sweep[str(k)]["null_discard0"] for k in dl], "-o",
@@ -350,11 +352,11 @@ def run(ctx: Any) -> dict[str, Any]:
                label=f"published null_syscall ratio {SEED_NULL[1] / SEED_NULL[0]:.3f} (X280)")
     ax.axhline(SEED_LATCTX["deferred"] / SEED_LATCTX["eager"], color="C1", ls=":", lw=1.2,
                label=f"published lat_ctx ratio {SEED_LATCTX['deferred'] / SEED_LATCTX['eager']:.3f} (FPGA)")
-    ax.set(title="VLEN=512: ratios vs datapath width", xlabel="DLEN (bits)", ylabel="ratio (dimensionless)")
+    ax.set(title="VLEN=512: ratios vs datapath width", xlabel="DLEN (bits)", ylabel="ratio of simulated cycles (dimensionless)")
     ax.set_xscale("log", base=2)
     ax.minorticks_off()
     ax.set_xticks(dl, [str(v) for v in dl])
-    ax.legend(fontsize=7)
+    ax.legend(ncol=2, **below)
     ax = axes[2]
     ev = [lat[f"eager/vlen{v}/discard1"]["cycles_per_switch"] for v in VLENS]
     dv = [lat[f"deferred/vlen{v}/discard1"]["cycles_per_switch"] for v in VLENS]
@@ -372,7 +374,7 @@ def run(ctx: Any) -> dict[str, Any]:
             f"{SEED_LATCTX['deferred']:.2f} ({pub:+.2f} %)\nemukern VLEN 512: {ev[-1]:.0f} -> {dv[-1]:.0f} "
             f"({100 * (dv[-1] / ev[-1] - 1):+.2f} %)", transform=ax.transAxes, va="top", fontsize=7)
     ax.set_ylim(0, max(ev) * 1.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(ncol=1, **below)
     fig.suptitle(f"{PATCH_NULL.short}; {PATCH_LAT.short}", fontsize=9)
     fig.tight_layout()
     png = Path(ctx.out_dir) / "riscv_vector.png"

@@ -1231,3 +1231,78 @@ class Arm64Cpu(Cpu):
         word = self._word(pc)
         return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word,
                     esr=(ESR_EC_UNKNOWN << 26) | ESR_IL, detail=str(exc))
+
+    # ---- the vector state, for tests and tools -------------------------------------------------
+    # What the CPU holds right now (after a run, or from a debugger hook), after any queued kernel
+    # stubs.  Z above 128 bits, P0-P15 and FFR can only be reached with SVE instructions, so they
+    # are read and written with the kernel's own sve_save_state/sve_load_state sequences, run
+    # without a trace on the clock -- the path the debugger's `info zregs` takes.  Their buffer
+    # layout is the kernel's, so whoever boots a kernel on this CPU hands the two functions over
+    # here (emukern.api.Machine does: emukern.kernel.arch.arm64.entry_fpsimd.read_sve_state and
+    # write_sve_state); the machine imports nothing of the kernel.
+    sve_state_access: "tuple[Any, Any] | None" = None
+
+    def _sve_access(self) -> "tuple[Any, Any]":
+        if not self.has_sve:
+            raise ValueError("this CPU has no SVE (the machine was built with sve=False)")
+        if self.sve_state_access is None:
+            raise ValueError("no kernel installed its SVE save/load sequences on this CPU: build it "
+                             "with emukern.api.Machine (or use entry_fpsimd.read_sve_state)")
+        return self.sve_state_access
+
+    def sve_state(self) -> dict[str, Any]:
+        """Every SVE register at once: ``{"vl": bits, "z": [32 x VL/8 bytes], "p": [16 x VL/64
+        bytes], "ffr": VL/64 bytes, "fpsr": int, "fpcr": int}``, bytes little-endian, element 0
+        first (one save sequence: cheaper than 49 single reads)."""
+        return dict(self._sve_access()[0](self))
+
+    def sve_z(self, n: int) -> bytes:
+        """``Z<n>`` (0-31): VL/8 bytes, element 0 first.  Its first 16 bytes are ``V<n>``."""
+        if not 0 <= n < 32:
+            raise ValueError(f"no SVE register z{n}")
+        return bytes(self.sve_state()["z"][n])
+
+    def sve_p(self, n: int) -> bytes:
+        """Predicate ``P<n>`` (0-15): VL/64 bytes, one bit per vector byte (bit ``i*esize`` is
+        element ``i``'s for elements of ``esize`` bytes), as ``str p`` stores it."""
+        if not 0 <= n < 16:
+            raise ValueError(f"no SVE predicate p{n}")
+        return bytes(self.sve_state()["p"][n])
+
+    def sve_ffr(self) -> bytes:
+        """The first-fault register: VL/64 bytes in the layout of :meth:`sve_p`."""
+        return bytes(self.sve_state()["ffr"])
+
+    @property
+    def sve_vl(self) -> int:
+        """The vector length in bits (ZCR_EL1.LEN), the length the accessors read and write at.
+        Linux's prctl(PR_SVE_GET_VL) gives it in bytes: ``sve_vl // 8``."""
+        return int(self.vl)
+
+    def _sve_put(self, key: str, n: int, data: bytes, size: int) -> None:
+        if len(data) != size:
+            raise ValueError(f"{key}{'' if n < 0 else n} takes {size} bytes at VL {self.vl}, not {len(data)}")
+        st = self.sve_state()
+        if n < 0:
+            st[key] = bytes(data)
+        else:
+            regs = list(st[key])
+            regs[n] = bytes(data)
+            st[key] = regs
+        self._sve_access()[1](self, st)
+
+    def set_sve_z(self, n: int, data: bytes) -> None:
+        """Write ``Z<n>`` (VL/8 bytes); the other registers keep their values."""
+        if not 0 <= n < 32:
+            raise ValueError(f"no SVE register z{n}")
+        self._sve_put("z", n, data, self.vl // 8)
+
+    def set_sve_p(self, n: int, data: bytes) -> None:
+        """Write ``P<n>`` (VL/64 bytes, the layout of :meth:`sve_p`)."""
+        if not 0 <= n < 16:
+            raise ValueError(f"no SVE predicate p{n}")
+        self._sve_put("p", n, data, self.vl // 64)
+
+    def set_sve_ffr(self, data: bytes) -> None:
+        """Write FFR (VL/64 bytes)."""
+        self._sve_put("ffr", -1, data, self.vl // 64)

@@ -618,3 +618,46 @@ class RiscvCpu(Cpu):
                         cause=CAUSE_BREAKPOINT, tval=pc)
         return Trap(TrapKind.ILLEGAL, self.arch, pc, cpu=self.index, insn=word, insn_size=size,
                     cause=CAUSE_ILLEGAL, tval=word, detail=str(exc))
+
+    # ---- the vector state, for tests and tools ---------------------------------------------------
+    # What the hart holds right now: after a run, or from a debugger hook.  These are the vector
+    # unit's own registers (:class:`~emukern.machine.rvv.unit.RVVUnit`); a task that is switched
+    # out has its V state in the kernel's save area instead, as in Linux.
+    def _vector_unit(self) -> Any:
+        """The V unit, with what the native vsetvl path executed folded in (vl/vtype current)."""
+        if self.rvv is None:
+            raise ValueError("this hart has no V extension (the machine was built with has_v=False)")
+        self._vn.sync()
+        return self.rvv
+
+    def vreg(self, n: int) -> bytes:
+        """Vector register ``v<n>`` (0-31): ``vlenb`` bytes, element 0 first (little-endian).
+
+        Element ``i`` of width SEW bits is ``vreg(n)[i*SEW//8:(i+1)*SEW//8]``, whatever vtype says.
+        A register group (LMUL > 1) is ``vreg(n) + vreg(n+1) + ...``."""
+        return self._vector_unit().read_vreg(n)
+
+    def set_vreg(self, n: int, data: bytes) -> None:
+        """Write ``v<n>``: ``data`` is ``vlenb`` bytes (a multiple fills ``v<n+1>``... as a
+        group).  Like a debugger's write, it does not change sstatus.VS."""
+        self._vector_unit().write_vreg(n, bytes(data))
+
+    @property
+    def vl(self) -> int:
+        """The ``vl`` CSR: the element count the last vset{i}vl{i} granted."""
+        return int(self._vector_unit().vl)
+
+    @property
+    def vtype(self) -> int:
+        """The ``vtype`` CSR (raw XLEN bits; bit 63 set is vill, an invalid configuration)."""
+        return int(self._vector_unit().vtype)
+
+    @property
+    def vstart(self) -> int:
+        """The ``vstart`` CSR: the element a trapped vector load/store resumes at (0 normally)."""
+        return int(self._vector_unit().vstart)
+
+    @property
+    def vlenb(self) -> int:
+        """The ``vlenb`` CSR: VLEN in bytes (the length of :meth:`vreg`)."""
+        return int(self._vector_unit().vlenb)

@@ -89,8 +89,27 @@ def write_results(records: list[dict[str, Any]], axes: list[str], out: Path, *, 
     return files
 
 
+# axes whose values have a unit, for the x label
+AXIS_UNITS = {"vlen": "bits", "dlen": "bits", "sve_vl": "bits", "hz": "ticks per simulated second",
+              "freq_hz": "cycles per simulated second", "cpus": "CPUs"}
+# a panel whose series span more than this ratio gets a log axis: on a linear one the small
+# series would lie flat on the bottom
+LOG_RATIO = 20.0
+
+
+def _y_scale(values: list[float]) -> str:
+    """"linear", "log" or "symlog" (zeros among values that span orders of magnitude)."""
+    pos = [v for v in values if v > 0]
+    if len(pos) < 2 or max(pos) / min(pos) < LOG_RATIO:
+        return "linear"
+    return "symlog" if len(pos) < len(values) else "log"
+
+
 def plot_axis(df: Any, axis: str, axes: list[str], out: Path) -> Path | None:
-    """Each metric against one swept axis; one line per combination of the other axes."""
+    """Each metric against one swept axis; one line per combination of the other axes.
+
+    The legend sits below the panels (never on the data); a panel whose series differ by more
+    than :data:`LOG_RATIO` times is drawn on a log axis, so every series keeps its shape."""
     ok = df[df["ok"]]
     if axis not in ok or ok[axis].nunique() < 2:
         return None
@@ -98,30 +117,56 @@ def plot_axis(df: Any, axis: str, axes: list[str], out: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     others = [a for a in axes if a != axis and a in ok and ok[a].nunique() > 1]
-    fig, panels = plt.subplots(1, len(PLOT_METRICS), figsize=(5 * len(PLOT_METRICS), 4), squeeze=False)
     numeric = ok[axis].map(lambda v: isinstance(v, (int, float))).all()
     xs_all = sorted(ok[axis].unique()) if numeric else list(dict.fromkeys(ok[axis]))
     groups = ok.groupby(others, sort=True) if others else [((), ok)]
     groups = list(groups)
+    fmt = {a: compact_axis(a, list(ok[a].unique())) for a in others}
+    ncol = 1 if len(groups) > 12 else 2 if len(groups) > 3 else len(groups) or 1
+    legend_rows = -(-len(groups) // ncol) if others else 0
+    height = 4 + 0.22 * legend_rows
+    fig, panels = plt.subplots(1, len(PLOT_METRICS), figsize=(5 * len(PLOT_METRICS), height), squeeze=False)
+    x_header, x_fmt = compact_axis(axis, xs_all)
+    unit = AXIS_UNITS.get(axis)
+    handles: list[Any] = []
+    labels: list[str] = []
     for ax, (metric, title) in zip(panels[0], PLOT_METRICS):
+        plotted: list[float] = []
         for n, (key, g) in enumerate(groups):
             g = g.groupby(axis)[metric].median()
             xs = [x for x in xs_all if x in g.index]
             pos = xs if numeric else [xs_all.index(x) for x in xs]
-            label = ", ".join(f"{a}={v}" for a, v in zip(others, key if isinstance(key, tuple) else (key,))) or metric
+            ys = [float(g[x]) for x in xs]
+            plotted += ys
+            label = ", ".join(f"{fmt[a][0]}={fmt[a][1](v)}"
+                              for a, v in zip(others, key if isinstance(key, tuple) else (key,))) or metric
             # earlier series get bigger markers, so series with equal values stay visible
-            ax.plot(pos, [g[x] for x in xs], marker="o", markersize=4 + 3 * (len(groups) - 1 - n),
-                    alpha=0.8, label=label)
+            line, = ax.plot(pos, ys, marker="o", markersize=4 + 3 * (len(groups) - 1 - n), alpha=0.8, label=label)
+            if ax is panels[0][0]:
+                handles.append(line)
+                labels.append(label)
         if not numeric:
-            ax.set_xticks(range(len(xs_all)), [str(x) for x in xs_all], rotation=20, ha="right", fontsize=8)
-        ax.set_xlabel(axis)
-        ax.set_ylabel(f"{title} (cycles)" if "cycles" in metric else f"{title} (count)")
+            ax.set_xticks(range(len(xs_all)), [x_fmt(x) for x in xs_all], rotation=20, ha="right", fontsize=8)
+        elif axis in ("vlen", "dlen", "sve_vl"):
+            ax.set_xscale("log", base=2)        # 128, 256, 512 ... evenly spaced
+            ax.set_xticks(xs_all, [str(x) for x in xs_all])
+        ax.set_xlabel(f"{x_header} ({unit})" if unit else x_header)
+        scale = _y_scale(plotted)
+        if scale == "symlog":
+            ax.set_yscale("symlog", linthresh=min(v for v in plotted if v > 0))
+        elif scale == "log":
+            ax.set_yscale("log")
+        what = "simulated cycles" if "cycles" in metric else "instructions"
+        ax.set_ylabel(f"{what}{' (log scale)' if scale != 'linear' else ''}")
         ax.set_title(title)
         ax.grid(alpha=0.3)
-        if others:
-            ax.legend(fontsize=7)
-    fig.suptitle(f"sweep: counters against {axis}, one line per value of the other swept axes")
-    fig.tight_layout()
+    bottom = 0.0
+    if others:
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False,
+                   title="one line per combination of the other swept axes", title_fontsize=8)
+        bottom = min(0.45, (0.35 + 0.22 * legend_rows) / height)
+    fig.suptitle(f"sweep: counters against {x_header}")
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     path = out / f"plot_{axis.replace('/', '_')}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)

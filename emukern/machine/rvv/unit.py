@@ -113,6 +113,8 @@ class RVVUnit:
 
     # ---- debugger / kernel helpers -------------------------------------------------------
     def read_vreg(self, i: int) -> bytes:
+        """Register ``v<i>``: VLENB bytes, element 0 first (little-endian elements).  Tests and
+        tools reach it as ``cpu.vreg(i)`` (:class:`emukern.machine.cpu_riscv.RiscvCpu`)."""
         if not 0 <= i < 32:
             raise ValueError(f"no vector register v{i}")
         return bytes(self.v[i * self.vlenb:(i + 1) * self.vlenb])
