@@ -149,7 +149,6 @@ class Machine:
         self.program = prog
         self.argv = [str(path)] + list(argv or [])
         self.kernel.load(str(prog), self.argv, envp or ["PATH=/bin", "EMUKERN=1"])
-        _give_sve_access(self.kernel)
         return self
 
     def run(self) -> RunResult:
@@ -209,15 +208,6 @@ class Machine:
         return list(self._loaded().trap_log)
 
 
-def _give_sve_access(k: Kernel) -> None:
-    """Hand each arm64 CPU the kernel's SVE save/load path, which its ``sve_z``/``sve_p``/
-    ``sve_ffr`` accessors run (the machine cannot import the kernel that knows the buffers)."""
-    from emukern.machine.cpu_arm64 import Arm64Cpu
-    sve = [c for c in k.cpus if isinstance(c, Arm64Cpu) and c.has_sve]
-    if sve:
-        from emukern.kernel.arch.arm64.entry_fpsimd import read_sve_state, write_sve_state
-        for c in sve:
-            c.sve_state_access = (read_sve_state, write_sve_state)
 
 
 def run_program(path: str | Path, argv: list[str] | None = None, **options: Any) -> RunResult:

@@ -1237,17 +1237,17 @@ class Arm64Cpu(Cpu):
     # stubs.  Z above 128 bits, P0-P15 and FFR can only be reached with SVE instructions, so they
     # are read and written with the kernel's own sve_save_state/sve_load_state sequences, run
     # without a trace on the clock -- the path the debugger's `info zregs` takes.  Their buffer
-    # layout is the kernel's, so whoever boots a kernel on this CPU hands the two functions over
-    # here (emukern.api.Machine does: emukern.kernel.arch.arm64.entry_fpsimd.read_sve_state and
-    # write_sve_state); the machine imports nothing of the kernel.
+    # layout is the kernel's, so the kernel that boots this CPU hands the two functions over here
+    # (Arm64Arch.make_cpu: entry_fpsimd.read_sve_state and write_sve_state); the machine imports
+    # nothing of the kernel.
     sve_state_access: "tuple[Any, Any] | None" = None
 
     def _sve_access(self) -> "tuple[Any, Any]":
         if not self.has_sve:
             raise ValueError("this CPU has no SVE (the machine was built with sve=False)")
         if self.sve_state_access is None:
-            raise ValueError("no kernel installed its SVE save/load sequences on this CPU: build it "
-                             "with emukern.api.Machine (or use entry_fpsimd.read_sve_state)")
+            raise ValueError("no kernel installed its SVE save/load sequences on this CPU: boot a "
+                             "kernel on it (emukern.api.Machine, or Kernel(config)) first")
         return self.sve_state_access
 
     def sve_state(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch.base import ArchBase
-from emukern.kernel.arch.arm64 import fpsimd, tagged_addr, traps
+from emukern.kernel.arch.arm64 import entry_fpsimd, fpsimd, tagged_addr, traps
 from emukern.kernel.arch.arm64 import signal as arm64_signal
 from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
@@ -82,8 +82,13 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         c = self.k.config
         assert c.sve_vl is not None         # MachineConfig.validate resolved it
         model = c.arm64_cpu_model if c.arm64_cpu_model in CPU_MODELS else "qemu-max"  # boot reports a bad one
-        return Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve,
-                        cpu_model=model, sve_idregs=self._sve_idregs(index, model))
+        cpu = Arm64Cpu(index, self.k.clock, sve_vl=c.sve_vl, idst=c.idst, sve=c.has_sve,
+                       cpu_model=model, sve_idregs=self._sve_idregs(index, model))
+        if cpu.has_sve:
+            # the CPU's sve_z/sve_p/sve_ffr accessors run the kernel's own save/load sequences
+            # (their buffer layout is the kernel's; the machine imports nothing of the kernel)
+            cpu.sve_state_access = (entry_fpsimd.read_sve_state, entry_fpsimd.write_sve_state)
+        return cpu
 
     def _sve_idregs(self, index: int, model: str) -> tuple[int, int] | None:
         """(ID_AA64PFR0_EL1, ID_AA64ZFR0_EL1) of CPU ``index`` when --cpu-id overrides change its
