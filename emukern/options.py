@@ -218,11 +218,24 @@ def warn_other_arch_options(a: argparse.Namespace, arch: str) -> list[str]:
     defaults = vars(machine_option_defaults())
     wasted = [flag for dest, flag, only in ARCH_ONLY_OPTIONS
               if only != arch and getattr(a, dest, defaults.get(dest)) != defaults.get(dest)]
+    wasted += [f"--policy {item}" for item in _other_arch_policies(getattr(a, "policy", []) or [], arch)]
     if wasted:
         print(f"emukern: warning: {', '.join(wasted)} {'is' if len(wasted) == 1 else 'are'} "
               f"for {'arm64' if arch == 'riscv64' else 'riscv64'} guests and ignored on this {arch} guest",
               file=sys.stderr)
     return wasted
+
+
+def _other_arch_policies(items: list[str], arch: str) -> list[str]:
+    """The --policy NAME=VALUE items whose switch belongs to the other architecture."""
+    from emukern.kernel.policies import SWITCHES
+    out = []
+    for item in items:
+        name = item.split("=", 1)[0].strip()
+        sw = SWITCHES.get(name)
+        if sw is not None and sw.arch not in (None, arch):
+            out.append(item)
+    return out
 
 
 def machine_option_defaults() -> argparse.Namespace:
