@@ -105,6 +105,28 @@ def attach_host_stdio(m: Any, stdin_path: str | None, source: str | None = None)
             pass
 
 
+def exec_root_hint(k: Any, program: str, root: str | None) -> str | None:
+    """One line on stderr when a guest's execve failed with ENOENT on a path that exists on the
+    host: the guest sees only its root (empty by default), so a program that runs a sibling
+    (`vlset ./rdvl-sve`, a test runner, a script) needs --root.  The guest's errno is its own;
+    this only explains it.  Returns the line (None: nothing to say)."""
+    for path in getattr(k, "exec_enoent", []):
+        # (base, host path): an absolute path as it is; a relative one from here or the program's folder
+        bases = [Path("/")] if path.startswith("/") else [Path.cwd(), Path(program).resolve().parent]
+        where = next((b for b in bases if (b / path).exists()), None)
+        if where is None:
+            continue
+        if root:
+            line = (f"emukern: hint: the guest's exec of {path} failed (ENOENT): it exists on the host "
+                    f"but not inside --root {root}, where the guest looks")
+        else:
+            line = (f"emukern: hint: the guest's exec of {path} failed (ENOENT): it exists on the host, but "
+                    f"the guest sees only its root (empty by default); give --root DIR, e.g. --root {where}")
+        print(line, file=sys.stderr, flush=True)
+        return line
+    return None
+
+
 def check_output_file(path: str, option: str) -> None:
     """A file the run will write must be writable *before* the guest runs, so a typo in the
     path is a usage error at once, not a failure after a long run."""
@@ -131,6 +153,7 @@ def _run(a: argparse.Namespace) -> int:
     m = build_machine(a)
     sys.stdout.flush()
     r = m.run()
+    exec_root_hint(m.kernel, str(a.program), getattr(a, "root", None))
     if a.json:
         Path(a.json).write_text(json.dumps(r.to_json(), indent=2, sort_keys=True) + "\n")
     # (the report module, rich's tables, is imported only when something is printed: -q runs
