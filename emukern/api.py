@@ -63,11 +63,11 @@ def resolve_program(path: str | Path, arch: str | None = None, *,
             return assemble(p, src_arch), src_arch
         except AssemblerError as exc:
             if detected is None and arch_is_default:
-                other = "arm64" if src_arch == "riscv64" else "riscv64"
-                note = (f"{p.name} was assembled as {src_arch}, the default: nothing named its architecture. "
-                        f"If it is an {other} program, pass --arch {other} or put '// arch: {other}' "
-                        f"on its first line (or keep it in an {other} folder)")
-                exc.hint = f"{exc.hint}; {note}" if exc.hint else note
+                # another arch's source: the fix first, the assembler's output cut (loader/asm.py)
+                from emukern.loader.asm import wrong_arch_error
+                better = wrong_arch_error(exc, p.name, src_arch)
+                if better is not None:
+                    raise better from None
             raise
     return p, None
 

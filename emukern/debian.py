@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +187,19 @@ class AptFetcher:
         out = self._apt("apt-cache", "depends", "--no-recommends", "--no-suggests", package)
         return [m.group(1) for m in re.finditer(r"^\s+Depends:\s*(\S+)", out, re.M)]
 
+    def _announce(self, package: str, ver: str) -> None:
+        """Say what is downloaded, how big it is and where it goes, before a long download."""
+        size = ""
+        try:
+            out = self._apt("apt-get", "download", "--print-uris", f"{package}={ver}", cwd=self.debs)
+            m = re.search(r"^'[^']+'\s+\S+\s+(\d+)", out, re.M)
+            if m:
+                size = f" ({int(m.group(1)) / 1e6:.0f} MB)"
+        except FetchError:
+            pass                  # the download itself reports what is wrong
+        print(f"emukern: downloading {package} {ver}{size} from Debian {self.release} into {self.debs} "
+              "(once; later runs use the cache)", file=sys.stderr, flush=True)
+
     def download(self, package: str) -> Path:
         """Download ``package``'s .deb into the cache (answered from the cache when present)."""
         self.debs.mkdir(parents=True, exist_ok=True)
@@ -196,7 +210,17 @@ class AptFetcher:
         if ver is None:
             raise FetchError(f"Debian {self.release} has no package {package!r} for {self.arch}",
                              hint="check the name with `apt-cache search` on a Debian machine")
-        self._apt("apt-get", "download", "-q", f"{package}={ver}", cwd=self.debs)
+        self._announce(package, ver)
+        if sys.stderr.isatty() and shutil.which("apt-get"):
+            # on a terminal, apt's own progress line (its stdout is our stderr: the guest's and
+            # the tables' stdout stays clean); in a log, a quiet download after the line above
+            exe = shutil.which("apt-get")
+            p = subprocess.run([exe, *self._options(), "download", f"{package}={ver}"], cwd=self.debs,
+                               stdout=sys.stderr.fileno(), stderr=subprocess.PIPE, text=True, timeout=900)
+            if p.returncode != 0:
+                self._apt("apt-get", "download", "-q", f"{package}={ver}", cwd=self.debs)   # its error, worded
+        else:
+            self._apt("apt-get", "download", "-q", f"{package}={ver}", cwd=self.debs)
         got = sorted(self.debs.glob(f"{package}_*_{self.arch}.deb"))
         if not got:
             raise FetchError(f"apt-get download {package} left no .deb in {self.debs}")

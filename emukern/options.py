@@ -128,7 +128,11 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                         "default half the host's RAM; 0 = no limit)")
     g.add_argument("--quantum", type=parse_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
-    g.add_argument("--stdin", metavar="FILE", help="file the guest reads as standard input")
+    g.add_argument("--stdin", metavar="FILE|-|none",
+                   help="the guest's standard input: FILE, '-' (the host's own, even a terminal) or "
+                        "'none' (/dev/null). Default under `emukern run`: the host's input when it is a "
+                        "pipe or a file (`echo 1 2 | emukern run prog`, `< in.txt`), /dev/null when it "
+                        "is a terminal, so a script never hangs on a guest waiting for a tty")
     g.add_argument("--root", metavar="DIR",
                    help="the guest's root directory (like qemu-user -L): paths, execve and dynamic "
                         "programs' interpreter and libraries resolve inside it, e.g. --root /usr/aarch64-linux-gnu "
@@ -179,7 +183,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
             raise ConfigError(f"--cpu-id: {exc.args[0] if exc.args else exc}",
                               hint="e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
         cfg.cpu_id_overrides.setdefault(cpu_i, {})[key] = value
-    if a.stdin:
+    if a.stdin and a.stdin not in ("-", "none"):      # (the host's own input: emukern run attaches it)
         try:
             cfg.stdin = Path(a.stdin).read_bytes()
         except OSError as exc:
@@ -214,11 +218,24 @@ def warn_other_arch_options(a: argparse.Namespace, arch: str) -> list[str]:
     defaults = vars(machine_option_defaults())
     wasted = [flag for dest, flag, only in ARCH_ONLY_OPTIONS
               if only != arch and getattr(a, dest, defaults.get(dest)) != defaults.get(dest)]
+    wasted += [f"--policy {item}" for item in _other_arch_policies(getattr(a, "policy", []) or [], arch)]
     if wasted:
         print(f"emukern: warning: {', '.join(wasted)} {'is' if len(wasted) == 1 else 'are'} "
               f"for {'arm64' if arch == 'riscv64' else 'riscv64'} guests and ignored on this {arch} guest",
               file=sys.stderr)
     return wasted
+
+
+def _other_arch_policies(items: list[str], arch: str) -> list[str]:
+    """The --policy NAME=VALUE items whose switch belongs to the other architecture."""
+    from emukern.kernel.policies import SWITCHES
+    out = []
+    for item in items:
+        name = item.split("=", 1)[0].strip()
+        sw = SWITCHES.get(name)
+        if sw is not None and sw.arch not in (None, arch):
+            out.append(item)
+    return out
 
 
 def machine_option_defaults() -> argparse.Namespace:

@@ -89,6 +89,9 @@ def add_oracle_commands(sub: Any) -> None:
     lx = sub.add_parser("linux", help="run a program under a real Linux kernel (qemu-system)",
                         description=LINUX_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(lx)
+    lx.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="write this sysctl through /proc/sys before the program runs, e.g. "
+                         "abi.riscv_v_vstate_discard=1 (repeatable)")
     lx.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     lx.add_argument("--console", action="store_true",
                     help="also print the kernel's own console lines (boot log, panics) on stderr")
@@ -97,10 +100,10 @@ def add_oracle_commands(sub: Any) -> None:
     cp = sub.add_parser("compare", help="emukern vs the real kernel on one program (values, not timing)",
                         description=COMPARE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(cp)
+    cp.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="set in emukern and, through /proc/sys, in the real kernel (repeatable)")
     cp.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
                     help="must match the real kernel's (refused otherwise)")
-    cp.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
-                    help="set in emukern and, through /proc/sys, in the real kernel")
     cp.add_argument("--max-insns", type=_int, default=2_000_000_000, metavar="N",
                     help="emukern's runaway budget (default 2e9)")
     cp.set_defaults(func=cmd_compare)
@@ -130,8 +133,10 @@ def _real(a: argparse.Namespace, prof: Any, prog: Path, sysctls: dict[str, str] 
 
 
 def cmd_linux(a: argparse.Namespace) -> int:
+    from emukern.kernel.policies import parse_assignments
+    sysctls = parse_assignments(a.sysctl, "sysctl")
     prof, prog, _ = _prepare(a)
-    img, res = _real(a, prof, prog)
+    img, res = _real(a, prof, prog, sysctls=sysctls or None)
     run = res.log.runs.get(0)
     if a.console:
         for line in res.log.kernel_lines:

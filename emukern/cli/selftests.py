@@ -4,10 +4,28 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from emukern.cli.only import only_help, parse_only
 from emukern.options import machine_options, parse_int
 
 
+def selftest_names() -> list[str]:
+    """Every selftest's short name (sve-test, hwprobe ...), as --only takes them; a longer
+    form (fp/sve-test, arm64/fp/sve-test) names the same test."""
+    from emukern.selftests.catalog import TESTS
+    out: list[str] = []
+    for t in TESTS:
+        if t.name not in out:
+            out.append(t.name)
+    return out
+
+
+def _is_selftest(name: str) -> bool:
+    from emukern.selftests.catalog import select
+    return bool(select(None, [name]))
+
+
 def cmd_selftests(a: argparse.Namespace) -> int:
+    a.only = parse_only(a.only, selftest_names(), "selftest", "selftests", known=_is_selftest)
     from emukern.selftests.suite import main as selftests_main
     return selftests_main(a)
 
@@ -24,7 +42,8 @@ def add_selftests_command(sub: Any) -> None:
                        "when any outcome differs from emukern/selftests/expected.toml.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--only", action="append", default=[], metavar="NAMES",
-                   help="run only these tests (comma-separated, repeatable): sve-test, fp/sve-test, arm64/fp/sve-test")
+                   help=only_help("test", selftest_names(),
+                                  " (sve-test, fp/sve-test and arm64/fp/sve-test name the same test)"))
     s.add_argument("--kernel", metavar="NAME",
                    help="pin every switch to one kernel profile: before | after its patch, or model a "
                         "release (`emukern info kernels`); a real one (debian-13-arm64 ...) also runs on "

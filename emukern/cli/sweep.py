@@ -63,6 +63,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         return 0
     if a.workers is not None and a.workers < 1:
         raise ConfigError("--workers must be at least 1")
+    from emukern.sweep import check_sweep_extra
+    check_sweep_extra(scheduler=bool(a.scheduler))
     cache_dir = None if a.no_cache else str(Path(a.cache) if a.cache else default_cache_dir())
     ex = DaskExecutor(a.scheduler) if a.scheduler else LocalExecutor(a.workers)
     con.print(f"sweep {spec.name}: {len(spec.points)} point(s) on {ex.description}"

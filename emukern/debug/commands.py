@@ -109,7 +109,16 @@ class Session:
             self.print(f"  [dim]hint: {esc(exc.hint)}[/]")
 
     def stop(self, ev: Any) -> list[str]:
-        return V.stop_lines(self.dbg, ev)
+        dbg = self.dbg
+        if getattr(dbg, "echo_traps", True) or ev.reason in ("step", "finish", "trap-entry"):
+            return V.stop_lines(dbg, ev)
+        # `set echo off`: a continue, until or run stops without the list of every trap it handled
+        n = len([i for i in ev.handled if i is not ev.info]) + getattr(dbg, "handled_quiet", 0)
+        ev.handled = []
+        lines = V.stop_lines(dbg, ev)
+        if n:
+            lines.insert(0, f"[dim]({n} trap{'s' if n != 1 else ''} handled; `set echo on` lists them)[/]")
+        return lines
 
 
 def _int(text: str, what: str = "number") -> int:
@@ -482,14 +491,23 @@ def cmd_print(s: Session, arg: str) -> list[str]:
     return [f"{esc(a)} = {v} ({v:#x})" + (f" <{esc(sym)}>" if sym else "")]
 
 
-@command("set", "set reg NAME VALUE | set mem[/b|h|w|g] ADDR VALUE", "change a register or memory "
-         "(memory default size g = 8 bytes; VALUE may be \"a string\")", (), "state")
+@command("set", "set reg NAME VALUE | set mem[/b|h|w|g] ADDR VALUE | set echo on|off",
+         "change a register or memory (memory default size g = 8 bytes; VALUE may be \"a string\"); "
+         "`set echo off`: continue, until and run stop without listing every trap they handled "
+         "(a count instead; step and finish still show theirs)", (), "state")
 def cmd_set(s: Session, arg: str) -> list[str]:
     m = re.match(r"(\w+)(/[bhwg])?\s*(.*)$", arg.strip())
     if m is None or not arg.strip():
-        raise DebugError("usage: set reg NAME VALUE | set mem[/SIZE] ADDR VALUE")
+        raise DebugError("usage: set reg NAME VALUE | set mem[/SIZE] ADDR VALUE | set echo on|off")
     what, size_s, rest = m.group(1).lower(), m.group(2), m.group(3)
     dbg = s.dbg
+    if what == "echo":
+        val = rest.strip().lower()
+        if val not in ("on", "off"):
+            raise DebugError("usage: set echo on|off",
+                             hint="off: a continue lists no handled traps, only how many")
+        dbg.echo_traps = val == "on"
+        return [f"echo of handled traps: {val}"]
     if what in ("reg", "register", "var"):
         words = rest.split(None, 1)
         if len(words) != 2:
@@ -663,7 +681,9 @@ def completion_words(s: Session, words: list[str]) -> list[str]:
         return syms + ["$" + r for r in register_names(s.dbg.cpu)] if len(words) == 1 else []
     if cmd.name == "set":
         if len(words) == 1:
-            return ["reg", "mem"]
+            return ["reg", "mem", "echo"]
+        if words[1] == "echo" and len(words) == 2:
+            return ["on", "off"]
         if words[1] == "reg" and len(words) == 2:
             return register_names(s.dbg.cpu)
         if words[1].startswith("mem") and len(words) == 2:

@@ -46,6 +46,11 @@ TRAP_CLASSES = ("syscall", "first-use", "mrs", "sve-access", "illegal", "sysreg"
                 "breakpoint", "timer", "any")
 
 
+# with `set echo off`, how many handled traps a resume keeps for its stop (a step's own trap
+# among them); the others are only counted
+QUIET_KEEP = 8
+
+
 # ---- breakpoints --------------------------------------------------------------------------------
 @dataclass
 class Breakpoint:
@@ -687,7 +692,10 @@ class Debugger:
             if d is not None and d[6]:
                 info.mrs_result = (d[5], cpu.reg(d[5]) if d[5] != 31 else 0)
         if trap.kind is not TrapKind.TIMER or self._show_timers:
-            self._handled.append(info)
+            if self.echo_traps or len(self._handled) < QUIET_KEEP:
+                self._handled.append(info)
+            else:
+                self.handled_quiet += 1     # `set echo off`: counted, not kept (a long continue)
         if self._stop is not None:
             return
         for bp in self.breakpoints.values():
@@ -715,6 +723,10 @@ class Debugger:
             cpu.stop()
 
     _show_timers = False
+    # `set echo on|off` (commands.py): whether a stop lists every trap handled since the resume;
+    # off, only the first QUIET_KEEP are kept (a step still shows its own) and the rest counted
+    echo_traps = True
+    handled_quiet = 0
 
     # ---- run control ------------------------------------------------------------------------------------
     def _check_running(self) -> None:
@@ -741,6 +753,7 @@ class Debugger:
         self._sync_cond_hook()              # `enable`/`disable` may have changed what is needed
         self._stop = None
         self._handled = []
+        self.handled_quiet = 0
         self._interrupted = False
 
     def _resume_pending(self) -> StopEvent | None:

@@ -252,6 +252,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
             raise ExecError(ENOEXEC, exc.message) from None
     except ExecError as exc:
         task.exec_error = exc.why         # (for the trap log)
+        if exc.errno == E.ENOENT and len(k.exec_enoent) < 16 and path not in k.exec_enoent:
+            k.exec_enoent.append(path)    # (the guest's errno is unchanged; the CLI may explain)
         return -exc.errno
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)

@@ -91,15 +91,50 @@ class File:
 class StdinFile(File):
     kind = "stdin"
     readable = True
-    # the host descriptor the guest's input is described by (emukern run: the --stdin file, or
-    # /dev/null when there is none — the guest reads config.stdin, never the host's terminal);
-    # None: a capture (the Python API), which fstat shows as a terminal, as it always did
+    # the host descriptor the guest's input is described by (emukern run: the --stdin file, the
+    # host's own piped or redirected input, or /dev/null when there is none — a terminal is read
+    # only when asked); None: a capture (the Python API), which fstat shows as a terminal
     host_fd: int | None = None
 
     def __init__(self, data: bytes) -> None:
         super().__init__()
         self.data = data
         self.pos = 0
+        # a host descriptor whose bytes are still to come (emukern run with a pipe on its stdin):
+        # read only as far as the guest asks, so a guest that never reads fd 0 never waits on it
+        self.source: int | None = None
+        # the source is a terminal: a read returns the first line typed, as a tty's does
+        self.source_is_tty = False
+
+    def take(self, count: int) -> bytes:
+        """The next ``count`` bytes the guest reads (fewer only at end of input), advancing the
+        position.  From a pipe, the host is read until ``count`` bytes or end of file are there,
+        however the writer chunked them: the same input bytes give the same reads, so the run
+        repeats (a pipe's reader under Linux may see shorter reads, as timing decides)."""
+        if self.source is not None and len(self.data) - self.pos < count:
+            self._pull(self.pos + count)
+        out = self.data[self.pos: self.pos + count]
+        self.pos += len(out)
+        return out
+
+    def _pull(self, upto: int) -> None:
+        assert self.source is not None
+        parts, have = [self.data], len(self.data)
+        while have < upto:
+            try:
+                chunk = os.read(self.source, max(upto - have, 65536))
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""                      # a host read error ends the input
+            if not chunk:
+                self.source = None               # end of input: nothing more will come
+                break
+            parts.append(chunk)
+            have += len(chunk)
+            if self.source_is_tty:
+                break
+        self.data = b"".join(parts)
 
 
 class OutputFile(File):

@@ -159,6 +159,8 @@ class Kernel:
         self._syscall_counts: Counter[str] = Counter()
         self.unknown_syscalls: Counter[int] = Counter()
         self.warnings: Counter[str] = Counter()
+        # guest paths an execve failed on with ENOENT (the first few): the CLI's --root hint
+        self.exec_enoent: list[str] = []
         self.preempt_stats = PreemptStats()       # preemption points inside syscalls (kernel/preempt.py)
         self.syscall_notes: list[str] = []          # what kernel paths inside a syscall decided     # WARN_ON()s hit, by condition (see warn_on)
         self.trap_log: deque[TrapRecord] = deque(maxlen=TRAP_LOG_LIMIT)

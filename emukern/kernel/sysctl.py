@@ -157,10 +157,28 @@ def proc_sys_write(f: Any, data: bytes) -> int:
 class SysctlTable:
     def __init__(self) -> None:
         self.entries: dict[str, SysctlEntry] = {}
+        # entries this machine's kernel would have but a policy removed (a kernel before the
+        # patch that adds them), with the policy that did: a --sysctl naming one says so
+        self.removed_by: dict[str, str] = {}
 
     def register(self, entry: SysctlEntry) -> SysctlEntry:
         self.entries[entry.path] = entry
+        self.removed_by.pop(entry.path, None)
         return entry
+
+    def unregister(self, path: str, removed_by: str) -> None:
+        """Take ``path`` away because of ``removed_by`` (e.g. "riscv-vstate-sysctl=absent")."""
+        self.entries.pop(path, None)
+        self.removed_by[path] = removed_by
+
+    def _unknown(self, key: str) -> ConfigError:
+        why = self.removed_by.get(key)
+        if why is not None:
+            name = why.split("=", 1)[0]
+            return ConfigError(f"sysctl {key} does not exist with {why}: that value models the kernel "
+                               "before the patch that adds it",
+                               hint=f"drop --sysctl {key}=..., or use --policy {name}=present")
+        return ConfigError(f"unknown sysctl {key!r}", hint=self._hint())
 
     @staticmethod
     def path_to_key(path: str) -> str | None:
@@ -176,13 +194,13 @@ class SysctlTable:
     def get(self, key: str) -> int:
         e = self.entries.get(key)
         if e is None:
-            raise ConfigError(f"unknown sysctl {key!r}", hint=self._hint())
+            raise self._unknown(key)
         return e.value
 
     def write(self, key: str, value: str) -> None:
         e = self.entries.get(key)
         if e is None:
-            raise ConfigError(f"unknown sysctl {key!r}", hint=self._hint())
+            raise self._unknown(key)
         v = e.parse(value.encode())
         if v is None:
             raise ConfigError(f"invalid value {value!r} for sysctl {key} (EINVAL)",

@@ -57,6 +57,7 @@ class Kernel(Protocol):
     trap_log: "deque[Any]"
     syscall_notes: list[str]
     warnings: "Counter[str]"
+    exec_enoent: list[str]
     sve_stats: "Counter[str]"
     # state the entry code, the debugger's gates and the arch code write (Kernel documents each)
     _seq: int

@@ -232,6 +232,65 @@ def _clean_diagnostics(msg: str, tmp_path: str, display: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# an assembly error that means "wrong architecture"
+
+_ERROR_LINE = re.compile(r"^.*?:\d+:\d+: error: (.*)$", re.M)
+# what llvm-mc says of an instruction of another ISA: a name it does not know, or operands
+# (x0, #1, [sp]) its own instructions cannot take
+_FOREIGN = ("unrecognized instruction mnemonic", "unknown operand", "invalid operand for instruction",
+            "invalid instruction", "unknown token in expression", "unrecognized instruction",
+            "unknown directive")
+_NEVER_ARCH = ("include", "could not find", "unmatched", "unexpected end of file")
+
+
+def _errors(diag: str) -> list[str]:
+    return [m.group(1).strip() for m in _ERROR_LINE.finditer(diag)]
+
+
+def wrong_arch_error(exc: AssemblerError, display: str, arch: str) -> AssemblerError | None:
+    """For a source assembled under the *default* architecture (nothing named one) that failed:
+    when most of its errors are instructions or operands that architecture does not know, and
+    the other architecture assembles it with fewer errors, an error that leads with the fix
+    (--arch / an arch line) and cuts the assembler's output to its first error; else None (an
+    include or syntax error, or a real mistake in a source of the right architecture, is left
+    as it is)."""
+    diag = getattr(exc, "diagnostics", None)
+    if not diag:
+        return None
+    errs = _errors(diag)
+    if not errs or any(any(w in e.lower() for w in _NEVER_ARCH) for e in errs):
+        return None
+    foreign = [e for e in errs if any(e.startswith(f) for f in _FOREIGN)]
+    if 2 * len(foreign) < len(errs):
+        return None
+    other = "arm64" if _norm_arch(arch) == "riscv64" else "riscv64"
+    retry = getattr(exc, "retry", None)
+    if retry is not None:
+        mc, inc_args, src_bytes = retry
+        with tempfile.TemporaryDirectory(prefix="emukern-asm-") as td:
+            src = os.path.join(td, "source.S")
+            with open(src, "wb") as f:
+                f.write(src_bytes)
+            try:
+                r = _run_tool([mc, "-filetype=obj", *MC_FLAGS[other], *inc_args, src, "-o",
+                               os.path.join(td, "other.o")], cwd=td)
+            except AssemblerError:
+                return None
+        if r.returncode != 0 and len(_errors(r.stderr or r.stdout)) >= len(errs):
+            return None                     # not better as the other arch: a real mistake
+    first = diag.split("\n")
+    start = next(i for i, line in enumerate(first) if _ERROR_LINE.match(line))
+    shown = "\n".join(first[start:start + 3])
+    more = len(errs) - 1
+    return AssemblerError(
+        f"{display} looks like an {other} program: pass --arch {other}, or put '// arch: {other}' "
+        f"on its first line (or keep it in an {other} folder)\n"
+        f"(it was assembled as {arch}, the default, because nothing named its architecture; "
+        f"{len(foreign)} of {len(errs)} errors are {arch} instructions or operands that do not exist. "
+        f"The first{f', of {len(errs)}' if more else ''}:\n{shown})")
+
+
+# --------------------------------------------------------------------------------------------
 # public API
 
 
@@ -324,10 +383,14 @@ def assemble(
         r = _run_tool([mc, *mc_args, *inc_args, in_path, "-o", obj], cwd=td)
         if r.returncode != 0 or not os.path.isfile(obj):
             diag = _clean_diagnostics(r.stderr or r.stdout, in_path, display)
-            raise AssemblerError(
+            err = AssemblerError(
                 f"assembling {display} for {arch} failed:\n{diag}",
                 hint="fix the source line(s) named above (GNU-as syntax, no C preprocessor)",
             )
+            # what wrong_arch_error() reads: the diagnostics and how to assemble the file again
+            err.diagnostics = diag                                  # type: ignore[attr-defined]
+            err.retry = (mc, inc_args, src_bytes)                   # type: ignore[attr-defined]
+            raise err
         r = _run_tool([ld, *LD_FLAGS, obj, "-o", exe], cwd=td)
         if r.returncode != 0 or not os.path.isfile(exe):
             diag = _clean_diagnostics(r.stderr or r.stdout, in_path, display)

@@ -28,31 +28,96 @@ def build_with_helpers(b: Builder, t: SelfTest) -> Built:
     return built
 
 
+class SuiteInterrupted(Exception):
+    """Ctrl-C during a run of the suite: ``outcomes`` are the runs that finished before it."""
+
+    def __init__(self, outcomes: list[Outcome]) -> None:
+        super().__init__("interrupted")
+        self.outcomes = outcomes
+
+
+def count_runs(tests: list[SelfTest], pinned: dict[str, str], vls: tuple[int, ...] | None) -> int:
+    """How many runs run_suite makes: the length of the progress bar."""
+    return sum(len(matrix(t, pinned, vls)) for t in tests)
+
+
 def run_suite(src: LinuxSource, tests: list[SelfTest], opts: RunOptions, pinned: dict[str, str],
               vls: tuple[int, ...] | None, expected: ExpectedTable,
-              progress: Callable[[str], None] | None = None) -> list[Outcome]:
+              progress: Callable[[str], None] | None = None,
+              advance: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Build and run each test under each configuration.  ``progress`` is told each step (-v);
+    ``advance`` is called once per finished run (the progress bar).  Ctrl-C raises
+    SuiteInterrupted carrying the runs that finished."""
     b = Builder(src)
     outcomes: list[Outcome] = []
-    for t in tests:
-        if progress:
-            progress(f"build {t.id}")
-        built = build_with_helpers(b, t)
-        if built.ok:
-            try:
-                load_syscall_names(t.arch, b.headers(t.arch))
-            except Exception:       # names are a nicety; the numbers still print
-                pass
-        for cfg in matrix(t, pinned, vls):
+    try:
+        for t in tests:
             if progress:
-                progress(f"run {t.id} [{cfg.label(t.arch)}]")
-            o = run_one(t, built, cfg, opts)
-            o.vl = cfg.vl
-            judge(o, expected.lookup(t.id, cfg.policy_dict(), cfg.vl))
-            outcomes.append(o)
-            if progress:
-                progress(f"  -> {o.verdict}{' (UNEXPECTED)' if o.unexpected else ''}"
-                         f"{': ' + o.cause[:100] if o.cause else ''}")
+                progress(f"build {t.id}")
+            if advance:
+                advance(f"build {t.id}")
+            built = build_with_helpers(b, t)
+            if built.ok:
+                try:
+                    load_syscall_names(t.arch, b.headers(t.arch))
+                except Exception:       # names are a nicety; the numbers still print
+                    pass
+            for cfg in matrix(t, pinned, vls):
+                if progress:
+                    progress(f"run {t.id} [{cfg.label(t.arch)}]")
+                o = run_one(t, built, cfg, opts)
+                o.vl = cfg.vl
+                judge(o, expected.lookup(t.id, cfg.policy_dict(), cfg.vl))
+                outcomes.append(o)
+                if advance:
+                    advance("")
+                if progress:
+                    progress(f"  -> {o.verdict}{' (UNEXPECTED)' if o.unexpected else ''}"
+                             f"{': ' + o.cause[:100] if o.cause else ''}")
+    except KeyboardInterrupt:
+        raise SuiteInterrupted(outcomes) from None
     return outcomes
+
+
+class _Bar:
+    """The progress bar reproduce and sweep show (rich, on stderr: the table stays on stdout),
+    one step per run; when stderr is not a terminal (a CI log), one line per test instead;
+    nothing when -v prints each step."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.progress: Any = None
+        self.lines = enabled and total > 0 and not sys.stderr.isatty()
+        self.total, self.done = total, 0
+        if enabled and total and not self.lines:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            self.progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                                     MofNCompleteColumn(), TimeElapsedColumn(),
+                                     console=Console(stderr=True), transient=True)
+            self.task = self.progress.add_task("selftests", total=total)
+
+    def __enter__(self) -> "_Bar":
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def advance(self, what: str) -> None:
+        if self.lines:
+            if what:
+                print(f"selftests: [{self.done}/{self.total} runs] {what}", file=sys.stderr, flush=True)
+            else:
+                self.done += 1
+            return
+        if self.progress is None:
+            return
+        if what:
+            self.progress.update(self.task, description=f"selftests: {what}")
+        else:
+            self.progress.advance(self.task)
 
 
 STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "timeout": "magenta", "not built": "red"}
@@ -185,6 +250,11 @@ def check_vls(vls: tuple[int, ...], arches: set[str]) -> None:
                                    + ("; or add --arch arm64" if "arm64" in arches else ""))
 
 
+def _bar_wanted(a: Any) -> bool:
+    """Progress without -v (which prints each step instead)."""
+    return not a.verbose
+
+
 def main(a: Any) -> int:
     from emukern.options import config_from_args
     from emukern.errors import ConfigError
@@ -231,6 +301,23 @@ def main(a: Any) -> int:
     expected = ExpectedTable.load(Path(a.expected) if a.expected else None)
     src = get_source(a.linux_src, progress=lambda s: print(f"selftests: {s}", file=sys.stderr))
     prog = (lambda s: print(f"selftests: {s}", file=sys.stderr, flush=True)) if a.verbose else None
+    try:
+        return _run_and_report(a, src, tests, opts, pinned, vls, expected, prog, kernel, arch, only,
+                               real_profile)
+    except SuiteInterrupted as stop:
+        # Ctrl-C: the runs that finished are kept, as reproduce keeps its finished experiments
+        if stop.outcomes:
+            print_table(stop.outcomes, src, title=f"Linux {src.version} selftests under emukern: "
+                        f"interrupted after {len(stop.outcomes)} runs")
+        print(f"emukern: interrupted: {len(stop.outcomes)} runs finished (the table above); "
+              "not checked against expected.toml, no --json written", file=sys.stderr)
+        return 130
+
+
+def _run_and_report(a: Any, src: LinuxSource, tests: list[SelfTest], opts: RunOptions,
+                    pinned: dict[str, str], vls: tuple[int, ...] | None, expected: ExpectedTable,
+                    prog: Callable[[str], None] | None, kernel: Any, arch: Any, only: list[str],
+                    real_profile: Any) -> int:
     title = ""
     real_runs: list[Any] = []
     if real_profile:
@@ -241,9 +328,14 @@ def main(a: Any) -> int:
             vls = tuple(int(v) for v in rec.get("vls", {})) if rec and not real_name else ()
             vls = vls or (256,)
         outcomes = []
-        for vl in vls:
-            # one VL at a time: every test (vector or not) runs on the CPU of that boot
-            outcomes += run_suite(src, tests, opts, pinned, (vl,), expected, progress=prog)
+        with _Bar(sum(count_runs(tests, pinned, (vl,)) for vl in vls), _bar_wanted(a)) as bar:
+            for vl in vls:
+                # one VL at a time: every test (vector or not) runs on the CPU of that boot
+                try:
+                    outcomes += run_suite(src, tests, opts, pinned, (vl,), expected, progress=prog,
+                                          advance=bar.advance)
+                except SuiteInterrupted as stop:
+                    raise SuiteInterrupted(outcomes + stop.outcomes) from None
         order = {t.id: n for n, t in enumerate(tests)}
         outcomes.sort(key=lambda o: order[o.test])      # stable: each test's VLs together, in order
         if real_name:
@@ -275,7 +367,8 @@ def main(a: Any) -> int:
                          f"{rec.get('release')} ({rec.get('package')} {rec.get('version')}) as recorded "
                          f"on {rec.get('date')}")
     else:
-        outcomes = run_suite(src, tests, opts, pinned, vls, expected, progress=prog)
+        with _Bar(count_runs(tests, pinned, vls), _bar_wanted(a)) as bar:
+            outcomes = run_suite(src, tests, opts, pinned, vls, expected, progress=prog, advance=bar.advance)
     print_table(outcomes, src, title=title)
     if a.json:
         doc: dict[str, Any] = {"linux": src.version, "source": src.origin, "kernel": kernel,

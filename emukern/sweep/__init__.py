@@ -26,3 +26,20 @@ def __getattr__(name: str) -> Any:
         from emukern.sweep import spec
         return getattr(spec, name)
     raise AttributeError(f"module 'emukern.sweep' has no attribute {name!r}")
+
+
+def check_sweep_extra(scheduler: bool = False) -> None:
+    """Refuse a sweep, before its first point runs, when the ``[sweep]`` extra is not installed:
+    its tables need pandas (and a --scheduler run Dask distributed).  Without this, every point
+    would run and the results would then fail to be written."""
+    import importlib.util
+
+    from emukern.errors import ConfigError
+    need = ["pandas"] + (["distributed"] if scheduler else [])
+    missing = [m for m in need if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"emukern sweep needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                          "not installed: pip install 'emukern[sweep]'",
+                          hint="the [sweep] extra adds pandas, pyarrow and Dask distributed; "
+                               "nothing was run")
+

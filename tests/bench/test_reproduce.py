@@ -194,9 +194,9 @@ def test_pooled_failure_is_reported_and_the_others_finish(tmp_path, fakes, capsy
     assert "fb failed: RuntimeError: boom" in out
 
 
-def test_timing_experiments_run_alone_before_the_pool(tmp_path, fakes, monkeypatch):
+def test_timing_experiments_run_alone_outside_the_pool(tmp_path, fakes, monkeypatch):
     """A host-speed benchmark never shares the machine with a pooled experiment: it runs in the
-    main process (same pid) before any worker starts."""
+    main process (same pid), after the pool has finished (the reproduction leads the output)."""
     import os
     seen: dict[str, int] = {}
     for n in ("fa", "fb", "fc"):

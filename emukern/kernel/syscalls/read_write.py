@@ -124,8 +124,7 @@ def _do_read(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
     if isinstance(f, (HostFile, DevZero)) and count:
         return P.run_long(task, res, lambda r: _read_iter(k, cpu, task, f, buf, count, r, off))
     if isinstance(f, StdinFile):
-        data = f.data[f.pos: f.pos + count]
-        f.pos += len(data)
+        data = f.take(count)
     elif isinstance(f, VfsFile):
         got = f.read(count) if off is None else f.pread(count, off)
         if isinstance(got, int):
@@ -302,12 +301,16 @@ def sys_lseek(k: "Kernel", cpu, task, fd, offset, whence, *a):
             f.pos = pos
         return pos
     if isinstance(f, StdinFile) and f.host_fd is not None:
-        # emukern run's fd 0 is described as the --stdin file (a regular file: seekable over
-        # the bytes read from it) or /dev/null (null_lseek: always 0)
+        # emukern run's fd 0 is described as the --stdin file or the host's redirected file (a
+        # regular file: seekable over the bytes read from it), /dev/null (null_lseek: always 0)
+        # or the host's pipe (no_llseek, below)
         from emukern.kernel.sysctl import default_llseek
         from emukern.kernel.syscalls.stat import host_stdio_kind
-        if host_stdio_kind(f.host_fd) != "file":
+        kind = host_stdio_kind(f.host_fd)
+        if kind in ("null", "chr"):
             return 0
+        if kind != "file":
+            return -E.ESPIPE
         pos = default_llseek(f.pos, len(f.data), offset - (1 << 64) if offset >> 63 else offset, whence)
         if pos >= 0:
             f.pos = pos

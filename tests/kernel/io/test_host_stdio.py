@@ -198,7 +198,8 @@ def test_stdin_is_the_stdin_file_or_dev_null(cguest, tmp_path, arch):
     data.write_bytes(b"abcdefgh")
     cli = [sys.executable, "-m", "emukern.cli", "run", "-q"]
     with_file = subprocess.run([*cli, "--stdin", str(data), str(exe)], capture_output=True, timeout=120)
-    without = subprocess.run([*cli, str(exe)], capture_output=True, timeout=120)
+    # (no input at all: /dev/null; a pipe or file on emukern's own fd 0 would feed the guest)
+    without = subprocess.run([*cli, str(exe)], stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
     with open(data, "rb") as f:
         q_file = subprocess.run([q_bin, str(exe)], stdin=f, capture_output=True, timeout=60)
     q_null = subprocess.run([q_bin, str(exe)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)

@@ -394,7 +394,7 @@ def riscv_v_setup(k: "Kernel") -> None:
         if k.policy("riscv-vstate-sysctl") == "present":
             k.sysctl.register(entry)
         else:
-            k.sysctl.entries.pop(entry.path, None)
+            k.sysctl.unregister(entry.path, "riscv-vstate-sysctl=absent")
     sync()
     k.policies.on_change("riscv-vstate-sysctl", sync)
 
