@@ -252,7 +252,7 @@ RUN_DESCRIPTION = ("Run a guest program and print its output, its exit status an
 
 def add_run_arguments(r: argparse.ArgumentParser) -> None:
     """`emukern run`'s arguments: the program, its arguments, the machine options and run's own."""
-    r.add_argument("program", help="a .S file (assembled with LLVM, cached) or a static ELF64 for riscv64/aarch64")
+    r.add_argument("program", help="a .S file (assembled with LLVM, cached), or a static or dynamic riscv64/aarch64 ELF (a dynamic one loads its interpreter and libraries from --root)")
     r.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(r)
     r.add_argument("--kernel", dest="kernel_version", metavar="NAME",

@@ -85,7 +85,7 @@ def add_debug_commands(sub: Any) -> None:
                        "instructions, stop where it traps, see why (syndrome, instruction), step through "
                        "what the kernel decides and continue.  `help` inside lists the commands.",
                        epilog=DEBUG_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("program", help="a .S file or a static ELF64 for riscv64/aarch64")
+    d.add_argument("program", help="a .S file, or a static or dynamic riscv64/aarch64 ELF (a dynamic one loads its interpreter from --root)")
     d.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(d)
     g = d.add_argument_group("debugger options")
@@ -102,7 +102,7 @@ def add_debug_commands(sub: Any) -> None:
                        "(`target remote :PORT`).  Prints 'listening on HOST:PORT' on stderr (port 0 picks "
                        "a free one).  Exits when gdb kills or detaches.",
                        epilog=GDB_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("program", help="a .S file or a static ELF64 for riscv64/aarch64")
+    s.add_argument("program", help="a .S file, or a static or dynamic riscv64/aarch64 ELF (a dynamic one loads its interpreter from --root)")
     s.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(s)
     g = s.add_argument_group("gdbserver options")

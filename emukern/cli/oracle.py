@@ -69,7 +69,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     # options may come before or after PROG, and `-- ARGS` after them: parse intermixed, or
     # argparse would have bound the empty ARGS before it reached the `--`
     p.__class__ = _Intermixed
-    p.add_argument("program", help="a .S file (assembled with LLVM) or a static ELF64 for aarch64/riscv64")
+    p.add_argument("program", help="a .S file (assembled with LLVM), or a static or dynamic aarch64/riscv64 ELF")
     p.add_argument("args", nargs="*", help="arguments for the program (after --)")
     p.add_argument("--arch", choices=["riscv64", "arm64"], help="architecture (default: from the program)")
     p.add_argument("--kernel", metavar="NAME", help="debian-12-arm64 | debian-13-arm64 | debian-13-riscv64")

@@ -13,7 +13,7 @@ from emukern.options import RUN_DESCRIPTION, RUN_EPILOG, add_run_arguments, conf
 
 
 def add_run_command(sub: Any) -> None:
-    r = sub.add_parser("run", help="run a guest program (.S source or static ELF64)",
+    r = sub.add_parser("run", help="run a guest program (.S source, or a static or dynamic ELF)",
                        description=RUN_DESCRIPTION, epilog=RUN_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(r)

@@ -88,8 +88,8 @@ def test_packaged_example_found_from_any_directory(capsys, tmp_path, monkeypatch
 def test_info_examples_lists_the_shipped_guests(capsys, guest_asm):
     assert main(["info", "examples"]) == 0
     out = capsys.readouterr().out
-    assert "guest_asm/riscv/:" in out and "hello.S" in out and "guest_asm/arm64/:" in out
-    assert "include" not in out.split(":", 1)[1].split()      # include files are not programs
+    assert "guest_asm/riscv/\n" in out and "hello.S" in out and "guest_asm/arm64/\n" in out
+    assert "guest_asm/include/" not in out                      # include files are not programs
 
 
 def test_json_path_checked_before_the_run(capsys, guest_asm, tmp_path):
