@@ -69,7 +69,9 @@ def apply_kconfig(cfg: Any, items: list[str]) -> None:
         setattr(cfg, field, bool(v) if isinstance(cur, bool) or field == "riscv_v_preemptive" else v)
 
 
-def machine_options(p: argparse.ArgumentParser) -> None:
+def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> None:
+    """The machine options every command that runs a guest shares; ``guest_stdin=False`` leaves
+    out --stdin for a command whose guests never read the user's input (selftests)."""
     g = p.add_argument_group("machine options (the same on every command that runs a guest)")
     g.add_argument("--arch", choices=["riscv64", "arm64"], help="guest architecture (default: from the program)")
     g.add_argument("--cpus", type=parse_int, default=1, metavar="N", help="simulated CPUs, 1..64 (default 1)")
@@ -128,11 +130,12 @@ def machine_options(p: argparse.ArgumentParser) -> None:
                         "default half the host's RAM; 0 = no limit)")
     g.add_argument("--quantum", type=parse_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
-    g.add_argument("--stdin", metavar="FILE|-|none",
-                   help="the guest's standard input: FILE, '-' (the host's own, even a terminal) or "
-                        "'none' (/dev/null). Default under `emukern run`: the host's input when it is a "
-                        "pipe or a file (`echo 1 2 | emukern run prog`, `< in.txt`), /dev/null when it "
-                        "is a terminal, so a script never hangs on a guest waiting for a tty")
+    if guest_stdin:
+        g.add_argument("--stdin", metavar="FILE|-|none",
+                       help="the guest's standard input: FILE, '-' (the host's own, even a terminal) or "
+                            "'none' (/dev/null). Default under `emukern run`: the host's input when it is a "
+                            "pipe or a file (`echo 1 2 | emukern run prog`, `< in.txt`), /dev/null when it "
+                            "is a terminal, so a script never hangs on a guest waiting for a tty")
     g.add_argument("--root", metavar="DIR",
                    help="the guest's root directory (like qemu-user -L): paths, execve and dynamic "
                         "programs' interpreter and libraries resolve inside it, e.g. --root /usr/aarch64-linux-gnu "
@@ -183,11 +186,12 @@ def config_from_args(a: argparse.Namespace) -> Any:
             raise ConfigError(f"--cpu-id: {exc.args[0] if exc.args else exc}",
                               hint="e.g. --cpu-id 1:ID_AA64ISAR0_EL1.AES=0") from None
         cfg.cpu_id_overrides.setdefault(cpu_i, {})[key] = value
-    if a.stdin and a.stdin not in ("-", "none"):      # (the host's own input: emukern run attaches it)
+    stdin = getattr(a, "stdin", None)
+    if stdin and stdin not in ("-", "none"):      # (the host's own input: emukern run attaches it)
         try:
-            cfg.stdin = Path(a.stdin).read_bytes()
+            cfg.stdin = Path(stdin).read_bytes()
         except OSError as exc:
-            raise ConfigError(f"cannot read --stdin file {a.stdin}: {exc.strerror}") from None
+            raise ConfigError(f"cannot read --stdin file {stdin}: {exc.strerror}") from None
     cfg.plugins = list(getattr(a, "plugin", []))
     from emukern.kernel.plugins import load_plugin
     for spec in cfg.plugins:

@@ -40,6 +40,12 @@ def add_selftests_command(sub: Any) -> None:
                        "the switches it exercises and every VL/VLEN, printing test x configuration -> the "
                        "test's own verdict, and for a failure the first cause emukern names. Exit status 1 "
                        "when any outcome differs from emukern/selftests/expected.toml.",
+                       epilog="examples:\n"
+                              "  emukern selftests --list                      # the tests and the switches each exercises\n"
+                              "  emukern selftests                             # every test x policy x VL/VLEN (a few minutes)\n"
+                              "  emukern selftests --only sve-test,vec-syscfg --vl 256\n"
+                              "  emukern selftests --kernel before             # every switch as before its patch\n"
+                              "  emukern selftests --real debian-13-arm64      # the same builds on a real kernel too",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--only", action="append", default=[], metavar="NAMES",
                    help=only_help("test", selftest_names(),
@@ -65,5 +71,5 @@ def add_selftests_command(sub: Any) -> None:
     s.add_argument("--json", metavar="FILE", help="also write every outcome as JSON")
     s.add_argument("--list", action="store_true", help="list the tests and their switches, run nothing")
     s.add_argument("-v", "--verbose", action="store_true", help="print each build and run as it starts")
-    machine_options(s)
+    machine_options(s, guest_stdin=False)
     s.set_defaults(func=cmd_selftests)

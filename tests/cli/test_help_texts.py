@@ -29,3 +29,11 @@ def test_info_examples_describes_each_guest_and_how_to_build_c(capsys: pytest.Ca
     assert "riscv64-linux-gnu-gcc" in out and "aarch64-linux-gnu-gcc" in out
     hello = next(line for line in out.splitlines() if line.strip().startswith("hello.S"))
     assert "write(1, msg, len)" in hello
+
+
+def test_selftests_help_has_examples_and_no_guest_input_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["selftests", "--help"])
+    out = capsys.readouterr().out
+    assert "examples:" in out and "emukern selftests --list" in out
+    assert "--stdin" not in out                 # the selftests' guests never read the user's input
