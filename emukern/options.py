@@ -69,6 +69,18 @@ def apply_kconfig(cfg: Any, items: list[str]) -> None:
         setattr(cfg, field, bool(v) if isinstance(cur, bool) or field == "riscv_v_preemptive" else v)
 
 
+DEFAULT_MAX_INSNS = 20_000_000_000
+
+
+def _max_insns(a: argparse.Namespace) -> int | None:
+    """--max-insns: as given (0: none), else the default budget unless another bound was given."""
+    if a.max_insns is not None:
+        return a.max_insns or None
+    if any(getattr(a, name, None) for name in ("timeout", "max_cycles", "host_timeout")):
+        return None
+    return DEFAULT_MAX_INSNS
+
+
 def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> None:
     """The machine options every command that runs a guest shares; ``guest_stdin=False`` leaves
     out --stdin for a command whose guests never read the user's input (selftests)."""
@@ -117,8 +129,11 @@ def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> 
                    help="a kernel build option: " + ", ".join(KCONFIG) + " (repeatable)")
     g.add_argument("--vstate-discard-default", action="store_true",
                    help="model CONFIG_RISCV_ISA_V_VSTATE_DISCARD=y (sysctl boots at 1)")
-    g.add_argument("--max-insns", type=parse_int, default=2_000_000_000, metavar="N",
-                   help="stop a runaway guest after N user instructions (default 2e9; 0 = no limit)")
+    g.add_argument("--max-insns", type=parse_int, default=None, metavar="N",
+                   help="stop a runaway guest after N user instructions (0 = no limit; default 2e10 — "
+                        "about a minute of host time, far above what a real program such as xz -6 on a "
+                        "few MB needs — or no limit when --timeout, --max-cycles or --host-timeout "
+                        "bounds the run instead)")
     g.add_argument("--max-cycles", type=parse_int, default=None, metavar="N",
                    help="stop after N cycles of simulated time, kernel work included (default: no limit)")
     g.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -162,7 +177,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         rlimits=parse_assignments(getattr(a, "rlimit", []), "rlimit"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
-        max_insns=a.max_insns or None, quantum=a.quantum, kernel=getattr(a, "kernel_version", None),
+        max_insns=_max_insns(a), quantum=a.quantum, kernel=getattr(a, "kernel_version", None),
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
         max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
         host_timeout=getattr(a, "host_timeout", None),

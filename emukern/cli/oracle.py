@@ -1,6 +1,8 @@
 """`emukern linux` and `emukern compare`: the command lines of the oracle (:mod:`emukern.oracle`)."""
 from __future__ import annotations
 
+from emukern.options import DEFAULT_MAX_INSNS
+
 import argparse
 import sys
 from pathlib import Path
@@ -104,8 +106,8 @@ def add_oracle_commands(sub: Any) -> None:
                     help="set in emukern and, through /proc/sys, in the real kernel (repeatable)")
     cp.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
                     help="must match the real kernel's (refused otherwise)")
-    cp.add_argument("--max-insns", type=_int, default=2_000_000_000, metavar="N",
-                    help="emukern's runaway budget (default 2e9)")
+    cp.add_argument("--max-insns", type=_int, default=DEFAULT_MAX_INSNS, metavar="N",
+                    help="emukern's runaway budget (default 2e10)")
     cp.set_defaults(func=cmd_compare)
 
 
