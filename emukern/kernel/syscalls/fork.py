@@ -1,4 +1,4 @@
-"""clone / set_tid_address <-> kernel/fork.c.
+"""clone / clone3 / set_tid_address <-> kernel/fork.c.
 
 ``sys_clone`` is copy_process: it shares or copies the mm (CLONE_VM), the descriptor table
 (CLONE_FILES), the fs state, signal handlers, rlimits and credentials, handles the
@@ -8,6 +8,7 @@ children.  The number of live tasks is capped by ``config.max_tasks`` (EAGAIN).
 """
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING
 
 from emukern.errors import MemoryFault
@@ -15,6 +16,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
+from emukern.kernel.signal.defs import SIG_DFL, SIG_IGN
 from emukern.kernel.syscalls import (
     CLONE_CHILD_CLEARTID,
     CLONE_CHILD_SETTID,
@@ -63,6 +65,14 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     flags &= 0xFFFFFFFF
     if clone_flags_invalid(flags):
         return -E.EINVAL
+    return kernel_clone(k, cpu, task, flags, newsp, ptid, tls, ctid)
+
+
+def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls: int, ctid: int,
+                 clear_sighand: bool = False) -> int:
+    """copy_process and the rest of kernel_clone, for clone and clone3 alike: ``flags`` is the
+    legacy 32-bit word (its low byte the exit signal), ``newsp`` the child's stack pointer (0:
+    the parent's), ``clear_sighand`` clone3's CLONE_CLEAR_SIGHAND."""
     if len([t for t in k.tasks.values() if t.alive]) >= k.config.max_tasks:
         return -E.EAGAIN
     cpu.charge(k.cost.fork)
@@ -84,6 +94,13 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     child.thread = k.arch.new_thread_state(child, task, exec_=False)
     fs_namei.fs_fork(k, task, child, flags)                 # cwd and umask (kernel/fs/namei.py)
     copy_signals(child, task, flags)
+    if clear_sighand:
+        # copy_sighand's flush_signal_handlers(tsk, 0): the child's own copy of the actions
+        # loses every handler (an ignored signal stays ignored); its altstack is kept
+        for act in child.sighand.action[1:]:
+            if act.handler != SIG_IGN:
+                act.handler = SIG_DFL
+            act.flags, act.restorer, act.mask = 0, 0, 0
     copy_rlimits(k, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
     copy_process_attrs(child, task)          # creds, nice, policy (kernel/cred.py)
     if flags & CLONE_CHILD_CLEARTID:
@@ -108,3 +125,95 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     child.cpu = cpu.index
     k.sched.enqueue(child, k.sched.select_cpu(child, new=True), cpu.now)
     return tid
+
+
+# ---- clone3 ----------------------------------------------------------------------------------
+# struct clone_args: eleven u64 fields; each version of the struct is a prefix of the next
+CLONE_ARGS_SIZE_VER0 = 64       # flags .. tls
+CLONE_ARGS_SIZE_VER2 = 88       # + set_tid, set_tid_size (VER1, 80) + cgroup
+CLONE_ARGS_FIELDS = ("flags", "pidfd", "child_tid", "parent_tid", "exit_signal", "stack",
+                     "stack_size", "tls", "set_tid", "set_tid_size", "cgroup")
+CLONE_PIDFD = 0x1000
+CLONE_PARENT = 0x8000
+CLONE_DETACHED = 0x400000
+CLONE_NEWTIME = 0x80
+CLONE_CLEAR_SIGHAND = 1 << 32
+CLONE_INTO_CGROUP = 1 << 33
+CSIGNAL = 0xFF
+NSIG = 64
+PAGE_SIZE = 4096
+
+
+def copy_clone_args_from_user(k: "Kernel", task, uargs: int, size: int) -> dict[str, int] | int:
+    """copy_clone_args_from_user: a size below the first version is EINVAL, one above a page
+    E2BIG; a newer program's larger struct is taken if every byte this kernel does not know is
+    zero (copy_struct_from_user: E2BIG otherwise), an older program's shorter one is zero-
+    extended.  Then the field checks that need no task: set_tid and its length agree, the exit
+    signal is a signal number (its upper bits clear), a cgroup fd only with the VER2 struct."""
+    if size > PAGE_SIZE:
+        return -E.E2BIG
+    if size < CLONE_ARGS_SIZE_VER0:
+        return -E.EINVAL
+    known = min(size, CLONE_ARGS_SIZE_VER2)
+    if size > known and any(task.mm.read(uargs + known, size - known)):
+        return -E.E2BIG
+    raw = task.mm.read(uargs, known) + bytes(CLONE_ARGS_SIZE_VER2 - known)
+    args = dict(zip(CLONE_ARGS_FIELDS, struct.unpack("<11Q", raw)))
+    if args["set_tid_size"] > 32:                   # MAX_PID_NS_LEVEL
+        return -E.EINVAL
+    if bool(args["set_tid"]) != bool(args["set_tid_size"]):
+        return -E.EINVAL
+    if args["exit_signal"] & ~CSIGNAL or args["exit_signal"] > NSIG:
+        return -E.EINVAL
+    if args["flags"] & CLONE_INTO_CGROUP and (args["cgroup"] > 0x7FFFFFFF or size < CLONE_ARGS_SIZE_VER2):
+        return -E.EINVAL
+    return args
+
+
+def clone3_args_valid(args: dict[str, int]) -> bool:
+    """clone3_args_valid: only the legacy flags and the two clone3 adds; the bits legacy clone
+    spent on the exit signal (bar CLONE_NEWTIME) and CLONE_DETACHED are reserved; clearing the
+    handlers cannot go with sharing them; a thread or a sibling (CLONE_PARENT) has no exit
+    signal of its own; a stack comes with its size and lies in the user half (its size alone
+    is not a stack)."""
+    flags = args["flags"]
+    if flags & ~(0xFFFFFFFF | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP):
+        return False
+    if flags & (CLONE_DETACHED | (CSIGNAL & ~CLONE_NEWTIME)):
+        return False
+    if flags & (CLONE_SIGHAND | CLONE_CLEAR_SIGHAND) == CLONE_SIGHAND | CLONE_CLEAR_SIGHAND:
+        return False
+    if flags & (CLONE_THREAD | CLONE_PARENT) and args["exit_signal"]:
+        return False
+    if args["stack"] == 0:
+        return args["stack_size"] == 0
+    return args["stack_size"] != 0
+
+
+def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
+    """clone3: the arguments in a struct the caller sizes, mapped onto the one clone path
+    (kernel_clone).  The child's stack pointer is stack + stack_size (stacks grow down on both
+    architectures).  What emukern has no object for is refused with EINVAL: CLONE_PIDFD (no
+    pidfds), set_tid (choosing the child's pid: a checkpoint/restore privilege), and
+    CLONE_INTO_CGROUP (no cgroups)."""
+    args = copy_clone_args_from_user(k, task, uargs, size)
+    if isinstance(args, int):
+        return args
+    if not clone3_args_valid(args):
+        return -E.EINVAL
+    stack, stack_size = args["stack"], args["stack_size"]
+    if stack and not k.arch.access_ok(task, stack, stack_size):
+        return -E.EINVAL
+    flags = args["flags"]
+    if flags & (CLONE_PIDFD | CLONE_INTO_CGROUP) or args["set_tid_size"]:
+        return -E.EINVAL
+    # the legacy word: clone3's flags below bit 32, with the exit signal where clone keeps it
+    legacy = (flags & 0xFFFFFFFF & ~CSIGNAL) | args["exit_signal"]
+    if clone_flags_invalid(legacy):
+        return -E.EINVAL
+    return kernel_clone(k, cpu, task, legacy, (stack + stack_size) & _U64 if stack else 0,
+                        args["parent_tid"], args["tls"], args["child_tid"],
+                        clear_sighand=bool(flags & CLONE_CLEAR_SIGHAND))
+
+
+_U64 = (1 << 64) - 1
