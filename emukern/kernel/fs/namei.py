@@ -197,11 +197,18 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
     return task.files.install(HostFile(node, flags, fd), cloexec=cloexec)
 
 
-def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:
+def lookup_parent(k: "Kernel", task, dirfd: int, path: str) -> tuple[Node, str] | int:
+    """The directory a new name goes into and the name (fs/namei.c's filename_parentat, the
+    first half of filename_create): the walk starts at the root for an absolute path, else at
+    ``dirfd`` (AT_FDCWD: the cwd)."""
     start = None if path.startswith("/") else _start_dir(k, task, dirfd)
     if isinstance(start, int):
         return start
-    pn = k.vfs.parent_and_name(task, path, start)
+    return k.vfs.parent_and_name(task, path, start)
+
+
+def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:
+    pn = lookup_parent(k, task, dirfd, path)
     if isinstance(pn, int):
         return pn
     parent, name = pn
@@ -233,11 +240,8 @@ def _entry_at(k: "Kernel", task, dirfd: int, path_ptr: int, what: str) -> tuple[
     last = path.rstrip("/").rpartition("/")[2]
     if last in (".", ".."):
         return -E.EBUSY if what == "rename" else -E.EEXIST
-    start = None if path.startswith("/") else _start_dir(k, task, dirfd)
-    if isinstance(start, int):
-        return start
     k.procfs.current = task
-    pn = k.vfs.parent_and_name(task, path, start)
+    pn = lookup_parent(k, task, dirfd, path)
     if isinstance(pn, int):
         return pn
     parent = pn[0]

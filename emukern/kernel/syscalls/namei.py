@@ -37,10 +37,7 @@ def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
         return path
     if not isinstance(fs_namei.path_lookup(k, task, dirfd, path, follow=False), int):
         return -E.EEXIST
-    start = None if path.startswith("/") else fs_namei._start_dir(k, task, dirfd)
-    if isinstance(start, int):
-        return start
-    pn = k.vfs.parent_and_name(task, path, start)
+    pn = fs_namei.lookup_parent(k, task, dirfd, path)
     if isinstance(pn, int):
         return pn
     parent, name = pn
