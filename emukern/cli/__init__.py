@@ -38,6 +38,8 @@ with the debugger's `policy NAME VALUE`; your own values: --plugin FILE.py):
                                       syscall" (Drew Fustini, 2025-07-18)
   riscv-discard=eager|deferred        "riscv: vector: treat VS_INITIAL as discard"
                                       (Andy Chiu, 2026-04-01)
+     |optimize-restore                its successor "riscv: optimize Vector context restore
+                                      on syscall" (Andy Chiu, v3/v4, 2026-05)
   arm64-mrs=hook-list|direct          "arm64: rework EL0 MRS emulation" (Mark Rutland; v5.10
                                       backport by Jinjie Ruan, 2023-10-11)
   arm64-sve=legacy|p1|p1+p2           "arm64/sve: Performance improvements with SVE state
