@@ -52,6 +52,7 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = list(regs.RISCV64_X)
+_XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and restores
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
 _FREG = list(regs.RISCV64_F)
@@ -255,11 +256,11 @@ class RiscvCpu(Cpu):
 
     def save_context(self) -> dict[str, Any]:
         """User integer context (pt_regs).  FP/vector state is saved by the kernel's arch code."""
-        return {"x": [self.reg(i) for i in range(32)], "pc": self.get_pc()}
+        # (x1..x31 in one libunicorn call each way: per-register calls were most of a switch)
+        return {"x": [0, *self.batch_reader(_XREG_1)()], "pc": self.get_pc()}
 
     def load_context(self, ctx: dict[str, Any]) -> None:
-        for i in range(1, 32):
-            self.uc.reg_write(_XREG[i], ctx["x"][i])
+        self.batch_writer(_XREG_1)(ctx["x"][1:32])
         self.set_pc(ctx["pc"])
 
     def save_fp(self) -> dict[str, Any]:
