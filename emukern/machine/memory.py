@@ -13,6 +13,8 @@ from __future__ import annotations
 import bisect
 import ctypes
 import mmap
+import os
+import re
 from dataclasses import dataclass, field
 
 from unicorn import UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
@@ -71,6 +73,35 @@ def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
             buf.madvise(mmap.MADV_DONTNEED, offset, size)
         except (OSError, ValueError):
             pass
+
+
+_PAGEMAP: list[int | None] = []      # the host's /proc/self/pagemap, opened on first use
+# a pagemap entry's top byte: bit 63 (present) or bit 62 (swapped) set, i.e. >= 0x40
+_TOUCHED = re.compile(rb"[\x40-\xff]+")
+
+
+def _touched_runs(buf: mmap.mmap) -> list[tuple[int, int]] | None:
+    """The byte ranges of an anonymous host buffer whose pages the host has given it (present
+    in RAM or swapped out), from /proc/self/pagemap; the rest never was touched and reads as
+    zero.  None when the host does not tell (no pagemap): the caller looks at the bytes."""
+    if not _PAGEMAP:
+        try:
+            _PAGEMAP.append(os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            _PAGEMAP.append(None)
+    fd = _PAGEMAP[0]
+    if fd is None or len(buf) % PAGE:
+        return None
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    n = len(buf) // PAGE
+    try:
+        entries = os.pread(fd, 8 * n, base // PAGE * 8)
+    except OSError:
+        return None
+    if len(entries) != 8 * n:
+        return None
+    tops = entries[7::8]                 # little-endian: each entry's bits 56..63
+    return [(h.start() * PAGE, h.end() * PAGE) for h in _TOUCHED.finditer(tops)]
 
 
 def page_down(x: int) -> int:
@@ -294,12 +325,19 @@ class AddressSpace:
                 bufs[id(m.buf)] = m.buf
             if id(m.buf) not in bufs:
                 nb = _host_buffer(len(m.buf), "fork")
-                # copy in chunks, skipping all-zero ones: the new mapping is already zero and
-                # never-touched anonymous memory should stay unmaterialised on the host
-                for off in range(0, len(m.buf), _CHUNK):
-                    chunk = m.buf[off: off + _CHUNK]
-                    if chunk.count(0) != len(chunk):
-                        nb[off: off + len(chunk)] = chunk
+                runs = _touched_runs(m.buf)
+                if runs is None:
+                    # copy in chunks, skipping all-zero ones: the new mapping is already zero
+                    # and never-touched anonymous memory should stay unmaterialised on the host
+                    for off in range(0, len(m.buf), _CHUNK):
+                        chunk = m.buf[off: off + _CHUNK]
+                        if chunk.count(0) != len(chunk):
+                            nb[off: off + len(chunk)] = chunk
+                else:
+                    # only the pages the host ever gave this buffer: the others read as zero,
+                    # as the new buffer does, and are neither read nor materialised here
+                    for lo, hi in runs:
+                        nb[lo:hi] = m.buf[lo:hi]
                 bufs[id(m.buf)] = nb
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
         child._changed()

@@ -1,0 +1,61 @@
+"""AddressSpace.fork copies what the parent holds, byte for byte, reading only the pages the
+host gave the parent's buffers (memory._touched_runs); MAP_SHARED stays one buffer."""
+from __future__ import annotations
+
+import random
+
+from emukern.machine import memory
+from emukern.machine.memory import PAGE, SHARED_ANON, AddressSpace, MemoryPool
+
+
+def _filled() -> AddressSpace:
+    mm = AddressSpace(pool=MemoryPool())
+    mm.map(0x10000, 64 * PAGE, "rw-", "heap")
+    mm.map(0x100000, 3 * (1 << 20), "rw-", "[stack]")
+    mm.map(0x800000, 4 * PAGE, "rw-", SHARED_ANON)
+    rnd = random.Random(7)
+    for _ in range(200):
+        base, size = rnd.choice([(0x10000, 64 * PAGE), (0x100000, 3 << 20)])
+        off = rnd.randrange(size - 64)
+        mm.write(base + off, bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 64))))
+    mm.write(0x10000 + 5 * PAGE, bytes(PAGE))          # a touched page of zeros
+    mm.read(0x10000 + 9 * PAGE, 16)                    # a page only read
+    mm.unmap(0x10000 + 20 * PAGE, 2 * PAGE)            # a split mapping keeps its buffer
+    return mm
+
+
+def test_fork_copies_every_private_byte_and_shares_shared() -> None:
+    mm = _filled()
+    child = mm.fork()
+    assert [(m.start, m.size, m.perms, m.name) for m in child.mappings] == \
+           [(m.start, m.size, m.perms, m.name) for m in mm.mappings]
+    for pm, cm in zip(mm.mappings, child.mappings):
+        assert mm.read(pm.start, pm.size) == child.read(cm.start, cm.size)
+        assert (pm.buf is cm.buf) == pm.name.startswith("shared:")
+    child.write(0x10000, b"child")                     # private: the parent does not see it
+    assert mm.read(0x10000, 5) != b"child"
+    child.write(0x800000, b"both")                     # shared: it does
+    assert mm.read(0x800000, 4) == b"both"
+    assert mm.pool is not None and mm.pool.used == mm.mapped + child.mapped
+    child.release()
+    assert mm.pool.used == mm.mapped
+
+
+def test_touched_runs_name_the_written_pages() -> None:
+    mm = AddressSpace()
+    m = mm.map(0x10000, 32 * PAGE, "rw-", "x")
+    mm.write(0x10000 + 3 * PAGE + 7, b"a")
+    mm.write(0x10000 + 4 * PAGE, b"b")
+    mm.write(0x10000 + 30 * PAGE, b"c")
+    runs = memory._touched_runs(m.buf)
+    if runs is None:                                   # a host without pagemap: bytes path
+        return
+    assert runs == [(3 * PAGE, 5 * PAGE), (30 * PAGE, 31 * PAGE)]
+
+
+def test_fork_without_pagemap_is_the_same(monkeypatch) -> None:
+    mm = _filled()
+    monkeypatch.setattr(memory, "_touched_runs", lambda buf: None)
+    child = mm.fork()
+    for pm, cm in zip(mm.mappings, child.mappings):
+        assert mm.read(pm.start, pm.size) == child.read(cm.start, cm.size)
