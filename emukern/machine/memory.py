@@ -57,13 +57,113 @@ class MemoryPool:
         self.used -= size
 
 
-def _host_buffer(size: int, what: str) -> mmap.mmap:
-    """An anonymous host mapping for guest memory; a host refusal is OutOfMemory, never OSError."""
+class HostBuf(mmap.mmap):
+    """A host mapping holding guest memory.  ``snap``: the frozen host file this buffer is a
+    copy-on-write view of, once a fork has shared it (see :func:`_fork_buffer`); None while it
+    is plain anonymous memory."""
+    snap: "_Snapshot | None" = None
+
+
+class _Snapshot:
+    """A memfd holding a private buffer's bytes as they were at a fork, never written again:
+    the parent's and the child's buffers are MAP_PRIVATE views of it, so the host's MMU copies
+    a page only when one of them writes it.  The file goes when the last view is gone."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def _host_buffer(size: int, what: str, fd: int = -1) -> HostBuf:
+    """A host mapping for guest memory: anonymous, or (``fd``) a private view of a snapshot
+    file; a host refusal is OutOfMemory, never OSError."""
     try:
-        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if fd < 0:
+            return HostBuf(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        return HostBuf(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     except (OSError, OverflowError, MemoryError) as exc:
         raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
                           f"({getattr(exc, 'strerror', None) or exc})") from None
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_MAP_FIXED = 0x10
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+def _freeze(buf: HostBuf) -> _Snapshot | None:
+    """Put an anonymous buffer's bytes in a new memfd and make the buffer, at the same host
+    address (Unicorn holds raw pointers to it), a MAP_PRIVATE view of that file.  One copy of
+    the pages the buffer ever had (pagemap), by the host's write(); None when the host does
+    not give what this needs (then fork copies)."""
+    runs = _touched_runs(buf)
+    if runs is None or not hasattr(os, "memfd_create"):
+        return None
+    try:
+        fd = os.memfd_create("emukern-guest", os.MFD_CLOEXEC)
+    except OSError:                       # e.g. out of descriptors: fork copies instead
+        return None
+    snap = _Snapshot(fd)
+    try:
+        os.ftruncate(fd, len(buf))
+        view = memoryview(buf)
+        try:
+            for lo, hi in runs:
+                while lo < hi:
+                    lo += os.pwrite(fd, view[lo:hi], lo)
+        finally:
+            view.release()
+    except OSError:
+        return None
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    got = _libc.mmap(addr, len(buf), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | _MAP_FIXED, fd, 0)
+    if got != addr:
+        # MAP_FIXED failed: the old mapping is still there only if mmap left it; it always
+        # does on failure (the kernel checks before unmapping), so the bytes are intact
+        return None
+    buf.snap = snap
+    return snap
+
+
+def _fork_buffer(buf: mmap.mmap) -> HostBuf:
+    """The child's copy of a private buffer at fork (dup_mmap's copy-on-write): a MAP_PRIVATE
+    view of the buffer's snapshot (made now if it has none), plus a copy of the pages the
+    parent wrote since that snapshot was taken.  Falls back to copying the pages the host gave
+    the buffer when no snapshot can be made."""
+    snap = buf.snap if isinstance(buf, HostBuf) else None
+    if snap is None and isinstance(buf, HostBuf):
+        snap = _freeze(buf)
+        dirty: list[tuple[int, int]] | None = []
+    else:
+        dirty = _touched_runs(buf, _WRITTEN_SINCE_SNAPSHOT) if snap is not None else None
+    if snap is None or dirty is None:
+        nb = _host_buffer(len(buf), "fork")
+        runs = _touched_runs(buf)
+        if runs is None:
+            # copy in chunks, skipping all-zero ones: the new mapping is already zero and
+            # never-touched anonymous memory should stay unmaterialised on the host
+            for off in range(0, len(buf), _CHUNK):
+                chunk = buf[off: off + _CHUNK]
+                if chunk.count(0) != len(chunk):
+                    nb[off: off + len(chunk)] = chunk
+        else:
+            # only the pages the host ever gave this buffer: the others read as zero, as the
+            # new buffer does, and are neither read nor materialised here
+            for lo, hi in runs:
+                nb[lo:hi] = buf[lo:hi]
+        return nb
+    nb = _host_buffer(len(buf), "fork", snap.fd)
+    nb.snap = snap
+    for lo, hi in dirty:
+        nb[lo:hi] = buf[lo:hi]
+    return nb
 
 
 def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
@@ -76,14 +176,19 @@ def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
 
 
 _PAGEMAP: list[int | None] = []      # the host's /proc/self/pagemap, opened on first use
-# a pagemap entry's top byte: bit 63 (present) or bit 62 (swapped) set, i.e. >= 0x40
-_TOUCHED = re.compile(rb"[\x40-\xff]+")
+# a pagemap entry's top byte (bits 56..63): 0x80 present, 0x40 swapped, 0x20 a page of the
+# mapped file (not a private copy).  Each table maps it to b"1" for the pages wanted.
+_ANY_PAGE = bytes(b"1"[0] if b & 0xC0 else b"0"[0] for b in range(256))
+_WRITTEN_SINCE_SNAPSHOT = bytes(b"1"[0] if b & 0x40 or (b & 0x80 and not b & 0x20) else b"0"[0]
+                                for b in range(256))
+_RUN = re.compile(rb"1+")
 
 
-def _touched_runs(buf: mmap.mmap) -> list[tuple[int, int]] | None:
-    """The byte ranges of an anonymous host buffer whose pages the host has given it (present
-    in RAM or swapped out), from /proc/self/pagemap; the rest never was touched and reads as
-    zero.  None when the host does not tell (no pagemap): the caller looks at the bytes."""
+def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, int]] | None:
+    """The byte ranges of a host buffer whose pages the host has given it (present in RAM or
+    swapped out), from /proc/self/pagemap; in an anonymous buffer the rest never was touched
+    and reads as zero.  With ``_WRITTEN_SINCE_SNAPSHOT``, in a private view of a snapshot:
+    the pages it has its own copy of.  None when the host does not tell (no pagemap)."""
     if not _PAGEMAP:
         try:
             _PAGEMAP.append(os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC))
@@ -100,8 +205,8 @@ def _touched_runs(buf: mmap.mmap) -> list[tuple[int, int]] | None:
         return None
     if len(entries) != 8 * n:
         return None
-    tops = entries[7::8]                 # little-endian: each entry's bits 56..63
-    return [(h.start() * PAGE, h.end() * PAGE) for h in _TOUCHED.finditer(tops)]
+    tops = entries[7::8].translate(table)     # little-endian: each entry's bits 56..63
+    return [(h.start() * PAGE, h.end() * PAGE) for h in _RUN.finditer(tops)]
 
 
 def page_down(x: int) -> int:
@@ -324,21 +429,7 @@ class AddressSpace:
             if is_shared(m):
                 bufs[id(m.buf)] = m.buf
             if id(m.buf) not in bufs:
-                nb = _host_buffer(len(m.buf), "fork")
-                runs = _touched_runs(m.buf)
-                if runs is None:
-                    # copy in chunks, skipping all-zero ones: the new mapping is already zero
-                    # and never-touched anonymous memory should stay unmaterialised on the host
-                    for off in range(0, len(m.buf), _CHUNK):
-                        chunk = m.buf[off: off + _CHUNK]
-                        if chunk.count(0) != len(chunk):
-                            nb[off: off + len(chunk)] = chunk
-                else:
-                    # only the pages the host ever gave this buffer: the others read as zero,
-                    # as the new buffer does, and are neither read nor materialised here
-                    for lo, hi in runs:
-                        nb[lo:hi] = m.buf[lo:hi]
-                bufs[id(m.buf)] = nb
+                bufs[id(m.buf)] = _fork_buffer(m.buf)
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
         child._changed()
 

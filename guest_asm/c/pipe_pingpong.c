@@ -1,7 +1,9 @@
-/* pipe round trips between two processes (mode p), two threads (mode t); fork+exit+wait (mode f) */
+/* pipe round trips between two processes (mode p), two threads (mode t); fork+exit+wait (mode f),
+   the parent having first written argv[3] MiB of heap (default 0) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 static int ab[2], ba[2];
@@ -18,6 +20,9 @@ int main(int argc, char **argv) {
     char mode = argc > 1 ? argv[1][0] : 'p';
     n = argc > 2 ? atol(argv[2]) : 100;
     if (mode == 'f') {
+        long mib = argc > 3 ? atol(argv[3]) : 0;
+        char *heap = mib ? malloc(mib << 20) : 0;
+        if (heap) memset(heap, 1, mib << 20);
         for (long i = 0; i < n; i++) {
             pid_t p = fork();
             if (p == 0) _exit(0);
