@@ -83,6 +83,17 @@ def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
     return regs.ARM64_PC, False, False
 
 
+def _page_runs(pages: dict[int, Any]) -> list[tuple[int, int]]:
+    """The page addresses as sorted [lo, hi) runs of consecutive pages."""
+    runs: list[tuple[int, int]] = []
+    for page in sorted(pages):
+        if runs and runs[-1][1] == page:
+            runs[-1] = (runs[-1][0], page + PAGE)
+        else:
+            runs.append((page, page + PAGE))
+    return runs
+
+
 def _no_syscall_batch() -> Any:
     """Cpu._sys_fill/_sys_get until the architecture makes its syscall batch."""
     raise RuntimeError("this CPU has no syscall register batch")
@@ -403,6 +414,13 @@ class Cpu:
             self.counter.code_changed()
             if self.scan_code:
                 self._leave_mm()
+        switched = mm is not self.mm
+        # the scan state this CPU parked for mm, if still right: its executable runs are
+        # mapped executable straight away (a mem_protect after mapping splits the region,
+        # which costs several times a map)
+        parked = self._take_parked(mm) if switched and self.scan_code else None
+        xruns = _page_runs(parked) if parked else []
+        fresh: list[tuple[int, int]] = []
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
         want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
@@ -410,14 +428,14 @@ class Cpu:
             self.uc.mem_unmap(start, size)
             self._forget_pages(start, start + size)
         for start, size, prot, host in sorted(want - have):
-            self.uc.mem_map_ptr(start, size, prot, host)
+            self._map_pieces(start, size, prot, host, xruns)
+            fresh.append((start, start + size))
         self._mapped = sorted(want)
-        switched = mm is not self.mm
         if switched:
             self._code_gen = mm.code_gen
         self.mm = mm
-        if switched and self.scan_code:
-            self._unpark(mm)
+        if parked:
+            self._unpark(mm, parked, xruns, fresh)
         self.mapped_version = mm.version
         if self.scan_code:
             if mm.code_gen != self._code_gen:
@@ -521,19 +539,41 @@ class Cpu:
         for page in pages:
             self._release(mm, page)
 
-    def _unpark(self, mm: AddressSpace) -> None:
-        """switch_mm back to an address space this CPU parked (just mapped, nothing scanned
-        here yet): its scanned pages become executable again as they were, if nothing changed
-        them meanwhile.  Pages with exit words are scanned again (the architecture may keep
-        per-address decodes the scan makes, which another address space's scan can have
-        replaced); the result must be the one parked, the bytes being the same."""
+    def _take_parked(self, mm: AddressSpace) -> dict[int, tuple[int, ...]] | None:
+        """The scanned pages this CPU parked for ``mm`` (see _leave_mm), if nothing changed
+        them meanwhile; stale ones are released."""
         parked = self._parked.pop(mm, None)
         if parked is None:
-            return
+            return None
         pages, code_gen, version = parked
         if code_gen != mm.code_gen or version != mm.version or self._xpages:
             self._release_parked(mm, pages)
-            return
+            return None
+        return pages
+
+    def _map_pieces(self, start: int, size: int, prot: int, host: int, xruns: list[tuple[int, int]]) -> None:
+        """mem_map_ptr of one mapping, the parts inside ``xruns`` (scanned code) executable
+        and read-only, as _scan_page leaves them."""
+        pos, end = start, start + size
+        for lo, hi in xruns:
+            lo, hi = max(lo, start), min(hi, end)
+            if lo >= hi:
+                continue
+            if lo > pos:
+                self.uc.mem_map_ptr(pos, lo - pos, prot, host + (pos - start))
+            self.uc.mem_map_ptr(lo, hi - lo, UC_PROT_READ | UC_PROT_EXEC, host + (lo - start))
+            pos = hi
+        if pos < end:
+            self.uc.mem_map_ptr(pos, end - pos, prot, host + (pos - start))
+
+    def _unpark(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]], xruns: list[tuple[int, int]],
+                fresh: list[tuple[int, int]]) -> None:
+        """switch_mm back to an address space this CPU parked (just mapped, the parked runs
+        executable in the ``fresh``ly mapped ranges): its scanned pages are executable again as
+        they were, without a fetch fault and a scan each.  Pages with exit words go through
+        _scan_bytes again (the architecture may keep per-address decodes the scan makes, which
+        another address space's scan can have replaced: the memo answers at once when not);
+        the result must be the one parked, the bytes being the same."""
         for page, exits in pages.items():
             if exits:
                 m = mm.find(page)
@@ -550,17 +590,9 @@ class Cpu:
                 self._exits.update(exits)
                 self._exits_dirty = True
         self._xpages = pages
-        # one mem_protect per run of pages (each call splits a Unicorn region)
-        run_lo = run_hi = -1
-        for page in sorted(pages):
-            if page == run_hi:
-                run_hi += PAGE
-                continue
-            if run_lo >= 0:
-                self.uc.mem_protect(run_lo, run_hi - run_lo, UC_PROT_READ | UC_PROT_EXEC)
-            run_lo, run_hi = page, page + PAGE
-        if run_lo >= 0:
-            self.uc.mem_protect(run_lo, run_hi - run_lo, UC_PROT_READ | UC_PROT_EXEC)
+        for lo, hi in xruns:        # runs in ranges that stayed mapped: protect them here
+            if not any(flo <= lo and hi <= fhi for flo, fhi in fresh):
+                self.uc.mem_protect(lo, hi - lo, UC_PROT_READ | UC_PROT_EXEC)
 
     def _sync_foreign(self) -> None:
         """Write-protect the pages other CPUs made executable after a scan (their translations
