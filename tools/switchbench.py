@@ -9,7 +9,7 @@ repetitions and the ratio of the medians.
     PYTHONPATH=$PWD python tools/switchbench.py [--reps 3] [--arch arm64] [--emukern-tree DIR]
 
 Modes: ``p`` a pipe round trip between two processes (two switches between address spaces),
-``t`` the same between two threads, ``f`` fork + _exit + waitpid.
+``t`` the same between two threads, ``f`` fork + _exit + waitpid, ``F`` the same after the parent wrote 32 MiB of heap.
 """
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "guest_asm" / "c" / "pipe_pingpong.c"
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
 QEMU = {"riscv64": ["qemu-riscv64"], "arm64": ["qemu-aarch64", "-cpu", "max"]}
-COUNTS = {"p": (100, 600), "t": (100, 600), "f": (10, 60)}
-WHAT = {"p": "pipe round trip, processes", "t": "pipe round trip, threads", "f": "fork+exit+wait"}
+COUNTS = {"p": (100, 600), "t": (100, 600), "f": (10, 60), "F": (5, 25)}
+EXTRA = {"F": ["32"]}             # MiB of heap the parent writes before its forks
+WHAT = {"p": "pipe round trip, processes", "t": "pipe round trip, threads", "f": "fork+exit+wait",
+        "F": "fork+exit+wait, 32 MiB dirty"}
 
 
 def build(arch: str) -> Path:
@@ -65,13 +67,14 @@ def main() -> int:
             print(f"{arch}: skipped ({CC[arch]} or {QEMU[arch][0]} not installed)")
             continue
         elf = build(arch)
-        for mode in a.mode or ["p", "t", "f"]:
+        for mode in a.mode or ["p", "t", "f", "F"]:
             n1, n2 = COUNTS[mode]
             per: dict[str, list[float]] = {"emukern": [], "qemu": []}
             for _ in range(a.reps):                 # alternated: emukern, qemu, emukern, ...
                 for who, base in (("emukern", ek), ("qemu", QEMU[arch])):
-                    t1 = cpu_seconds([*base, str(elf), mode, str(n1)], env)
-                    t2 = cpu_seconds([*base, str(elf), mode, str(n2)], env)
+                    extra = EXTRA.get(mode, [])
+                    t1 = cpu_seconds([*base, str(elf), mode[0].lower(), str(n1), *extra], env)
+                    t2 = cpu_seconds([*base, str(elf), mode[0].lower(), str(n2), *extra], env)
                     per[who].append((t2 - t1) / (n2 - n1))
             e, q = statistics.median(per["emukern"]), statistics.median(per["qemu"])
             ratio = f"{e / q:7.1f}x" if q > 0 else "    n/a"
