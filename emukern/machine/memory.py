@@ -175,7 +175,7 @@ def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
             pass
 
 
-_PAGEMAP: list[int | None] = []      # the host's /proc/self/pagemap, opened on first use
+_PAGEMAP: list[int | None] = []      # [pid, fd]: that process's /proc/self/pagemap, opened on first use
 # a pagemap entry's top byte (bits 56..63): 0x80 present, 0x40 swapped, 0x20 a page of the
 # mapped file (not a private copy).  Each table maps it to b"1" for the pages wanted.
 _ANY_PAGE = bytes(b"1"[0] if b & 0xC0 else b"0"[0] for b in range(256))
@@ -189,12 +189,16 @@ def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, i
     swapped out), from /proc/self/pagemap; in an anonymous buffer the rest never was touched
     and reads as zero.  With ``_WRITTEN_SINCE_SNAPSHOT``, in a private view of a snapshot:
     the pages it has its own copy of.  None when the host does not tell (no pagemap)."""
-    if not _PAGEMAP:
+    if not _PAGEMAP or _PAGEMAP[0] != os.getpid():
+        # (per process: an inherited descriptor would still show the parent's pages)
+        if _PAGEMAP and _PAGEMAP[1] is not None:
+            os.close(_PAGEMAP[1])
         try:
-            _PAGEMAP.append(os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC))
+            fd0: int | None = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
-            _PAGEMAP.append(None)
-    fd = _PAGEMAP[0]
+            fd0 = None
+        _PAGEMAP[:] = [os.getpid(), fd0]
+    fd = _PAGEMAP[1]
     if fd is None or len(buf) % PAGE:
         return None
     base = ctypes.addressof(ctypes.c_char.from_buffer(buf))

@@ -59,3 +59,48 @@ def test_fork_without_pagemap_is_the_same(monkeypatch) -> None:
     child = mm.fork()
     for pm, cm in zip(mm.mappings, child.mappings):
         assert mm.read(pm.start, pm.size) == child.read(cm.start, cm.size)
+
+
+def test_pagemap_is_reopened_in_a_forked_host_process() -> None:
+    import os
+    mm = _filled()
+    mm.fork()                                          # opens the pagemap in this process
+    pid = os.fork()
+    if pid == 0:                                       # a host child: its own pages, its own map
+        ok = False
+        try:
+            m = AddressSpace().map(0x10000, 8 * PAGE, "rw-", "x")
+            m.buf[2 * PAGE] = 1
+            ok = memory._touched_runs(m.buf) in (None, [(2 * PAGE, 3 * PAGE)])
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+
+
+def test_copy_on_write_generations() -> None:
+    """Each fork sees its parent as it was at that fork, whatever either side writes after:
+    the first fork freezes the parent's buffers into a snapshot both map privately; a later one
+    copies what the parent wrote since."""
+    mm = AddressSpace(pool=MemoryPool())
+    mm.map(0x10000, 16 * PAGE, "rw-", "heap")
+    mm.write(0x10000, b"gen0")
+    mm.write(0x10000 + 8 * PAGE, b"far")
+    c1 = mm.fork()
+    frozen = [isinstance(m.buf, memory.HostBuf) and m.buf.snap is not None for m in mm.mappings]
+    mm.write(0x10000, b"gen1")                         # the parent after the first fork
+    mm.write(0x10000 + 3 * PAGE, b"new")
+    c1.write(0x10000 + 8 * PAGE, b"kid")               # the child's own write
+    c2 = mm.fork()
+    g = c1.fork()                                      # a grandchild of the frozen snapshot
+    mm.write(0x10000, b"gen2")
+    assert c1.read(0x10000, 4) == b"gen0" and c1.read(0x10000 + 3 * PAGE, 3) == bytes(3)
+    assert c2.read(0x10000, 4) == b"gen1" and c2.read(0x10000 + 3 * PAGE, 3) == b"new"
+    assert c2.read(0x10000 + 8 * PAGE, 3) == b"far" and mm.read(0x10000 + 8 * PAGE, 3) == b"far"
+    assert g.read(0x10000 + 8 * PAGE, 3) == b"kid" and g.read(0x10000, 4) == b"gen0"
+    assert mm.read(0x10000, 4) == b"gen2"
+    if memory._touched_runs(mm.mappings[0].buf) is not None:
+        assert all(frozen)                             # the host had what this needs: COW
+    for a in (g, c2, c1):
+        a.release()
+    assert mm.pool is not None and mm.pool.used == mm.mapped
