@@ -15,6 +15,7 @@ import ctypes
 import mmap
 import os
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from unicorn import UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
@@ -57,11 +58,9 @@ class MemoryPool:
         self.used -= size
 
 
-class HostBuf(mmap.mmap):
-    """A host mapping holding guest memory.  ``snap``: the frozen host file this buffer is a
-    copy-on-write view of, once a fork has shared it (see :func:`_fork_buffer`); None while it
-    is plain anonymous memory."""
-    snap: "_Snapshot | None" = None
+# the frozen host file each private buffer is a copy-on-write view of, once a fork has shared
+# it (see _fork_buffer); a buffer without one is plain anonymous memory
+_SNAPSHOTS: "weakref.WeakKeyDictionary[mmap.mmap, _Snapshot]" = weakref.WeakKeyDictionary()
 
 
 class _Snapshot:
@@ -79,13 +78,13 @@ class _Snapshot:
             pass
 
 
-def _host_buffer(size: int, what: str, fd: int = -1) -> HostBuf:
+def _host_buffer(size: int, what: str, fd: int = -1) -> mmap.mmap:
     """A host mapping for guest memory: anonymous, or (``fd``) a private view of a snapshot
     file; a host refusal is OutOfMemory, never OSError."""
     try:
         if fd < 0:
-            return HostBuf(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        return HostBuf(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     except (OSError, OverflowError, MemoryError) as exc:
         raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
                           f"({getattr(exc, 'strerror', None) or exc})") from None
@@ -98,7 +97,7 @@ _MAP_FIXED = 0x10
 _MAP_FAILED = ctypes.c_void_p(-1).value
 
 
-def _freeze(buf: HostBuf) -> _Snapshot | None:
+def _freeze(buf: mmap.mmap) -> _Snapshot | None:
     """Put an anonymous buffer's bytes in a new memfd and make the buffer, at the same host
     address (Unicorn holds raw pointers to it), a MAP_PRIVATE view of that file.  One copy of
     the pages the buffer ever had (pagemap), by the host's write(); None when the host does
@@ -128,17 +127,17 @@ def _freeze(buf: HostBuf) -> _Snapshot | None:
         # MAP_FIXED failed: the old mapping is still there only if mmap left it; it always
         # does on failure (the kernel checks before unmapping), so the bytes are intact
         return None
-    buf.snap = snap
+    _SNAPSHOTS[buf] = snap
     return snap
 
 
-def _fork_buffer(buf: mmap.mmap) -> HostBuf:
+def _fork_buffer(buf: mmap.mmap) -> mmap.mmap:
     """The child's copy of a private buffer at fork (dup_mmap's copy-on-write): a MAP_PRIVATE
     view of the buffer's snapshot (made now if it has none), plus a copy of the pages the
     parent wrote since that snapshot was taken.  Falls back to copying the pages the host gave
     the buffer when no snapshot can be made."""
-    snap = buf.snap if isinstance(buf, HostBuf) else None
-    if snap is None and isinstance(buf, HostBuf):
+    snap = _SNAPSHOTS.get(buf)
+    if snap is None:
         snap = _freeze(buf)
         dirty: list[tuple[int, int]] | None = []
     else:
@@ -160,7 +159,7 @@ def _fork_buffer(buf: mmap.mmap) -> HostBuf:
                 nb[lo:hi] = buf[lo:hi]
         return nb
     nb = _host_buffer(len(buf), "fork", snap.fd)
-    nb.snap = snap
+    _SNAPSHOTS[nb] = snap
     for lo, hi in dirty:
         nb[lo:hi] = buf[lo:hi]
     return nb

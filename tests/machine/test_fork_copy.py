@@ -87,7 +87,7 @@ def test_copy_on_write_generations() -> None:
     mm.write(0x10000, b"gen0")
     mm.write(0x10000 + 8 * PAGE, b"far")
     c1 = mm.fork()
-    frozen = [isinstance(m.buf, memory.HostBuf) and m.buf.snap is not None for m in mm.mappings]
+    frozen = [m.buf in memory._SNAPSHOTS for m in mm.mappings]
     mm.write(0x10000, b"gen1")                         # the parent after the first fork
     mm.write(0x10000 + 3 * PAGE, b"new")
     c1.write(0x10000 + 8 * PAGE, b"kid")               # the child's own write
