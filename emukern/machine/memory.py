@@ -391,6 +391,9 @@ class AddressSpace:
         self.mapped = 0
         self.version += 1
         for buf in bufs.values():
+            # (its snapshot file, if a fork shared it, closes with the last view that needs it,
+            # not when this buffer object is finally collected)
+            _SNAPSHOTS.pop(buf, None)
             try:
                 buf.close()
             except BufferError:          # still exported somewhere: freed when that goes

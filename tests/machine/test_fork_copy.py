@@ -101,6 +101,9 @@ def test_copy_on_write_generations() -> None:
     assert mm.read(0x10000, 4) == b"gen2"
     if memory._touched_runs(mm.mappings[0].buf) is not None:
         assert all(frozen)                             # the host had what this needs: COW
+    snaps = {id(memory._SNAPSHOTS[m.buf]) for m in mm.mappings if m.buf in memory._SNAPSHOTS}
     for a in (g, c2, c1):
         a.release()
     assert mm.pool is not None and mm.pool.used == mm.mapped
+    mm.release()                                       # the last views: the snapshot files go
+    assert not any(id(s) in snaps for s in memory._SNAPSHOTS.values())
