@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from emukern.bench import peers
+from emukern.bench import switch as bench_switch
 from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary
 from emukern.resources import guest_asm_dir
 
@@ -470,6 +471,8 @@ MEASUREMENTS: list[Measurement] = [
     Measurement("rvv", "RVV m1 instruction through the trap path", m_rvv),
     Measurement("vsetvli", "100k vsetvli+getppid at VLEN 512 vs qemu-riscv64, whole processes", m_vsetvli),
     Measurement("mrs-sweep", "1-64-CPU MRS contention sweep wall time", m_mrs_sweep),
+    Measurement("switch", "pipe round trips (processes, threads) and fork+exit+wait: CPU vs qemu-user",
+                lambda cfg: bench_switch.m_switch(cfg, QEMU, ARCHES)),
 ]
 # the figures `emukern reproduce` shows (it runs the MRS sweep and fp-pidbench as experiments itself)
 REPRODUCE_SET = ("mips", "syscall")

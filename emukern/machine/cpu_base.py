@@ -40,6 +40,7 @@ import ctypes
 import functools
 import mmap
 import struct
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -80,6 +81,17 @@ def _counter_args(uc: Uc) -> tuple[int, bool, bool]:
     if uc.ctl_get_arch() == UC_ARCH_RISCV:
         return regs.RISCV64_PC, True, True
     return regs.ARM64_PC, False, False
+
+
+def _page_runs(pages: dict[int, Any]) -> list[tuple[int, int]]:
+    """The page addresses as sorted [lo, hi) runs of consecutive pages."""
+    runs: list[tuple[int, int]] = []
+    for page in sorted(pages):
+        if runs and runs[-1][1] == page:
+            runs[-1] = (runs[-1][0], page + PAGE)
+        else:
+            runs.append((page, page + PAGE))
+    return runs
 
 
 def _no_syscall_batch() -> Any:
@@ -149,8 +161,9 @@ class Cpu:
         self._uc_rwb = uc_internal.raw_fn("uc_reg_write_batch")
         # uc_emu_start the same way (see _emu_start)
         self._start = uc_internal.emu_starter(uc, UNTIL_NEVER)
-        # batch_reader/batch_writer: id(register tuple) -> (the tuple, kind, the C-call closure)
-        self._batches: dict[int, tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
+        # batch_reader/batch_writer: (id(register tuple), kind) -> (the tuple, kind, the C-call
+        # closure); the kind is in the key, so a reader and a writer of one tuple coexist
+        self._batches: dict[tuple[int, Any], tuple[tuple[int, ...], Any, Callable[..., Any]]] = {}
         self._rv = ctypes.c_uint64()
         self._batch_keep: list[Any] = []     # buffers of make_batch_parts' partials
         self._sys_fill: Callable[[], Any] = _no_syscall_batch     # see _syscall_exc (set by the
@@ -165,6 +178,12 @@ class Cpu:
         self._code_gen = 0
         self._foreign: set[int] = set()   # pages other CPUs scanned: write-protected here
         self._scan_gen = -1
+        # scan state of the address spaces this CPU switched away from (see _leave_mm): their
+        # pages stay held in mm.scanned, so a store by any CPU or a kernel write bumps code_gen
+        # and tells us the parked state is stale
+        self._parked: weakref.WeakKeyDictionary[AddressSpace, tuple[dict[int, tuple[int, ...]], int, int]] = \
+            weakref.WeakKeyDictionary()
+        self._scan_memo: dict[int, tuple[bytes, tuple[int, ...]]] = {}    # see _scan_bytes
         self.code_scans = 0        # pages scanned (statistics)
         self.exit_stops = 0        # runs stopped at an exit word
         if self.scan_code:
@@ -187,30 +206,30 @@ class Cpu:
     def batch_reader(self, regids: tuple[int, ...]) -> Callable[[], list[int]]:
         """:meth:`make_batch`, made once per CPU for each register tuple (cached by the tuple's
         identity: pass a module-level constant)."""
-        ent = self._batches.get(id(regids))
-        if ent is None or ent[0] is not regids or ent[1] != "r":
-            ent = self._batches[id(regids)] = (regids, "r", self.make_batch(regids))
+        ent = self._batches.get((id(regids), "r"))
+        if ent is None or ent[0] is not regids:
+            ent = self._batches[(id(regids), "r")] = (regids, "r", self.make_batch(regids))
         return ent[2]
 
     def batch_reader_raw(self, regids: tuple[int, ...], width: int) -> Callable[[], bytes]:
         """:meth:`make_batch_raw`, cached per CPU like :meth:`batch_reader`."""
-        ent = self._batches.get(id(regids))
-        if ent is None or ent[0] is not regids or ent[1] != width:
-            ent = self._batches[id(regids)] = (regids, width, self.make_batch_raw(regids, width))
+        ent = self._batches.get((id(regids), width))
+        if ent is None or ent[0] is not regids:
+            ent = self._batches[(id(regids), width)] = (regids, width, self.make_batch_raw(regids, width))
         return ent[2]
 
     def batch_writer(self, regids: tuple[int, ...]) -> Callable[[Sequence[int]], None]:
         """:meth:`make_batch_writer`, cached per CPU like :meth:`batch_reader`."""
-        ent = self._batches.get(id(regids))
-        if ent is None or ent[0] is not regids or ent[1] != "w":
-            ent = self._batches[id(regids)] = (regids, "w", self.make_batch_writer(regids))
+        ent = self._batches.get((id(regids), "w"))
+        if ent is None or ent[0] is not regids:
+            ent = self._batches[(id(regids), "w")] = (regids, "w", self.make_batch_writer(regids))
         return ent[2]
 
     def batch_writer_raw(self, regids: tuple[int, ...]) -> Callable[[bytes], None]:
         """:meth:`make_batch_writer_raw`, cached per CPU like :meth:`batch_reader`."""
-        ent = self._batches.get(id(regids))
-        if ent is None or ent[0] is not regids or ent[1] != "wr":
-            ent = self._batches[id(regids)] = (regids, "wr", self.make_batch_writer_raw(regids))
+        ent = self._batches.get((id(regids), "wr"))
+        if ent is None or ent[0] is not regids:
+            ent = self._batches[(id(regids), "wr")] = (regids, "wr", self.make_batch_writer_raw(regids))
         return ent[2]
 
     def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
@@ -395,6 +414,13 @@ class Cpu:
             self.counter.code_changed()
             if self.scan_code:
                 self._leave_mm()
+        switched = mm is not self.mm
+        # the scan state this CPU parked for mm, if still right: its executable runs are
+        # mapped executable straight away (a mem_protect after mapping splits the region,
+        # which costs several times a map)
+        parked = self._take_parked(mm) if switched and self.scan_code else None
+        xruns = _page_runs(parked) if parked else []
+        fresh: list[tuple[int, int]] = []
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
         want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
         have = set(self._mapped)
@@ -402,11 +428,14 @@ class Cpu:
             self.uc.mem_unmap(start, size)
             self._forget_pages(start, start + size)
         for start, size, prot, host in sorted(want - have):
-            self.uc.mem_map_ptr(start, size, prot, host)
+            self._map_pieces(start, size, prot, host, xruns)
+            fresh.append((start, start + size))
         self._mapped = sorted(want)
-        if mm is not self.mm:
+        if switched:
             self._code_gen = mm.code_gen
         self.mm = mm
+        if parked:
+            self._unpark(mm, parked, xruns, fresh)
         self.mapped_version = mm.version
         if self.scan_code:
             if mm.code_gen != self._code_gen:
@@ -437,6 +466,24 @@ class Cpu:
         and, when mapped, the first bytes of the next one (an instruction may straddle)."""
         return []
 
+    # pages whose last scan a CPU remembers (4 KiB each): past this the memo starts over
+    SCAN_MEMO_PAGES = 4096
+
+    def _scan_bytes(self, page: int, data: bytes) -> list[int] | tuple[int, ...]:
+        """:meth:`_code_exits`, remembered per page with the bytes it was given: a page scanned
+        again with the same bytes (the same program's code in a forked child, after exec of the
+        same file, or on switching back to a parked address space) gets the same answer without
+        decoding it again.  The architecture's per-address decodes (arm64's LSE atomics) are
+        those of the last scan of that page, so they hold for the same bytes too."""
+        memo = self._scan_memo.get(page)
+        if memo is not None and memo[0] == data:
+            return memo[1]
+        exits = tuple(self._code_exits(page, data))
+        if len(self._scan_memo) >= self.SCAN_MEMO_PAGES:
+            self._scan_memo.clear()
+        self._scan_memo[page] = (data, exits)
+        return exits
+
     def _exit_reached(self, pc: int) -> bool:
         """The run stopped at an exit word: complete it (True: keep running) or deliver its trap
         (False: back to the scheduler)."""
@@ -461,17 +508,91 @@ class Cpu:
             mm.scanned.pop(page, None)
         mm.scan_gen += 1
 
+    # address spaces whose scan state a CPU keeps while it runs others (least recently left
+    # beyond this are released)
+    PARKED_MMS = 16
+
     def _leave_mm(self) -> None:
-        """switch_mm away from the current mm: its scanned pages are no longer held here."""
+        """switch_mm away from the current mm.  Its scanned pages are parked, still held in
+        ``mm.scanned``: coming back to it (the other end of a pipe, a parent after its child
+        ran) then restores them without a fetch fault and a scan per 64 KiB block of code,
+        which is what a switch between processes cost (measured: ~1.3 ms of a ~1.4 ms switch
+        on a static glibc program).  Holding them is what keeps the parked state right: a store
+        to one by another CPU, or a kernel write to executable memory, bumps ``code_gen``, and
+        any map change bumps ``version``; either drops the parked state on return."""
         mm = self.mm
-        if mm is not None:
-            for page in self._xpages:
-                self._release(mm, page)
+        if mm is not None and self._xpages:
+            old = self._parked.pop(mm, None)
+            if old is not None:                  # (cannot happen: unparked on attach)
+                self._release_parked(mm, old[0])
+            self._parked[mm] = (dict(self._xpages), mm.code_gen, mm.version)
+            while len(self._parked) > self.PARKED_MMS:
+                victim = next(iter(self._parked))
+                self._release_parked(victim, self._parked.pop(victim)[0])
         self._xpages.clear()
         self._foreign.clear()
         if self._exits:
             self._exits.clear()
             self._exits_dirty = True
+
+    def _release_parked(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]]) -> None:
+        for page in pages:
+            self._release(mm, page)
+
+    def _take_parked(self, mm: AddressSpace) -> dict[int, tuple[int, ...]] | None:
+        """The scanned pages this CPU parked for ``mm`` (see _leave_mm), if nothing changed
+        them meanwhile; stale ones are released."""
+        parked = self._parked.pop(mm, None)
+        if parked is None:
+            return None
+        pages, code_gen, version = parked
+        if code_gen != mm.code_gen or version != mm.version or self._xpages:
+            self._release_parked(mm, pages)
+            return None
+        return pages
+
+    def _map_pieces(self, start: int, size: int, prot: int, host: int, xruns: list[tuple[int, int]]) -> None:
+        """mem_map_ptr of one mapping, the parts inside ``xruns`` (scanned code) executable
+        and read-only, as _scan_page leaves them."""
+        pos, end = start, start + size
+        for lo, hi in xruns:
+            lo, hi = max(lo, start), min(hi, end)
+            if lo >= hi:
+                continue
+            if lo > pos:
+                self.uc.mem_map_ptr(pos, lo - pos, prot, host + (pos - start))
+            self.uc.mem_map_ptr(lo, hi - lo, UC_PROT_READ | UC_PROT_EXEC, host + (lo - start))
+            pos = hi
+        if pos < end:
+            self.uc.mem_map_ptr(pos, end - pos, prot, host + (pos - start))
+
+    def _unpark(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]], xruns: list[tuple[int, int]],
+                fresh: list[tuple[int, int]]) -> None:
+        """switch_mm back to an address space this CPU parked (just mapped, the parked runs
+        executable in the ``fresh``ly mapped ranges): its scanned pages are executable again as
+        they were, without a fetch fault and a scan each.  Pages with exit words go through
+        _scan_bytes again (the architecture may keep per-address decodes the scan makes, which
+        another address space's scan can have replaced: the memo answers at once when not);
+        the result must be the one parked, the bytes being the same."""
+        for page, exits in pages.items():
+            if exits:
+                m = mm.find(page)
+                assert m is not None
+                o = m.offset + page - m.start
+                data = bytes(m.buf[o:o + PAGE + 4]) if page + PAGE < m.end else bytes(m.buf[o:o + PAGE])
+                if page + PAGE >= m.end:
+                    nxt = mm.find(m.end)
+                    if nxt is not None and "x" in nxt.perms:
+                        no = nxt.offset + m.end - nxt.start
+                        data += bytes(nxt.buf[no:no + 4])
+                if tuple(self._scan_bytes(page, data)) != exits:
+                    raise AssertionError(f"parked page {page:#x} scanned differently")
+                self._exits.update(exits)
+                self._exits_dirty = True
+        self._xpages = pages
+        for lo, hi in xruns:        # runs in ranges that stayed mapped: protect them here
+            if not any(flo <= lo and hi <= fhi for flo, fhi in fresh):
+                self.uc.mem_protect(lo, hi - lo, UC_PROT_READ | UC_PROT_EXEC)
 
     def _sync_foreign(self) -> None:
         """Write-protect the pages other CPUs made executable after a scan (their translations
@@ -550,7 +671,7 @@ class Cpu:
         in_sync = self._scan_gen == mm.scan_gen
         for pg in range(first, last, PAGE):
             i = pg - first
-            exits = tuple(self._code_exits(pg, data[i:i + PAGE + 4]))
+            exits = tuple(self._scan_bytes(pg, data[i:i + PAGE + 4]))
             self.code_scans += 1
             self._xpages[pg] = exits
             self._foreign.discard(pg)

@@ -52,9 +52,10 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = list(regs.RISCV64_X)
+_XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and restores
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
-_FREG = list(regs.RISCV64_F)
+_ZERO_F = [0] * len(regs.RISCV64_F)
 # CSRs Unicorn's register API only answers at M-mode (RiscvCpu.reg_read/reg_write switch to it)
 _PRIV_CSRS = frozenset(regs.regids(regs.RISCV64, "mstatus", "sstatus", "misa", "mvendorid", "marchid", "mimpid",
                                    "mhartid", "mepc", "mcause", "mtval", "sepc", "scause", "stval", "satp"))
@@ -255,24 +256,23 @@ class RiscvCpu(Cpu):
 
     def save_context(self) -> dict[str, Any]:
         """User integer context (pt_regs).  FP/vector state is saved by the kernel's arch code."""
-        return {"x": [self.reg(i) for i in range(32)], "pc": self.get_pc()}
+        # (x1..x31 in one libunicorn call each way: per-register calls were most of a switch)
+        return {"x": [0, *self.batch_reader(_XREG_1)()], "pc": self.get_pc()}
 
     def load_context(self, ctx: dict[str, Any]) -> None:
-        for i in range(1, 32):
-            self.uc.reg_write(_XREG[i], ctx["x"][i])
+        self.batch_writer(_XREG_1)(ctx["x"][1:32])
         self.set_pc(ctx["pc"])
 
+    # (f0..f31 in one libunicorn call each way: per-register calls were most of a switch)
     def save_fp(self) -> dict[str, Any]:
-        return {"f": [self.uc.reg_read(r) for r in _FREG], "fcsr": self.uc.reg_read(R.UC_RISCV_REG_FCSR)}
+        return {"f": self.batch_reader(regs.RISCV64_F)(), "fcsr": self.uc.reg_read(R.UC_RISCV_REG_FCSR)}
 
     def load_fp(self, st: dict[str, Any]) -> None:
-        for r, v in zip(_FREG, st["f"]):
-            self.uc.reg_write(r, v)
+        self.batch_writer(regs.RISCV64_F)(st["f"])
         self.uc.reg_write(R.UC_RISCV_REG_FCSR, st["fcsr"])
 
     def reset_fp(self) -> None:
-        for r in _FREG:
-            self.uc.reg_write(r, 0)
+        self.batch_writer(regs.RISCV64_F)(_ZERO_F)
         self.uc.reg_write(R.UC_RISCV_REG_FCSR, 0)
 
     @property

@@ -13,6 +13,9 @@ from __future__ import annotations
 import bisect
 import ctypes
 import mmap
+import os
+import re
+import weakref
 from dataclasses import dataclass, field
 
 from unicorn import UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
@@ -55,13 +58,111 @@ class MemoryPool:
         self.used -= size
 
 
-def _host_buffer(size: int, what: str) -> mmap.mmap:
-    """An anonymous host mapping for guest memory; a host refusal is OutOfMemory, never OSError."""
+# the frozen host file each private buffer is a copy-on-write view of, once a fork has shared
+# it (see _fork_buffer); a buffer without one is plain anonymous memory
+_SNAPSHOTS: "weakref.WeakKeyDictionary[mmap.mmap, _Snapshot]" = weakref.WeakKeyDictionary()
+
+
+class _Snapshot:
+    """A memfd holding a private buffer's bytes as they were at a fork, never written again:
+    the parent's and the child's buffers are MAP_PRIVATE views of it, so the host's MMU copies
+    a page only when one of them writes it.  The file goes when the last view is gone."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def _host_buffer(size: int, what: str, fd: int = -1) -> mmap.mmap:
+    """A host mapping for guest memory: anonymous, or (``fd``) a private view of a snapshot
+    file; a host refusal is OutOfMemory, never OSError."""
     try:
-        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if fd < 0:
+            return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     except (OSError, OverflowError, MemoryError) as exc:
         raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
                           f"({getattr(exc, 'strerror', None) or exc})") from None
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_MAP_FIXED = 0x10
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+def _freeze(buf: mmap.mmap) -> _Snapshot | None:
+    """Put an anonymous buffer's bytes in a new memfd and make the buffer, at the same host
+    address (Unicorn holds raw pointers to it), a MAP_PRIVATE view of that file.  One copy of
+    the pages the buffer ever had (pagemap), by the host's write(); None when the host does
+    not give what this needs (then fork copies)."""
+    runs = _touched_runs(buf)
+    if runs is None or not hasattr(os, "memfd_create"):
+        return None
+    try:
+        fd = os.memfd_create("emukern-guest", os.MFD_CLOEXEC)
+    except OSError:                       # e.g. out of descriptors: fork copies instead
+        return None
+    snap = _Snapshot(fd)
+    try:
+        os.ftruncate(fd, len(buf))
+        view = memoryview(buf)
+        try:
+            for lo, hi in runs:
+                while lo < hi:
+                    lo += os.pwrite(fd, view[lo:hi], lo)
+        finally:
+            view.release()
+    except OSError:
+        return None
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    got = _libc.mmap(addr, len(buf), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | _MAP_FIXED, fd, 0)
+    if got != addr:
+        # MAP_FIXED failed: the old mapping is still there only if mmap left it; it always
+        # does on failure (the kernel checks before unmapping), so the bytes are intact
+        return None
+    _SNAPSHOTS[buf] = snap
+    return snap
+
+
+def _fork_buffer(buf: mmap.mmap) -> mmap.mmap:
+    """The child's copy of a private buffer at fork (dup_mmap's copy-on-write): a MAP_PRIVATE
+    view of the buffer's snapshot (made now if it has none), plus a copy of the pages the
+    parent wrote since that snapshot was taken.  Falls back to copying the pages the host gave
+    the buffer when no snapshot can be made."""
+    snap = _SNAPSHOTS.get(buf)
+    if snap is None:
+        snap = _freeze(buf)
+        dirty: list[tuple[int, int]] | None = []
+    else:
+        dirty = _touched_runs(buf, _WRITTEN_SINCE_SNAPSHOT) if snap is not None else None
+    if snap is None or dirty is None:
+        nb = _host_buffer(len(buf), "fork")
+        runs = _touched_runs(buf)
+        if runs is None:
+            # copy in chunks, skipping all-zero ones: the new mapping is already zero and
+            # never-touched anonymous memory should stay unmaterialised on the host
+            for off in range(0, len(buf), _CHUNK):
+                chunk = buf[off: off + _CHUNK]
+                if chunk.count(0) != len(chunk):
+                    nb[off: off + len(chunk)] = chunk
+        else:
+            # only the pages the host ever gave this buffer: the others read as zero, as the
+            # new buffer does, and are neither read nor materialised here
+            for lo, hi in runs:
+                nb[lo:hi] = buf[lo:hi]
+        return nb
+    nb = _host_buffer(len(buf), "fork", snap.fd)
+    _SNAPSHOTS[nb] = snap
+    for lo, hi in dirty:
+        nb[lo:hi] = buf[lo:hi]
+    return nb
 
 
 def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
@@ -71,6 +172,44 @@ def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
             buf.madvise(mmap.MADV_DONTNEED, offset, size)
         except (OSError, ValueError):
             pass
+
+
+_PAGEMAP: list[int | None] = []      # [pid, fd]: that process's /proc/self/pagemap, opened on first use
+# a pagemap entry's top byte (bits 56..63): 0x80 present, 0x40 swapped, 0x20 a page of the
+# mapped file (not a private copy).  Each table maps it to b"1" for the pages wanted.
+_ANY_PAGE = bytes(b"1"[0] if b & 0xC0 else b"0"[0] for b in range(256))
+_WRITTEN_SINCE_SNAPSHOT = bytes(b"1"[0] if b & 0x40 or (b & 0x80 and not b & 0x20) else b"0"[0]
+                                for b in range(256))
+_RUN = re.compile(rb"1+")
+
+
+def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, int]] | None:
+    """The byte ranges of a host buffer whose pages the host has given it (present in RAM or
+    swapped out), from /proc/self/pagemap; in an anonymous buffer the rest never was touched
+    and reads as zero.  With ``_WRITTEN_SINCE_SNAPSHOT``, in a private view of a snapshot:
+    the pages it has its own copy of.  None when the host does not tell (no pagemap)."""
+    if not _PAGEMAP or _PAGEMAP[0] != os.getpid():
+        # (per process: an inherited descriptor would still show the parent's pages)
+        if _PAGEMAP and _PAGEMAP[1] is not None:
+            os.close(_PAGEMAP[1])
+        try:
+            fd0: int | None = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            fd0 = None
+        _PAGEMAP[:] = [os.getpid(), fd0]
+    fd = _PAGEMAP[1]
+    if fd is None or len(buf) % PAGE:
+        return None
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    n = len(buf) // PAGE
+    try:
+        entries = os.pread(fd, 8 * n, base // PAGE * 8)
+    except OSError:
+        return None
+    if len(entries) != 8 * n:
+        return None
+    tops = entries[7::8].translate(table)     # little-endian: each entry's bits 56..63
+    return [(h.start() * PAGE, h.end() * PAGE) for h in _RUN.finditer(tops)]
 
 
 def page_down(x: int) -> int:
@@ -252,6 +391,9 @@ class AddressSpace:
         self.mapped = 0
         self.version += 1
         for buf in bufs.values():
+            # (its snapshot file, if a fork shared it, closes with the last view that needs it,
+            # not when this buffer object is finally collected)
+            _SNAPSHOTS.pop(buf, None)
             try:
                 buf.close()
             except BufferError:          # still exported somewhere: freed when that goes
@@ -293,14 +435,7 @@ class AddressSpace:
             if is_shared(m):
                 bufs[id(m.buf)] = m.buf
             if id(m.buf) not in bufs:
-                nb = _host_buffer(len(m.buf), "fork")
-                # copy in chunks, skipping all-zero ones: the new mapping is already zero and
-                # never-touched anonymous memory should stay unmaterialised on the host
-                for off in range(0, len(m.buf), _CHUNK):
-                    chunk = m.buf[off: off + _CHUNK]
-                    if chunk.count(0) != len(chunk):
-                        nb[off: off + len(chunk)] = chunk
-                bufs[id(m.buf)] = nb
+                bufs[id(m.buf)] = _fork_buffer(m.buf)
             child.mappings.append(Mapping(m.start, m.size, m.perms, m.name, bufs[id(m.buf)], m.offset))
         child._changed()
 

@@ -1,0 +1,112 @@
+"""Context switches and fork (issue 30, levers 0 and 1): host CPU time per iteration of a pipe
+round trip between two processes, the same between two threads, and fork+exit+wait, under
+emukern and qemu-user.
+
+One guest, guest_asm/c/pipe_pingpong.c (static, built with the Debian cross compiler: no
+figure without it), run at two counts; the difference of the CPU times over the difference of
+the counts is one iteration with start-up removed.  emukern runs in this process
+(``time.process_time``), qemu-user as a child (its rusage).  The rounds alternate (stats.alternate).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import resource
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from emukern.bench.stats import Target, Unavailable, alternate, figure
+from emukern.resources import guest_asm_dir
+
+CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
+SOURCE = "pipe_pingpong.c"
+# issue 30's targets: a process switch <= 50 us and a thread switch <= 20 us of CPU (a round trip
+# is two switches), a process round trip <= 10x qemu-user, fork+exit+wait <= 5 ms
+TARGET_RT_QEMU = 10.0
+TARGET_THREAD_RT_US = 40.0
+TARGET_FORK_US = 5000.0
+
+
+def guest(arch: str) -> Path:
+    """The static guest for ``arch``, built once into emukern's cache (keyed by its source)."""
+    from emukern.debian import cache_root
+    cc = shutil.which(CC[arch])
+    if cc is None:
+        raise Unavailable(f"{CC[arch]} not installed (the guest is C)")
+    src = guest_asm_dir() / "c" / SOURCE
+    digest = hashlib.sha256(src.read_bytes() + cc.encode()).hexdigest()[:16]
+    out = cache_root() / "test-guests" / f"pipe_pingpong-{arch}-{digest}"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        res = subprocess.run([cc, "-O2", "-static", "-o", str(tmp), str(src), "-lpthread"],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            raise Unavailable(f"{CC[arch]} failed: {res.stderr.strip()[:300]}")
+        tmp.replace(out)
+    return out
+
+
+def _emukern_cpu(arch: str, argv: list[str]) -> float:
+    from emukern.api import Machine
+    m = Machine(arch=arch, max_insns=None)
+    m.load(guest(arch), argv)
+    t = time.process_time()
+    r = m.run()
+    dt = time.process_time() - t
+    if r.exit_status != 0:
+        raise RuntimeError(f"{arch} {SOURCE} {' '.join(argv)} exited with {r.exit_status} under emukern")
+    return dt
+
+
+def _qemu_cpu(cmd: list[str], arch: str, argv: list[str]) -> float:
+    if shutil.which(cmd[0]) is None:
+        raise Unavailable(f"{cmd[0]} not installed")
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([*cmd, str(guest(arch)), *argv], capture_output=True, timeout=600)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise Unavailable(f"{cmd[0]} exited with {p.returncode}")
+    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+
+
+def per_iteration(run: Callable[[list[str]], float], mode: str, n1: int, n2: int) -> float:
+    """µs of CPU per iteration: the run at n2 minus the run at n1, over n2 - n1."""
+    return (run([mode, str(n2)]) - run([mode, str(n1)])) / (n2 - n1) * 1e6
+
+
+def m_switch(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The three figures on each architecture (``cfg``: selfbench.Settings)."""
+    n_rt, n_fork = (40, 10) if cfg.quick else (500, 50)
+    rows = [("p", "pipe round trip between processes", "switch_proc", n_rt,
+             lambda: Target("<=", TARGET_RT_QEMU, "ratio", "qemu-user")),
+            ("t", "pipe round trip between threads", "switch_thread", n_rt,
+             lambda: Target("<=", TARGET_THREAD_RT_US, "value")),
+            ("f", "fork+exit+wait", "fork", n_fork, lambda: Target("<=", TARGET_FORK_US, "value"))]
+    out = []
+    for mode, what, key, n, target in rows:
+        for arch in arches:
+            cfg.say(f"{arch} {what}")
+            n1, n2 = max(1, n // 5), n
+            ek = functools.partial(_emukern_cpu, arch)
+            qe = functools.partial(_qemu_cpu, qemu[arch], arch)
+            runners: dict[str, Callable[[], float]] = {
+                "emukern": functools.partial(per_iteration, ek, mode, n1, n2),
+                "qemu-user": functools.partial(per_iteration, qe, mode, n1, n2)}
+            try:
+                guest(arch)
+            except Unavailable as exc:
+                runners = {"emukern": _unavailable(str(exc))}
+            samples, notes = alternate(runners, cfg.reps)
+            out.append(figure(f"{arch} {what} (CPU per iteration)", "µs", "emukern", samples, notes, target(),
+                              key=f"{arch}.{key}", arch=arch, iterations=[n1, n2]))
+    return out
+
+
+def _unavailable(why: str) -> Callable[[], float]:
+    def run() -> float:
+        raise Unavailable(why)
+    return run
