@@ -34,6 +34,7 @@ class SelfTest:
     note: str = ""
     rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
     make_vars: tuple[str, ...] = ()  # VAR=value on its make command line (each one a documented substitution)
+    time_limit: float | None = None  # host seconds for one run, when below --time-limit
     generic: bool = False          # under selftests/<dir> (architecture-independent), not selftests/<karch>/<dir>
 
     @property
@@ -148,12 +149,21 @@ GENERIC: list[SelfTest] = [
     *_generic("clone3", ("clone3", "clone3_clear_sighand", "clone3_set_tid"), make_vars=("LDLIBS=",),
               note="LDLIBS= on make's command line: the Makefile links -lcap into every program, but only "
                    "clone3_cap_checkpoint_restore calls libcap, and the cross toolchains have no static libcap"),
-    *_generic("exec", ("execveat", "null-argv", "recursion-depth", "non-regular")),
+    *_generic("exec", ("execveat",), helpers=("execveat.symlink", "execveat.denatured", "script", "subdir"),
+              note="its Makefile's TEST_GEN_FILES (a symlink, a copy without +x, a script, a directory) beside it"),
+    *_generic("exec", ("null-argv", "recursion-depth", "non-regular")),
     *_generic("kcmp", ("kcmp_test",)),
-    *_generic("mm", ("map_fixed_noreplace", "mremap_test", "mremap_dontunmap", "mlock2-tests",
+    *_generic("mm", ("mremap_test",), time_limit=15.0,
+              note="validates every remapped byte of regions up to 1 GB: bounded at 15 host seconds"),
+    *_generic("mm", ("map_fixed_noreplace", "mremap_dontunmap", "mlock2-tests",
                      "mlock-random-test", "madv_populate", "mdwe_test", "map_populate")),
-    *_generic("timers", ("posix_timers", "nanosleep", "nsleep-lat", "set-timer-lat",
-                         "inconsistency-check", "threadtest")),
+    *_generic("timers", ("nanosleep", "nsleep-lat", "set-timer-lat")),
+    *_generic("timers", ("posix_timers",), time_limit=15.0,
+              note="ITIMER_VIRTUAL/PROF need seconds of CPU time: bounded at 15 host seconds"),
+    *_generic("timers", ("inconsistency-check",), args=("-t", "1", "-c", "1"), time_limit=15.0,
+              note="-t 1 -c 1: one simulated second of CLOCK_MONOTONIC (the kselftest run: 10 s per clock)"),
+    *_generic("timers", ("threadtest",), args=("-t", "1", "-n", "2"), time_limit=15.0,
+              note="-t 1 -n 2: two threads for one simulated second (default: 8 threads, 30 s)"),
     *_generic("proc", ("fd-001-lookup", "fd-002-posix-eq", "proc-self-map-files-001",
                        "proc-self-map-files-002", "proc-self-isnt-kthread", "proc-self-syscall",
                        "proc-self-wchan", "proc-loadavg-001", "proc-uptime-001", "proc-empty-vm",
