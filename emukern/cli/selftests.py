@@ -11,9 +11,9 @@ from emukern.options import machine_options, parse_int
 def selftest_names() -> list[str]:
     """Every selftest's short name (sve-test, hwprobe ...), as --only takes them; a longer
     form (fp/sve-test, arm64/fp/sve-test) names the same test."""
-    from emukern.selftests.catalog import TESTS
+    from emukern.selftests.catalog import GENERIC, TESTS
     out: list[str] = []
-    for t in TESTS:
+    for t in [*TESTS, *GENERIC]:
         if t.name not in out:
             out.append(t.name)
     return out
@@ -21,7 +21,7 @@ def selftest_names() -> list[str]:
 
 def _is_selftest(name: str) -> bool:
     from emukern.selftests.catalog import select
-    return bool(select(None, [name]))
+    return bool(select(None, [name], "all"))
 
 
 def cmd_selftests(a: argparse.Namespace) -> int:
@@ -50,6 +50,10 @@ def add_selftests_command(sub: Any) -> None:
     s.add_argument("--only", action="append", default=[], metavar="NAMES",
                    help=only_help("test", selftest_names(),
                                   " (sve-test, fp/sve-test and arm64/fp/sve-test name the same test)"))
+    s.add_argument("--suite", choices=("vector", "generic", "all"), default="vector",
+                   help="vector: the arm64/riscv vector, signal and ABI tests (the default, what CI runs); "
+                        "generic: the architecture-independent selftests (futex, timers, clone3, exec, mm, "
+                        "proc, ptrace, pidfd ...) on both arches; all: both")
     s.add_argument("--kernel", metavar="NAME",
                    help="pin every switch to one kernel profile: before | after its patch, or model a "
                         "release (`emukern info kernels`); a real one (debian-13-arm64 ...) also runs on "

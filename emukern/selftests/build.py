@@ -74,7 +74,8 @@ class Builder:
         return self._headers[arch]
 
     def outdir(self, t: SelfTest) -> Path:
-        return self.root / t.arch / t.dir
+        # generic tests have their own tree (generic mm/ and riscv's mm/ are different directories)
+        return self.root / t.arch / ("generic" if t.generic else "") / t.dir
 
     def _env(self, t: SelfTest) -> dict[str, str]:
         st = self.src.selftests
@@ -84,6 +85,10 @@ class Builder:
             cflags += f" -I{self.src.tree}/tools/include"      # arm64/Makefile adds it, riscv's not
         env = dict(os.environ)
         env.update(CFLAGS=cflags, top_srcdir=str(self.src.tree), LC_ALL="C")
+        if t.generic:
+            # the top selftests/Makefile exports no CFLAGS to the generic directories: each
+            # Makefile's own flags (KHDR_INCLUDES comes on the command line)
+            env.pop("CFLAGS")
         env.pop("MAKEFLAGS", None)
         env.pop("MFLAGS", None)
         return env
@@ -92,16 +97,16 @@ class Builder:
         triple = TRIPLES[t.arch]
         out = self.outdir(t)
         out.mkdir(parents=True, exist_ok=True)
-        cmd = ["make", "-C", str(self.src.selftests / t.karch / t.dir), f"ARCH={t.karch}",
+        cmd = ["make", "-C", str(self.src.selftests / t.srcdir), f"ARCH={t.karch}",
                f"CROSS_COMPILE={triple}-", f"CC={triple}-gcc -static", f"OUTPUT={out}",
-               f"KHDR_INCLUDES=-isystem {self.headers(t.arch)}", target]
+               f"KHDR_INCLUDES=-isystem {self.headers(t.arch)}", *t.make_vars, target]
         return subprocess.run(cmd, env=self._env(t), capture_output=True, text=True, timeout=600)
 
     def build(self, t: SelfTest) -> Built:
         """Build ``t`` (answered from the cache when its program is there)."""
-        d = self.src.selftests / t.karch / t.dir
+        d = self.src.selftests / t.srcdir
         if not (d / "Makefile").exists():
-            return Built(t, None, f"not in this tree: no {t.karch}/{t.dir}/Makefile in Linux {self.src.version}")
+            return Built(t, None, f"not in this tree: no {t.srcdir}/Makefile in Linux {self.src.version}")
         out = self.outdir(t) / t.name
         if out.exists():
             return Built(t, out)

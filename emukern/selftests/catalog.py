@@ -33,6 +33,19 @@ class SelfTest:
     exit_ok: tuple[int, ...] = (0,)  # kind "exit": the exit codes that mean it worked (and silent)
     note: str = ""
     rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
+    make_vars: tuple[str, ...] = ()  # VAR=value on its make command line (each one a documented substitution)
+    time_limit: float | None = None  # host seconds for one run, when below --time-limit
+    generic: bool = False          # under selftests/<dir> (architecture-independent), not selftests/<karch>/<dir>
+
+    @property
+    def suite(self) -> str:
+        """``--suite`` it belongs to: "vector" (the arch directories) or "generic"."""
+        return "generic" if self.generic else "vector"
+
+    @property
+    def srcdir(self) -> str:
+        """Its Makefile's directory, relative to tools/testing/selftests."""
+        return self.dir if self.generic else f"{self.karch}/{self.dir}"
 
     @property
     def stack_unlimited(self) -> bool:
@@ -116,7 +129,60 @@ TESTS: list[SelfTest] = [
              note="run_mmap.sh runs it after `ulimit -s unlimited` (so do emukern's and the real-kernel runs)"),
 ]
 
-BY_ID = {t.id: t for t in TESTS}
+
+# ---- the generic selftests (--suite generic) ---------------------------------------------------
+# Architecture-independent directories of tools/testing/selftests, built for each arch exactly as
+# for the vector suite (static, the Makefile's own target).  A test is here when it is about a
+# process's view of the kernel (syscalls, signals, /proc/self, its own memory) and ends on its own
+# in bounded time; the rest of each directory is in NOT_RUN with the reason.
+def _generic(dir: str, names: tuple[str, ...], **kw: object) -> list[SelfTest]:
+    return [SelfTest(a, dir, n, generic=True, **kw) for a in (_A, _R) for n in names]  # type: ignore[arg-type]
+
+
+GENERIC: list[SelfTest] = [
+    *_generic("sigaltstack", ("sas",)),
+    *_generic("futex/functional", ("futex_wait_timeout", "futex_wait_wouldblock", "futex_wait",
+                                   "futex_requeue", "futex_waitv", "futex_wait_uninitialized_heap",
+                                   "futex_wait_private_mapped_file", "futex_requeue_pi",
+                                   "futex_requeue_pi_mismatched_ops",
+                                   "futex_requeue_pi_signal_restart")),
+    *_generic("clone3", ("clone3", "clone3_clear_sighand", "clone3_set_tid"), make_vars=("LDLIBS=",),
+              note="LDLIBS= on make's command line: the Makefile links -lcap into every program, but only "
+                   "clone3_cap_checkpoint_restore calls libcap, and the cross toolchains have no static libcap"),
+    *_generic("exec", ("execveat",), helpers=("execveat.symlink", "execveat.denatured", "script", "subdir"),
+              note="its Makefile's TEST_GEN_FILES (a symlink, a copy without +x, a script, a directory) beside it"),
+    *_generic("exec", ("null-argv", "recursion-depth", "non-regular")),
+    *_generic("kcmp", ("kcmp_test",)),
+    *_generic("mm", ("mremap_test",), time_limit=15.0,
+              note="validates every remapped byte of regions up to 1 GB: bounded at 15 host seconds"),
+    *_generic("mm", ("map_fixed_noreplace", "mremap_dontunmap", "mlock2-tests",
+                     "mlock-random-test", "madv_populate", "mdwe_test", "map_populate")),
+    *_generic("timers", ("nanosleep", "nsleep-lat", "set-timer-lat")),
+    *_generic("timers", ("posix_timers",), time_limit=15.0,
+              note="ITIMER_VIRTUAL/PROF need seconds of CPU time: bounded at 15 host seconds"),
+    *_generic("timers", ("inconsistency-check",), args=("-t", "1", "-c", "1"), time_limit=15.0,
+              note="-t 1 -c 1: one simulated second of CLOCK_MONOTONIC (the kselftest run: 10 s per clock)"),
+    *_generic("timers", ("threadtest",), args=("-t", "1", "-n", "2"), time_limit=15.0,
+              note="-t 1 -n 2: two threads for one simulated second (default: 8 threads, 30 s)"),
+    *_generic("proc", ("fd-001-lookup", "fd-002-posix-eq", "proc-self-map-files-001",
+                       "proc-self-map-files-002", "proc-self-isnt-kthread", "proc-self-syscall",
+                       "proc-self-wchan", "proc-loadavg-001", "proc-uptime-001", "proc-empty-vm",
+                       "proc-tid0", "self", "thread-self", "read")),
+    *_generic("ptrace", ("get_syscall_info", "peeksiginfo", "vmaccess")),
+    *_generic("pidfd", ("pidfd_open_test", "pidfd_test", "pidfd_poll_test", "pidfd_wait",
+                        "pidfd_getfd_test", "pidfd_fdinfo_test")),
+    *_generic("membarrier", ("membarrier_test_single_thread",)),
+    *_generic("filesystems/eventfd", ("eventfd_test",)),
+    *_generic("mount_setattr", ("mount_setattr_test",)),
+    *_generic("size", ("get_size",)),
+    *_generic("vDSO", ("vdso_test_gettimeofday", "vdso_test_getcpu", "vdso_test_abi",
+                       "vdso_test_clock_getres")),
+    *_generic("sync", ("sync_test",)),
+]
+
+SUITES = ("vector", "generic", "all")
+
+BY_ID = {t.id: t for t in [*TESTS, *GENERIC]}
 
 # selftest directories of the tree that are not in the matrix, and why (printed under the table)
 NOT_RUN = {
@@ -130,11 +196,45 @@ NOT_RUN = {
                                "rdvl-sme: SME (built as fp-stress's children only)",
 }
 
+# the generic directories (and programs) --suite generic leaves out, and why
+NOT_RUN_GENERIC = {
+    "generic/rseq": "its tests link librseq.so (-L$(OUTPUT) -Wl,-rpath=./, -ldl): they cannot be built "
+                    "static as the Makefile builds them",
+    "generic/openat2": "built with -fsanitize=address,undefined: ASan has no static runtime",
+    "generic/clone3 (clone3_cap_checkpoint_restore)": "links -lcap; the cross toolchains have no static "
+                                                      "libcap (and it needs CAP_CHECKPOINT_RESTORE)",
+    "generic/mqueue": "links -lpopt (no static cross libpopt); mq_perf_tests also sets RT priorities",
+    "generic/capabilities": "links -lcap (no static cross libcap) and needs root with setuid semantics",
+    "generic/prctl": "every program is x86-only (its Makefile builds nothing for arm64/riscv)",
+    "generic/timers (destructive)": "set-2038, leap-a-day, set-tai, set-tz, clocksource-switch, "
+                                    "change_skew, skew_consistency, freq-step, adjtick, valid-adjtimex, "
+                                    "alarmtimer-suspend: they set the system clock or need RTC/suspend",
+    "generic/timers (rtcpie, mqueue-lat, raw_skew)": "need /dev/rtc, POSIX message queues, or "
+                                                     "minutes of NTP-adjusted time",
+    "generic/mm (hugetlb, THP, KSM, uffd, gup, hmm, migration, pkeys, soft-dirty, pagemap)":
+        "need hugetlbfs, transparent huge pages, userfaultfd, debugfs gup_test, NUMA, protection keys "
+        "or /proc/pid/pagemap bits: a page-granular process model without them",
+    "generic/proc (kthread, setns, hidepid, multiple-procfs, subset-pid, pid-vm, uptime-002)":
+        "about kernel threads, namespaces (setns/unshare), mount options of procfs, or x86 vsyscall; "
+        "uptime-002 pins to every CPU in turn",
+    "generic/splice": "driven by shell scripts (short_splice_read.sh over /proc and /sys files)",
+    "generic/timens": "time namespaces (CLONE_NEWTIME) are not modelled",
+    "generic/user_events": "needs tracefs (/sys/kernel/tracing/user_events_*): no tracing in the model",
+    "generic/ptrace (get_set_sud)": "syscall user dispatch (PR_SET_SYSCALL_USER_DISPATCH) is not modelled",
+    "generic/filesystems (dnotify, binderfs, devpts, overlayfs, fat, statmount, epoll)":
+        "dnotify_test waits forever for a signal; the others mount filesystems or need binder/devpts; "
+        "epoll's wakeup tests are a kselftest_harness of 70+ cases left for the next step",
+    "generic/vDSO (correctness, getrandom, chacha)": "vdso_test_correctness links -ldl (no static "
+                                                     "dlopen); getrandom/chacha need vgetrandom in the vDSO",
+}
 
-def select(arch: str | None = None, only: list[str] | None = None) -> list[SelfTest]:
-    """Tests of ``arch`` (both by default) whose id ends with, or program equals, one of ``only``."""
+
+def select(arch: str | None = None, only: list[str] | None = None, suite: str = "vector") -> list[SelfTest]:
+    """Tests of ``suite`` ("vector", "generic" or "all") and ``arch`` (both by default) whose id
+    ends with, or program equals, one of ``only``."""
     out = []
-    for t in TESTS:
+    pool = {"vector": TESTS, "generic": GENERIC}.get(suite, [*TESTS, *GENERIC])
+    for t in pool:
         if arch and t.arch != arch:
             continue
         if only and not any(t.id == o or t.id.endswith("/" + o) or t.name == o or

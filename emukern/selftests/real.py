@@ -65,7 +65,7 @@ class RealRun:
 
 
 def vm_dir(t: SelfTest) -> str:
-    return f"/selftests/{t.karch}/{t.dir}"
+    return f"/selftests/{t.srcdir}"
 
 
 def program_for(t: SelfTest, built: Built, time_limit: float) -> tuple[Any, dict[str, Path]]:

@@ -226,7 +226,9 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     try:
         with _cwd(built.path.parent):
             m = Machine(mc)
-            m.load(built.path, list(t.args))
+            # a generic test gets argv[0] "./<name>", as kselftest's runner starts it from its
+            # directory (null-argv and execveat re-exec argv[0], which must resolve in the guest)
+            m.load(f"./{built.path.name}" if t.generic else built.path, list(t.args))
             k = m.kernel
             assert k is not None
             watch = _Watch(k)
@@ -252,7 +254,8 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     init = k.init_task
     if timed_out:
         o.verdict = "timeout"
-        causes.append(f"still running after {opts.time_limit:.0f} s host time (per-test limit)")
+        limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+        causes.append(f"still running after {limit:.0f} s host time (per-test limit)")
     elif r.stop_reason in ("budget", "deadlock"):
         o.verdict = "timeout" if r.stop_reason == "budget" else "fail"
         causes.append(r.message)
@@ -336,6 +339,7 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
     stop a stress test with its harness's signal at the bound, honour the host time limit."""
     stop_at = int(opts.stress_seconds * k.config.freq_hz) if t.kind == "stress" else None
     state = {"stopped": False}
+    limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
 
     def cap(cpu: Any) -> int:
         lim = cpu.now + SLICE_CYCLES
@@ -348,7 +352,7 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
         while True:
             if not k.runloop.step_loop(4):
                 return state["stopped"], False
-            if time.perf_counter() - t0 > opts.time_limit:
+            if time.perf_counter() - t0 > limit:
                 k.runloop.kill_everything()
                 return state["stopped"], True
             if stop_at is not None and not state["stopped"] and k.runloop.elapsed >= stop_at:

@@ -38,6 +38,17 @@ NEEDED = (
     "tools/scripts/*", "tools/build/*",
 )
 
+# The generic (architecture-independent) selftest directories `--suite generic` draws from.  They
+# are unpacked on first use into the same tree (a cache made before the generic suite existed
+# lacks them), so the vector suite never pays for them.
+GENERIC_DIRS = (
+    "futex", "sigaltstack", "timers", "clone3", "exec", "prctl", "mm", "kcmp", "rseq", "pidfd",
+    "proc", "ptrace", "splice", "mqueue", "sync", "size", "openat2", "mount_setattr", "filesystems",
+    "capabilities", "user_events", "vDSO", "timens", "sched", "signal", "membarrier", "uevent",
+)
+GENERIC_EXTRA = ("mm/gup_test.h",)     # outside selftests/, named in mm/Makefile's LOCAL_HDRS
+GENERIC_STAMP = ".emukern-generic"
+
 
 class SourceError(EmukernError):
     """The Linux source could not be had or used."""
@@ -125,6 +136,40 @@ def fetch_debian(cache: Path | None = None, progress=None) -> LinuxSource:  # ty
     origin = f"Debian {DEBIAN_RELEASE} {PACKAGE} {debver}"
     (work / ".emukern-unpacked").write_text(f"{tree}\n{origin}\n")
     return LinuxSource(tree, tree_version(tree), origin)
+
+
+def _tarball(deb: Path, work: Path) -> Path:
+    from emukern.debian import extract
+    got = extract(deb, work / "deb", lambda n: n.endswith(".tar.xz") and n.startswith("usr/src/"))
+    if not got:
+        raise SourceError(f"{deb.name} holds no usr/src/*.tar.xz", hint="is it a linux-source package?")
+    return got[0]
+
+
+def ensure_generic(src: LinuxSource, progress=None) -> None:  # type: ignore[no-untyped-def]
+    """Unpack GENERIC_DIRS into a Debian tree that was unpacked for the vector suite only
+    (a --linux-src tree is the user's own: it has them or it does not)."""
+    stamp = src.tree.parent / GENERIC_STAMP
+    want = "\n".join([*GENERIC_DIRS, *GENERIC_EXTRA]) + "\n"
+    if (stamp.exists() and stamp.read_text() == want) or not src.origin.startswith("Debian "):
+        return
+    from emukern.debian import AptFetcher
+    if progress:
+        progress(f"unpacking the generic selftests ({len(GENERIC_DIRS)} directories) from {PACKAGE}")
+    deb = AptFetcher(DEBIAN_RELEASE, "all").download(PACKAGE)
+    work = src.tree.parent
+    tarball = _tarball(deb, work)
+    top = src.tree.name
+    tar = shutil.which("tar")
+    if tar is None:
+        raise SourceError("tar not found", hint="install Debian's tar package")
+    pats = [f"{top}/tools/testing/selftests/{d}/*" for d in GENERIC_DIRS] + [f"{top}/{p}" for p in GENERIC_EXTRA]
+    subprocess.run([tar, "-xJf", str(tarball), "-C", str(work), "--wildcards", *pats],
+                   capture_output=True, text=True)
+    shutil.rmtree(work / "deb", ignore_errors=True)
+    if not (src.selftests / "futex").is_dir():
+        raise SourceError(f"unpacking the generic selftests from {tarball.name} failed")
+    stamp.write_text(want)
 
 
 def get_source(linux_src: str | Path | None = None, progress=None) -> LinuxSource:  # type: ignore[no-untyped-def]

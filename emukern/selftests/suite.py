@@ -21,7 +21,7 @@ def build_with_helpers(b: Builder, t: SelfTest) -> Built:
     else:
         built = b.build(t)
     for h in t.helpers:
-        ht = BY_ID.get(f"{t.arch}/{t.dir}/{h}") or SelfTest(t.arch, t.dir, h, kind="helper")
+        ht = BY_ID.get(f"{t.arch}/{t.dir}/{h}") or SelfTest(t.arch, t.dir, h, kind="helper", generic=t.generic)
         hb = b.build(ht)
         if not hb.ok and built.ok and h in ("rdvl-sve", "vstate_exec_nolibc", "fpsimd-test", "sve-test"):
             return Built(t, None, f"its helper {h} did not build: {hb.reason}")
@@ -49,6 +49,9 @@ def run_suite(src: LinuxSource, tests: list[SelfTest], opts: RunOptions, pinned:
     ``advance`` is called once per finished run (the progress bar).  Ctrl-C raises
     SuiteInterrupted carrying the runs that finished."""
     b = Builder(src)
+    if any(t.generic for t in tests):
+        from emukern.selftests.source import ensure_generic
+        ensure_generic(src, progress)
     outcomes: list[Outcome] = []
     try:
         for t in tests:
@@ -178,10 +181,14 @@ def print_table(outcomes: list[Outcome], src: LinuxSource, file: Any = None, col
     for o in outcomes:
         by[o.verdict] = by.get(o.verdict, 0) + 1
     bad = sum(o.unexpected for o in outcomes)
-    from emukern.selftests.catalog import NOT_RUN
+    from emukern.selftests.catalog import BY_ID, NOT_RUN, NOT_RUN_GENERIC
     arches = {o.test.split("/", 1)[0] for o in outcomes}
+    kinds = {("generic" if BY_ID[o.test].generic else "vector") for o in outcomes if o.test in BY_ID}
     for d, why in NOT_RUN.items():
-        if d.split("/", 1)[0] in arches:
+        if d.split("/", 1)[0] in arches and "vector" in kinds:
+            console.print(f"[dim]not in the matrix: {d} — {why}[/]")
+    if "generic" in kinds:
+        for d, why in NOT_RUN_GENERIC.items():
             console.print(f"[dim]not in the matrix: {d} — {why}[/]")
     console.print(f"{len(outcomes)} runs of {len(per_test)} tests: "
                   + ", ".join(f"{v} {c}" for v, c in sorted(by.items())) + f"; {bad} unexpected")
@@ -261,10 +268,13 @@ def main(a: Any) -> int:
     kernel, version, real_profile = _kernel_choice(a)
     arch = version.arch if version is not None else a.arch
     only = [n.strip() for item in a.only for n in item.split(",") if n.strip()]
-    tests = select(arch, only or None)
+    suite = getattr(a, "suite", "vector") or "vector"
+    tests = select(arch, only or None, suite)
     if not tests:
-        raise ConfigError(f"no selftest matches {a.only}", hint="names look like fp/sve-test or sve-test; "
-                          "`emukern selftests --list` shows them")
+        other = [s for s in ("vector", "generic") if s != suite and select(arch, only or None, s)]
+        raise ConfigError(f"no selftest matches {a.only}" + (f" in --suite {suite}" if only else ""),
+                          hint=(f"it is in --suite {other[0]}" if other and only else
+                                "names look like fp/sve-test or sve-test; `emukern selftests --list` shows them"))
     if a.list:
         for t in tests:
             print(f"{t.id:48s} {t.kind:7s} switches: {','.join(t.switches) or '-'}"
