@@ -258,6 +258,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
     exec_commit(k, task)
+    signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
     task.comm = path.rsplit("/", 1)[-1][:15]

@@ -88,6 +88,12 @@ class Task:
     exec_error: str = ""            # why the last execve failed (for the trap log)
     # an exec_image(commit=False) waiting for exec_commit: (mm, entry, sp, argv)
     exec_pending: tuple["MmStruct", int, int, list[str]] | None = None
+    # CLONE_VFORK (kernel/fork.c): on the child, ``vfork_done`` is the completion its parent
+    # sleeps on until the child execs or exits (mm_release completes it and clears it); on the
+    # parent, ``vfork_child`` is the child it waits for, so the clone re-run after a wake-up
+    # returns that child's pid instead of cloning again
+    vfork_done: Any = None
+    vfork_child: "Task | None" = None
 
     sigpending = FlagView(TIF_SIGPENDING)
 

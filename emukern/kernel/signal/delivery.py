@@ -306,6 +306,8 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
     name = k.syscall_name(nr)
     if name in ("rt_sigsuspend", "rt_sigtimedwait"):
         return None                                 # they look at the pending set themselves
+    if name in ("clone", "clone3") and task.vfork_child is not None:
+        return None                 # wait_for_vfork_done is killable only (syscalls/fork.py)
     if name == "ppoll":
         task.sigstate.in_wait = ""
         return -ERESTARTNOHAND

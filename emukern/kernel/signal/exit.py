@@ -73,6 +73,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
                 k.sched.wake_queue(wq, cpu.now, nr=1, value=0)
         except MemoryFault:
             pass
+    complete_vfork_done(k, cpu, task)   # (exit_mm_release: a vfork parent goes on)
     mmput(k, task.mm)   # (exit_mm: the last user frees it)
     if task.files is not None:
         others = [t for t in k.tasks.values() if t is not task and t.alive and t.files is task.files]
@@ -98,6 +99,34 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
         k.percpu[cpu.index].need_resched = True
         cpu.stop()
     _remove_from_queues(k, task)
+
+
+def complete_vfork_done(k: "Kernel", cpu, task: Task) -> None:
+    """mm_release's last step, at exec (once the new mm is in place) and at exit: a CLONE_VFORK
+    child gives its borrowed mm back, so the parent sleeping in clone may run again.  The
+    completion is used once (a second exec or the exit after an exec finds nothing)."""
+    done = task.vfork_done
+    if done is None:
+        return
+    task.vfork_done = None
+    k.sched.wake_queue(done, cpu.now)
+
+
+# wait4/waitid option bits outside the uapi numbers of kernel/signal/defs.py (linux/wait.h)
+__WNOTHREAD = 0x20000000
+__WALL = 0x40000000
+__WCLONE = 0x80000000
+
+
+def eligible_child(child: Task, options: int) -> bool:
+    """eligible_child's clone-child rule (kernel/exit.c): a child whose exit signal is not SIGCHLD
+    (a "clone" child, e.g. one made with exit signal 0) is waited for only with __WCLONE, and
+    __WCLONE waits for nothing else; __WALL waits for both kinds.  A child no wait may look at
+    does not count as a child either: with none left, the wait fails with ECHILD."""
+    if options & __WALL:
+        return True
+    sig = child.sigstate.exit_signal if child.sigstate is not None else SIGCHLD
+    return (sig != SIGCHLD) == bool(options & __WCLONE)
 
 
 def _group(k: "Kernel", task: Any) -> list[Any]:

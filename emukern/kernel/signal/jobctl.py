@@ -220,7 +220,8 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
     else:
         return -E.EINVAL
     parent = k.tasks.get(task.tgid, task)
-    kids = [c for c in parent.children if c.state != TaskState.DEAD and match(c)]
+    kids = [c for c in parent.children if c.state != TaskState.DEAD and match(c)
+            and signal_exit.eligible_child(c, options)]
     if not kids:
         return -E.ECHILD
     for c in kids:

@@ -37,7 +37,8 @@ def sys_exit_group(k: "Kernel", cpu, task, code, *a):
 def sys_wait4(k: "Kernel", cpu, task, pid, status_ptr, options, rusage, *a):
     pid = s64(pid)
     parent = k.tasks.get(task.tgid, task)
-    kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)]
+    kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)
+            and signal_exit.eligible_child(c, options)]
     traced = [t for t in ptrace_tracees(k, task.tgid) if pid <= 0 or t.tid == pid]
     if not kids and not traced:
         return -E.ECHILD

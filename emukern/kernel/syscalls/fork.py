@@ -16,7 +16,9 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
-from emukern.kernel.signal.defs import SIG_DFL, SIG_IGN
+from emukern.kernel.files import WaitQueue
+from emukern.kernel.signal.defs import SIG_DFL, SIG_IGN, SIG_KERNEL_IGNORE, SIG_KERNEL_STOP, SIGKILL, sigmask
+from emukern.kernel.sysret import BLOCK
 from emukern.kernel.syscalls import (
     CLONE_CHILD_CLEARTID,
     CLONE_CHILD_SETTID,
@@ -43,6 +45,7 @@ def sys_set_tid_address(k: "Kernel", cpu, task, tidptr, *a):
 
 # ---- process lifecycle ---------------------------------------------------------------------
 CLONE_NEWNS = 0x20000
+CLONE_VFORK = 0x4000
 CLONE_NEWUSER = 0x10000000
 
 
@@ -60,6 +63,8 @@ def clone_flags_invalid(flags: int) -> bool:
 
 
 def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
+    if task.vfork_child is not None:        # woken in a CLONE_VFORK wait: not a new clone
+        return wait_for_vfork_done(k, cpu, task)
     # the legacy clone's flag word is an int: the upper half of the register is not looked at
     # (the low byte, CSIGNAL, is the exit signal: any value, even one above _NSIG)
     flags &= 0xFFFFFFFF
@@ -124,7 +129,51 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
         k.tasks.get(task.tgid, task).children.append(child)
     child.cpu = cpu.index
     k.sched.enqueue(child, k.sched.select_cpu(child, new=True), cpu.now)
+    if flags & CLONE_VFORK:
+        # the child runs on the parent's memory (its stack included, with CLONE_VM): the parent
+        # sleeps until the child is done with it, at its exec or its exit
+        child.vfork_done = WaitQueue("vfork")
+        task.vfork_child = child
+        return wait_for_vfork_done(k, cpu, task)
     return tid
+
+
+def wait_for_vfork_done(k: "Kernel", cpu, task):
+    """kernel_clone's wait_for_vfork_done: the parent of a CLONE_VFORK child sleeps until the
+    child completes ``vfork_done`` (mm_release, at its exec or exit; kernel/signal/exit.py),
+    then the clone returns the child's pid.  A blocked clone is re-run from the start when
+    woken, so the parent remembers its child (``vfork_child``) and comes back here instead of
+    cloning again.  The sleep is killable, not interruptible: an ordinary signal leaves the
+    parent asleep (handled once the clone returned, as in Linux), a fatal one ends the wait
+    early; either way the pid is returned, the child lives on."""
+    child = task.vfork_child
+    assert child is not None
+    k.sched.finish_wait(task)
+    done = child.vfork_done
+    if done is None or not child.alive or _fatal_signal_pending(task):
+        task.vfork_child = None
+        child.vfork_done = None         # (a killed parent: the child completes nothing)
+        return child.tid
+    k.sched.sleep_on(cpu, task, done, "vfork")
+    return BLOCK
+
+
+def _fatal_signal_pending(task) -> bool:
+    """fatal_signal_pending, as it looks once complete_signal has turned a fatal signal into a
+    SIGKILL of every thread: SIGKILL queued, or an unblocked signal queued whose action is the
+    default one and that default ends the process (neither ignore nor stop)."""
+    st, sig, hand = task.sigstate, task.signal, task.sighand
+    if st is None or hand is None:
+        return False
+    queued = st.pending.signal | (sig.shared_pending.signal if sig is not None else 0)
+    if queued & sigmask(SIGKILL):
+        return True
+    for n in range(1, len(hand.action)):
+        m = sigmask(n)
+        if queued & m and not st.blocked & m and hand.action[n].handler == SIG_DFL \
+                and not m & (SIG_KERNEL_IGNORE | SIG_KERNEL_STOP):
+            return True
+    return False
 
 
 # ---- clone3 ----------------------------------------------------------------------------------
@@ -196,6 +245,8 @@ def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
     architectures).  What emukern has no object for is refused with EINVAL: CLONE_PIDFD (no
     pidfds), set_tid (choosing the child's pid: a checkpoint/restore privilege), and
     CLONE_INTO_CGROUP (no cgroups)."""
+    if task.vfork_child is not None:        # woken in a CLONE_VFORK wait: not a new clone
+        return wait_for_vfork_done(k, cpu, task)
     args = copy_clone_args_from_user(k, task, uargs, size)
     if isinstance(args, int):
         return args
