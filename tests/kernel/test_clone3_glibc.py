@@ -1,8 +1,9 @@
 """glibc 2.41 (Debian trixie's libc6) takes clone3 for pthread_create: a threaded program and a
 fork (guest_asm/c/clone3_glibc.c, built with the cross
 compiler, run in a root holding trixie's libc6) still run, and the syscall counts show clone3
-taken.  (posix_spawn, which glibc also starts with clone3, is not here: its CLONE_VFORK child
-needs the parent held until exec, which emukern does not do for clone either.)  The package comes through emukern.debian.AptFetcher; without it the test skips."""
+taken.  (posix_spawn, which glibc also starts with clone3 and CLONE_VFORK, is tested by
+tests/kernel/test_vfork.py.)  The package comes through emukern.debian.AptFetcher; without it the
+test skips."""
 from __future__ import annotations
 
 import shutil
