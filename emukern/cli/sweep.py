@@ -44,6 +44,9 @@ def add_sweep_command(sub: Any) -> None:
     s.add_argument("--cache", metavar="DIR", help="result cache directory (default ~/.cache/emukern/results)")
     s.add_argument("--no-cache", action="store_true", help="run every point, store nothing")
     s.add_argument("--dry-run", action="store_true", help="list the points and stop")
+    s.add_argument("--no-plots", action="store_true",
+                   help="write the tables (CSV, Parquet, JSON) but draw no PNG: most of a fully cached "
+                        "sweep's time is drawing")
     s.set_defaults(func=cmd_sweep)
 
 
@@ -83,7 +86,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
                 prog.console.print(f"[red]point {rec['index']} failed[/]: {rec['label']}: {rec['error']}")
 
         run = run_sweep(spec.points, ex, cache_dir, on_done=done)
-    files = write_results(run.records, spec.axes, Path(a.out), partial=run.interrupted)
+    files = write_results(run.records, spec.axes, Path(a.out), partial=run.interrupted,
+                          plots=not a.no_plots)
     _print_table(run.records, spec.axes, con)
     con.print(f"{len(run.records)}/{len(spec.points)} point(s): {counts['ran']} ran, "
               f"{counts['cached']} from the cache, {counts['failed']} failed"

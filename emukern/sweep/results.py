@@ -61,8 +61,10 @@ def table(records: list[dict[str, Any]]) -> Any:
     return df
 
 
-def write_results(records: list[dict[str, Any]], axes: list[str], out: Path, *, partial: bool) -> dict[str, Path]:
-    """points/*.json, results.csv, results.parquet and one PNG per swept axis, under ``out``."""
+def write_results(records: list[dict[str, Any]], axes: list[str], out: Path, *, partial: bool,
+                  plots: bool = True) -> dict[str, Path]:
+    """points/*.json, results.csv, results.parquet and (``plots``) one PNG per swept axis, under
+    ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     pdir = out / "points"
     pdir.mkdir(exist_ok=True)
@@ -82,7 +84,7 @@ def write_results(records: list[dict[str, Any]], axes: list[str], out: Path, *, 
     (out / "sweep.json").write_text(json.dumps({"points": len(records), "partial": partial,
                                                 "failed": int((~df["ok"]).sum()), "axes": axes},
                                                indent=1) + "\n")
-    for axis in axes:
+    for axis in axes if plots else ():
         png = plot_axis(df, axis, axes, out)
         if png is not None:
             files[f"plot:{axis}"] = png

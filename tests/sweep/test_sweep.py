@@ -130,3 +130,11 @@ def test_cli_writes_tidy_results(tmp_path, capsys):
     assert len(list((out / "points").glob("*.json"))) == 3
     err = capsys.readouterr().err
     assert "point 2 failed" in err and "2 ran" in err
+
+
+def test_no_plots_writes_the_tables_and_no_png(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'[sweep]\nprograms = ["{VABI}"]\nargs = ["5"]\n[grid]\nvlen = [128, 256]\n')
+    out = tmp_path / "out"
+    assert cli_main(["sweep", str(spec), "--out", str(out), "--no-cache", "--workers", "1", "--no-plots"]) == 0
+    assert (out / "results.csv").exists() and not list(out.glob("*.png"))
