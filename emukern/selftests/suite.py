@@ -330,6 +330,7 @@ def _run_and_report(a: Any, src: LinuxSource, tests: list[SelfTest], opts: RunOp
                     real_profile: Any) -> int:
     title = ""
     real_runs: list[Any] = []
+    real_name = getattr(a, "real", None)        # --real KERNEL: boot it too and compare verdicts
     if real_profile:
         from emukern.selftests.real import RealTable, mark, run_real
         table = RealTable.load(Path(a.real_file) if getattr(a, "real_file", None) else None)
