@@ -34,7 +34,7 @@ def scheduler_tick(k: "Kernel", cpu: "Cpu", task: "Task | None", in_kernel: str 
     trap = Trap(TrapKind.TIMER, k.config.arch, cpu.get_pc(), cpu=cpu.index, cause=k.arch.timer_cause)
     t0 = cpu.now
     cpu.charge(k.cost.timer_tick)
-    k.trap_counts["timer"] += 1
+    k._trap_counts["timer"] += 1    # (the raw Counter: the trap_counts property folds the table first)
     if in_kernel is None:
         for cb in k.trap_listeners:
             cb("enter", cpu, task, trap)
