@@ -28,14 +28,16 @@ What is modelled, as Linux does it:
   the FPSIMD or SVE form; a write sets the VL first, as prctl(PR_SVE_SET_VL) does: see
   kernel/arch/arm64/ptrace.py), NT_ARM_TAGGED_ADDR_CTRL (the tagged address ABI's control word, as
   prctl(PR_GET/SET_TAGGED_ADDR_CTRL)).  riscv64: NT_PRSTATUS
-  (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
+  (user_regs_struct: pc, x1..x31), NT_PRFPREG (f0..f31, fcsr) and NT_RISCV_VECTOR (the
+  __riscv_v_regset_state header and v0..v31; its errnos, CSR checks and the view of a state a
+  syscall made dead follow the kernel version and riscv-discard: kernel/arch/riscv/vector.py).
 * **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
   (ptrace_check_attach); EIO for a request emukern does not know.
 
 Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
 PTRACE_SYSCALL (syscall-stops), PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
 event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
-POKEUSR (EIO on both architectures in Linux too), NT_ARM_SYSTEM_CALL and NT_RISCV_VECTOR.  Installing a
+POKEUSR (EIO on both architectures in Linux too) and NT_ARM_SYSTEM_CALL.  Installing a
 hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
 debug registers to program (disabled entries are accepted).  A tracee that is not the tracer's
 child reports its stops to the tracer's wait4, but its exit goes to its real parent only.
