@@ -18,6 +18,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.preempt import PREEMPTED, offset
 from emukern.kernel.preempt import describe as describe_preemption
 from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import ptrace as signal_ptrace
 from emukern.kernel.syscalls import BLOCK
 from emukern.kernel.syscalls import table as syscalls_table
 from emukern.kernel.task import Task, TaskState
@@ -127,6 +128,9 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
     pcpu, ret_slot, write_ret = k._sys_percpu[cpu.index]
     task = pcpu.curr
     assert task is not None, "trap on an idle CPU"
+    if task.ptrace is not None:     # a traced task may have syscall-stops: the general path
+        handle_trap(k, cpu, cpu.syscall_trap(pc, word, regs))
+        return
     cost = k.cost
     # kernel entry, as handle_trap: the marks (given by the CPU), the entry's cost
     _account_entry(pcpu, task, now, ucount)
@@ -315,9 +319,16 @@ def do_syscall(k: "Kernel", cpu: Cpu, task: Task, trap: Trap) -> None:
     regs = trap.sysregs or cpu.syscall_regs()
     nr = regs[0]
     args = tuple(regs[1:])
-    note = k.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
-    if note:
-        trap.notes = [note]
+    link = task.ptrace
+    if link is not None and link.syscall_trace:
+        if signal_ptrace.syscall_trace_enter(k, cpu, task, trap):
+            return                  # stopped; the ecall/svc runs again when resumed
+        regs = cpu.syscall_regs()   # the arch's entry work ran before the stop
+        nr, args = regs[0], tuple(regs[1:])
+    else:
+        note = k.arch.syscall_enter(cpu, task)   # vstate discard / fpsimd_syscall_enter
+        if note:
+            trap.notes = [note]
     cpu.charge(k._costs["syscall_dispatch"])
     task.syscalls += 1
     name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
@@ -347,6 +358,8 @@ def _syscall_finish(k: "Kernel", cpu: Cpu, task: Task, trap: Trap, nr: int, args
             signal_delivery.note_restart(k, task, nr, args, ret)
         k.arch.set_syscall_return(cpu, ret)
         trap.ret = ret
+        if task.ptrace is not None:
+            signal_ptrace.syscall_trace_exit(k, cpu, task, trap)
     elif not task.alive:
         trap.decision = trap.decision or (f"task exited (wait status {task.exit_code:#x})")
 

@@ -36,6 +36,10 @@ class SelfTest:
     make_vars: tuple[str, ...] = ()  # VAR=value on its make command line (each one a documented substitution)
     time_limit: float | None = None  # host seconds for one run, when below --time-limit
     generic: bool = False          # under selftests/<dir> (architecture-independent), not selftests/<karch>/<dir>
+    # a selftest newer than the tree: the file (under build.UPSTREAM_DIR) compiled in place of a
+    # Makefile target, and which version it is (build.py says how)
+    upstream: str = ""
+    upstream_version: str = ""
 
     @property
     def suite(self) -> str:
@@ -124,6 +128,21 @@ TESTS: list[SelfTest] = [
                   "with PR_RISCV_V_GET_CONTROL's value (any failure prints and exits 255)"),
     SelfTest(_R, "vector", "vstate_prctl", switches=RV, vector=True, helpers=("vstate_exec_nolibc",)),
     SelfTest(_R, "sigreturn", "sigreturn", switches=RV, vector=True),
+    # the V regset's selftests are newer than 6.12's tree: built from the stored upstream copies
+    SelfTest(_R, "vector", "vstate_ptrace", switches=RV, vector=True,
+             upstream="src-torvalds-linux-b8304863-tools-testing-selftests-riscv-vector-vstate_ptrace.c",
+             upstream_version="torvalds/linux b8304863 (mainline: ebreak stops, 2 tests)",
+             note="a tracer reads v31 at an ebreak, writes it back changed; the child checks it"),
+    SelfTest(_R, "vector", "vstate_ptrace_v3", switches=RV, vector=True,
+             upstream="src-tchiu-TT-linux-1085303c-tools-testing-selftests-riscv-vector-vstate_ptrace.c",
+             upstream_version="tchiu-TT/linux 1085303c (the optimize-restore series' version, 4 tests)",
+             note="vstate_ptrace plus the series' syscall-stop case (PTRACE_SYSCALL): v31 reads -1 at "
+                  "the stop and a SETREGSET there is dropped"),
+    SelfTest(_R, "vector", "validate_v_ptrace", switches=RV, vector=True,
+             upstream="src-torvalds-linux-2c9e7a5f-tools-testing-selftests-riscv-vector-validate_v_ptrace.c",
+             upstream_version="torvalds/linux 2c9e7a5f (Sergey Matyukevich's tests, merged for 7.0)",
+             note="ptrace_v_not_enabled, ptrace_v_early_debug, ptrace_v_syscall_clobbering and the "
+                  "v_csr_invalid (12) / v_csr_valid (4) variants; the XTheadVector ones skip"),
     SelfTest(_R, "mm", "mmap_default"),
     SelfTest(_R, "mm", "mmap_bottomup", rlimits=(("STACK", "unlimited"),),
              note="run_mmap.sh runs it after `ulimit -s unlimited` (so do emukern's and the real-kernel runs)"),

@@ -28,14 +28,24 @@ What is modelled, as Linux does it:
   the FPSIMD or SVE form; a write sets the VL first, as prctl(PR_SVE_SET_VL) does: see
   kernel/arch/arm64/ptrace.py), NT_ARM_TAGGED_ADDR_CTRL (the tagged address ABI's control word, as
   prctl(PR_GET/SET_TAGGED_ADDR_CTRL)).  riscv64: NT_PRSTATUS
-  (user_regs_struct: pc, x1..x31) and NT_PRFPREG (f0..f31, fcsr).
+  (user_regs_struct: pc, x1..x31), NT_PRFPREG (f0..f31, fcsr) and NT_RISCV_VECTOR (the
+  __riscv_v_regset_state header and v0..v31; its errnos, CSR checks and the view of a state a
+  syscall made dead follow the kernel version and riscv-discard: kernel/arch/riscv/vector.py).
 * **Errnos**: ESRCH for a pid that is not a tracee of the caller, or one not in a ptrace-stop
   (ptrace_check_attach); EIO for a request emukern does not know.
 
+* **Syscall-stops**: PTRACE_SYSCALL resumes like PTRACE_CONT and stops the tracee at the next
+  syscall's entry and exit (status SIGTRAP, or SIGTRAP|0x80 with PTRACE_O_TRACESYSGOOD); CONT
+  ends it.  The entry stop leaves the PC on the ecall/svc, which runs again when resumed (so the
+  trap log shows that syscall's entry twice, and the argument registers are read after the
+  tracer had its chance to change them); the arch's entry work runs once, before the stop.
+  Only a syscall that completes without sleeping reports its exit stop: one that blocks returns
+  to user mode without it (not yet modelled).
+
 Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
-PTRACE_SYSCALL (syscall-stops), PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
+PTRACE_GET_SYSCALL_INFO, PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
 event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
-POKEUSR (EIO on both architectures in Linux too), NT_ARM_SYSTEM_CALL and NT_RISCV_VECTOR.  Installing a
+POKEUSR (EIO on both architectures in Linux too) and NT_ARM_SYSTEM_CALL.  Installing a
 hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
 debug registers to program (disabled entries are accepted).  A tracee that is not the tracer's
 child reports its stops to the tracer's wait4, but its exit goes to its real parent only.
@@ -86,6 +96,8 @@ class PtraceLink:
     last_siginfo: KSigInfo | None = None
     resume_sig: int = 0                # what PTRACE_CONT/DETACH gave back (task->exit_code)
     injected: KSigInfo | None = None   # that signal, queued: delivered without a second stop
+    syscall_trace: bool = False        # resumed by PTRACE_SYSCALL (TIF_SYSCALL_TRACE)
+    entry_stopped: bool = False        # the ecall/svc now re-executing was reported at entry
 
 
 def _link(task: "Task") -> PtraceLink | None:
@@ -159,6 +171,50 @@ def _resume(k: Any, cpu: Any, child: "Task", link: PtraceLink, sig: int) -> None
         k.sched.wake_up(child, cpu.now)
 
 
+# ---- syscall-stops (PTRACE_SYSCALL) --------------------------------------------------------------
+SIGTRAP = 5
+PTRACE_O_TRACESYSGOOD = 1
+
+
+def _syscall_stop(k: Any, cpu: Any, task: "Task", link: PtraceLink, trap: Any, where: str) -> None:
+    """ptrace_report_syscall: a ptrace-stop whose status is SIGTRAP, or SIGTRAP|0x80 when the
+    tracer asked PTRACE_O_TRACESYSGOOD (so it can tell a syscall-stop from a real SIGTRAP)."""
+    code = SIGTRAP | (0x80 if link.options & PTRACE_O_TRACESYSGOOD else 0)
+    info = KSigInfo(SIGTRAP, code, pid=task.tgid)
+    link.stopped, link.exit_code, link.last_siginfo, link.resume_sig = True, code, info, 0
+    if trap is not None:
+        trap.decision = f"syscall-{where} stop (PTRACE_SYSCALL), status {code:#x}"
+    _notify_tracer(k, cpu, task, link, code)
+    task.waitqueues = []
+    k.sched.block_current(cpu, task, f"{TRACED} (syscall-{where})")
+
+
+def syscall_trace_enter(k: Any, cpu: Any, task: "Task", trap: Any) -> bool:
+    """The entry half for a task its tracer resumed with PTRACE_SYSCALL.  The first time: the
+    arch's entry work (V discard, SVE flush) runs as it does before Linux's report, then the
+    task stops with the PC back on its ecall/svc — True, nothing is dispatched.  When resumed it
+    executes that instruction again and lands here a second time: False, dispatch now, with the
+    argument registers as the tracer left them (the arch's entry work is not repeated)."""
+    link = task.ptrace
+    if link.entry_stopped:
+        link.entry_stopped = False
+        return False
+    note = k.arch.syscall_enter(cpu, task)
+    if note and trap is not None:
+        trap.notes = [note]
+    cpu.set_pc(cpu.get_pc() - 4)            # ecall and svc are both 4 bytes
+    link.entry_stopped = True
+    _syscall_stop(k, cpu, task, link, trap, "entry")
+    return True
+
+
+def syscall_trace_exit(k: Any, cpu: Any, task: "Task", trap: Any) -> None:
+    """The exit half: the return value is in the registers; stop once more before user mode."""
+    link = task.ptrace
+    if link is not None and link.syscall_trace and task.alive:
+        _syscall_stop(k, cpu, task, link, trap, "exit")
+
+
 # ---- the tracer's wait4 ---------------------------------------------------------------------------
 def ptrace_tracees(k: Any, tracer_tgid: int) -> list["Task"]:
     """The live tasks whose tracer is a thread of ``tracer_tgid`` (the ptraced list)."""
@@ -222,9 +278,10 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
     if request == PTRACE_KILL:
         signal_generate.send_signal(k, cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
         return 0
-    if request in (PTRACE_CONT, PTRACE_DETACH):
+    if request in (PTRACE_CONT, PTRACE_DETACH, PTRACE_SYSCALL):
         if not 0 <= data <= _NSIG:
             return -E.EIO                       # !valid_signal(data)
+        link.syscall_trace = request == PTRACE_SYSCALL
         if request == PTRACE_DETACH:
             child.ptrace = None                 # __ptrace_unlink; the stop's exit_code is replaced
         _resume(k, cpu, child, link, data)
@@ -253,7 +310,7 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
         return 0
     if request in (PTRACE_GETREGSET, PTRACE_SETREGSET):
         return ptrace_regset(k, task, child, request, addr, data)
-    return -E.EIO          # PTRACE_SYSCALL, SINGLESTEP, PEEKUSR, ... (see the module docstring)
+    return -E.EIO          # SINGLESTEP, PEEKUSR, ... (see the module docstring)
 
 
 def ptrace_traceme(task: "Task") -> int:

@@ -68,6 +68,9 @@ class RiscvArch(ArchBase[RiscvCpu]):
     def core_thread_regsets(self, cpu: Any, t: Any, ctx: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
         return riscv_regset.core_thread_regsets(self.k, cpu, t, ctx)
 
+    def regset_access(self, task: Any, child: Any, rs: Any, write: bool, base: int, length: int) -> int | None:
+        return riscv_regset.regset_access(self.k, task, child, rs, write, base, length)
+
     def make_cpu(self, index: int) -> RiscvCpu:
         c = self.k.config
         return RiscvCpu(index, self.k.clock, vlen=c.vlen, dlen=c.dlen, has_v=c.has_v)

@@ -1,17 +1,22 @@
-"""riscv64's regsets (arch/riscv/kernel/ptrace.c's riscv_user_regset): NT_PRSTATUS and
-NT_PRFPREG, for PTRACE_GETREGSET/SETREGSET and the core dump.  The generic half is
-kernel/signal/ptrace.py."""
+"""riscv64's regsets (arch/riscv/kernel/ptrace.c's riscv_user_regset): NT_PRSTATUS, NT_PRFPREG
+and NT_RISCV_VECTOR, for PTRACE_GETREGSET/SETREGSET and the core dump.  The generic half is
+kernel/signal/ptrace.py; the vector regset's rules (which errno, which CSR values, what an Initial
+state shows under each riscv-discard value) are kernel/arch/riscv/vector.py's riscv_vr_get/_set."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.arch.riscv.vector import RISCV_MAX_VLENB, NT_RISCV_VECTOR, V_REGSET_HDR, riscv_vr_get, riscv_vr_set
 from emukern.kernel.signal.ptrace import NT_PRFPREG, NT_PRSTATUS, Regset
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.kernel.types import Kernel
 
-RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"))
+# NT_RISCV_VECTOR counts in 4-byte units and is sized for the largest VLEN: a GETREGSET length is
+# cut to that, not to the tracee's real size (the header and 32 * vlenb bytes are what is written)
+RISCV_REGSETS = (Regset(NT_PRSTATUS, 32, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 33, 8, "NT_PRFPREG"),
+                 Regset(NT_RISCV_VECTOR, (V_REGSET_HDR + 32 * RISCV_MAX_VLENB) // 4, 4, "NT_RISCV_VECTOR"))
 
 
 def gpr_get(ctx: dict[str, Any]) -> bytes:
@@ -27,6 +32,26 @@ def fpr_get(fp: dict[str, Any] | None) -> bytes:
     fcsr = fp["fcsr"] if fp else 0
     return (b"".join((v & (2**64 - 1)).to_bytes(8, "little") for v in f)
             + (fcsr & 0xFFFF_FFFF).to_bytes(4, "little") + bytes(4))
+
+
+def _vlenb(k: "Kernel") -> int:
+    return k.config.vlen // 8
+
+
+def regset_access(k: "Kernel", task: "Task", child: "Task", rs: Regset, write: bool, base: int,
+                  length: int) -> int | None:
+    """NT_RISCV_VECTOR is transferred here whole: its get can fail (no V, never used), and a set
+    takes exactly the bytes given (a short write keeps the registers past it), neither of which
+    the generic read-merge-store path can say.  None for the other regsets."""
+    if rs.note != NT_RISCV_VECTOR:
+        return None
+    if not write:
+        got = riscv_vr_get(k, child, _vlenb(k))
+        if isinstance(got, int):
+            return got
+        task.mm.write(base, got[:length])
+        return 0
+    return riscv_vr_set(k, child, _vlenb(k), task.mm.read(base, length))
 
 
 def regset_get(k: "Kernel", child: "Task", rs: Regset) -> bytes:

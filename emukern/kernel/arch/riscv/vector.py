@@ -342,17 +342,53 @@ def riscv_v_ucontext_save(k: "Kernel", cpu: RiscvCpu | None, task: "Task") -> st
 # followed by the 32 registers
 NT_RISCV_VECTOR = 0x901
 V_REGSET_HDR = 40
+RISCV_MAX_VLENB = 8192          # the regset's size is sized for the largest VLEN the spec allows
 ENODATA = 61                    # asm-generic/errno.h: "no data available" (a V state never used)
+
+# vcsr: only vxsat (bit 0) and vxrm (bits 2:1) exist; vtype: vsew, vlmul, vta, vma (vill and the
+# reserved bits may not be written by a debugger)
+_VCSR_BITS = 0x7
+_VTYPE_BITS = 0xFF
+_ELEN = 64                      # the machine's V is the full V extension (Zve64x and up)
+
+
+def strict_v_regset(k: "Kernel") -> bool:
+    """Sergey Matyukevich's ptrace series (merged for Linux 7.0): a tracee that never used V is
+    -ENODATA (not -EINVAL), and SETREGSET checks the CSR values as the hardware would accept
+    them.  Linux 6.12 checks only vlenb."""
+    return k.version.release >= (7, 0)
+
+
+def invalid_v_csr(vlenb: int, vstart: int, vl: int, vtype: int, vcsr: int) -> bool:
+    """Would the CSR values of a SETREGSET be impossible for the hardware to hold?  (The strict
+    check of Linux 7.0; every case has a variant in validate_v_ptrace's v_csr_invalid/_valid.)"""
+    vlen = vlenb * 8
+    if vcsr & ~_VCSR_BITS or vtype & ~_VTYPE_BITS:
+        return True                               # reserved bits, or vill (bit XLEN-1)
+    sew = 8 << ((vtype >> 3) & 0x7)
+    if sew > _ELEN:
+        return True
+    vlmul = vtype & 0x7
+    if vlmul == 4:
+        return True                               # LMUL encoding 100 is reserved
+    n = vl or 1                                   # vl=0 still needs room for one element
+    if vlmul & 4:                                 # fractional LMUL 1/8, 1/4, 1/2
+        denom = 2 << (3 - (vlmul - 4))
+        return vlen < n * sew * denom
+    return n * sew > (1 << vlmul) * vlen          # VLMAX = LMUL * VLEN / SEW
 
 
 def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int) -> int | bytes:
-    """riscv_vr_get of a stopped (switched-out) tracee: -ENODATA before its first vector use.
-    eager / deferred (Linux 6.12 + the seed): the saved context as it is — after a syscall under
-    deferred that is a stale context, not the clobbered state.  optimize-restore: the series'
-    GETREGSET fix, riscv_v_ucontext_save first, so an Initial tracee reports the nulled state."""
+    """riscv_vr_get of a stopped (switched-out) tracee: an error before its first vector use
+    (-EINVAL in 6.12, -ENODATA from 7.0).  eager / deferred: the saved context as it is — after a
+    syscall under deferred that is a stale context, not the clobbered state.  optimize-restore:
+    the series' GETREGSET fix, riscv_v_ucontext_save first, so an Initial tracee reports the nulled
+    state."""
     st = _vs(target)
+    if not k.config.has_v:
+        return -E.EINVAL
     if st.vs == VS_OFF or st.datap is None:
-        return -ENODATA
+        return -ENODATA if strict_v_regset(k) else -E.EINVAL
     if k.policies.effective("riscv-discard") == "optimize-restore":
         st.last_decision = "GETREGSET: " + riscv_v_ucontext_save(k, None, target)
     hdr = b"".join((v & (2**64 - 1)).to_bytes(8, "little")
@@ -361,20 +397,29 @@ def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int) -> int | bytes:
 
 
 def riscv_vr_set(k: "Kernel", target: "Task", vlenb: int, data: bytes) -> int:
-    """riscv_vr_set of a stopped tracee (the whole regset in ``data``).  -ENODATA before first use,
-    -EINVAL for a vlenb that is not the machine's.  optimize-restore: a write to an Initial
-    tracee succeeds and is dropped — no vector register lives across the syscall it stopped in."""
+    """riscv_vr_set of a stopped tracee, ``data`` being the bytes the tracer gave (maybe fewer than
+    the whole regset: a short write leaves the registers past it as they were; a header cut short
+    reads as zeros, so its vlenb is wrong and the write is -EINVAL).  Errors before first use as
+    riscv_vr_get.  6.12 checks only vlenb; 7.0 on, every CSR value (invalid_v_csr).
+    optimize-restore: a write to an Initial tracee succeeds and is dropped — no vector register
+    lives across the syscall it stopped in."""
     st = _vs(target)
+    if not k.config.has_v:
+        return -E.EINVAL
     if st.vs == VS_OFF or st.datap is None:
-        return -ENODATA
+        return -ENODATA if strict_v_regset(k) else -E.EINVAL
     if k.policies.effective("riscv-discard") == "optimize-restore" and st.vs == VS_INITIAL:
         st.last_decision = "SETREGSET: VS=Initial, write dropped"
         return 0
-    words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, V_REGSET_HDR, 8)]
-    if words[4] != vlenb:
+    hdr = data[:V_REGSET_HDR].ljust(V_REGSET_HDR, b"\0")
+    vstart, vl, vtype, vcsr, vlenb_w = (int.from_bytes(hdr[i:i + 8], "little") for i in range(0, V_REGSET_HDR, 8))
+    if vlenb_w != vlenb:
         return -E.EINVAL
-    st.vstart, st.vl, st.vtype, st.vcsr = words[:4]
-    st.datap[:] = data[V_REGSET_HDR:V_REGSET_HDR + 32 * vlenb]
+    if strict_v_regset(k) and invalid_v_csr(vlenb, vstart, vl, vtype, vcsr):
+        return -E.EINVAL
+    st.vstart, st.vl, st.vtype, st.vcsr = vstart, vl, vtype, vcsr
+    regs = data[V_REGSET_HDR:V_REGSET_HDR + 32 * vlenb]
+    st.datap[:len(regs)] = regs
     st.last_decision = "SETREGSET: context written"
     return 0
 
