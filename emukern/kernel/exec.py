@@ -163,7 +163,7 @@ def read_exec_file(node: Node, path: str) -> bytes:
     if not node.mode & 0o111:
         raise ExecError(E.EACCES, f"{path}: no execute permission")
     try:
-        fd = os.open(node.host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = node.host.open(os.O_RDONLY | os.O_NONBLOCK)     # openat(held dir, name, O_NOFOLLOW)
     except OSError as e:
         raise ExecError(e.errno or E.EACCES, f"{path}: {e.strerror}") from None
     try:
