@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.fs.procfs import proc_auxv
+from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs.vfs import cwd_of
 
 PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredump
@@ -215,6 +216,11 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
             os.ftruncate(fd, length)        # (the last mapping's trailing zero pages are holes)
     finally:
         os.close(fd)
+    made = vfs.child(cwd, "core")
+    if made is not None and cpu is not None:
+        # a new inode: its own times, and no attributes left in fs/meta.py's overlay by an
+        # unlinked object whose host inode number the new file reuses (the replaced "core")
+        fs_meta.file_update_time(k, cpu, made, created=True)
     where = "core" if cwd.path == "/" else f"{cwd.path.rstrip('/')}/core"
     if not complete:
         return False, f"core {where} truncated at RLIMIT_CORE {limit}: not dumped"
