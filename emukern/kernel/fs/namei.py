@@ -163,8 +163,9 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
         if want_w or flags & O_CREAT:
             return -E.EISDIR
         parent = k.vfs.lookup(task, node.path + "/..")
-        entries = k.vfs.list_dir(node)
-        return task.files.install(DirFile(node, flags, entries, parent if isinstance(parent, Node) else node),
+        if node.host is not None and k.vfs.dir_handle(node) is None:
+            return -E.ENOENT                # gone (or no longer a directory) since the walk
+        return task.files.install(DirFile(node, flags, k.vfs, parent if isinstance(parent, Node) else node),
                                   cloexec=cloexec)
     sysctl = node.extra.get("sysctl")
     if sysctl is not None:

@@ -257,6 +257,26 @@ class Vfs:
                 out[tail] = make()
         return sorted(out.items())
 
+    def dir_names(self, node: Node):
+        """Every name in a directory, unordered and read as it goes (getdents sorts a bounded
+        window of them per call: file.py's DirFile): the synthetic mount points on it, then its
+        own names (a synthetic directory's children, or the host directory's entries)."""
+        mounts = set()
+        for mp in self.synthetic:
+            head, _, tail = mp.rpartition("/")
+            if (head or "/") == node.path:
+                mounts.add(tail)
+        yield from mounts
+        if node.children is not None:
+            names = node.children().keys()
+        elif node.host is not None:
+            names = self.host_names(node)
+        else:
+            return
+        for n in names:
+            if n not in mounts:
+                yield n
+
     def host_names(self, node: Node):
         """The names in a host directory, read as the host gives them (an iterator: nothing is
         kept); empty when it cannot be read."""
