@@ -261,7 +261,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
-    task.comm = path.rsplit("/", 1)[-1][:15]
+    task.comm = path.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")[:15].decode(
+        "utf-8", "surrogateescape")        # __set_task_comm: the first 15 bytes, raw
     for wq in task.files.do_close_on_exec():
         k.sched.wake_queue(wq, cpu.now)
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)
