@@ -163,7 +163,7 @@ def read_exec_file(node: Node, path: str) -> bytes:
     if not node.mode & 0o111:
         raise ExecError(E.EACCES, f"{path}: no execute permission")
     try:
-        fd = os.open(node.host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = node.host.open(os.O_RDONLY | os.O_NONBLOCK)     # openat(held dir, name, O_NOFOLLOW)
     except OSError as e:
         raise ExecError(e.errno or E.EACCES, f"{path}: {e.strerror}") from None
     try:
@@ -261,7 +261,8 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
-    task.comm = path.rsplit("/", 1)[-1][:15]
+    task.comm = path.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")[:15].decode(
+        "utf-8", "surrogateescape")        # __set_task_comm: the first 15 bytes, raw
     for wq in task.files.do_close_on_exec():
         k.sched.wake_queue(wq, cpu.now)
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)

@@ -134,8 +134,10 @@ class SysctlEntry:
             self.on_change(v)
 
 
-def proc_sys_write(f: Any, data: bytes) -> int:
-    """A guest write(2) to an open /proc/sys file: bytes consumed, or -errno.
+def proc_sys_write(f: Any, data: bytes, pos: int | None = None) -> int:
+    """A guest write(2) to an open /proc/sys file: bytes consumed, or -errno.  ``pos`` is
+    pwrite64's offset (proc_sys_call_handler works at ``iocb->ki_pos``, which pwrite sets to its
+    offset and write to the file position; a pwrite leaves the file position alone).
 
     Linux's default kernel.sysctl_writes_strict=1 (proc_first_pos_non_zero_ignore): a write at a
     non-zero file position changes nothing and returns 0 — so after one successful write, which
@@ -143,14 +145,15 @@ def proc_sys_write(f: Any, data: bytes) -> int:
     (seek back to 0 to write again)."""
     if not data:
         return 0                        # proc_sys_call_handler: an empty write changes nothing
-    if f.pos != 0:
+    if (f.pos if pos is None else pos) != 0:
         return 0
     got = f.entry.parse_write(data)
     if got is None:
         return -E.EINVAL
     value, used = got
     f.entry.set(value)
-    f.pos += used
+    if pos is None:
+        f.pos += used
     return used
 
 

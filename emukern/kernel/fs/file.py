@@ -7,6 +7,7 @@ file's own (shared by every descriptor that dup/fork made from one open, as in L
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 import struct
 from typing import Any
@@ -212,12 +213,25 @@ class RandomStream:
 
 
 class DirFile(VfsFile):
-    """An open directory: getdents64 walks a snapshot of its entries taken at open, sorted, with
-    ``.`` and ``..`` first (what ``iterate_shared`` of a simple file system gives)."""
+    """An open directory: getdents64 gives ``.`` and ``..`` first, then the entries sorted by
+    name (so the same root gives the same bytes), read from the directory as it goes.
 
-    def __init__(self, node: Node, flags: int, entries: list[tuple[str, Node]], parent: Node) -> None:
+    Nothing per entry is kept between calls (a guest may open a huge directory many times):
+    the file holds its position (``pos``: the index of the next entry, which d_off, telldir
+    and seekdir carry) and the last name it gave.  Each call reads the directory again and keeps
+    only the next window of names after that one (``heapq.nsmallest``, at most what the buffer
+    can hold), so host memory per open directory is constant and per call bounded by the
+    caller's buffer.  After an lseek to another position the window is found by rank.  Entries
+    added or removed between calls show up or not as they sort (Linux's readdir makes no promise
+    about those either)."""
+
+    MIN_RECLEN = 24              # a linux_dirent64 with a one-byte name
+
+    def __init__(self, node: Node, flags: int, vfs: Any, parent: Node) -> None:
         super().__init__(node, flags)
-        self.entries = [(".", node), ("..", parent)] + entries
+        self.vfs = vfs
+        self.parent = parent
+        self.last: str | None = None      # the name at index pos-1, when pos > 2 and known
 
     def pread(self, count: int, off: int) -> bytes | int:
         return -E.EISDIR
@@ -225,14 +239,37 @@ class DirFile(VfsFile):
     def llseek(self, offset: int, whence: int) -> int:
         if whence != SEEK_SET or offset < 0:
             return -E.EINVAL
+        if offset != self.pos:
+            self.last = None
         self.pos = offset
         return offset
+
+    def _window(self, want: int) -> list[str]:
+        """The sorted names at index pos.. (at most ``want`` of them)."""
+        names = self.vfs.dir_names(self.node)
+        if self.pos <= 2:
+            return heapq.nsmallest(want, names)
+        if self.last is not None:
+            last = self.last
+            return heapq.nsmallest(want, (n for n in names if n > last))
+        skip = self.pos - 2                # after a seek: find the window by rank
+        return heapq.nsmallest(skip + want, names)[skip:]
 
     def getdents(self, bufsize: int) -> bytes | int:
         """struct linux_dirent64 records: d_ino, d_off, d_reclen, d_type, d_name (8-aligned)."""
         out = bytearray()
-        while self.pos < len(self.entries):
-            name, node = self.entries[self.pos]
+        want = bufsize // self.MIN_RECLEN + 1
+        todo: list[tuple[str, Node]] = []
+        if self.pos == 0:
+            todo.append((".", self.node))
+        if self.pos <= 1:
+            todo.append(("..", self.parent))
+        window = self._window(want)
+        for name in window:
+            child = self.vfs.child(self.node, name)
+            if child is not None:          # (gone since it was listed)
+                todo.append((name, child))
+        for name, node in todo:
             nb = name.encode("utf-8", "surrogateescape") + b"\0"
             reclen = (19 + len(nb) + 7) & ~7
             if len(out) + reclen > bufsize:
@@ -242,6 +279,8 @@ class DirFile(VfsFile):
             rec = struct.pack("<QqHB", node.ino, self.pos + 1, reclen, DT_OF_MODE.get(node.kind, 0)) + nb
             out += rec.ljust(reclen, b"\0")
             self.pos += 1
+            if name not in (".", "..") or self.pos > 2:
+                self.last = name
         return bytes(out)
 
 

@@ -97,7 +97,7 @@ def _meta_key(node: Node, f: Any = None) -> tuple | None:
     if node.host is None:
         return ("syn", node.dev, node.path)
     try:
-        s = os.fstat(f.fd) if isinstance(f, HostFile) and f.fd >= 0 else os.lstat(node.host)
+        s = os.fstat(f.fd) if isinstance(f, HostFile) and f.fd >= 0 else node.host.lstat()
     except OSError:
         return None
     return ("host", s.st_dev, s.st_ino)
@@ -117,7 +117,7 @@ def _host_stat(node: Node, f: Any = None) -> os.stat_result | None:
     if node.host is None:
         return None
     try:
-        return os.fstat(f.fd) if isinstance(f, HostFile) and f.fd >= 0 else os.lstat(node.host)
+        return os.fstat(f.fd) if isinstance(f, HostFile) and f.fd >= 0 else node.host.lstat()
     except OSError:
         return None
 

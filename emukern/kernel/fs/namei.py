@@ -163,8 +163,9 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
         if want_w or flags & O_CREAT:
             return -E.EISDIR
         parent = k.vfs.lookup(task, node.path + "/..")
-        entries = k.vfs.list_dir(node)
-        return task.files.install(DirFile(node, flags, entries, parent if isinstance(parent, Node) else node),
+        if node.host is not None and k.vfs.dir_handle(node) is None:
+            return -E.ENOENT                # gone (or no longer a directory) since the walk
+        return task.files.install(DirFile(node, flags, k.vfs, parent if isinstance(parent, Node) else node),
                                   cloexec=cloexec)
     sysctl = node.extra.get("sysctl")
     if sysctl is not None:
@@ -184,7 +185,7 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
     if flags & O_TRUNC and want_w:
         hflags |= os.O_TRUNC
     try:
-        fd = os.open(node.host, hflags)
+        fd = node.host.open(hflags)         # openat(held parent, name, O_NOFOLLOW)
     except OSError as e:
         return -(e.errno or E.EACCES)
     if node.created or hflags & os.O_TRUNC:   # a new file, or one O_TRUNC emptied: its times change
@@ -214,10 +215,13 @@ def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:
     parent, name = pn
     if parent.host is None or not k.vfs.writable:
         return -EROFS if parent.children is None or not k.vfs.writable else -E.EACCES
-    host = os.path.join(parent.host, name)
+    hdir = k.vfs.dir_handle(parent)
+    if hdir is None:
+        return -E.ENOENT                    # the directory went away under the walk
     umask = fs_of(task).umask
     try:
-        os.close(os.open(host, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, mode & 0o7777 & ~umask))
+        os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         mode & 0o7777 & ~umask, dir_fd=hdir.fd))
     except OSError as e:
         return -(e.errno or E.EACCES)
     node = k.vfs.child(parent, name)
@@ -258,8 +262,34 @@ def _set_cwd(k: "Kernel", task, node: Node | int) -> int:
         return node
     if not node.is_dir:
         return -E.ENOTDIR
-    fs_of(task).cwd = node            # task->fs->pwd (shared by CLONE_FS threads)
+    if node.host is not None and k.vfs.dir_handle(node) is None:
+        return -E.ENOENT                  # gone (or replaced by a non-directory) since the walk
+    fs_of(task).cwd = node            # task->fs->pwd (shared by CLONE_FS threads): holds the handle
     return 0
+
+
+def d_move(k: "Kernel", old: str, new: str, exchange: bool = False) -> None:
+    """After a rename of the guest path ``old`` to ``new`` (or an exchange of the two): the
+    working directories and open directories at or below it follow it, as their dentries do
+    in Linux (d_move) — their handles already name the moved directory; this keeps the guest
+    path that getcwd, /proc/PID/cwd and ``..`` read from them current."""
+    def moved(path: str) -> str | None:
+        for a, b in ((old, new), (new, old)) if exchange else ((old, new),):
+            if path == a or path.startswith(a.rstrip("/") + "/"):
+                return b + path[len(a):]
+        return None
+    seen: set[int] = set()
+    for t in k.tasks.values():
+        nodes = [fs_of(t).cwd] if t.fs is not None else []
+        files = getattr(t, "files", None)
+        if files is not None:
+            nodes += [getattr(f, "node", None) for f in files.fds.values()]
+        for n in nodes:
+            if isinstance(n, Node) and n.is_dir and id(n) not in seen:
+                seen.add(id(n))
+                p = moved(n.path)
+                if p is not None:
+                    n.path = p
 
 
 def shared_readonly_in(task, addr: int, length: int) -> bool:

@@ -110,7 +110,7 @@ class ProcFs:
                 "auxv": _file(base + "/auxv", lambda: proc_auxv(t), mode=0o400),
                 "cmdline": _file(base + "/cmdline", lambda: b"".join(
                     a.encode("utf-8", "surrogateescape") + b"\0" for a in t.argv)),
-                "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode(), mode=0o644),
+                "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode("utf-8", "surrogateescape"), mode=0o644),
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
@@ -136,7 +136,7 @@ class ProcFs:
                 f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
                 f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nVmSize:\t{vm:8d} kB\n"
                 f"Threads:\t{len(self._threads(t))}\n"
-                f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode()
+                f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
 
     def proc_stat(self, t: "Task") -> bytes:
         """proc_pid_stat's first fields (pid, comm, state, ppid, pgrp, session, ..., utime, stime
@@ -151,7 +151,7 @@ class ProcFs:
              0, 0, 0, 0, tick(sum(x.utime for x in th)), tick(sum(x.stime for x in th)), 0, 0, 20, 0,
              len(th), 0, tick(t.start_time), vm, vm // 4096]
         f += [0] * (52 - len(f))
-        return (" ".join(map(str, f)) + "\n").encode()
+        return (" ".join(map(str, f)) + "\n").encode("utf-8", "surrogateescape")
 
     def sys_dir(self, path: str, prefix: str) -> Node:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""

@@ -42,13 +42,13 @@ def _s32(v: int) -> int:
 _libc: Any = None
 
 
-def host_renameat2(old: str, new: str, flags: int) -> int:
-    """renameat2(2) of two host paths (glibc's wrapper, which Python's os module lacks): 0 or
-    -errno.  Without flags it is os.rename."""
+def host_renameat2(olddir: int, old: str, newdir: int, new: str, flags: int) -> int:
+    """renameat2(2) of two names, each in a held host directory (glibc's wrapper, which Python's
+    os module lacks): 0 or -errno.  Without flags it is os.rename with both dir fds."""
     global _libc
     if not flags:
         try:
-            os.rename(old, new)
+            os.rename(old, new, src_dir_fd=olddir, dst_dir_fd=newdir)
         except OSError as e:
             return -(e.errno or E.EACCES)
         return 0
@@ -56,6 +56,6 @@ def host_renameat2(old: str, new: str, flags: int) -> int:
     import ctypes.util
     if _libc is None:
         _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    if _libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), ctypes.c_uint(flags)) == 0:
+    if _libc.renameat2(olddir, os.fsencode(old), newdir, os.fsencode(new), ctypes.c_uint(flags)) == 0:
         return 0
     return -(ctypes.get_errno() or E.EINVAL)

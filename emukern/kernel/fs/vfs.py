@@ -4,9 +4,20 @@ Mirrors fs/namei.c's ``link_path_walk``/``walk_component``: a path is taken one 
 time from the root (absolute) or a starting directory (relative, ``AT_FDCWD`` or a dirfd);
 ``.`` stays, ``..`` goes up but never above the root (as ``follow_dotdot`` stops at the process
 root), and a symlink is followed by splicing its target into the rest of the walk: an absolute
-target restarts at the *guest* root, never at the host's.  That is the whole confinement: emukern
-reads symlinks itself (``os.readlink``) and never hands the host a path with ``..`` or a link in
-it, so every host path it touches is ``root/<components>`` with each component a plain name.
+target restarts at the *guest* root, never at the host's.
+
+How the confinement holds against a guest that renames directories under its own feet: emukern
+never hands the host a path of more than one component.  Every host object is reached from a
+*held directory handle* (``HostDir``: an ``O_PATH|O_DIRECTORY`` descriptor, which names the
+directory itself, not the path it had, so it follows renames as a dentry does) plus one plain
+name, with ``O_NOFOLLOW``/``AT_SYMLINK_NOFOLLOW`` semantics (``openat2``'s RESOLVE_BENEATH done
+by hand): the root's handle is opened once at boot, and every other handle is opened from its
+parent's handle by one name, refusing a symlink (``O_NOFOLLOW|O_DIRECTORY``).  So a handle is
+always a directory the guest's walk reached inside the root; guest symlinks are read by emukern
+(``readlink``) and resolved by this walk, never by the host kernel; ``..`` is never sent to the
+host (it pops the walk's stack, or re-walks the parent's guest path from the root).  The cwd and
+every open directory hold their ``HostDir``; equal directories share one (keyed by the host
+inode), so the host descriptors emukern holds are bounded by the guest's open files.
 
 Two synthetic trees are mounted over the root, as a distribution mounts procfs and devtmpfs:
 ``/proc`` (procfs.py) and ``/dev`` (null, zero, urandom, random).  Without ``--root`` the root is
@@ -21,6 +32,7 @@ from __future__ import annotations
 import os
 import stat as st
 import time
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +53,55 @@ DT_OF_MODE = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFBLK: 6, S_IFREG: 8, S_IFLN
 ROOT_DEV, PROC_DEV, DEV_DEV = 0x801, 0x16, 0x5    # st_dev of the root, procfs and devtmpfs
 
 
+# a host directory handle: names the directory object (follows renames, never resolves a path)
+_DIR_HANDLE = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class HostDir:
+    """One held host directory descriptor (``O_PATH``), closed when the last Node or open file
+    that needs it goes (CPython frees it at the last reference)."""
+
+    __slots__ = ("fd", "key", "__weakref__")
+
+    def __init__(self, fd: int, key: tuple[int, int]) -> None:
+        self.fd = fd
+        self.key = key            # (st_dev, st_ino): equal directories share one handle
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+class HostRef:
+    """Where a root object is on the host: a held parent directory and one plain name in it
+    (never a path); a directory's own handle (``own``) is opened when something walks into it,
+    lists it, or holds it as a cwd or an open directory."""
+
+    __slots__ = ("dir", "name", "own")
+
+    def __init__(self, hdir: HostDir, name: str, own: HostDir | None = None) -> None:
+        self.dir = hdir
+        self.name = name          # one component (str with surrogateescape: the raw bytes)
+        self.own = own
+
+    def lstat(self) -> os.stat_result:
+        return os.lstat(self.name, dir_fd=self.dir.fd)
+
+    def open(self, flags: int, mode: int = 0o777) -> int:
+        """openat(parent, name) that never follows a symlink at the name."""
+        return os.open(self.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=self.dir.fd)
+
+    def readlink(self) -> str:
+        return os.readlink(self.name, dir_fd=self.dir.fd)
+
+    def host_path(self) -> str:
+        """Where the object is now on the host, for messages and tests only (never for access)."""
+        base = os.readlink(f"/proc/self/fd/{self.dir.fd}")
+        return base if self.name == "." else os.path.join(base, self.name)
+
+
 @dataclass
 class Node:
     """A resolved name (a dentry+inode): where it is in the guest and what backs it.
@@ -51,7 +112,7 @@ class Node:
 
     path: str                              # absolute guest path, normalised
     mode: int                              # st_mode (type and permission bits)
-    host: str | None = None                # host path inside the root (never outside)
+    host: HostRef | None = None            # the object inside the root (a handle and a name)
     size: int = 0
     dev: int = ROOT_DEV
     rdev: int = 0
@@ -83,7 +144,7 @@ class Node:
         if self.target is not None:
             return self.target()
         assert self.host is not None
-        return os.fsdecode(os.readlink(self.host))
+        return self.host.readlink()
 
 
 def _join(parent: str, name: str) -> str:
@@ -96,6 +157,14 @@ class Vfs:
     def __init__(self, root: str | None, writable: bool, synthetic: dict[str, Callable[[], Node]]) -> None:
         self.root = os.path.realpath(root) if root else None
         self.writable = writable and root is not None
+        # the held directory handles by host inode (shared: one descriptor per directory)
+        self._dirs: "weakref.WeakValueDictionary[tuple[int, int], HostDir]" = weakref.WeakValueDictionary()
+        self.root_dir: HostDir | None = None
+        if self.root is not None:
+            fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            s = os.fstat(fd)
+            self.root_dir = HostDir(fd, (s.st_dev, s.st_ino))
+            self._dirs[self.root_dir.key] = self.root_dir
         self.synthetic = synthetic           # mount point ("/proc") -> its root node factory
         # the host's clock when this machine booted: only a threshold (fs/meta.py apply_meta),
         # never a time the guest sees: a root object whose host ctime is later was changed
@@ -117,20 +186,47 @@ class Vfs:
 
     # ---- nodes ---------------------------------------------------------------------------------
     def root_node(self) -> Node:
-        return Node("/", S_IFDIR | 0o755, host=self.root)
+        if self.root_dir is None:
+            return Node("/", S_IFDIR | 0o755)
+        return Node("/", S_IFDIR | 0o755, host=HostRef(self.root_dir, ".", self.root_dir))
 
-    def _host_node(self, path: str, host: str) -> Node | None:
-        try:
-            s = os.lstat(host)
-        except (FileNotFoundError, NotADirectoryError):
+    def dir_handle(self, node: Node) -> HostDir | None:
+        """The held handle of a host directory (opened from its parent's handle by its one name,
+        refusing a symlink; shared with every other holder of the same directory), or None when
+        it is gone or is no longer a directory."""
+        ref = node.host
+        if ref is None:
             return None
+        if ref.own is None:
+            try:
+                fd = ref.open(_DIR_HANDLE)
+            except OSError:
+                return None
+            try:
+                s = os.fstat(fd)
+            except OSError:
+                os.close(fd)
+                return None
+            key = (s.st_dev, s.st_ino)
+            held = self._dirs.get(key)
+            if held is not None:
+                os.close(fd)
+            else:
+                held = self._dirs[key] = HostDir(fd, key)
+            ref.own = held
+        return ref.own
+
+    def _host_node(self, path: str, hdir: HostDir, name: str) -> Node | None:
+        try:
+            s = os.lstat(name, dir_fd=hdir.fd)
         except OSError:
             return None
         mode = s.st_mode
+        ref = HostRef(hdir, name)
         if st.S_ISREG(mode) or st.S_ISDIR(mode) or st.S_ISLNK(mode):
-            return Node(path, mode & (S_IFMT | 0o7777), host=host, size=s.st_size if not st.S_ISDIR(mode) else 4096)
+            return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=s.st_size if not st.S_ISDIR(mode) else 4096)
         # FIFOs, sockets, device nodes: visible, never opened (see the module docstring)
-        return Node(path, mode & (S_IFMT | 0o7777), host=host, size=0, extra={"special": True})
+        return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=0, extra={"special": True})
 
     def child(self, parent: Node, name: str) -> Node | None:
         """lookup of one component in a directory (``d_alloc_parallel`` + ``->lookup``)."""
@@ -139,9 +235,10 @@ class Vfs:
             return self.synthetic[path]()
         if parent.children is not None:
             return parent.children().get(name)
-        if parent.host is None:
-            return None                     # the empty virtual root
-        return self._host_node(path, os.path.join(parent.host, name))
+        hdir = self.dir_handle(parent)
+        if hdir is None:
+            return None                     # the empty virtual root, or a directory gone since
+        return self._host_node(path, hdir, name)
 
     def list_dir(self, node: Node) -> list[tuple[str, Node]]:
         """Directory entries in a fixed order (sorted by name): same root, same getdents bytes."""
@@ -149,12 +246,9 @@ class Vfs:
         if node.children is not None:
             out.update(node.children())
         elif node.host is not None:
-            try:
-                names = sorted(os.listdir(node.host))
-            except OSError:
-                names = []
-            for n in names:
-                c = self._host_node(_join(node.path, n), os.path.join(node.host, n))
+            hdir = self.dir_handle(node)
+            for n in sorted(self.host_names(node)):
+                c = self._host_node(_join(node.path, n), hdir, n) if hdir is not None else None
                 if c is not None:
                     out[n] = c
         for mp, make in self.synthetic.items():
@@ -162,6 +256,45 @@ class Vfs:
             if (head or "/") == node.path:
                 out[tail] = make()
         return sorted(out.items())
+
+    def dir_names(self, node: Node):
+        """Every name in a directory, unordered and read as it goes (getdents sorts a bounded
+        window of them per call: file.py's DirFile): the synthetic mount points on it, then its
+        own names (a synthetic directory's children, or the host directory's entries)."""
+        mounts = set()
+        for mp in self.synthetic:
+            head, _, tail = mp.rpartition("/")
+            if (head or "/") == node.path:
+                mounts.add(tail)
+        yield from mounts
+        if node.children is not None:
+            names = node.children().keys()
+        elif node.host is not None:
+            names = self.host_names(node)
+        else:
+            return
+        for n in names:
+            if n not in mounts:
+                yield n
+
+    def host_names(self, node: Node):
+        """The names in a host directory, read as the host gives them (an iterator: nothing is
+        kept); empty when it cannot be read."""
+        hdir = self.dir_handle(node)
+        if hdir is None:
+            return
+        try:
+            fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=hdir.fd)
+        except OSError:
+            return
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    yield e.name
+        except OSError:
+            return
+        finally:
+            os.close(fd)
 
     # ---- the walk ------------------------------------------------------------------------------
     def walk(self, path: str, start: Node, follow: bool = True) -> Node | int:
@@ -173,9 +306,7 @@ class Vfs:
             return -E.ENOENT
         if len(path.encode("utf-8", "surrogateescape")) >= PATH_MAX:
             return -ENAMETOOLONG
-        stack: list[Node] = [self.root_node()]
-        if not path.startswith("/"):
-            stack = self._stack_of(start)
+        stack: list[Node] = [self.root_node() if path.startswith("/") else start]
         must_dir = path.endswith("/")
         todo = [c for c in reversed(path.split("/"))]
         links = 0
@@ -189,6 +320,8 @@ class Vfs:
             if name == "..":
                 if len(stack) > 1:          # follow_dotdot: never above the root
                     stack.pop()
+                elif cur.path != "/":
+                    stack = [self._parent_of(cur)]
                 continue
             if len(name.encode("utf-8", "surrogateescape")) > 255:
                 return -ENAMETOOLONG
@@ -216,17 +349,15 @@ class Vfs:
             return -E.ENOTDIR
         return node
 
-    def _stack_of(self, node: Node) -> list[Node]:
-        """The chain of directories from the root to ``node`` (a cwd or dirfd is absolute)."""
-        stack = [self.root_node()]
-        if node.path == "/":
-            return stack
-        for name in node.path.strip("/").split("/"):
-            c = self.child(stack[-1], name)
-            if c is None:          # removed since: keep the path as it was (Linux keeps the dentry)
-                c = Node(_join(stack[-1].path, name), S_IFDIR | 0o755)
-            stack.append(c)
-        return stack
+    def _parent_of(self, node: Node) -> Node:
+        """``..`` of the directory a walk started in (a cwd or a dirfd): its parent's guest path
+        walked again from the root's handle (the path is kept current across renames: namei.py's
+        d_move), so ``..`` never asks the host and never leaves the root.  A parent that is
+        gone leaves a directory nothing can be found in (ENOENT below it)."""
+        up = self.walk(node.path.rpartition("/")[0] or "/", self.root_node())
+        if isinstance(up, Node) and up.is_dir:
+            return up
+        return Node(node.path.rpartition("/")[0] or "/", S_IFDIR | 0o755)
 
     def lookup(self, task: "Task", path: str, start: Node | None = None, follow: bool = True) -> Node | int:
         if start is None:

@@ -9,7 +9,9 @@ Where: ``kernel.core_pattern``'s default, ``core``, in the dumping task's workin
 emukern the guest's root, so a core needs a writable root (``--root DIR --root-rw``); a read-only
 or absent root is Linux's read-only file system: no file, no 0x80.  As do_coredump does for a
 non-setuid process, an existing ``core`` is unlinked first (a symlink named ``core`` is removed,
-never followed) and the file is created with O_EXCL|O_NOFOLLOW, mode 0600.
+never followed) and the file is created with O_EXCL|O_NOFOLLOW, mode 0600 — both relative to the
+cwd's held directory handle (fs/vfs.py), so a guest that renames directories or plants symlinks
+cannot aim the dump at a host file outside its root.
 
 What: an ET_CORE ELF with one PT_NOTE and a PT_LOAD per mapping, in elf_core_dump's order:
 * notes, per thread (the dumping thread first): NT_PRSTATUS (``struct elf_prstatus``: the signal,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.fs.procfs import proc_auxv
+from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs.vfs import cwd_of
 
 PAGE = 4096                         # ELF_EXEC_PAGESIZE; binfmt_elf's min_coredump
@@ -184,18 +187,21 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
         return False, f"RLIMIT_CORE {limit} < {PAGE}: no core"
     vfs = k.vfs
     cwd = cwd_of(task, vfs)
-    if not vfs.writable or cwd.host is None:
+    hdir = vfs.dir_handle(cwd) if vfs.writable and cwd.host is not None else None
+    if hdir is None:
         return False, "no core: the working directory is not writable (use --root DIR --root-rw)"
-    host = os.path.join(cwd.host, "core")
+    # Everything below names "core" in the cwd's held handle (the directory itself, wherever a
+    # rename moved it), never a host path: a stale or redirected path cannot point it elsewhere.
     try:
-        os.unlink(host)                       # (a link named core goes, its target stays)
+        os.unlink("core", dir_fd=hdir.fd)     # (a link named core goes, its target stays)
     except FileNotFoundError:
         pass
     except OSError as exc:
-        return False, f"no core: cannot replace {host!r}: {exc.strerror}"
+        return False, f"no core: cannot replace core: {exc.strerror}"
     head, runs, length = elf_core_bytes(k, task, info)
     try:
-        fd = os.open(host, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+        fd = os.open("core", os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=hdir.fd)
     except OSError as exc:
         return False, f"no core: cannot create it: {exc.strerror}"
     written, complete = 0, True
@@ -210,6 +216,11 @@ def do_coredump(k: Any, cpu: Any, task: "Task", info: "KSigInfo") -> tuple[bool,
             os.ftruncate(fd, length)        # (the last mapping's trailing zero pages are holes)
     finally:
         os.close(fd)
+    made = vfs.child(cwd, "core")
+    if made is not None and cpu is not None:
+        # a new inode: its own times, and no attributes left in fs/meta.py's overlay by an
+        # unlinked object whose host inode number the new file reuses (the replaced "core")
+        fs_meta.file_update_time(k, cpu, made, created=True)
     where = "core" if cwd.path == "/" else f"{cwd.path.rstrip('/')}/core"
     if not complete:
         return False, f"core {where} truncated at RLIMIT_CORE {limit}: not dumped"

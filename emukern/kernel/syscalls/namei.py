@@ -16,7 +16,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs import EROFS, EXDEV
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, fs_of
+from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, _join, fs_of
 from emukern.kernel.fs.uapi import (
     AT_EMPTY_PATH,
     AT_REMOVEDIR,
@@ -43,8 +43,11 @@ def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
     parent, name = pn
     if parent.host is None or not k.vfs.writable:
         return -EROFS
+    hdir = k.vfs.dir_handle(parent)
+    if hdir is None:
+        return -E.ENOENT
     try:
-        os.mkdir(os.path.join(parent.host, name), mode & 0o7777 & ~fs_of(task).umask)
+        os.mkdir(name, mode & 0o7777 & ~fs_of(task).umask, dir_fd=hdir.fd)
     except OSError as e:
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, parent, name)
@@ -61,13 +64,13 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
         if flags & AT_REMOVEDIR:
             if not node.is_dir:
                 return -E.ENOTDIR
-            os.rmdir(node.host)
+            os.rmdir(node.host.name, dir_fd=node.host.dir.fd)
         else:
             if node.is_dir:
                 return -E.EISDIR
             if fs_meta.meta_of(k, node) is not None:
                 fs_meta.file_update_time(k, cpu, node)   # its ctime, if another link keeps it
-            os.unlink(node.host)
+            os.unlink(node.host.name, dir_fd=node.host.dir.fd)
     except OSError as e:
         return -(e.errno or E.EACCES)
     parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
@@ -99,7 +102,13 @@ def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, 
     if isinstance(new, int):
         return new
     cpu.charge(k.cost.syscall_body)
-    r = host_renameat2(os.path.join(old[0].host, old[1]), os.path.join(new[0].host, new[1]), flags)
+    odir, ndir = k.vfs.dir_handle(old[0]), k.vfs.dir_handle(new[0])
+    if odir is None or ndir is None:
+        return -E.ENOENT
+    r = host_renameat2(odir.fd, old[1], ndir.fd, new[1], flags)
+    if r == 0:
+        fs_namei.d_move(k, _join(old[0].path, old[1]), _join(new[0].path, new[1]),
+                        exchange=bool(flags & RENAME_EXCHANGE))
     if r == 0:                          # both directories change; the moved object's ctime too
         fs_meta.name_update_time(k, cpu, old[0], "", created=False)
         fs_meta.name_update_time(k, cpu, new[0], "", created=False)
@@ -128,8 +137,12 @@ def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, fla
     if node.host is None:
         return -EXDEV
     cpu.charge(k.cost.syscall_body)
+    ndir = k.vfs.dir_handle(new[0])
+    if ndir is None:
+        return -E.ENOENT
     try:
-        os.link(node.host, os.path.join(new[0].host, new[1]), follow_symlinks=False)
+        os.link(node.host.name, new[1], src_dir_fd=node.host.dir.fd, dst_dir_fd=ndir.fd,
+                follow_symlinks=False)
     except OSError as e:
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, new[0], "", created=False)
@@ -149,8 +162,13 @@ def sys_symlinkat(k: "Kernel", cpu, task, target_ptr, newdirfd, linkpath, *a):
     if isinstance(new, int):
         return new
     cpu.charge(k.cost.syscall_body)
+    ndir = k.vfs.dir_handle(new[0])
+    if ndir is None:
+        return -E.ENOENT
     try:
-        os.symlink(target, os.path.join(new[0].host, new[1]))
+        # stored as given: only emukern's walk ever reads it (the host never follows it: every
+        # host access is one name under a held handle, with O_NOFOLLOW)
+        os.symlink(target, new[1], dir_fd=ndir.fd)
     except OSError as e:
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, new[0], new[1])

@@ -160,7 +160,11 @@ def sys_truncate(k: "Kernel", cpu, task, path_ptr, length, *a):
     if not k.vfs.writable:
         return -EROFS
     try:
-        os.truncate(node.host, length)      # node.host: inside the root, no link in it
+        fd = node.host.open(os.O_WRONLY | os.O_NONBLOCK)    # (openat of the held parent, O_NOFOLLOW)
+        try:
+            os.ftruncate(fd, length)
+        finally:
+            os.close(fd)
     except OSError as e:
         return -(e.errno or E.EIO)
     fs_meta.file_update_time(k, cpu, node)

@@ -175,6 +175,15 @@ def sys_pread64(k: "Kernel", cpu, task, fd, buf, count, off, *a):
     f = task.files.get(_s32(fd))
     if f is None or not f.readable:
         return -E.EBADF
+    if isinstance(f, SysctlFile):
+        # a /proc/sys file is opened with FMODE_PREAD (proc_sys_open is not nonseekable_open):
+        # proc_sys_read renders the value and copies from the offset; f_pos is untouched
+        if off >> 63:
+            return -E.EINVAL
+        data = f.entry.render()[off: off + min(count & U64, MAX_IO)]
+        copy_to_user(k, cpu, task, buf, data)
+        cpu.charge(k.cost.syscall_body)
+        return len(data)
     if not isinstance(f, VfsFile) or isinstance(f, DirFile):
         return -E.ESPIPE if not isinstance(f, DirFile) else -E.EISDIR
     if off >> 63:
@@ -195,6 +204,16 @@ def sys_pwrite64(k: "Kernel", cpu, task, fd, buf, count, off, *a):
     f = task.files.get(_s32(fd))
     if f is None or not f.writable:
         return -E.EBADF
+    if isinstance(f, SysctlFile):
+        # FMODE_PWRITE as for any proc file: the handler runs at ``off`` (kiocb->ki_pos), so
+        # under sysctl_writes_strict=1 an offset other than 0 changes nothing and returns 0
+        # (proc_first_pos_non_zero_ignore), and offset 0 writes whatever f_pos is
+        if off >> 63:
+            return -E.EINVAL
+        from emukern.kernel.sysctl import proc_sys_write
+        data = copy_from_user(k, cpu, task, buf, min(count & U64, 1 << 24))
+        cpu.charge(k.cost.syscall_body)
+        return proc_sys_write(f, data, off)
     if not isinstance(f, VfsFile):
         return -E.ESPIPE
     if off >> 63:

@@ -131,10 +131,10 @@ def sys_uname(k: "Kernel", cpu, task, buf, *a):
 def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
     cpu.charge(k.cost.syscall_body)
     if option == 15:           # PR_SET_NAME
-        task.comm = task.mm.read_cstr(a2, 16)[:15].decode("utf-8", "replace")
+        task.comm = task.mm.read_cstr(a2, 16)[:15].decode("utf-8", "surrogateescape")   # raw bytes
         return 0
     if option == 16:           # PR_GET_NAME
-        task.mm.write(a2, task.comm.encode()[:15].ljust(16, b"\0"))
+        task.mm.write(a2, task.comm.encode("utf-8", "surrogateescape")[:15].ljust(16, b"\0"))
         return 0
     ret = k.arch.prctl(cpu, task, option, a2, a3, a4, a5)
     return -E.EINVAL if ret is None else ret

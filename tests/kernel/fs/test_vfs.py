@@ -52,14 +52,14 @@ def resolve(vfs: Vfs, path: str, cwd: str = "/", follow: bool = True):
 def test_paths_resolve_inside_the_root(vfs, root, path, host_rel):
     node = resolve(vfs, path)
     assert not isinstance(node, int), path
-    assert node.host == str(root / host_rel)
-    assert os.path.realpath(node.host).startswith(str(root.resolve()))
+    assert node.host.host_path() == str(root / host_rel)
+    assert os.path.realpath(node.host.host_path()).startswith(str(root.resolve()))
 
 
 def test_relative_paths_from_a_cwd(vfs, root):
     node = resolve(vfs, "../../../../etc/passwd", cwd="/a/b")
-    assert node.host == str(root / "etc" / "passwd")
-    assert resolve(vfs, "f", cwd="/a/b").host == str(root / "a" / "b" / "f")
+    assert node.host.host_path() == str(root / "etc" / "passwd")
+    assert resolve(vfs, "f", cwd="/a/b").host.host_path() == str(root / "a" / "b" / "f")
 
 
 def test_absolute_host_symlink_is_a_guest_path(vfs, root, tmp_path):
