@@ -1,4 +1,4 @@
-"""AF_UNIX sockets <-> net/unix/af_unix.c (socketpair and unnamed sockets).
+"""AF_UNIX sockets <-> net/unix/af_unix.c.
 
 What is modelled:
 - ``socket``/``socketpair`` of AF_UNIX with SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET (SOCK_RAW is
@@ -18,8 +18,17 @@ What is modelled:
   descriptor (unix_release_sock) gives the peer EOF/EPIPE and wakes it.
 - getsockopt/setsockopt at SOL_SOCKET; poll/epoll masks as unix_poll / unix_dgram_poll.
 
-Not modelled (left ENOSYS / ignored): bind/listen/connect/accept (named and abstract sockets),
-ancillary data (SCM_RIGHTS, SCM_CREDENTIALS: recvmsg reports msg_controllen 0), SO_RCVTIMEO.
+- names and connections: bind (path, abstract, automatic names: unix_bind.py), listen with
+  its backlog (a full accept queue makes connect wait, or EAGAIN when non-blocking), connect of
+  stream/seqpacket (a server-side socket queued on the listener) and of datagram sockets,
+  accept4 with SOCK_NONBLOCK/SOCK_CLOEXEC, sendto/recvfrom addresses, getsockname/getpeername.
+- ancillary data (scm.py): SCM_RIGHTS (files in flight hold a reference; MSG_CTRUNC,
+  MSG_CMSG_CLOEXEC) and SCM_CREDENTIALS (SO_PASSCRED, explicit credentials checked).
+- a datagram receiver that is not the sender's peer takes at most net.unix.max_dgram_qlen
+  (512) messages before senders wait.
+
+Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB, SO_PASSPIDFD, the in-flight garbage collector,
+permission checks on a socket inode (connect needs write permission in Linux).
 A signal that interrupts a stream send after part of it was queued ends it with -ERESTARTSYS
 rather than the partial count.
 """

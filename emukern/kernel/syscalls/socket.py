@@ -43,7 +43,10 @@ from emukern.kernel.net.unix import (
     SOL_SOCKET,
     WMEM_MAX,
 )
+from emukern.kernel.cred import cred_of
 from emukern.kernel.sysret import BLOCK, s64
+
+BUF_HALF_MAX = 0x7FFFFFFF // 2      # sk_setsockopt's INT_MAX / 2 (so getsockopt shows 2147483646 at most)
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -309,13 +312,16 @@ def sys_setsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
     if s64(optlen) & 0xFFFFFFFF < 4 or (optlen & 0x80000000):
         return -E.EINVAL
     val = int.from_bytes(task.mm.read(optval, 4), "little", signed=True)
+    if optname in (SO_SNDBUFFORCE, SO_RCVBUFFORCE) and cred_of(task).euid != 0:
+        return -E.EPERM                    # CAP_NET_ADMIN only
     if optname in (SO_SNDBUF, SO_SNDBUFFORCE):
         v = min(val & 0xFFFFFFFF, WMEM_MAX) if optname == SO_SNDBUF else max(val, 0)
-        sk.sndbuf = max(v * 2, SOCK_MIN_SNDBUF)
+        # the doubled value must stay an int: at most INT_MAX / 2 before doubling
+        sk.sndbuf = max(min(v, BUF_HALF_MAX) * 2, SOCK_MIN_SNDBUF)
         k.sched.wake_queue(sk.wq, cpu.now)
     elif optname in (SO_RCVBUF, SO_RCVBUFFORCE):
         v = min(val & 0xFFFFFFFF, RMEM_MAX) if optname == SO_RCVBUF else max(val, 0)
-        sk.rcvbuf = max(v * 2, SOCK_MIN_RCVBUF)
+        sk.rcvbuf = max(min(v, BUF_HALF_MAX) * 2, SOCK_MIN_RCVBUF)
     elif optname == SO_PASSCRED:
         sk.passcred = bool(val)
     elif optname in (SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR, 5, 10, 11):
