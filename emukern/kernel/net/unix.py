@@ -1,4 +1,4 @@
-"""AF_UNIX sockets <-> net/unix/af_unix.c (socketpair and unnamed sockets).
+"""AF_UNIX sockets <-> net/unix/af_unix.c.
 
 What is modelled:
 - ``socket``/``socketpair`` of AF_UNIX with SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET (SOCK_RAW is
@@ -18,27 +18,34 @@ What is modelled:
   descriptor (unix_release_sock) gives the peer EOF/EPIPE and wakes it.
 - getsockopt/setsockopt at SOL_SOCKET; poll/epoll masks as unix_poll / unix_dgram_poll.
 
-Not modelled (left ENOSYS / ignored): bind/listen/connect/accept (named and abstract sockets),
-ancillary data (SCM_RIGHTS, SCM_CREDENTIALS: recvmsg reports msg_controllen 0), SO_RCVTIMEO.
+- names and connections: bind (path, abstract, automatic names: unix_bind.py), listen with
+  its backlog (a full accept queue makes connect wait, or EAGAIN when non-blocking), connect of
+  stream/seqpacket (a server-side socket queued on the listener) and of datagram sockets,
+  accept4 with SOCK_NONBLOCK/SOCK_CLOEXEC, sendto/recvfrom addresses, getsockname/getpeername.
+- ancillary data (scm.py): SCM_RIGHTS (files in flight hold a reference; MSG_CTRUNC,
+  MSG_CMSG_CLOEXEC) and SCM_CREDENTIALS (SO_PASSCRED, explicit credentials checked).
+- a datagram receiver that is not the sender's peer takes at most net.unix.max_dgram_qlen
+  (512) messages before senders wait.
+
+Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB, SO_PASSPIDFD, the in-flight garbage collector,
+permission checks on a socket inode (connect needs write permission in Linux).
 A signal that interrupts a stream send after part of it was queued ends it with -ERESTARTSYS
 rather than the partial count.
 """
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.cred import cred_of
 from emukern.kernel.files import File, WaitQueue
-from emukern.kernel.sysret import BLOCK, s64
-from typing import TYPE_CHECKING
-from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.net import unix_bind
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import read_write as syscalls_read_write
-from emukern.kernel.sysret import BLOCK
-from emukern.kernel.sysret import s64
-from typing import Any
+from emukern.kernel.sysret import BLOCK, s64
+
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
@@ -71,18 +78,55 @@ SOCK_MIN_SNDBUF, SOCK_MIN_RCVBUF = 4608, 2304
 SKB_OVERHEAD = 576                         # ~ sizeof(sk_buff) + skb_shared_info, per skb
 
 
-class Skb:
-    __slots__ = ("data", "owner", "truesize")
+SCM_RIGHTS, SCM_CREDENTIALS = 1, 2
+OVERFLOW_ID = 65534            # overflowuid/overflowgid: what an unset uid/gid reads as
+MAX_DGRAM_QLEN = 512           # net.unix.max_dgram_qlen: a socket's sk_max_ack_backlog at birth
 
-    def __init__(self, data: bytes, owner: "UnixSocket") -> None:
+
+class Skb:
+    """One queued message (struct sk_buff with its UNIXCB): the bytes, the sending socket
+    (charged for it: sk_wmem_alloc), the files it carries (SCM_RIGHTS, each holding a reference
+    while in flight) and the sender's credentials (pid, uid, gid) or None."""
+    __slots__ = ("data", "owner", "truesize", "fds", "creds")
+
+    def __init__(self, data: bytes, owner: "UnixSocket", fds: list[File] | None = None,
+                 creds: tuple[int, int, int] | None = None) -> None:
         self.data = bytearray(data)
         self.owner = owner
         self.truesize = len(data) + SKB_OVERHEAD
         owner.wmem += self.truesize
+        self.fds = fds
+        self.creds = creds
+        if fds:
+            for f in fds:
+                f.refs += 1           # the in-flight reference (scm_fp_dup / get_file)
+
+
+def drop_files(files: list[File] | None) -> list[WaitQueue]:
+    """fput of in-flight files: the last reference closes the file (and wakes its waiters)."""
+    wqs: list[WaitQueue] = []
+    for f in files or ():
+        f.refs -= 1
+        if f.refs == 0:
+            wqs += f.on_close()
+    return wqs
+
+
+class RecvMeta:
+    """What a receive hands back beside the bytes (struct scm_cookie + msg_name): the sender's
+    address, its credentials, the files received."""
+    __slots__ = ("addr", "creds", "fds")
+
+    def __init__(self) -> None:
+        self.addr: bytes | None = None
+        self.creds: tuple[int, int, int] | None = None
+        self.fds: list[File] | None = None
 
 
 class UnixSocket(File):
-    """A socket and its ``struct unix_sock`` in one: the open file of socket()/socketpair()."""
+    """A socket and its ``struct unix_sock`` in one: the open file of socket()/socketpair()/
+    accept().  ``peer`` set is TCP_ESTABLISHED (a connected datagram socket too); ``listening``
+    is TCP_LISTEN, with the not yet accepted server-side sockets ("embryos") in ``acceptq``."""
     kind = "socket"
     readable = True
     writable = True
@@ -106,6 +150,15 @@ class UnixSocket(File):
         self.creds = creds                  # (pid, uid, gid) at socket creation: SO_PEERCRED
         self.peercred: tuple[int, int, int] | None = None
         self.wq = WaitQueue("unix_sock")
+        # naming and connection set-up (unix_bind.py, unix_listen, unix_stream_connect)
+        self.addr: bytes | None = None      # the sockaddr_un getsockname reports (unix_address)
+        self.bound_key: Any = None          # where the name table holds us
+        self.names: Any = None              # that table
+        self.listening = False
+        self.max_backlog = MAX_DGRAM_QLEN   # sk_max_ack_backlog
+        self.acceptq: deque[UnixSocket] = deque()
+        self.peer_wait = WaitQueue("unix_peer_wait")   # connect()s waiting for room in acceptq
+        self.embryo = False                 # made by connect, not accepted yet (no struct socket)
 
     # ---- file operations --------------------------------------------------------------------
     def kernel_read(self, k, cpu, task, buf, count):
@@ -148,6 +201,9 @@ class UnixSocket(File):
             mask |= EPOLLHUP
         if self.shutdown & RCV_SHUTDOWN:
             mask |= EPOLLRDHUP | EPOLLIN | EPOLLRDNORM
+        if self.listening:
+            # a pending connection is the listener's readable data; a listener never writes
+            return mask | (EPOLLIN | EPOLLRDNORM if self.acceptq else 0)
         if self.rq:
             mask |= EPOLLIN | EPOLLRDNORM
         if self.connection_based() and self.peer is None:
@@ -163,22 +219,34 @@ class UnixSocket(File):
         return qs
 
     def on_close(self) -> list[WaitQueue]:
-        """unix_release_sock: the peer sees SHUTDOWN_MASK (EOF, EPIPE) and ECONNRESET when we
-        leave unread data behind (stream/seqpacket); our queued skbs are freed."""
-        wqs = [self.wq]
+        return self.release(embryo=False)
+
+    def release(self, embryo: bool) -> list[WaitQueue]:
+        """unix_release_sock: the name is unhashed; the peer sees SHUTDOWN_MASK (EOF, EPIPE)
+        and ECONNRESET when we leave unread data behind or were never accepted (stream/
+        seqpacket); our queued skbs are freed with the files they carry, and a listener's
+        unaccepted connections are released the same way."""
+        wqs = [self.wq, self.peer_wait]
         self.dead = True
         self.shutdown = SHUTDOWN_MASK
+        if self.names is not None:
+            self.names.release(self)
         peer = self.peer
         if peer is not None:
             if self.connection_based():          # a dgram peer only finds us dead on send
                 peer.shutdown = SHUTDOWN_MASK
-                if self.rq:
+                if self.rq or embryo:
                     peer.err = ECONNRESET
             wqs.append(peer.wq)
         for skb in self.rq:
             skb.owner.wmem -= skb.truesize
             wqs.append(skb.owner.wq)
+            wqs += drop_files(skb.fds)
+            skb.fds = None
         self.rq.clear()
+        while self.acceptq:
+            wqs += self.acceptq.popleft().release(embryo=True)
+        self.listening = False
         return wqs
 
 
@@ -246,7 +314,7 @@ def _unix_create(k: "Kernel", cpu, task, family, stype, protocol) -> Any:
 
 
 def _new_sock(k: "Kernel", cpu, task, stype, flags) -> UnixSocket:
-    return UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), (task.tgid, 0, 0))
+    return UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), _peer_identity(task))
 
 
 def _sockfd(k: "Kernel", task, fd) -> Any:
@@ -266,19 +334,38 @@ def _pipe_err(k: "Kernel", cpu, task, flags) -> int:
     return -E.EPIPE
 
 
-def unix_send(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, namelen: int = 0) -> Any:
+def _current_creds(task) -> tuple[int, int, int]:
+    c = cred_of(task)
+    return (task.tgid, c.uid, c.gid)
+
+
+def _skb_creds(task, sk: UnixSocket, other: UnixSocket, scm) -> tuple[int, int, int] | None:
+    """maybe_add_creds: credentials given with SCM_CREDENTIALS, else the sender's own when
+    either side asked for them (SO_PASSCRED) or the receiver is not accepted yet."""
+    if scm is not None and scm[1] is not None:
+        return scm[1]
+    if sk.passcred or other.passcred or other.embryo:
+        return _current_creds(task)
+    return None
+
+
+def unix_send(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, namelen: int = 0,
+              addr: bytes | None = None, scm: Any = None) -> Any:
+    """sendmsg on a unix socket; ``addr`` is the destination a datagram names, ``scm`` the
+    parsed ancillary data (files, credentials) or None."""
     cpu.charge(k.cost.syscall_body)
     total = _iov_total(vec)
     nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
     if sk.type == SOCK_STREAM:
-        return _unix_stream_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen)
-    return _unix_dgram_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen)
+        return _unix_stream_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen, scm)
+    return _unix_dgram_send(k, cpu, task, sk, vec, total, flags, nonblock, namelen, addr, scm)
 
 
-def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
+def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen, scm) -> Any:
     """unix_stream_sendmsg: skbs of at most sndbuf/2 - 64 bytes; sock_alloc_send_pskb sleeps
     while our queued skbs fill sk_sndbuf.  A re-run after a wake-up continues where the
-    blocked pass stopped (the progress is kept on the task, keyed by the call)."""
+    blocked pass stopped (the progress is kept on the task, keyed by the call).  Files go
+    with the first skb only."""
     key = (id(sk), tuple(vec))
     prog = getattr(task, "unix_send_progress", None)
     sent = prog[1] if prog is not None and prog[0] == key else 0
@@ -303,15 +390,17 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
             return BLOCK
         size = min(total - sent, (sk.sndbuf >> 1) - 64)
         data = _gather(task, vec, sent, size)
-        other.rq.append(Skb(data, sk))
+        fds = scm[0] if scm is not None and sent == 0 else None
+        other.rq.append(Skb(data, sk, fds, _skb_creds(task, sk, other, scm)))
         cpu.charge(k.cost.pipe_op)
         sent += size
         k.sched.wake_queue(other.wq, cpu.now)     # sk_data_ready
     return sent
 
 
-def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen) -> Any:
-    """unix_dgram_sendmsg (and unix_seqpacket_sendmsg): one skb per call."""
+def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen, addr, scm) -> Any:
+    """unix_dgram_sendmsg (and unix_seqpacket_sendmsg): one skb per call, to the connected
+    peer or to the socket a datagram's address names."""
     if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
         return -EOPNOTSUPP
     if sk.type == SOCK_SEQPACKET:
@@ -320,10 +409,27 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
         if namelen:
             return -EOPNOTSUPP
     elif namelen:
-        return -EOPNOTSUPP if sk.peer is None else -EISCONN     # no named sockets here
+        if addr is None:
+            return -EOPNOTSUPP if sk.peer is None else -EISCONN
+        err = unix_bind.unix_validate_addr(addr)
+        if err:
+            return err
+    elif sk.peer is None:
+        return -ENOTCONN
+    if sk.passcred and sk.addr is None:
+        err = unix_bind.unix_autobind(k, sk)
+        if err:
+            return err
     if total > sk.sndbuf - 32:
         return -EMSGSIZE
-    other = sk.peer
+    if addr is not None and namelen:
+        other = unix_bind.unix_find_other(k, task, addr, sk.type)
+        if isinstance(other, int):
+            return other
+        if other.peer is not None and other.peer is not sk:
+            return -E.EPERM                  # unix_may_send: it is connected elsewhere
+    else:
+        other = sk.peer
     if other is None:
         return -ENOTCONN
     # (the dgram path sends no SIGPIPE, seqpacket included: plain EPIPE)
@@ -332,16 +438,25 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
     if other.dead:
         if sk.type == SOCK_SEQPACKET:
             return -E.EPIPE
-        sk.peer = None                       # unix_dgram_disconnected
-        return -ECONNREFUSED
+        if sk.peer is other:
+            sk.peer = None                   # unix_dgram_disconnected
+            return -ECONNREFUSED
+        return -ECONNREFUSED                 # (a named target that died: no longer found)
     if other.shutdown & RCV_SHUTDOWN:
         return -E.EPIPE
+    if other is not sk and other.peer is not sk and len(other.rq) > other.max_backlog:
+        # unix_recvq_full: a receiver that is not our peer holds max_dgram_qlen messages
+        if nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, other.peer_wait, "unix_wait_for_peer")
+        return BLOCK
     if sk.wmem >= sk.sndbuf:
         if nonblock:
             return -E.EAGAIN
         k.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_sendmsg")
         return BLOCK
-    other.rq.append(Skb(_gather(task, vec, 0, total), sk))
+    other.rq.append(Skb(_gather(task, vec, 0, total), sk, scm[0] if scm is not None else None,
+                        _skb_creds(task, sk, other, scm)))
     cpu.charge(k.cost.pipe_op)
     k.sched.wake_queue(other.wq, cpu.now)
     return total
@@ -352,23 +467,47 @@ def _consume(k: "Kernel", cpu, sk: UnixSocket, skb: Skb) -> None:
     sk.rq.remove(skb)
     skb.owner.wmem -= skb.truesize
     k.sched.wake_queue(skb.owner.wq, cpu.now)      # unix_write_space
+    if sk.peer_wait.waiters:
+        k.sched.wake_queue(sk.peer_wait, cpu.now)  # a sender waiting for room in our queue
 
 
-def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, _name) -> tuple[Any, int]:
-    """(return value, msg_flags)."""
+def _take_fds(skb: Skb, peek: bool) -> list[File] | None:
+    """unix_detach_fds (the skb's references move to the receiver) or, on MSG_PEEK,
+    unix_peek_fds (new references: the skb keeps its own)."""
+    fds = skb.fds
+    if not fds:
+        return None
+    if peek:
+        for f in fds:
+            f.refs += 1
+        return list(fds)
+    skb.fds = None
+    return fds
+
+
+def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, meta: RecvMeta | None) -> tuple[Any, int]:
+    """(return value, msg_flags).  ``meta`` collects the sender's address, credentials and
+    files for recvmsg/recvfrom; without it (read, readv) received files are closed again."""
     cpu.charge(k.cost.syscall_body)
     nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
     total = _iov_total(vec)
     if flags & 1:                                  # MSG_OOB
         return -EOPNOTSUPP, 0
+    own = meta if meta is not None else RecvMeta()
     if sk.type == SOCK_STREAM:
-        return _unix_stream_recv(k, cpu, task, sk, vec, total, flags, nonblock)
-    return _unix_dgram_recv(k, cpu, task, sk, vec, total, flags, nonblock)
+        got = _unix_stream_recv(k, cpu, task, sk, vec, total, flags, nonblock, own)
+    else:
+        got = _unix_dgram_recv(k, cpu, task, sk, vec, total, flags, nonblock, own)
+    if meta is None and own.fds:
+        for wq in drop_files(own.fds):             # scm_destroy: nobody takes them
+            k.sched.wake_queue(wq, cpu.now)
+    return got
 
 
-def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
+def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, meta: RecvMeta) -> tuple[Any, int]:
     """unix_stream_read_generic: copy across skbs; wait until at least one byte (or, with
-    MSG_WAITALL, the whole length) is there, the peer shut down, or an error."""
+    MSG_WAITALL, the whole length) is there, the peer shut down, or an error.  A read stops
+    after the skb that brought files, and (SO_PASSCRED) never joins two writers' bytes."""
     if sk.peer is None:
         return -E.EINVAL, 0                        # not TCP_ESTABLISHED
     if total == 0:
@@ -388,21 +527,36 @@ def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) -
         return 0, 0                                # EOF
     copied = 0
     out = bytearray()
+    peek = bool(flags & MSG_PEEK)
+    first = True
     for skb in list(sk.rq):
         if copied >= total:
             break
+        if sk.passcred:
+            if not first and skb.creds != meta.creds:
+                break                              # never glue messages from different writers
+            meta.creds = skb.creds
+        if first:
+            meta.addr = skb.owner.addr             # the address is copied just once
+            first = False
         take = min(len(skb.data), total - copied)
         out += skb.data[:take]
         copied += take
-        if not flags & MSG_PEEK:
+        fds = _take_fds(skb, peek)
+        if fds:
+            meta.fds = fds
+        if not peek:
             del skb.data[:take]
-            if not skb.data:
-                _consume(k, cpu, sk, skb)
+            if skb.data:
+                break
+            _consume(k, cpu, sk, skb)
+        if fds:
+            break
     _scatter(task, vec, bytes(out))
     return copied, 0
 
 
-def _unix_dgram_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) -> tuple[Any, int]:
+def _unix_dgram_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, meta: RecvMeta) -> tuple[Any, int]:
     """unix_dgram_recvmsg: one message; a short buffer takes its head (MSG_TRUNC)."""
     if sk.type == SOCK_SEQPACKET and sk.peer is None:
         return -ENOTCONN, 0
@@ -421,8 +575,9 @@ def _unix_dgram_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock) ->
     data = bytes(skb.data[:total])
     _scatter(task, vec, data)
     mflags = MSG_TRUNC if size > total else 0
-    if sk.type == SOCK_SEQPACKET and size <= total:
-        mflags |= MSG_EOR if False else 0
+    meta.addr = skb.owner.addr
+    meta.creds = skb.creds
+    meta.fds = _take_fds(skb, bool(flags & MSG_PEEK))
     if not flags & MSG_PEEK:
         _consume(k, cpu, sk, skb)
     return (size if flags & MSG_TRUNC else len(data)), mflags
@@ -439,6 +594,24 @@ def _msghdr(k: "Kernel", task, msg):
     return name, namelen, vec, control, controllen
 
 
+def move_addr_to_user(task, kaddr: bytes, uaddr: int, ulen_ptr: int) -> int:
+    """move_addr_to_user: as much of the address as the user's length allows, and the whole
+    length written back (a negative user length is EINVAL)."""
+    n = int.from_bytes(task.mm.read(ulen_ptr, 4), "little", signed=True)
+    if n < 0:
+        return -E.EINVAL
+    n = min(n, len(kaddr))
+    if n:
+        task.mm.write(uaddr, kaddr[:n])
+    task.mm.write_u32(ulen_ptr, len(kaddr))
+    return 0
+
+
+def sock_name(sk: UnixSocket) -> bytes:
+    """unix_getname's answer: the bound address, or just sun_family for an unnamed socket."""
+    return sk.addr if sk.addr is not None else AF_UNIX.to_bytes(2, "little")
+
+
 def _unix_getname(k: "Kernel", cpu, task, fd, addr, addrlen, peer: bool) -> int:
     """unix_getname: an unbound socket's name is just sun_family (2 bytes); getpeername of
     an unconnected socket is ENOTCONN."""
@@ -447,10 +620,124 @@ def _unix_getname(k: "Kernel", cpu, task, fd, addr, addrlen, peer: bool) -> int:
         return sk
     if peer and (sk.peer is None or (sk.connection_based() and sk.peer.dead)):
         return -ENOTCONN
-    n = int.from_bytes(task.mm.read(addrlen, 4), "little", signed=True)
-    if n < 0:
+    return move_addr_to_user(task, sock_name(sk.peer if peer else sk), addr, addrlen)
+
+
+# ---- connection set-up (unix_listen, unix_stream_connect, unix_dgram_connect, unix_accept) ---
+SOMAXCONN = 4096                 # net.core.somaxconn
+
+
+def unix_listen(k: "Kernel", cpu, task, sk: UnixSocket, backlog: int) -> int:
+    """__sys_listen + unix_listen: stream and seqpacket only (EOPNOTSUPP), bound (EINVAL),
+    not connected (EINVAL); the backlog is clamped to somaxconn, and a larger one lets
+    waiting connect()s try again."""
+    backlog &= 0xFFFFFFFF
+    if backlog > SOMAXCONN:                        # (a negative int is a huge unsigned one)
+        backlog = SOMAXCONN
+    if not sk.connection_based():
+        return -EOPNOTSUPP
+    if sk.addr is None or (sk.peer is not None and not sk.listening):
         return -E.EINVAL
-    full = AF_UNIX.to_bytes(2, "little")
-    task.mm.write(addr, full[:min(n, 2)])
-    task.mm.write_u32(addrlen, 2)
+    if backlog > sk.max_backlog and sk.peer_wait.waiters:
+        k.sched.wake_queue(sk.peer_wait, cpu.now)
+    sk.max_backlog = backlog
+    sk.listening = True
+    sk.creds = _peer_identity(task)                # init_peercred at listen
     return 0
+
+
+def _peer_identity(task) -> tuple[int, int, int]:
+    """init_peercred: what SO_PEERCRED shows the other end: pid and effective ids."""
+    c = cred_of(task)
+    return (task.tgid, c.euid, c.egid)
+
+
+def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> Any:
+    """unix_stream_connect: find the listener, wait (or EAGAIN) while its accept queue is
+    over the backlog, then make the server-side socket, connected to us, and queue it."""
+    err = unix_bind.unix_validate_addr(raw)
+    if err:
+        return err
+    if sk.passcred and sk.addr is None:
+        err = unix_bind.unix_autobind(k, sk)
+        if err:
+            return err
+    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    if isinstance(other, int):
+        return other
+    if not other.listening or other.shutdown & RCV_SHUTDOWN:
+        return -ECONNREFUSED
+    if len(other.acceptq) > other.max_backlog:
+        if sk.nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, other.peer_wait, "unix_wait_for_peer")
+        return BLOCK
+    if sk.listening:
+        return -E.EINVAL
+    if sk.peer is not None:
+        return -EISCONN
+    newsk = _new_sock(k, cpu, task, sk.type, 0)
+    newsk.embryo = True
+    newsk.creds = _peer_identity(task)              # the server side's peer is us
+    newsk.peercred = _peer_identity(task)
+    newsk.addr = other.addr                         # the accepted socket has the listener's name
+    newsk.peer, sk.peer = sk, newsk
+    sk.peercred = other.creds                       # copy_peercred from the listener
+    other.acceptq.append(newsk)
+    cpu.charge(k.cost.pipe_op)
+    k.sched.wake_queue(other.wq, cpu.now)           # sk_data_ready on the listener
+    return 0
+
+
+def unix_dgram_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> Any:
+    """unix_dgram_connect: AF_UNSPEC disconnects; otherwise the named socket becomes the one
+    we send to (EPERM when it is connected to someone else)."""
+    if len(raw) < 2:
+        return -E.EINVAL
+    if int.from_bytes(raw[:2], "little") == 0:      # AF_UNSPEC
+        sk.peer = None
+        return 0
+    err = unix_bind.unix_validate_addr(raw)
+    if err:
+        return err
+    if sk.passcred and sk.addr is None:
+        err = unix_bind.unix_autobind(k, sk)
+        if err:
+            return err
+    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    if isinstance(other, int):
+        return other
+    if other.peer is not None and other.peer is not sk:
+        return -E.EPERM
+    sk.peer = other
+    sk.peercred = other.creds
+    return 0
+
+
+def unix_accept(k: "Kernel", cpu, task, sk: UnixSocket, flags: int) -> Any:
+    """unix_accept + __sys_accept4's descriptor: the oldest pending connection, waiting for
+    one unless the listener (or the call) is non-blocking.  The descriptor comes before the
+    connection leaves the queue, so EMFILE loses nothing."""
+    if not sk.connection_based():
+        return -EOPNOTSUPP
+    if not sk.listening:
+        return -E.EINVAL
+    if not sk.acceptq:
+        if sk.shutdown & RCV_SHUTDOWN:
+            return -E.EINVAL
+        if sk.nonblock:
+            return -E.EAGAIN
+        k.sched.sleep_on(cpu, task, sk.wq, "unix_accept")
+        return BLOCK
+    newsk = sk.acceptq[0]
+    fd = task.files.install(newsk, cloexec=bool(flags & SOCK_CLOEXEC))
+    if fd < 0:
+        return fd
+    sk.acceptq.popleft()
+    newsk.embryo = False
+    newsk.nonblock = bool(flags & SOCK_NONBLOCK)
+    newsk.passcred = newsk.passcred or sk.passcred   # unix_sock_inherit_flags
+    if sk.peer_wait.waiters:
+        k.sched.wake_queue(sk.peer_wait, cpu.now)
+    cpu.charge(k.cost.pipe_op)
+    return fd

@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.errors import MemoryFault
+from emukern.kernel.net import scm as net_scm
 from emukern.kernel.net import unix as net_unix
+from emukern.kernel.net import unix_bind
 from emukern.kernel.net.unix import (
     AF_UNIX,
     ENOPROTOOPT,
@@ -34,12 +37,16 @@ from emukern.kernel.net.unix import (
     SO_SNDBUFFORCE,
     SO_TYPE,
     SOCK_CLOEXEC,
+    SOCK_NONBLOCK,
     SOCK_MIN_RCVBUF,
     SOCK_MIN_SNDBUF,
     SOL_SOCKET,
     WMEM_MAX,
 )
+from emukern.kernel.cred import cred_of
 from emukern.kernel.sysret import BLOCK, s64
+
+BUF_HALF_MAX = 0x7FFFFFFF // 2      # sk_setsockopt's INT_MAX / 2 (so getsockopt shows 2147483646 at most)
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -78,7 +85,71 @@ def sys_socketpair(k: "Kernel", cpu, task, family, stype, protocol, usockvec, *a
     return 0
 
 
-# ---- the syscalls ----------------------------------------------------------------------
+# ---- naming and connecting ---------------------------------------------------------------
+def sys_bind(k: "Kernel", cpu, task, fd, addr, addrlen, *a):
+    sk = net_unix._sockfd(k, task, fd)
+    if isinstance(sk, int):
+        return sk
+    cpu.charge(k.cost.syscall_body)
+    raw = unix_bind.read_sockaddr(task, addr, addrlen)
+    if isinstance(raw, int):
+        return raw
+    return unix_bind.unix_bind(k, task, sk, raw)
+
+
+def sys_listen(k: "Kernel", cpu, task, fd, backlog, *a):
+    sk = net_unix._sockfd(k, task, fd)
+    if isinstance(sk, int):
+        return sk
+    cpu.charge(k.cost.syscall_body)
+    return net_unix.unix_listen(k, cpu, task, sk, backlog)
+
+
+def sys_connect(k: "Kernel", cpu, task, fd, addr, addrlen, *a):
+    sk = net_unix._sockfd(k, task, fd)
+    if isinstance(sk, int):
+        return sk
+    cpu.charge(k.cost.syscall_body)
+    raw = unix_bind.read_sockaddr(task, addr, addrlen)
+    if isinstance(raw, int):
+        return raw
+    if sk.connection_based():
+        return net_unix.unix_stream_connect(k, cpu, task, sk, raw)
+    return net_unix.unix_dgram_connect(k, cpu, task, sk, raw)
+
+
+def sys_accept4(k: "Kernel", cpu, task, fd, upeer, upeer_len, flags, *a):
+    """__sys_accept4: the flags first (EINVAL), the socket, the connection, then the peer's
+    address (a bad pointer there closes the new descriptor again: EFAULT)."""
+    flags &= 0xFFFFFFFF
+    if flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK):
+        return -E.EINVAL
+    sk = net_unix._sockfd(k, task, fd)
+    if isinstance(sk, int):
+        return sk
+    cpu.charge(k.cost.syscall_body)
+    newfd = net_unix.unix_accept(k, cpu, task, sk, flags)
+    if newfd is BLOCK or newfd < 0 or not upeer:
+        return newfd
+    newsk = task.files.get(newfd)
+    try:
+        err = net_unix.move_addr_to_user(task, net_unix.sock_name(newsk.peer) if newsk.peer else
+                                         AF_UNIX.to_bytes(2, "little"), upeer, upeer_len)
+    except MemoryFault:
+        err = -E.EFAULT
+    if err:
+        _ret, wqs = task.files.close(newfd)
+        for wq in wqs:
+            k.sched.wake_queue(wq, cpu.now)
+        return err
+    return newfd
+
+
+def sys_accept(k: "Kernel", cpu, task, fd, upeer, upeer_len, *a):
+    return sys_accept4(k, cpu, task, fd, upeer, upeer_len, 0)
+
+
+# ---- the data syscalls -----------------------------------------------------------------
 def sys_sendto(k: "Kernel", cpu, task, fd, buf, length, flags, addr, addrlen, *a):
     sk = net_unix._sockfd(k, task, fd)
     if isinstance(sk, int):
@@ -88,9 +159,12 @@ def sys_sendto(k: "Kernel", cpu, task, fd, buf, length, flags, addr, addrlen, *a
     if length > 0x7FFFF000:
         length = 0x7FFFF000                        # MAX_RW_COUNT
     namelen = (addrlen & 0xFFFFFFFF) if addr else 0
-    if addr and namelen > 110:
-        return -E.EINVAL
-    return net_unix.unix_send(k, cpu, task, sk, [(buf, length)], flags, namelen)
+    raw = None
+    if addr:
+        raw = unix_bind.read_sockaddr(task, addr, addrlen)
+        if isinstance(raw, int):
+            return raw
+    return net_unix.unix_send(k, cpu, task, sk, [(buf, length)], flags, namelen, raw)
 
 
 def sys_recvfrom(k: "Kernel", cpu, task, fd, buf, length, flags, addr, addrlen, *a):
@@ -100,9 +174,16 @@ def sys_recvfrom(k: "Kernel", cpu, task, fd, buf, length, flags, addr, addrlen, 
     length &= 0xFFFFFFFFFFFFFFFF
     if length > 0x7FFFF000:
         length = 0x7FFFF000
-    ret, _mf = net_unix.unix_recv(k, cpu, task, sk, [(buf, length)], flags & 0xFFFFFFFF, None)
+    meta = net_unix.RecvMeta()
+    ret, _mf = net_unix.unix_recv(k, cpu, task, sk, [(buf, length)], flags & 0xFFFFFFFF, meta)
+    if meta.fds:
+        for wq in net_unix.drop_files(meta.fds):   # recvfrom has no control buffer
+            k.sched.wake_queue(wq, cpu.now)
     if ret is not BLOCK and ret >= 0 and addr and addrlen:
-        task.mm.write_u32(addrlen, 0)              # an unbound sender: no address
+        # the sender's name (nothing for an unnamed sender), as move_addr_to_user gives it
+        err = net_unix.move_addr_to_user(task, meta.addr or b"", addr, addrlen)
+        if err:
+            return err
     return ret
 
 
@@ -113,10 +194,20 @@ def sys_sendmsg(k: "Kernel", cpu, task, fd, msg, flags, *a):
     got = net_unix._msghdr(k, task, msg)
     if isinstance(got, int):
         return got
-    name, namelen, vec, _control, _controllen = got
-    if name and namelen > 110:
-        return -E.EINVAL
-    return net_unix.unix_send(k, cpu, task, sk, vec, flags & 0xFFFFFFFF, namelen if name else 0)
+    name, namelen, vec, control, controllen = got
+    raw = None
+    if name:
+        if namelen & 0x80000000:
+            return -E.EINVAL
+        namelen = min(namelen, unix_bind.SOCKADDR_STORAGE_SIZE)    # copy_msghdr_from_user clamps
+        raw = unix_bind.read_sockaddr(task, name, namelen)
+        if isinstance(raw, int):
+            return raw
+    scm = net_scm.scm_send(k, task, control, controllen)
+    if isinstance(scm, int):
+        return scm
+    return net_unix.unix_send(k, cpu, task, sk, vec, flags & 0xFFFFFFFF, namelen if name else 0, raw,
+                              scm if scm != (None, None) else None)
 
 
 def sys_recvmsg(k: "Kernel", cpu, task, fd, msg, flags, *a):
@@ -126,14 +217,21 @@ def sys_recvmsg(k: "Kernel", cpu, task, fd, msg, flags, *a):
     got = net_unix._msghdr(k, task, msg)
     if isinstance(got, int):
         return got
-    name, _namelen, vec, _control, _controllen = got
-    ret, mflags = net_unix.unix_recv(k, cpu, task, sk, vec, flags & 0xFFFFFFFF, name)
+    name, _namelen, vec, control, controllen = got
+    flags &= 0xFFFFFFFF
+    meta = net_unix.RecvMeta()
+    ret, mflags = net_unix.unix_recv(k, cpu, task, sk, vec, flags, meta)
     if ret is BLOCK or ret < 0:
         return ret
     if name:
-        task.mm.write_u32(msg + 8, 0)              # msg_namelen: unbound sender
-    task.mm.write(msg + 40, bytes(8))              # msg_controllen: no ancillary data
-    task.mm.write_u32(msg + 48, mflags)
+        err = net_unix.move_addr_to_user(task, meta.addr or b"", name, msg + 8)
+        if err:
+            return err
+    w = net_scm.CmsgWriter(task, control, controllen)
+    for wq in net_scm.scm_recv_unix(k, task, sk, w, meta.creds, meta.fds, flags):
+        k.sched.wake_queue(wq, cpu.now)
+    task.mm.write(msg + 40, w.used.to_bytes(8, "little"))      # msg_controllen: what was written
+    task.mm.write_u32(msg + 48, mflags | w.flags)
     return ret
 
 
@@ -183,7 +281,7 @@ def sys_getsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
         v = pid.to_bytes(4, "little") + uid.to_bytes(4, "little") + gid.to_bytes(4, "little")
     else:
         vals = {SO_TYPE: sk.type, SO_DOMAIN: AF_UNIX, SO_PROTOCOL: 0, SO_SNDBUF: sk.sndbuf,
-                SO_RCVBUF: sk.rcvbuf, SO_PASSCRED: int(sk.passcred), SO_ACCEPTCONN: 0}
+                SO_RCVBUF: sk.rcvbuf, SO_PASSCRED: int(sk.passcred), SO_ACCEPTCONN: int(sk.listening)}
         if optname == SO_ERROR:
             val, sk.err = sk.err, 0
         elif optname in vals:
@@ -214,13 +312,16 @@ def sys_setsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
     if s64(optlen) & 0xFFFFFFFF < 4 or (optlen & 0x80000000):
         return -E.EINVAL
     val = int.from_bytes(task.mm.read(optval, 4), "little", signed=True)
+    if optname in (SO_SNDBUFFORCE, SO_RCVBUFFORCE) and cred_of(task).euid != 0:
+        return -E.EPERM                    # CAP_NET_ADMIN only
     if optname in (SO_SNDBUF, SO_SNDBUFFORCE):
         v = min(val & 0xFFFFFFFF, WMEM_MAX) if optname == SO_SNDBUF else max(val, 0)
-        sk.sndbuf = max(v * 2, SOCK_MIN_SNDBUF)
+        # the doubled value must stay an int: at most INT_MAX / 2 before doubling
+        sk.sndbuf = max(min(v, BUF_HALF_MAX) * 2, SOCK_MIN_SNDBUF)
         k.sched.wake_queue(sk.wq, cpu.now)
     elif optname in (SO_RCVBUF, SO_RCVBUFFORCE):
         v = min(val & 0xFFFFFFFF, RMEM_MAX) if optname == SO_RCVBUF else max(val, 0)
-        sk.rcvbuf = max(v * 2, SOCK_MIN_RCVBUF)
+        sk.rcvbuf = max(min(v, BUF_HALF_MAX) * 2, SOCK_MIN_RCVBUF)
     elif optname == SO_PASSCRED:
         sk.passcred = bool(val)
     elif optname in (SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR, 5, 10, 11):
