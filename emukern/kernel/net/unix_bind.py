@@ -98,9 +98,10 @@ def mkname(raw: bytes) -> tuple[bool, bytes, bytes]:
     return False, path, raw
 
 
-def _host_key(host: str) -> tuple[int, int] | None:
+def _host_key(name: str, dir_fd: int) -> tuple[int, int] | None:
+    """The (st_dev, st_ino) of the socket inode ``name`` in a held directory (never followed)."""
     try:
-        s = os.stat(host)
+        s = os.lstat(name, dir_fd=dir_fd)
     except OSError:
         return None
     if not st.S_ISSOCK(s.st_mode):
@@ -161,18 +162,20 @@ def _bind_path(k: "Kernel", task, sk: Any, path: str, addr: bytes, names: UnixNa
         return -EADDRINUSE
     if parent.host is None or not k.vfs.writable:
         return -EROFS
-    host = os.path.join(parent.host, last)
+    hdir = k.vfs.dir_handle(parent)          # the parent as a held directory, never a path
+    if hdir is None:
+        return -E.ENOENT
     mode = S_IFSOCK | (0o777 & ~fs_of(task).umask)      # the socket inode's mode less the umask
     try:
-        os.mknod(host, mode)
+        os.mknod(last, mode, dir_fd=hdir.fd)
     except FileExistsError:
         return -EADDRINUSE
     except OSError as e:
         return -(e.errno or E.EACCES)
     if sk.addr is not None:
-        os.unlink(host)
+        os.unlink(last, dir_fd=hdir.fd)
         return -E.EINVAL
-    key = _host_key(host)
+    key = _host_key(last, hdir.fd)
     if key is None:                 # the host took the node away under us
         return -E.ENOENT
     names.by_inode[key] = sk        # (a socket whose name was unlinked may have had this inode)
@@ -195,7 +198,7 @@ def unix_find_other(k: "Kernel", task, raw: bytes, stype: int) -> Any:
         return node
     if node.kind != S_IFSOCK or node.host is None:
         return -ECONNREFUSED
-    key = _host_key(node.host)
+    key = _host_key(node.host.name, node.host.dir.fd)
     other = names.by_inode.get(key) if key is not None else None
     if other is None:
         return -ECONNREFUSED
