@@ -2,8 +2,8 @@
 under the governing predicate (Pg in bits 12:10), every element size each allows:
 
 * shift by vector: SRSHL, URSHL, SQSHL, UQSHL, SQRSHL, UQRSHL and their reversed forms
-  (…R: the shift comes from Zdn, the value from Zm) -- the shift is the signed low byte of the
-  shift element, a negative one shifts right (B/H/S/D);
+  (…R: the shift comes from Zdn, the value from Zm) -- the shift is the whole shift element,
+  signed, a negative one shifts right (B/H/S/D);
 * shift by immediate: SRSHR, URSHR (rounding right), SQSHL, UQSHL, SQSHLU (saturating left);
 * URECPE, URSQRTE: unsigned reciprocal (square root) estimate on 32-bit fixed-point fractions.
 """
@@ -53,7 +53,10 @@ def _shift_vectors(signed: bool, rounding: bool, saturate: bool, reverse: bool):
         for i, on in enumerate(act):
             if on:
                 v = sext(vals_src[i], bits) if signed else vals_src[i]
-                res[i] = _shift_by(v, sext(sh_src[i], 8), rounding, saturate, signed, bits)
+                # the whole shift element counts (not just its low byte, as in Advanced SIMD),
+                # clamped to one past the element width: beyond that every result is the same
+                sh = _clamp(sext(sh_src[i], bits), -bits - 1, bits + 1)
+                res[i] = _shift_by(v, sh, rounding, saturate, signed, bits)
         _merge(w, r, es, res)
     return run
 
