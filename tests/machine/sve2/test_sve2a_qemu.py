@@ -115,3 +115,21 @@ def test_uqxtn_saturates_at_every_vl():
             decode.lookup(word).fn(word, r)          # uqxtnb / uqxtnt z0.s, z1.d
             lanes = [int.from_bytes(r.z[0][i:i + 4], "little") for i in range(0, vb, 4)]
             assert lanes == want * (vb // 8)
+
+
+@pytest.mark.parametrize("word,what", [
+    (0x44001000, "cdot with size = 00"),
+    (0x4440A000, "urecpe .h"),
+    (0x45201000, "shrnb with tsz = 000"),
+    (0x45384000, "sqxtnb with tsz = 011"),
+    (0x45206000, "addhnb with size = 00"),
+    (0x44006000, "sqdmlalb with size = 00"),
+    (0x04068000, "sqshl (immediate) with tsz = 0000"),
+])
+def test_unallocated_fields_are_undef(run_guest, word, what):
+    """Reserved fields inside the new classes: the CPU takes an UNDEF (SIGILL), as hardware."""
+    import signal
+    r, m = run_guest(f"// arch: arm64\n.globl _start\n_start:\n    ptrue p0.b\n    .inst {word:#x}\n"
+                     "    mov x0, #0\n    mov x8, #93\n    svc #0\n")
+    assert r.signal == signal.SIGILL, what
+    assert m.kernel.cpus[0].sve2.insns == 0
