@@ -56,12 +56,16 @@ SHIFT_NARROW: list[tuple[str, int, bool, str, bool]] = [
 ]
 
 
-def _range(kind: str, bits: int) -> tuple[int, int] | None:
+def _sat_range(kind: str, bits: int) -> tuple[int, int]:
+    """The values a saturating result of ``bits`` keeps: signed ("s") or unsigned ("u")."""
     if kind == "s":
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    if kind == "u":
-        return 0, (1 << bits) - 1
-    return None
+    return 0, (1 << bits) - 1
+
+
+def _range(kind: str, bits: int) -> tuple[int, int] | None:
+    """Like _sat_range, or None for a truncating ("trunc") result."""
+    return None if kind == "trunc" else _sat_range(kind, bits)
 
 
 def _shift_narrow(signed: bool, kind: str, rounding: bool, top: bool):
@@ -94,7 +98,7 @@ def _xtn(signed: bool, kind: str, top: bool):
     def run(w: int, r: SveRegs) -> None:
         es = _xtn_size(w)
         bits = 8 * es
-        lo, hi = _range(kind, bits)
+        lo, hi = _sat_range(kind, bits)
         src = unpack(r.z[zn(w)], 2 * es)
         vals = [_clamp(sext(x, 2 * bits) if signed else x, lo, hi) for x in src]
         _write_narrow(r, w, vals, es, top)
