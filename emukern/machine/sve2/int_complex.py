@@ -46,18 +46,19 @@ def _cadd(saturate: bool):
 
 
 # ---- CMLA / SQRDCMLAH --------------------------------------------------------------------------
-def _rot_terms(rot: int) -> tuple[int, int, int, int]:
-    """(which part of Zn multiplies, which part of Zm goes to the real result, sign of the real
-    term, sign of the imaginary term) for a rotation of rot*90 degrees."""
+def _rot_terms(rot: int) -> tuple[int, int, int]:
+    """(which part of Zn multiplies -- and of Zm goes to the real result, the other part of Zm
+    going to the imaginary one --, sign of the real term, sign of the imaginary term) for a
+    rotation of rot*90 degrees: 0 and 180 use Zn's real part, 90 and 270 its imaginary part."""
     sel_a = rot & 1
     neg_r = (rot & 1) != (rot >> 1)
     neg_i = bool(rot >> 1)
-    return sel_a, sel_a, -1 if neg_r else 1, -1 if neg_i else 1
+    return sel_a, -1 if neg_r else 1, -1 if neg_i else 1
 
 
 def _cmla_core(a: list[int], b_pairs: list[tuple[int, int]], acc: list[int], rot: int,
                bits: int, rounding_high: bool) -> list[int]:
-    sel_a, _, s_r, s_i = _rot_terms(rot)
+    sel_a, s_r, s_i = _rot_terms(rot)
     out = []
     for k in range(0, len(a), 2):
         n = a[k + sel_a]
@@ -112,10 +113,10 @@ def _cmla_indexed(rounding_high: bool):
 
 # ---- CDOT ----------------------------------------------------------------------------------------
 def _cdot_terms(rot: int) -> tuple[int, int, int]:
-    """(part of Zm with Zn's real part, part of Zm with Zn's imaginary part, sign of the
-    imaginary product) for CDOT's rotation: 0 gives the real part of n*m, 90 the imaginary
-    part, 180 the real part of n*conj(m), 270 the imaginary part of conj(n)*m... as the Arm ARM
-    tabulates it."""
+    """(part of Zm paired with Zn's real part, part of Zm paired with Zn's imaginary part, sign
+    of the imaginary-part product) for CDOT's rotation: 0 sums the real parts of n*m, 90 the
+    imaginary parts of n*m, 180 the real parts of n*conj(m), 270 the imaginary parts of
+    n*conj(m)."""
     return {0: (0, 1, -1), 1: (1, 0, 1), 2: (0, 1, 1), 3: (1, 0, -1)}[rot]
 
 
