@@ -116,7 +116,7 @@ def _cdot_terms(rot: int) -> tuple[int, int, int]:
     """(part of Zm paired with Zn's real part, part of Zm paired with Zn's imaginary part, sign
     of the imaginary-part product) for CDOT's rotation: 0 sums the real parts of n*m, 90 the
     imaginary parts of n*m, 180 the real parts of n*conj(m), 270 the imaginary parts of
-    n*conj(m)."""
+    conj(n)*m."""
     return {0: (0, 1, -1), 1: (1, 0, 1), 2: (0, 1, 1), 3: (1, 0, -1)}[rot]
 
 
