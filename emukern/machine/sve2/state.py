@@ -8,6 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from emukern.errors import MemoryFault
+
+
+def _no_memory(addr: int, *_: object) -> None:
+    raise MemoryFault(addr, "r")
+
 
 class Sve2Undefined(Exception):
     """The word is unallocated inside its encoding class: the CPU takes an UNDEF for it."""
@@ -36,6 +42,15 @@ class SveRegs:
     # (added by the SVE2 unit, backwards compatible) the general-purpose registers an instruction
     # may read (WHILE*): xreg(n) for n in 0..30, read lazily from the CPU
     xreg: Callable[[int], int] = field(default=lambda n: 0, repr=False)
+    # (added for the SVE2 memory instructions) guest memory as the CPU's loads and stores see
+    # it: read_mem(addr, n) -> bytes, write_mem(addr, data), and probe_write(addr, n), which
+    # checks a store would succeed without storing (a scatter checks every element before it
+    # writes any).  Each raises MemoryFault for a bad address; the unit delivers that as the
+    # data abort the instruction would take.  Without a CPU behind it every access faults.
+    read_mem: Callable[[int, int], bytes] = field(default=_no_memory, repr=False)
+    write_mem: Callable[[int, bytes], None] = field(default=_no_memory, repr=False)
+    probe_write: Callable[[int, int], None] = field(default=_no_memory, repr=False)
+    sp_reg: Callable[[], int] = field(default=lambda: 0, repr=False)    # SP, for a base of 31
 
     @classmethod
     def zeroed(cls, vl: int) -> "SveRegs":

@@ -22,7 +22,8 @@ from typing import Any
 
 from unicorn import arm64_const as A
 
-from emukern.errors import EmukernError
+from emukern.errors import EmukernError, MemoryFault
+from emukern.machine.trap import ESR_EC_DABT_LOW, Trap, TrapKind
 
 from . import decode
 from .features import features_from_idregs
@@ -43,6 +44,9 @@ _MNEMONIC_FEATURE = {
     **{m: "sme" for m in ("psel", "sclamp", "uclamp", "revd", "ld1q", "st1q")},
     **{m: "svebf16" for m in ("bfdot", "bfmmla", "bfmlalb", "bfmlalt", "bfcvt", "bfcvtnt")},
 }
+
+
+ESR_IL = 1 << 25                 # a 32-bit instruction (as cpu_arm64's syndromes)
 
 
 class Sve2NotImplemented(EmukernError):
@@ -135,6 +139,10 @@ class Sve2Unit:
             except Sve2Undefined:
                 self._finish(op.pc)
                 return op.word
+            except MemoryFault as exc:
+                self._finish(op.pc)
+                self._data_abort(op, exc)
+                return None
             except BaseException:
                 self._finish(op.pc)
                 raise
@@ -168,8 +176,19 @@ class Sve2Unit:
         def xreg(n: int) -> int:
             return x0 if n == 0 else x1 if n == 1 else cpu.reg(n)
         rd = cpu._read                       # the CPU's direct register path
+        mm = cpu.mm
+
+        def read_mem(addr: int, n: int) -> bytes:
+            return mm.read(addr, n)
+
+        def write_mem(addr: int, data: bytes) -> None:
+            mm.write(addr, data)
+
+        def probe_write(addr: int, n: int) -> None:
+            mm.read(addr, n, "w")              # a store's permission check, nothing stored
         regs = SveRegs(vb, z, p, fpcr=rd(A.UC_ARM64_REG_FPCR), fpsr=rd(A.UC_ARM64_REG_FPSR),
-                       nzcv=rd(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg)
+                       nzcv=rd(A.UC_ARM64_REG_NZCV) >> 28, xreg=xreg, read_mem=read_mem,
+                       write_mem=write_mem, probe_write=probe_write, sp_reg=lambda: cpu.sp)
         op.insn.fn(op.word, regs)
         op.ran.append(op.insn.name)
         return regs
@@ -201,13 +220,24 @@ class Sve2Unit:
                     set(regs.written_p), regs.flags_written, regs.fpsr_written)
             try:
                 insn.fn(word, regs)
-            except Sve2Undefined:
+            except (Sve2Undefined, MemoryFault):
+                # nothing of it happened (a store checks every address before it writes): the
+                # CPU takes the word again on its own, and its UNDEF or data abort with it
                 (regs.z, regs.p, regs.nzcv, regs.fpsr, regs.written_z, regs.written_p,
                  regs.flags_written, regs.fpsr_written) = snap
-                return                        # the CPU takes the UNDEF there, on its own
+                return
             op.ran.append(insn.name)
             op.count += 1
             op.end += 4
+
+    def _data_abort(self, op: _Op, exc: MemoryFault) -> None:
+        """A load or store of the unit touched a bad address: the data abort the instruction
+        takes (at its own PC, nothing of it retired), as the CPU's own loads raise it."""
+        cpu = self.cpu
+        wnr = (1 << 6) if exc.access == "w" else 0
+        cpu._deliver(Trap(TrapKind.MEM_FAULT, cpu.arch, op.pc, cpu=cpu.index, addr=exc.addr,
+                          access=exc.access, insn=op.word,
+                          esr=(ESR_EC_DABT_LOW << 26) | ESR_IL | wnr))
 
     def _write_back(self, regs: SveRegs) -> None:
         vb = regs.vl

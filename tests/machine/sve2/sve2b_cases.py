@@ -52,8 +52,60 @@ def perm_cases() -> list[tuple[str, str]]:
     return c
 
 
+MEMBASE = "adrp x4, membuf\n    add x4, x4, :lo12:membuf\n    "
+READBACK = ("\n    ldr z4, [x4]\n    ldr z5, [x4, #1, mul vl]\n    ldr z6, [x4, #2, mul vl]"
+            "\n    ldr z7, [x4, #3, mul vl]")
+
+
+def mem_cases() -> list[tuple[str, str]]:
+    """LDNT1 gathers and STNT1 scatters on membuf (valid addresses; the fault is tested apart)."""
+    c: list[tuple[str, str]] = []
+    loads = {"s": ("b", "h", "w", "sb", "sh"), "d": ("b", "h", "w", "d", "sb", "sh", "sw")}
+    span = {"s": "0xffc", "d": "0xff8"}
+    for t, kinds in loads.items():
+        for k in kinds:
+            c.append((f"ldnt1{k}.{t}", f"{MEMBASE}and z1.{t}, z1.{t}, #{span[t]}\n"
+                                       f"    ldnt1{k} {{z0.{t}}}, p1/z, [z1.{t}, x4]"))
+            c.append((f"ldnt1{k}.{t}.alias", f"{MEMBASE}and z3.{t}, z3.{t}, #{span[t]}\n"
+                                             f"    ldnt1{k} {{z3.{t}}}, p2/z, [z3.{t}, x4]"))
+        c.append((f"ldnt1.{t}.xzr", f"{MEMBASE}and z2.d, z2.d, #0xff8\n    dup z1.d, x4\n"
+                                    f"    add z1.d, z1.d, z2.d\n    ldnt1d {{z0.d}}, p1/z, [z1.d]") if t == "d"
+                 else (f"ldnt1.{t}.ptrue", f"{MEMBASE}ptrue p5.s\n    and z1.s, z1.s, #0xffc\n"
+                                          f"    ldnt1w {{z0.s}}, p5/z, [z1.s, x4]"))
+    small = {"s": "0x3c", "d": "0x38"}
+    stores = {"s": ("b", "h", "w"), "d": ("b", "h", "w", "d")}
+    for t, kinds in stores.items():
+        for k in kinds:
+            c.append((f"stnt1{k}.{t}", f"{MEMBASE}and z1.{t}, z1.{t}, #{small[t]}\n"
+                                       f"    stnt1{k} {{z0.{t}}}, p1, [z1.{t}, x4]{READBACK}"))
+        c.append((f"stnt1b.{t}.bytes", f"{MEMBASE}and z1.{t}, z1.{t}, #0x3f\n"
+                                        f"    stnt1b {{z2.{t}}}, p2, [z1.{t}, x4]{READBACK}"))
+    c.append(("stnt1.xzr", f"{MEMBASE}and z2.d, z2.d, #0x38\n    dup z1.d, x4\n    add z1.d, z1.d, z2.d\n"
+                           f"    stnt1d {{z3.d}}, p3, [z1.d]{READBACK}"))
+    c.append(("chain.mem2", f"{MEMBASE}and z1.d, z1.d, #0x38\n    stnt1d {{z0.d}}, p1, [z1.d, x4]\n"
+                            f"    ldnt1sw {{z2.d}}, p2/z, [z1.d, x4]\n    ldnt1h {{z3.d}}, p3/z, [z1.d, x4]"))
+    return c
+
+
+def ld1ro_cases() -> list[tuple[str, str]]:
+    """LD1RO (F64MM): only at VL >= 256 (UNDEFINED below)."""
+    c: list[tuple[str, str]] = []
+    for k, sh in (("b", 0), ("h", 1), ("w", 2), ("d", 3)):
+        t = {"b": "b", "h": "h", "w": "s", "d": "d"}[k]
+        for imm in (0, 32, 224, -32, -256):
+            c.append((f"ld1ro{k}.imm{imm}", f"{MEMBASE}add x4, x4, #2048\n"
+                                            f"    ld1ro{k} {{z0.{t}}}, p1/z, [x4, #{imm}]"))
+        lsl = f", lsl #{sh}" if sh else ""
+        c.append((f"ld1ro{k}.ss", f"{MEMBASE}and x3, x3, #0x3f\n    ld1ro{k} {{z0.{t}}}, p1/z, [x4, x3{lsl}]"))
+        c.append((f"ld1ro{k}.ptrue", f"{MEMBASE}ptrue p6.{t}\n    mov x3, #5\n"
+                                     f"    ld1ro{k} {{z1.{t}}}, p6/z, [x4, x3{lsl}]"))
+    c.append(("ld1ro.sp", f"{MEMBASE}mov x9, sp\n    mov sp, x4\n    ld1rob {{z2.b}}, p1/z, [sp, #64]\n"
+                          f"    mov sp, x9"))
+    return c
+
+
 def cases() -> list[tuple[str, str]]:
-    return perm_cases()
+    return perm_cases() + mem_cases()
 
 
 def guest_source(case_list: list[tuple[str, str]], seed: int = 2) -> str:
