@@ -11,11 +11,11 @@ from functools import lru_cache
 
 from . import bitperm, crypto, int_arith, int_ops, int_shift, matmul
 from . import int_complex, int_mac, int_misc2, int_narrow  # the SVE2 integer remainder
-from . import mem2, perm2  # permutes, memory, floating point (second half)
+from . import fp2, mem2, perm2  # permutes, memory, floating point (second half)
 from .state import Sve2Insn
 
 MODULES = (int_ops, int_arith, int_shift, crypto, bitperm, matmul, int_mac, int_narrow, int_complex, int_misc2)
-MODULES += (perm2, mem2,)
+MODULES += (perm2, mem2, fp2,)
 
 
 def collect() -> tuple[Sve2Insn, ...]:

@@ -104,12 +104,87 @@ def ld1ro_cases() -> list[tuple[str, str]]:
     return c
 
 
+# special values per element size: zeros, denormals, normals around 1, the largest normals,
+# infinities, quiet and signalling NaNs with payloads (both signs)
+SPECIALS = {
+    2: [0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x7BFF, 0xFBFF, 0x7C00,
+        0xFC00, 0x7E00, 0xFE01, 0x7C01, 0xFD55, 0x4248, 0x1234, 0x0200, 0xC500],
+    4: [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0xBF800000,
+        0x3F800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC12345,
+        0x7F800001, 0xFFA5A5A5, 0x40490FDB, 0x33800000, 0x387FC000, 0x477FF000, 0x477FF001,
+        0x38800000, 0x33000001, 0x00400000],
+    8: [0x0, 0x8000000000000000, 0x1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x3FF0000000000000,
+        0xBFF0000000000000, 0x3FF0000000000001, 0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF,
+        0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8123456789ABC,
+        0x7FF0000000000001, 0xFFF5A5A5A5A5A5A5, 0x400921FB54442D18, 0x47EFFFFFE0000000,
+        0x47EFFFFFF0000000, 0x3810000000000000, 0x380FFFFFFFFFFFFF, 0x36A0000000000001,
+        0x3FF0000010000000, 0x3FF0000030000001],
+}
+FPCRS = {"": 0, ".dn": 1 << 25, ".fz": 1 << 24, ".fz16": 1 << 19, ".rp": 1 << 22, ".rm": 2 << 22,
+         ".rz": 3 << 22, ".dnfz": (1 << 25) | (1 << 24) | (1 << 19)}
+
+
+def specials_data(seed: int = 5) -> str:
+    """spec_<es>_<k>: 256 bytes of special values mixed with random ones, in several orders."""
+    rng = random.Random(seed)
+    out = []
+    for es, vals in SPECIALS.items():
+        for k in "abc":
+            n = 256 // es
+            elems = [rng.choice(vals) if rng.random() < 0.7 else rng.getrandbits(8 * es) for _ in range(n)]
+            data = b"".join(v.to_bytes(es, "little") for v in elems)
+            out.append(f".balign 16\nspec_{es}_{k}: .byte " + ",".join(f"{b:#04x}" for b in data))
+    return "\n".join(out) + "\n"
+
+
+def _fp_case(body: str, fpcr: int, es: int, load_b: bool = True) -> str:
+    """Load specials into z1 (and z2), set FPCR, clear FPSR, run ``body``, put FPSR in z7.d."""
+    text = (f"adrp x5, spec_{es}_a\n    add x5, x5, :lo12:spec_{es}_a\n    ldr z1, [x5]\n"
+            f"    adrp x5, spec_{es}_b\n    add x5, x5, :lo12:spec_{es}_b\n    ldr z2, [x5]\n")
+    if not load_b:
+        text = text.split("    adrp x5, spec")[0] + "\n"
+    return (text + f"    mov x9, #{fpcr:#x}\n    msr fpcr, x9\n    msr fpsr, xzr\n    {body}\n"
+            f"    mrs x9, fpsr\n    dup z7.d, x9\n    msr fpcr, xzr\n    msr fpsr, xzr")
+
+
+def fp_cases() -> list[tuple[str, str]]:
+    c: list[tuple[str, str]] = []
+    T = {2: "h", 4: "s", 8: "d"}
+    for op in ("faddp", "fmaxp", "fminp", "fmaxnmp", "fminnmp"):
+        for es, t in T.items():
+            for fx, fpcr in FPCRS.items():
+                c.append((f"{op}.{t}{fx}", _fp_case(f"{op} z1.{t}, p1/m, z1.{t}, z2.{t}", fpcr, es)))
+            c.append((f"{op}.{t}.random", f"{op} z0.{t}, p1/m, z0.{t}, z3.{t}"))
+    conv = [("fcvtlt", "s", "h", 2), ("fcvtlt", "d", "s", 4), ("fcvtnt", "h", "s", 4),
+            ("fcvtnt", "s", "d", 8), ("fcvtx", "s", "d", 8), ("fcvtxnt", "s", "d", 8)]
+    for op, dt, st, es in conv:
+        for fx, fpcr in FPCRS.items():
+            c.append((f"{op}.{dt}{fx}", _fp_case(f"{op} z2.{dt}, p1/m, z1.{st}", fpcr, es)))
+        c.append((f"{op}.{dt}.random", f"{op} z0.{dt}, p2/m, z1.{st}"))
+    for es, t in T.items():
+        for fx, fpcr in FPCRS.items():
+            c.append((f"flogb.{t}{fx}", _fp_case(f"flogb z2.{t}, p1/m, z1.{t}", fpcr, es)))
+        c.append((f"flogb.{t}.random", f"flogb z0.{t}, p1/m, z1.{t}"))
+    for op in ("fmlalb", "fmlalt", "fmlslb", "fmlslt"):
+        for fx, fpcr in FPCRS.items():
+            body = ("adrp x5, spec_4_c\n    add x5, x5, :lo12:spec_4_c\n    ldr z3, [x5]\n"
+                    f"    {op} z3.s, z1.h, z2.h\n    ptrue p6.b\n    adrp x5, spec_4_a\n"
+                    f"    add x5, x5, :lo12:spec_4_a\n    ldr z4, [x5]\n    {op} z4.s, z1.h, z2.h[{len(fx) % 8}]")
+            c.append((f"{op}{fx}", _fp_case(body, fpcr, 2)))
+        c.append((f"{op}.random", f"{op} z0.s, z1.h, z2.h\n    {op} z3.s, z4.h, z5.h[7]\n"
+                                  f"    {op} z6.s, z7.h, z0.h[2]"))
+    c.append(("chain.fp2", _fp_case("faddp z1.s, p1/m, z1.s, z2.s\n    fcvtnt z3.h, p2/m, z1.s\n"
+                                    "    fmlalt z4.s, z3.h, z2.h[1]\n    flogb z5.s, p3/m, z4.s", 0, 4)))
+    return c
+
+
 def cases() -> list[tuple[str, str]]:
-    return perm_cases() + mem_cases()
+    return perm_cases() + mem_cases() + fp_cases()
 
 
 def guest_source(case_list: list[tuple[str, str]], seed: int = 2) -> str:
     """sve2_guest's program with ``membuf`` appended (random bytes, 64-byte aligned)."""
     data = random.Random(seed + 1000).randbytes(MEMBUF)
     return sve2_guest.guest_source(case_list, seed) + (
-        "\n.data\n.balign 64\nmembuf: .byte " + ",".join(f"{b:#04x}" for b in data) + "\n")
+        "\n.data\n.balign 64\nmembuf: .byte " + ",".join(f"{b:#04x}" for b in data) + "\n"
+        + specials_data())

@@ -47,8 +47,8 @@ def test_every_case_matches_qemu(sve2b_elf, run_guest, vl):
 
 def test_case_list_covers_every_class():
     """The differential cases name every entry of this half's modules."""
-    from emukern.machine.sve2 import mem2, perm2
+    from emukern.machine.sve2 import fp2, mem2, perm2
     names = {n.split(".")[0] for n, _ in sve2b_cases.cases() + sve2b_cases.ld1ro_cases()}
-    for mod in (perm2, mem2):
+    for mod in (perm2, mem2, fp2):
         for insn in mod.INSNS:
             assert insn.name.split(".")[0] in names, insn.name
