@@ -7,6 +7,7 @@
 * TBL with a two-register table {Zn, Zn+1} and TBX (one register, out-of-range indexes keep
   the destination element), B/H/S/D;
 * EXT and SPLICE in their constructive forms, whose source is the pair {Zn, Zn+1};
+* ZIP1/ZIP2, UZP1/UZP2, TRN1/TRN2 on quadwords (FEAT_F64MM);
 * WHILEWR, WHILERW: the predicate of the elements that can be processed together without a
   read-after-write / write-after-read hazard between two pointers (NZCV as PTEST).
 """
@@ -135,7 +136,37 @@ def _while_hazard(rw: bool):
     return run
 
 
+def _perm_q(kind: str, part: int):
+    """ZIP/UZP/TRN on 128-bit elements (FEAT_F64MM): UNDEFINED below a 256-bit vector; with an
+    odd number of quadwords the interleaving forms leave the last one zero."""
+    def run(w: int, r: SveRegs) -> None:
+        if r.vl < 32:
+            raise Sve2Undefined(f"{kind} .q with a vector length below 256 bits")
+        a = unpack(r.z[zn(w)], 16)
+        b = unpack(r.z[zm(w)], 16)
+        n = len(a)
+        pairs = n // 2
+        out = [0] * n
+        if kind == "uzp":
+            both = a + b
+            out = [both[2 * e + part] for e in range(n)]
+        else:
+            for q in range(pairs):
+                if kind == "zip":
+                    out[2 * q], out[2 * q + 1] = a[part * pairs + q], b[part * pairs + q]
+                else:
+                    out[2 * q], out[2 * q + 1] = a[2 * q + part], b[2 * q + part]
+        r.set_z(zd(w), pack(out, 16))
+    return run
+
+
+PERM_Q = {"zip1": (0, "zip", 0), "zip2": (1, "zip", 1), "uzp1": (2, "uzp", 0), "uzp2": (3, "uzp", 1),
+          "trn1": (6, "trn", 0), "trn2": (7, "trn", 1)}
+
+
 INSNS: tuple[Sve2Insn, ...] = (
+    *(Sve2Insn(f"{name}.q", 0xFFE0FC00, 0x05A00000 | (opc << 10), "svef64mm", _perm_q(kind, part))
+      for name, (opc, kind, part) in PERM_Q.items()),
     Sve2Insn("match", 0xFF20E010, 0x45208000, "sve2", _match(False)),
     Sve2Insn("nmatch", 0xFF20E010, 0x45208010, "sve2", _match(True)),
     Sve2Insn("histcnt", 0xFF20E000, 0x4520C000, "sve2", histcnt),

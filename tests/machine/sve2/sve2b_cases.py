@@ -88,7 +88,7 @@ def mem_cases() -> list[tuple[str, str]]:
 
 
 def ld1ro_cases() -> list[tuple[str, str]]:
-    """LD1RO (F64MM): only at VL >= 256 (UNDEFINED below)."""
+    """LD1RO and the quadword permutes (F64MM): only at VL >= 256 (UNDEFINED below)."""
     c: list[tuple[str, str]] = []
     for k, sh in (("b", 0), ("h", 1), ("w", 2), ("d", 3)):
         t = {"b": "b", "h": "h", "w": "s", "d": "d"}[k]
@@ -99,6 +99,9 @@ def ld1ro_cases() -> list[tuple[str, str]]:
         c.append((f"ld1ro{k}.ss", f"{MEMBASE}and x3, x3, #0x3f\n    ld1ro{k} {{z0.{t}}}, p1/z, [x4, x3{lsl}]"))
         c.append((f"ld1ro{k}.ptrue", f"{MEMBASE}ptrue p6.{t}\n    mov x3, #5\n"
                                      f"    ld1ro{k} {{z1.{t}}}, p6/z, [x4, x3{lsl}]"))
+    for op in ("zip1", "zip2", "uzp1", "uzp2", "trn1", "trn2"):
+        c.append((f"{op}.q", f"{op} z0.q, z1.q, z2.q"))
+        c.append((f"{op}.q.alias", f"{op} z3.q, z3.q, z4.q"))
     c.append(("ld1ro.sp", f"{MEMBASE}mov x9, sp\n    mov sp, x4\n    ld1rob {{z2.b}}, p1/z, [sp, #64]\n"
                           f"    mov sp, x9"))
     return c
