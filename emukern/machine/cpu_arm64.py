@@ -1183,6 +1183,13 @@ class Arm64Cpu(Cpu):
         if sve2 is not None and sve2.op is not None:
             self._sve2_brk(intno, pc)       # the end of one of the SVE2 unit's microcode runs
             return
+        if self._fault is not None and intno == 1:
+            # An earlier instruction of this block already faulted inside a Unicorn helper (an
+            # SVE scatter that probed an unmapped page records the fault and lets the block run
+            # on): the fault is what the guest sees, and Unicorn stops with it after this hook.
+            # Starting the SVE2 unit (or an UNDEF) here would bury it under a second exception.
+            self.uc.emu_stop()
+            return
         if intno == 2:      # EXCP_SWI: svc, PC already past it
             epc = pc - 4
             svc = self._word(epc) or 0
