@@ -1,0 +1,71 @@
+"""System V IPC (kernel/ipc/, kernel/syscalls/ipc_*.py): C probes in guest_asm/c/sysv_*.c run
+on both architectures and print only what does not depend on ids or addresses; the expected
+text is what qemu-user printed (qemu-user forwards SysV IPC to the host kernel, so it is
+Linux's answer), and the qemu tests check that it still is."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from emukern.api import Machine
+
+QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
+HERE = Path(__file__).parent / "sysv_ipc_expected"
+PROBES = ["sysv_shm"]
+
+
+def expected(probe: str) -> str:
+    return (HERE / f"{probe}.txt").read_text()
+
+
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("cpus", [1, 2])
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_probe_matches_linux(cguest, probe, arch, cpus):
+    r = Machine(arch=arch, cpus=cpus).load(cguest(probe, arch), []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == expected(probe)
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_qemu_user_agrees(cguest, probe, arch):
+    if shutil.which(QEMU[arch]) is None:
+        pytest.skip(f"{QEMU[arch]} is not installed")
+    q = subprocess.run([QEMU[arch], str(cguest(probe, arch))], capture_output=True, timeout=120)
+    assert q.returncode == 0 and q.stdout.decode() == expected(probe)
+
+
+SHM_LIMIT = r'''
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/shm.h>
+int main(void)
+{
+	int big = shmget(IPC_PRIVATE, 48 << 20, 0600);
+	printf("48 MiB: %s\n", big < 0 ? strerror(errno) : "ok");
+	int more = shmget(IPC_PRIVATE, 48 << 20, 0600);
+	printf("48 MiB more: %s\n", more < 0 ? strerror(errno) : "ok");
+	shmctl(big, IPC_RMID, NULL);
+	more = shmget(IPC_PRIVATE, 48 << 20, 0600);
+	printf("after IPC_RMID: %s\n", more < 0 ? strerror(errno) : "ok");
+	char *p = shmat(more, NULL, 0);
+	printf("attach: %s\n", p == (void *)-1 ? strerror(errno) : "ok");
+	return 0;
+}
+'''
+
+
+def test_segments_are_charged_to_the_memory_limit(cguest, tmp_path):
+    """A segment's pages count against --mem-limit from shmget on (ENOMEM past it), go back
+    at IPC_RMID, and an attach is charged like any mapping of the process."""
+    src = tmp_path / "shm_limit.c"
+    src.write_text(SHM_LIMIT)
+    r = Machine(arch="riscv64", mem_limit=128 << 20).load(cguest(src, "riscv64"), []).run()
+    assert r.stdout.decode() == ("48 MiB: ok\n48 MiB more: ok\n"
+                                 "after IPC_RMID: ok\nattach: Cannot allocate memory\n"), r.stdout
