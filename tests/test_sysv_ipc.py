@@ -14,7 +14,7 @@ from emukern.api import Machine
 
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 HERE = Path(__file__).parent / "sysv_ipc_expected"
-PROBES = ["sysv_shm"]
+PROBES = ["sysv_shm", "sysv_sem"]
 
 
 def expected(probe: str) -> str:
