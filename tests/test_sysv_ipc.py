@@ -14,7 +14,7 @@ from emukern.api import Machine
 
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 HERE = Path(__file__).parent / "sysv_ipc_expected"
-PROBES = ["sysv_shm", "sysv_sem"]
+PROBES = ["sysv_shm", "sysv_sem", "sysv_msg"]
 
 
 def expected(probe: str) -> str:
@@ -69,3 +69,45 @@ def test_segments_are_charged_to_the_memory_limit(cguest, tmp_path):
     r = Machine(arch="riscv64", mem_limit=128 << 20).load(cguest(src, "riscv64"), []).run()
     assert r.stdout.decode() == ("48 MiB: ok\n48 MiB more: ok\n"
                                  "after IPC_RMID: ok\nattach: Cannot allocate memory\n"), r.stdout
+
+
+LINUX_ONLY = r'''
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/msg.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+static void on_alarm(int s) { (void)s; }
+int main(void)
+{
+	struct { long type; char text[8]; } b = { 1, "x" };
+	int q = msgget(IPC_PRIVATE, 0600), id = shmget(IPC_PRIVATE, 4096, 0600);
+	printf("msgsnd size -1: %d\n", msgsnd(q, &b, (size_t)-1, 0) == -1 ? errno : 0);
+	printf("msgrcv size -1: %d\n", msgrcv(q, &b, (size_t)-1, 0, 0) == -1 ? errno : 0);
+	printf("shmat NULL SHM_REMAP: %d\n", shmat(id, NULL, SHM_REMAP) == (void *)-1 ? errno : 0);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	printf("msgrcv under SA_RESTART: %d\n", msgrcv(q, &b, 8, 0, 0) == -1 ? errno : 0);
+	return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_cases_qemu_user_cannot_show(cguest, arch, tmp_path):
+    """Linux's answers where qemu-user's own code decides first: a size of (size_t)-1 is
+    EINVAL (qemu allocates size + 8 and crashes), shmat(NULL, SHM_REMAP) is EINVAL (qemu picks
+    the address itself); and msgrcv interrupted by a handled signal is EINTR although the
+    handler has SA_RESTART (ipc/msg.c's -ERESTARTNOHAND)."""
+    src = tmp_path / "linux_only.c"
+    src.write_text(LINUX_ONLY)
+    r = Machine(arch=arch).load(cguest(src, arch), []).run()
+    assert r.stdout.decode() == ("msgsnd size -1: 22\nmsgrcv size -1: 22\nshmat NULL SHM_REMAP: 22\n"
+                                 "msgrcv under SA_RESTART: 4\n")
