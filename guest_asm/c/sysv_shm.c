@@ -101,6 +101,20 @@ int main(void)
 	ds.shm_perm.mode = 0644;
 	printf("bad cmd: %s\n", en(shmctl(0, 99, &ds)));
 	printf("negative id: %s\n", en(shmctl(-5, IPC_STAT, &ds)));
+	/* another user: ipcperms against the mode bits, IPC_RMID for the owner only */
+	int pub = shmget(IPC_PRIVATE, 4096, 0644);
+	fflush(stdout);
+	if (fork() == 0) {
+		setgid(1000);
+		setuid(1000);
+		printf("user: ro attach %s, rw attach %s, stat %s, rmid %s\n",
+		       en((long)shmat(pub, NULL, SHM_RDONLY)), en((long)shmat(pub, NULL, 0)),
+		       en(shmctl(pub, IPC_STAT, &ds)), en(shmctl(pub, IPC_RMID, NULL)));
+		fflush(stdout);
+		_exit(0);
+	}
+	wait(NULL);
+	shmctl(pub, IPC_RMID, NULL);
 	int id2 = shmget(IPC_PRIVATE, 100, 0600);
 	ds.shm_perm.uid = 0; ds.shm_perm.gid = 0; ds.shm_perm.mode = 0640;
 	printf("set: %s\n", en(shmctl(id2, IPC_SET, &ds)));

@@ -194,8 +194,11 @@ def rerun_wake(k: "Kernel", ns: IpcNamespace, task: Any) -> Any:
     if task.pending is None:
         ns.deadlines.pop(task.tid, None)
         return None
-    woke = task.woken_value
-    k.sched.finish_wait(task)
+    woke = task.woken_value             # (the scheduler's finish_wait, done here)
+    task.woken_value = None
+    for wq in task.waitqueues:
+        wq.remove(task)
+    task.waitqueues = []
     return woke
 
 

@@ -181,7 +181,7 @@ def sys_inotify_add_watch(k: "Kernel", cpu, task, fd, pathname, mask, *a):
     if mask & IN_ONLYDIR and not node.is_dir:
         return -E.ENOTDIR
     key = _ino(node.host)
-    if key is None:
+    if key is None or node.host is None:
         return -E.EINVAL if node.host is not None else -E.EACCES    # /proc and /dev: no events
     want = mask & (IN_ALL_EVENTS | IN_EXCL_UNLINK | IN_ONESHOT)
     for w in f.watches.values():
