@@ -124,6 +124,9 @@ class IpcNamespace:
     undo: dict[int, dict[int, list[int]]] = field(default_factory=dict)
     # semtimedop/msg deadlines of sleepers, kept across the re-runs of their wait loop
     deadlines: dict[int, int] = field(default_factory=dict)
+    # POSIX message queues (ipc/mqueue.c's mqueue mount): name -> queue, bytes charged per uid
+    mq: dict[str, Any] = field(default_factory=dict)
+    mq_bytes: dict[int, int] = field(default_factory=dict)
 
 
 def ipc_ns(k: "Kernel") -> IpcNamespace:
