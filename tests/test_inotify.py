@@ -41,3 +41,50 @@ def test_a_kernel_without_inotify_keeps_no_state(cguest, tmp_path):
     m.load(cguest("fs_calls", "riscv64"), [])
     m.run()
     assert getattr(m.kernel, "inotify_groups", None) is None
+
+
+DRIVER = r'''
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int main(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		execl("/usr/bin/inotifywait", "inotifywait", "-q", "-e", "create,delete", "-m", "-t", "1", "/tmp", (char *)0);
+		_exit(127);
+	}
+	usleep(200000);
+	close(open("/tmp/made", O_CREAT | O_WRONLY, 0644));
+	unlink("/tmp/made");
+	int st;
+	waitpid(c, &st, 0);
+	return WEXITSTATUS(st);
+}
+'''
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_debian_inotifywait(cguest, arch, tmp_path):
+    """Debian trixie's inotifywait (inotify-tools) watching /tmp while another process makes and
+    removes a file: it sizes its reads with ioctl(FIONREAD) and prints both events, then its
+    one-second timeout ends it (status 2)."""
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    from emukern.debian import AptFetcher, FetchError, extract
+    root = tmp_path / "root"
+    try:
+        debs = [AptFetcher("trixie", arch).download(p) for p in ("inotify-tools", "libinotifytools0", "libc6")]
+    except FetchError as exc:
+        pytest.skip(f"Debian trixie's inotify-tools for {arch} could not be had: {exc}")
+    for deb in debs:
+        extract(deb, root)
+    for d in ("lib", "bin", "sbin"):
+        if not (root / d).exists():
+            (root / d).symlink_to(f"usr/{d}")
+    (root / "tmp").mkdir()
+    src = tmp_path / "drv.c"
+    src.write_text(DRIVER)
+    shutil.copy(cguest(src, arch), root / "drv")
+    r = Machine(arch=arch, root=str(root), root_rw=True).load(root / "drv", ["/drv"]).run()
+    assert (r.exit_status, r.stdout) == (2, b"/tmp/ CREATE made\n/tmp/ DELETE made\n"), (r.message, r.stderr)

@@ -111,3 +111,23 @@ def test_cases_qemu_user_cannot_show(cguest, arch, tmp_path):
     r = Machine(arch=arch).load(cguest(src, arch), []).run()
     assert r.stdout.decode() == ("msgsnd size -1: 22\nmsgrcv size -1: 22\nshmat NULL SHM_REMAP: 22\n"
                                  "msgrcv under SA_RESTART: 4\n")
+
+
+def test_debian_ipcmk(tmp_path):
+    """Debian trixie's ipcmk (util-linux) makes a segment, a queue and a semaphore set in a
+    fresh IPC namespace: Linux hands out id 0 of each kind first."""
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    from emukern.debian import AptFetcher, FetchError, extract
+    root = tmp_path / "root"
+    try:
+        debs = [AptFetcher("trixie", "arm64").download(p) for p in ("util-linux", "libc6")]
+    except FetchError as exc:
+        pytest.skip(f"Debian trixie's util-linux could not be had: {exc}")
+    for deb in debs:
+        extract(deb, root)
+    for d in ("lib", "bin", "sbin"):
+        if not (root / d).exists():
+            (root / d).symlink_to(f"usr/{d}")
+    r = Machine(arch="arm64", root=str(root)).load(root / "usr/bin/ipcmk", ["ipcmk", "-M", "4096", "-S", "3", "-Q"]).run()
+    assert (r.exit_status, r.stdout) == (0, b"Shared memory id: 0\nMessage queue id: 0\nSemaphore id: 0\n"), r.stderr

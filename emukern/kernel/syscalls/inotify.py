@@ -45,6 +45,7 @@ MAX_QUEUED_EVENTS = 16384               # fs.inotify.max_queued_events
 MAX_USER_WATCHES = 8192 * 16            # a modest default of fs.inotify.max_user_watches
 EVENT = struct.Struct("<iIII")          # struct inotify_event without its name
 _EPOLLIN_RDNORM = 0x41
+FIONREAD = 0x541B
 # events that are about the object itself (also reported to its directory, with the name)
 _INODE_EVENTS = IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_OPEN
 
@@ -120,6 +121,15 @@ class InotifyFile(File):
         task.mm.write(buf, bytes(out))
         cpu.charge(k.cost.syscall_body)
         return len(out)
+
+    def unlocked_ioctl(self, k: Any, cpu: Any, task: Any, request: int, arg: int) -> int:
+        """inotify_ioctl: FIONREAD, the bytes a read would return now; anything else ENOTTY
+        (INOTIFY_IOC_SETNEXTWD, a checkpoint/restore aid, is not modelled)."""
+        cpu.charge(k.cost.syscall_body)
+        if request != FIONREAD:
+            return -25
+        task.mm.write_u32(arg, sum(len(e) for e in self.events))
+        return 0
 
     def kernel_write(self, k: Any, cpu: Any, task: Any, buf: int, count: int) -> Any:
         return -E.EINVAL                 # inotify_fops has no write
