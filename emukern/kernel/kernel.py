@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from emukern.config import MachineConfig
 from emukern.errors import ConfigError
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
+from emukern.kernel.ipc.util import IpcNamespace
 from emukern.kernel.policies import Policies
 from emukern.kernel.preempt import PreemptStats
 from emukern.kernel.spinlock import SpinLock
@@ -168,6 +169,7 @@ class Kernel:
         self.signal_listeners: list[Any] = []     # (cpu, task, siginfo) when a handler's frame is set up
         self.locks: dict[str, SpinLock] = {}
         self.futex_queues: dict[tuple[int, int], WaitQueue] = {}
+        self.ipc_ns = IpcNamespace()            # SysV IPC objects (kernel/ipc/)
         self.child_wait: dict[int, WaitQueue] = {}
         self.stop_reason = ""
         self.stop_message = ""

@@ -311,6 +311,9 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
     if name == "ppoll":
         task.sigstate.in_wait = ""
         return -ERESTARTNOHAND
+    if name in ("semop", "semtimedop", "msgsnd", "msgrcv"):
+        # SysV IPC sleeps (ipc/sem.c, ipc/msg.c): semop is never restarted, even under SA_RESTART
+        return -E.EINTR if name.startswith("sem") else -ERESTARTNOHAND
     if name == "pselect6":                          # the time left written back too
         return signal_syscalls.pselect_interrupted(k, cpu, task, args)
     # A wait loop looks at its condition before at signal_pending (do_wait, pipe_read,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.ipc import exit as ipc_exit
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
@@ -75,6 +76,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
             pass
     complete_vfork_done(k, cpu, task)   # (exit_mm_release: a vfork parent goes on)
     mmput(k, task.mm)   # (exit_mm: the last user frees it)
+    ipc_exit.exit_sysvipc(k, cpu, task)     # exit_sem / exit_shm (kernel/ipc/exit.py)
     if task.files is not None:
         others = [t for t in k.tasks.values() if t is not task and t.alive and t.files is task.files]
         if not others:

@@ -67,6 +67,9 @@ def sys_ioctl(k: "Kernel", cpu, task, fd, request, arg, *a):
     f = task.files.get(fd if fd < 1 << 63 else fd - (1 << 64))
     if f is None:
         return -E.EBADF
+    own = getattr(f, "unlocked_ioctl", None)     # a file kind with ioctls of its own (inotify's)
+    if own is not None:
+        return own(k, cpu, task, request & 0xFFFFFFFF, arg)
     if isinstance(f, (OutputFile, StdinFile)) and f.host_fd is not None and host_stdio_kind(f.host_fd) == "tty":
         cpu.charge(k.cost.syscall_body)
         return _tty_ioctl(k, task, f.host_fd, request & 0xFFFFFFFF, arg)

@@ -17,6 +17,7 @@ from emukern.kernel.fs import EROFS, EXDEV
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.vfs import S_IFIFO, S_IFMT, S_IFREG, _join, fs_of
+from emukern.kernel.syscalls import inotify as syscalls_inotify
 from emukern.kernel.fs.uapi import (
     AT_EMPTY_PATH,
     AT_REMOVEDIR,
@@ -51,6 +52,7 @@ def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
     except OSError as e:
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, parent, name)
+    syscalls_inotify.fsnotify(k, cpu, syscalls_inotify.child_ref(k, parent, name), syscalls_inotify.IN_CREATE, isdir=True)
     return 0
 
 
@@ -73,6 +75,7 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
             os.unlink(node.host.name, dir_fd=node.host.dir.fd)
     except OSError as e:
         return -(e.errno or E.EACCES)
+    syscalls_inotify.fsnotify(k, cpu, node.host, syscalls_inotify.IN_DELETE, isdir=bool(flags & AT_REMOVEDIR))
     parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, "", created=False)
@@ -110,6 +113,8 @@ def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, 
         fs_namei.d_move(k, _join(old[0].path, old[1]), _join(new[0].path, new[1]),
                         exchange=bool(flags & RENAME_EXCHANGE))
     if r == 0:                          # both directories change; the moved object's ctime too
+        syscalls_inotify.fsnotify_move(k, cpu, syscalls_inotify.child_ref(k, old[0], old[1]),
+                                        syscalls_inotify.child_ref(k, new[0], new[1]))
         fs_meta.name_update_time(k, cpu, old[0], "", created=False)
         fs_meta.name_update_time(k, cpu, new[0], "", created=False)
         moved = k.vfs.child(new[0], new[1])
@@ -147,6 +152,7 @@ def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, fla
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, new[0], "", created=False)
     fs_meta.file_update_time(k, cpu, node, ctime_only=True)     # its link count changed
+    syscalls_inotify.fsnotify(k, cpu, syscalls_inotify.child_ref(k, new[0], new[1]), syscalls_inotify.IN_CREATE)
     return 0
 
 
@@ -172,6 +178,7 @@ def sys_symlinkat(k: "Kernel", cpu, task, target_ptr, newdirfd, linkpath, *a):
     except OSError as e:
         return -(e.errno or E.EACCES)
     fs_meta.name_update_time(k, cpu, new[0], new[1])
+    syscalls_inotify.fsnotify(k, cpu, syscalls_inotify.child_ref(k, new[0], new[1]), syscalls_inotify.IN_CREATE)
     return 0
 
 
@@ -198,4 +205,5 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
     parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node())
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, os.path.basename(made.path))
+    syscalls_inotify.fsnotify(k, cpu, made.host, syscalls_inotify.IN_CREATE)
     return 0

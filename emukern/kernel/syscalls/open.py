@@ -37,17 +37,22 @@ from emukern.kernel.fs.uapi import (
     _s32,
 )
 from emukern.kernel.sysret import s64
+from emukern.kernel.syscalls import inotify as syscalls_inotify
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 
 def sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, *a):
-    return fs_namei.do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode)   # kernel/fs/namei.py
+    fd = fs_namei.do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode)   # kernel/fs/namei.py
+    syscalls_inotify.fsnotify_create_open(k, cpu, task, fd)                  # IN_CREATE of O_CREAT
+    return fd
 
 
 def sys_close(k: "Kernel", cpu, task, fd, *a):
+    f = task.files.get(s64(fd))
     ret, wqs = task.files.close(s64(fd))
+    syscalls_inotify.fsnotify_close(k, cpu, f)          # IN_CLOSE_WRITE/NOWRITE at the last close
     for wq in wqs:
         k.sched.wake_queue(wq, cpu.now)
     return ret

@@ -23,6 +23,7 @@ from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import eventpoll as syscalls_eventpoll
 from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.syscalls import sys as syscalls_sys
+from emukern.kernel.syscalls import inotify as syscalls_inotify
 from emukern.kernel.fs.uapi import _s32
 from emukern.kernel.sysret import U64, s64
 from emukern.kernel.fs.file import MAX_IO
@@ -91,6 +92,7 @@ def _write_iter(k: "Kernel", cpu, task, f, buf, count, res, off=None):
     if P.fresh(res):
         cpu.charge(k.cost.syscall_body)
         fs_meta.file_update_time(k, cpu, f.node, f)      # file_modified: mtime/ctime = now
+        syscalls_inotify.fsnotify(k, cpu, f.node.host, syscalls_inotify.IN_MODIFY)
 
     def chunk(o: int, n: int) -> Any:
         data = copy_from_user_chunk(k, cpu, task, buf + o, n, res, "write")
