@@ -32,6 +32,11 @@ def fuzz_syscalls():
     return _tool("fuzz_syscalls")
 
 
+@pytest.fixture(scope="module")
+def fuzz_machine():
+    return _tool("fuzz_machine")
+
+
 @pytest.mark.parametrize("seed", [101, 202, 303])
 def test_random_syscalls_end_cleanly(fuzz_syscalls, seed):
     failures = fuzz_syscalls.fuzz(seed, 600)
@@ -49,3 +54,9 @@ def test_syscall_fuzzer_catches_a_planted_bug(fuzz_syscalls, monkeypatch):
     failures = fuzz_syscalls.fuzz(3, 200)
     assert failures and all("planted" in f for f in failures)
     assert "getpid(" in failures[0]
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_random_instruction_words_end_cleanly(fuzz_machine, seed):
+    failures = fuzz_machine.fuzz(seed, 1500)
+    assert not failures, f"{len(failures)} host exceptions, first:\n" + "\n".join(failures[:3])
