@@ -241,12 +241,15 @@ class FdTable:
     def __init__(self) -> None:
         self.fds: dict[int, File] = {}
         self.cloexec: set[int] = set()      # close_on_exec bits (FD_CLOEXEC)
+        # the lowest descriptor number the owner may not use: its RLIMIT_NOFILE soft limit
+        # (kernel/resource.py keeps it in step), which alloc_fd and dup2 check
+        self.nofile = self.MAX_FDS
 
     def install(self, f: File, lowest: int = 0, cloexec: bool = False) -> int:
         fd = lowest
         while fd in self.fds:
             fd += 1
-        if fd >= self.MAX_FDS:
+        if fd >= self.nofile:
             return -E.EMFILE
         self.fds[fd] = f
         f.refs += 1
@@ -285,4 +288,5 @@ class FdTable:
             t.fds[fd] = f
             f.refs += 1      # pipe reader/writer counts are per File, dropped at the last close
         t.cloexec = set(self.cloexec)
+        t.nofile = self.nofile
         return t
