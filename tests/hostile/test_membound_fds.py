@@ -20,3 +20,34 @@ def test_fd_limits_follow_rlimit_nofile(cprog, arch):
     r = Machine(arch=arch).load(cprog("fd_limits", arch), []).run()
     assert r.exit_status == 0, r.message
     assert r.stdout.decode() == EXPECTED
+
+
+ERRNOS = """O_PATH open ok: 1
+read O_PATH: -1 EBADF
+read 2^63: -1 EFAULT
+read 2^47: -1 EFAULT
+getrandom 2^31 into 8 KiB: 8192
+getrandom unmapped: -1 EFAULT
+getrandom 100: 100
+"""
+
+
+@pytest.mark.parametrize("arch", ["riscv64", "arm64"])
+def test_read_and_getrandom_errnos(cprog, arch):
+    """qemu-user prints these lines too except getrandom's 2**31 (qemu locks the whole buffer
+    first: EFAULT); Linux's get_random_bytes_user cuts the request to INT_MAX and copies until
+    the fault, returning the 8 KiB that landed."""
+    r = Machine(arch=arch).load(cprog("fd_errnos", arch), []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == ERRNOS
+
+
+def test_getrandom_bytes_unchanged_up_to_256():
+    # the first 256 bytes of a call are what the 256-byte cap gave before, so short requests
+    # (every libc's and Python's seeds) see the same bytes
+    from emukern.kernel.syscalls.random import _fill, _pattern
+    for tid in (1, 7, 300):
+        old = bytes((tid * 131 + i * 17 + 7) & 0xFF for i in range(256))
+        assert _fill(_pattern(tid), 0, 256) == old
+        assert _fill(_pattern(tid), 0, 1000)[256:512] == old
+        assert _fill(_pattern(tid), 100, 50) == old[100:150]
