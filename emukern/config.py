@@ -119,7 +119,7 @@ class MachineConfig:
     timeout: float | None = None              # ... after this many simulated seconds (kernel work included)
     host_timeout: float | None = None         # ... after this many host (wall-clock) seconds
     mem_limit: int | None = None              # guest memory machine-wide, bytes (None: a share of host RAM; 0: none)
-    max_tasks: int = 1024
+    max_tasks: int = 1024                     # live tasks machine-wide (threads-max; RLIMIT_NPROC)
     quantum: int = 2000                       # SMP lockstep: max cycles a CPU runs ahead of others
     timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
     stdin: bytes = b""
@@ -171,6 +171,8 @@ class MachineConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {v}")
         if self.mem_limit is not None and self.mem_limit < 0:
             raise ConfigError(f"--mem-limit must be a size in bytes (0 = no limit), got {self.mem_limit}")
+        if not 1 <= self.max_tasks <= MAX_TASKS_LIMIT:
+            raise ConfigError(f"--max-tasks must be between 1 and {MAX_TASKS_LIMIT}, got {self.max_tasks}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
         self.sysctls = normalize_sysctls(self.sysctls)
@@ -227,19 +229,25 @@ def normalize_sysctls(sysctls: object) -> dict[str, str]:
             raise ConfigError(f"sysctl {key}: value {value!r} ({type(value).__name__}) is not an int, bool or string",
                               hint=f'e.g. sysctls={{"{key}": 1}}')
     return out
-MEM_LIMIT_FRACTION = 0.5     # default --mem-limit: half of the host's RAM
+# --max-tasks' ceiling: arm64 keeps one SVE save slot per possible task in a fixed kernel area
+MAX_TASKS_LIMIT = 4096
+MEM_LIMIT_FRACTION = 0.5     # default --mem-limit: half of the host's RAM ...
+MEM_LIMIT_CAP = 4 << 30      # ... and never more than 4 GiB
 
 
 def default_mem_limit() -> int | None:
-    """Half the host's physical memory: enough for real programs, and a few guest processes of
-    4 GiB each can no longer push the host into swapping or its OOM killer.  (It depends on the
-    host; pass --mem-limit for the same ENOMEM point everywhere.)"""
+    """The smaller of half the host's physical memory and 4 GiB, for all guest processes together.
+
+    Half the RAM alone let three children of 2.5 GiB each hold 7.5 GiB of a 16 GiB host; the
+    cap makes the default the same on every host with 8 GiB or more, and it is still one whole
+    address space's worth (emukern's 4 GiB per process), far above what the real programs the
+    tests run (python3, sqlite3) map.  Pass --mem-limit for more, or 0 for none."""
     import os
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-    return int(total * MEM_LIMIT_FRACTION) & ~0xFFF if total > 0 else None
+    return min(int(total * MEM_LIMIT_FRACTION), MEM_LIMIT_CAP) & ~0xFFF if total > 0 else None
 
 
 def parse_size(text: str) -> int:

@@ -70,6 +70,11 @@ def apply_kconfig(cfg: Any, items: list[str]) -> None:
 
 
 DEFAULT_MAX_INSNS = 20_000_000_000
+# `emukern run`'s wall-clock backstop.  --max-insns counts user instructions only, so a guest
+# that spends its time in the kernel (a fork bomb retrying a refused fork, a syscall loop) could
+# hold the host for hours inside it; no deterministic count bounds every kind of kernel work in
+# host time, so the last bound is the host's clock.  A run that ends before it is unchanged.
+DEFAULT_HOST_TIMEOUT = 600.0
 
 
 def _max_insns(a: argparse.Namespace) -> int | None:
@@ -79,6 +84,15 @@ def _max_insns(a: argparse.Namespace) -> int | None:
     if any(getattr(a, name, None) for name in ("timeout", "max_cycles", "host_timeout")):
         return None
     return DEFAULT_MAX_INSNS
+
+
+def _host_timeout(a: argparse.Namespace) -> float | None:
+    """--host-timeout: as given (0: none), else the command's default (`emukern run`'s
+    backstop; none for the commands that wait on a person, such as the debugger)."""
+    given = getattr(a, "host_timeout", None)
+    if given is not None:
+        return given or None
+    return getattr(a, "default_host_timeout", None)
 
 
 def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> None:
@@ -139,10 +153,17 @@ def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> 
     g.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="stop after this much simulated time, kernel work included (default: no limit)")
     g.add_argument("--host-timeout", type=float, default=None, metavar="SECONDS",
-                   help="stop after this many host (wall-clock) seconds; where it stops depends on the host")
+                   help="stop after this many host (wall-clock) seconds; where it stops depends on the host "
+                        f"(default under `emukern run`: {DEFAULT_HOST_TIMEOUT:g}, whatever --max-insns "
+                        "says, since kernel work is not instructions; 0 = no limit)")
     g.add_argument("--mem-limit", default=None, metavar="SIZE",
-                   help="guest memory for the whole machine, e.g. 2G (past it: ENOMEM to the guest; "
-                        "default half the host's RAM; 0 = no limit)")
+                   help="guest memory for the whole machine, every process's mappings counted, e.g. 2G "
+                        "(past it: ENOMEM to the guest; default the smaller of half the host's RAM and "
+                        "4 GiB; 0 = no limit)")
+    g.add_argument("--max-tasks", type=parse_int, default=None, metavar="N",
+                   help="live tasks (processes and threads) the machine holds, Linux's threads-max; "
+                        "also the first process's RLIMIT_NPROC and RLIMIT_SIGPENDING (default 1024: "
+                        "fork and clone give EAGAIN past it)")
     g.add_argument("--quantum", type=parse_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
     if guest_stdin:
@@ -180,8 +201,10 @@ def config_from_args(a: argparse.Namespace) -> Any:
         max_insns=_max_insns(a), quantum=a.quantum, kernel=getattr(a, "kernel_version", None),
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
         max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
-        host_timeout=getattr(a, "host_timeout", None),
+        host_timeout=_host_timeout(a),
     )
+    if getattr(a, "max_tasks", None) is not None:
+        cfg.max_tasks = a.max_tasks
     if getattr(a, "realtime", None) is not None:
         cfg.realtime = a.realtime
     if getattr(a, "mem_limit", None) is not None:
@@ -274,6 +297,7 @@ def add_run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("program", help="a .S file (assembled with LLVM, cached), or a static or dynamic riscv64/aarch64 ELF (a dynamic one loads its interpreter and libraries from --root)")
     r.add_argument("args", nargs="*", help="arguments passed to the guest as argv[1:]")
     machine_options(r)
+    r.set_defaults(default_host_timeout=DEFAULT_HOST_TIMEOUT)
     r.add_argument("--kernel", dest="kernel_version", metavar="NAME",
                    help="the Linux release to model (`emukern info kernels`), e.g. debian-12-arm64; "
                         "default: the newest with the four changes (linux-7.3-ARCH+changes)")

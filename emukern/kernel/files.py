@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.machine.memory import OutOfMemory
 
 if TYPE_CHECKING:
     from emukern.kernel.sysctl import SysctlEntry
@@ -238,16 +239,42 @@ class FdTable:
     # filp_close -> locks_remove_posix.  Each returns wait queues to wake; fs/locks.py adds one.
     close_hooks: list[Any] = []
 
-    def __init__(self) -> None:
+    # what one descriptor is charged to the machine's guest memory: Linux charges its fd
+    # tables to the memory cgroup; emukern charges what a descriptor costs the host (a dict
+    # slot and its share of the table), so a guest that raises RLIMIT_NOFILE and fills the
+    # table in many processes meets --mem-limit instead of the host's memory
+    FD_COST = 256
+
+    def __init__(self, pool: Any = None) -> None:
         self.fds: dict[int, File] = {}
         self.cloexec: set[int] = set()      # close_on_exec bits (FD_CLOEXEC)
+        # the lowest descriptor number the owner may not use: its RLIMIT_NOFILE soft limit
+        # (kernel/resource.py keeps it in step), which alloc_fd and dup2 check
+        self.nofile = self.MAX_FDS
+        self.pool = pool                    # the machine's MemoryPool (None: uncharged)
+        # files->next_fd: no descriptor below it is free, so a search starts there (with a
+        # table of 10^5 descriptors a scan from 0 on every dup would be quadratic)
+        self.next_fd = 0
+
+    def charge_slot(self) -> bool:
+        """Charge one more descriptor; False past the machine's memory limit (ENOMEM)."""
+        if self.pool is not None:
+            try:
+                self.pool.charge(self.FD_COST, "descriptor table")
+            except OutOfMemory:
+                return False
+        return True
 
     def install(self, f: File, lowest: int = 0, cloexec: bool = False) -> int:
-        fd = lowest
+        fd = max(lowest, self.next_fd)
         while fd in self.fds:
             fd += 1
-        if fd >= self.MAX_FDS:
+        if fd >= self.nofile:
             return -E.EMFILE
+        if not self.charge_slot():
+            return -E.ENOMEM                # expand_files: the table's memory was refused
+        if lowest <= self.next_fd:
+            self.next_fd = fd + 1
         self.fds[fd] = f
         f.refs += 1
         if cloexec:
@@ -261,6 +288,10 @@ class FdTable:
         f = self.fds.pop(fd, None)
         if f is None:
             return -E.EBADF, []
+        if self.pool is not None:
+            self.pool.uncharge(self.FD_COST)
+        if fd < self.next_fd:
+            self.next_fd = fd
         self.cloexec.discard(fd)
         f.refs -= 1
         wqs = [wq for hook in self.close_hooks for wq in hook(f, self)] if self.close_hooks else []
@@ -280,9 +311,14 @@ class FdTable:
         return wq
 
     def dup_table(self) -> "FdTable":
-        t = FdTable()
+        """dup_fd: a copy for a child; OutOfMemory when its descriptors do not fit the limit."""
+        t = FdTable(self.pool)
+        if self.pool is not None:
+            self.pool.charge(len(self.fds) * self.FD_COST, "descriptor table copy")
         for fd, f in self.fds.items():
             t.fds[fd] = f
             f.refs += 1      # pipe reader/writer counts are per File, dropped at the last close
         t.cloexec = set(self.cloexec)
+        t.nofile = self.nofile
+        t.next_fd = self.next_fd
         return t

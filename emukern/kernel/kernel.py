@@ -264,7 +264,7 @@ class Kernel:
         if image.arch != self.config.arch:
             raise ConfigError(f"{path} is a {image.arch} program but the machine is {self.config.arch}",
                               hint=f"drop --arch or use --arch {image.arch}")
-        files = FdTable()
+        files = FdTable(self.mem)       # descriptors are charged to the guest memory too
         files.install(StdinFile(self.config.stdin))
         files.install(OutputFile("stdout", self.stdout, self._echo_out))
         files.install(OutputFile("stderr", self.stderr, self._echo_err))

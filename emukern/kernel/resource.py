@@ -29,8 +29,8 @@ _MQ_BYTES_MAX = 819200
 
 def init_rlimits(stack_size: int, max_tasks: int) -> list[tuple[int, int]]:
     """INIT_RLIMITS: what init starts with (RLIMIT_NPROC and RLIMIT_SIGPENDING are set from the
-    task limit at boot, as fork_init does from max_threads).  RLIMIT_NOFILE is emukern's fd table
-    size, 1024, for both soft and hard: the table does not grow past it."""
+    task limit at boot, as fork_init does from max_threads).  RLIMIT_NOFILE starts at 1024 for both
+    soft and hard; raised (up to NR_OPEN), the descriptor table follows it (sync_nofile)."""
     inf = RLIM_INFINITY
     lim = [(inf, inf)] * RLIM_NLIMITS
     lim[RLIMIT_STACK] = (stack_size, inf)
@@ -86,7 +86,18 @@ def task_rlimits(k: Any, task: Any) -> list[tuple[int, int]]:
             i, pair = parse_rlimit_option(name, value)
             lim[i] = pair
         task.rlim = lim
+        sync_nofile(task)
     return lim
+
+
+def sync_nofile(task: Any) -> None:
+    """Give the task's descriptor table the RLIMIT_NOFILE soft limit it is checked against:
+    Linux reads the limit at each alloc_fd/dup2, emukern keeps a copy in the table (fork
+    copies both, threads share both)."""
+    files = getattr(task, "files", None)
+    lim = getattr(task, "rlim", None)
+    if files is not None and lim is not None:
+        files.nofile = min(lim[RLIMIT_NOFILE][0], NR_OPEN)
 
 
 def copy_rlimits(k: Any, child: Any, parent: Any, thread: bool) -> None:
@@ -115,4 +126,6 @@ def do_prlimit(k: Any, task: Any, target: Any, resource: int, new: tuple[int, in
         if resource == RLIMIT_NOFILE and mx > NR_OPEN:
             return -E.EPERM
         lim[resource] = (cur, mx)
+        if resource == RLIMIT_NOFILE:
+            sync_nofile(target)
     return old

@@ -147,40 +147,113 @@ def _memfd_file_class():
         """A shmem file with no name in any directory (shmem_file_setup): its bytes live in the
         kernel.  It is a HostFile without a host descriptor, so read/write/pread/pwrite/lseek/
         ftruncate/fstat and mmap take the regular-file paths; /proc/PID/fd names it
-        "/memfd:NAME (deleted)" as Linux's d_path of an unlinked shmem dentry does."""
+        "/memfd:NAME (deleted)" as Linux's d_path of an unlinked shmem dentry does.
+
+        Like shmem's page cache it is sparse: the size is a number, and only the pages the guest
+        has written hold memory (a dict of page index -> page).  A hole reads as zeros and costs
+        nothing, so ``ftruncate(fd, 2**40 - 1)`` is free, as on Linux.  Each page the file holds
+        is charged to the machine's guest memory pool (``--mem-limit``), as shmem charges its
+        folios to the memory cgroup: a write that needs a page past the limit stops there
+        (ENOMEM when nothing was written), and the charge goes back when a truncate drops the
+        page or the last descriptor closes."""
 
         kind = "memfd"
 
-        def __init__(self, name: str) -> None:
+        def __init__(self, name: str, pool: Any = None) -> None:
             node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV)
             super().__init__(node, 2, -1)           # O_RDWR
-            self.data = bytearray()
+            self.length = 0
+            self.pages: dict[int, bytearray] = {}
+            self.pool = pool                        # the machine's MemoryPool (None: uncharged)
 
         def size(self) -> int:
-            return len(self.data)
+            return self.length
 
         def pread(self, count: int, off: int) -> bytes | int:
-            return bytes(self.data[off: off + min(count, MAX_IO)])
+            end = min(self.length, off + min(count, MAX_IO))
+            if end <= off:
+                return b""
+            out = bytearray(end - off)          # zeros: the holes
+            pos = off
+            while pos < end:
+                idx, in_page = divmod(pos, PAGE)
+                n = min(PAGE - in_page, end - pos)
+                page = self.pages.get(idx)
+                if page is not None:
+                    out[pos - off: pos - off + n] = page[in_page: in_page + n]
+                pos += n
+            return bytes(out)
 
         def pwrite(self, data: bytes, off: int) -> int:
             if off + len(data) > 1 << 40:
                 return -EFBIG
-            if off > len(self.data):
-                self.data.extend(bytes(off - len(self.data)))
-            self.data[off: off + len(data)] = data
-            return len(data)
+            done = 0
+            while done < len(data):
+                idx, in_page = divmod(off + done, PAGE)
+                n = min(PAGE - in_page, len(data) - done)
+                piece = data[done: done + n]
+                page = self.pages.get(idx)
+                if page is None:
+                    if not any(piece):
+                        done += n                   # zeros onto a hole: it stays a hole
+                        continue
+                    if self.pool is not None:
+                        try:
+                            self.pool.charge(PAGE, "memfd page")
+                        except OutOfMemory:
+                            break                   # shmem's charge failed: a short write
+                    page = self.pages[idx] = bytearray(PAGE)
+                page[in_page: in_page + n] = piece
+                done += n
+            if done:
+                self.length = max(self.length, off + done)
+                return done
+            if not data:
+                return 0
+            return -E.ENOMEM
 
         def truncate(self, length: int) -> int:
             if length > 1 << 40:
                 return -EFBIG
-            if length < len(self.data):
-                del self.data[length:]
-            else:
-                self.data.extend(bytes(length - len(self.data)))
+            if length < self.length:
+                first = page_up(length) // PAGE     # pages wholly past the new end go
+                for idx in [i for i in self.pages if i >= first]:
+                    self._drop(idx)
+                tail = self.pages.get(length // PAGE)
+                if tail is not None and length % PAGE:
+                    tail[length % PAGE:] = bytes(PAGE - length % PAGE)   # reads past EOF grow zeros
+            self.length = length
             return 0
+
+        def mmap_bytes(self, count: int, off: int) -> bytes:
+            """The file's bytes for a private copy of [off, off+count), cut after the last page
+            that holds data: the mapping reads the rest as zeros anyway, so a mapping over a
+            large hole needs no host memory for it."""
+            end = min(self.length, off + count)
+            last = max((i for i in self.pages if off // PAGE <= i < page_up(end) // PAGE), default=None)
+            if last is None:
+                return b""
+            stop = min(end, (last + 1) * PAGE)
+            parts = []
+            pos = off
+            while pos < stop:
+                got = self.pread(stop - pos, pos)
+                assert isinstance(got, bytes)
+                if not got:
+                    break
+                parts.append(got)
+                pos += len(got)
+            return b"".join(parts)
+
+        def _drop(self, idx: int) -> None:
+            del self.pages[idx]
+            if self.pool is not None:
+                self.pool.uncharge(PAGE)
 
         def _release(self) -> None:
             self.fd = -1
+            for idx in list(getattr(self, "pages", ())):
+                self._drop(idx)
 
     return MemfdFile
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.machine.memory import OutOfMemory
 from emukern.kernel.fs.poll import (
     EP_MAX_EVENTS,
     EPOLL_CLOEXEC,
@@ -75,11 +76,52 @@ def eventfd_write(k: "Kernel", cpu, task, f: EventFdFile, buf: int, count: int) 
 
 
 # ---- epoll -----------------------------------------------------------------------------------
+# what one watch is charged to the machine's guest memory: Linux allocates epitems from a
+# SLAB_ACCOUNT cache (memcg-charged) and caps them at max_user_watches, 4 % of low memory over
+# EP_ITEM_COST; emukern charges a watch's host cost to --mem-limit instead, and answers a
+# refused charge as the cap does (ENOSPC).  One descriptor can be watched by every epoll
+# instance, so without a charge n descriptors and n instances would make n^2 watches.
+EPITEM_CHARGE = 256
+ENOSPC = 28                                      # asm-generic/errno-base.h
+
+
+class ChargedEventPoll(EventPollFile):
+    """An epoll instance whose watches are charged to the machine's guest memory while they
+    exist (EPOLL_CTL_DEL, the watched file's last close, or the instance's own close)."""
+
+    def __init__(self, pool: Any) -> None:
+        super().__init__()
+        self.pool = pool
+        self.charged = 0                 # watches charged (items dropped lazily: settle())
+
+    def charge_one(self) -> bool:
+        if self.pool is not None:
+            try:
+                self.pool.charge(EPITEM_CHARGE, "epoll watch")
+            except OutOfMemory:
+                return False
+        self.charged += 1
+        return True
+
+    def settle(self) -> None:
+        """Give back the charge of watches gone since the last look."""
+        gone = self.charged - len(self.items)
+        if gone > 0:
+            if self.pool is not None:
+                self.pool.uncharge(gone * EPITEM_CHARGE)
+            self.charged -= gone
+
+    def on_close(self) -> list:
+        self.items.clear()                  # ep_free: the instance's watches go with it
+        self.settle()
+        return super().on_close()
+
+
 def sys_epoll_create1(k: "Kernel", cpu, task, flags, *a):
     if flags & ~EPOLL_CLOEXEC:
         return -E.EINVAL
     cpu.charge(k.cost.syscall_body)
-    return task.files.install(EventPollFile())
+    return task.files.install(ChargedEventPoll(k.mem))
 
 
 def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
@@ -105,6 +147,10 @@ def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
             return -E.EEXIST
         if isinstance(f, EventPollFile) and _reaches(ep, f):
             return -40                            # ELOOP
+        if isinstance(ep, ChargedEventPoll):
+            ep.settle()
+            if not ep.charge_one():
+                return -ENOSPC                    # ep_insert: past max_user_watches
         ep.items[key] = EpItem(fd, f, ev, data)
     elif op == EPOLL_CTL_MOD:
         it = ep.items.get(key)
@@ -116,6 +162,8 @@ def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
     elif op == EPOLL_CTL_DEL:
         if ep.items.pop(key, None) is None:
             return -E.ENOENT
+        if isinstance(ep, ChargedEventPoll):
+            ep.settle()
     else:
         return -E.EINVAL
     # a waiter on this epoll must look again (ep_insert/ep_modify wake ep->wq when ready)

@@ -130,6 +130,8 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
         return -E.EBADF
     fd = _s32(fd)
     if cmd in (F_DUPFD, F_DUPFD_CLOEXEC):
+        if arg >= task.files.nofile:
+            return -E.EINVAL            # f_dupfd: no descriptor at or above the limit to give
         nfd = syscalls_file._dup(k, task, fd, None, lowest=arg)
         if nfd >= 0 and cmd == F_DUPFD_CLOEXEC:
             task.files.cloexec.add(nfd)

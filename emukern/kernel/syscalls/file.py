@@ -23,8 +23,10 @@ def _dup(k: "Kernel", task, oldfd: int, newfd: int | None, lowest: int = 0, cpu:
         return -E.EBADF
     if newfd is None:
         return task.files.install(f, lowest)
-    if newfd >= task.files.MAX_FDS:
-        return -E.EBADF
+    if newfd >= task.files.nofile:
+        return -E.EBADF                 # do_dup2 past RLIMIT_NOFILE
+    if not task.files.charge_slot():
+        return -E.ENOMEM                # expand_files, before do_dup2 closes what newfd held
     if newfd in task.files.fds:
         # do_dup2 closes what newfd held: its waiters (a pipe's readers, a lock's sleepers) are
         # woken as close(2) wakes them

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.machine.memory import OutOfMemory
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
@@ -82,14 +83,21 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
         return -E.EAGAIN
     cpu.charge(k.cost.fork)
     tid = k.alloc_tid()
-    mm = task.mm if flags & CLONE_VM else task.mm.fork()
+    # (the descriptor table first: its copy is charged to the guest memory like the mm's, and
+    # a refused mm copy must give the table's charge and file references back)
+    files = task.files if flags & CLONE_FILES else task.files.dup_table()
+    try:
+        mm = task.mm if flags & CLONE_VM else task.mm.fork()
+    except OutOfMemory:
+        if files is not task.files:
+            files.close_all()           # (the parent still holds every file: no last close)
+        raise
     if flags & CLONE_VM:
         mm.users += 1
     else:
         # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
         # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
         mm.stack_limit, mm.saved_auxv = task.mm.stack_limit, task.mm.saved_auxv
-    files = task.files if flags & CLONE_FILES else task.files.dup_table()
     child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                  parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
                  comm=task.comm, affinity=task.affinity, start_time=cpu.now)

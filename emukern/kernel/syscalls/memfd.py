@@ -1,7 +1,8 @@
 """memfd_create <-> mm/memfd.c.
 
 ``sys_memfd_create`` checks the flags and the name and installs an anonymous shmem-like file
-(kernel/mm/vma.py's ``_memfd_file_class``).  MFD_HUGETLB is EINVAL (no hugetlbfs), and seals are
+(kernel/mm/vma.py's ``_memfd_file_class``): sparse, with each written page charged to the
+machine's guest memory limit.  MFD_HUGETLB is EINVAL (no hugetlbfs), and seals are
 not modelled.
 """
 from __future__ import annotations
@@ -51,5 +52,6 @@ def sys_memfd_create(k: "Kernel", cpu, task, uname, flags, *a):
         return -E.EFAULT
     if len(name) > MFD_NAME_MAX_LEN:
         return -E.EINVAL
-    f = _memfd_file_class()(bytes(name).decode("utf-8", "surrogateescape"))
+    # the file's pages are charged to the machine's guest memory, as shmem's are to the memcg
+    f = _memfd_file_class()(bytes(name).decode("utf-8", "surrogateescape"), k.mem)
     return task.files.install(f, cloexec=bool(flags & MFD_CLOEXEC))

@@ -114,6 +114,14 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
     size = f.size()
     want = max(0, min(length, size - off))
     data = b""
+    mmap_bytes = getattr(f, "mmap_bytes", None)
+    if mmap_bytes is not None:
+        # a sparse shmem file (memfd): no bigger than the mapping's own charge can be, and no
+        # host bytes for its holes
+        pool = k.mem
+        if pool.limit is not None and page_up(length) > pool.limit - pool.used:
+            return -E.ENOMEM
+        return mmap_bytes(want, off), ("shared:" if shared else "file:") + f.node.path
     if want:
         got = f.pread(want, off) if want <= (1 << 24) else syscalls_read_write._pread_all(f, want, off)
         if isinstance(got, int):

@@ -108,7 +108,9 @@ def sys_read(k: "Kernel", cpu, task, fd, buf, count, *a):
 
 def _do_read(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
     f = task.files.get(s64(fd))
-    if f is None or not f.readable:
+    if f is None or not f.readable or type(f) is VfsFile:
+        # (a bare VfsFile is what an O_PATH open installs: a descriptor that only names a
+        # path, FMODE_PATH, which fdget_pos refuses to read through)
         return -E.EBADF
     if isinstance(f, EventFdFile):
         return syscalls_eventpoll.eventfd_read(k, cpu, task, f, buf, count & U64)
