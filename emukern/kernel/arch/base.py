@@ -188,6 +188,12 @@ class ArchBase(Generic[CpuT]):
         """Store a whole regset (a read merged with what the tracer wrote), or -errno."""
         raise NotImplementedError
 
+    def user_single_step(self, child: "Task", on: bool) -> bool:
+        """Arm (``on``) or disarm the hardware single step of a stopped tracee
+        (user_enable/disable_single_step).  False: the architecture has none
+        (!arch_has_single_step(): PTRACE_SINGLESTEP is EIO), as RISC-V."""
+        return False
+
     def regset_access(self, task: "Task", child: "Task", rs: Any, write: bool, base: int,
                       length: int) -> int | None:
         """A regset the arch transfers itself (its own errors, no merge): an errno or 0 when it

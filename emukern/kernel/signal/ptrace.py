@@ -41,9 +41,14 @@ What is modelled, as Linux does it:
   tracer had its chance to change them); the arch's entry work runs once, before the stop.
   Only a syscall that completes without sleeping reports its exit stop: one that blocks returns
   to user mode without it (not yet modelled).
+* **Single step**: PTRACE_SINGLESTEP (arm64) resumes like PTRACE_CONT with the software step
+  armed in the tracee's saved context: the CPU runs exactly one user instruction and takes the
+  step exception, and single_step_handler sends SIGTRAP (si_code TRAP_TRACE, si_addr the next
+  pc), which stops the tracee.  A stepped svc reports at the syscall's exit instead (SIGTRAP,
+  SI_USER).  RISC-V has no hardware step, and Linux has no arch_has_single_step there: EIO.
 
 Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
-PTRACE_GET_SYSCALL_INFO, PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
+PTRACE_GET_SYSCALL_INFO, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
 event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
 POKEUSR (EIO on both architectures in Linux too) and NT_ARM_SYSTEM_CALL.  Installing a
 hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
@@ -209,10 +214,18 @@ def syscall_trace_enter(k: Any, cpu: Any, task: "Task", trap: Any) -> bool:
 
 
 def syscall_trace_exit(k: Any, cpu: Any, task: "Task", trap: Any) -> None:
-    """The exit half: the return value is in the registers; stop once more before user mode."""
+    """The exit half: the return value is in the registers; stop once more before user mode.
+    A syscall instruction that was being single-stepped reports the step here instead (arm64's
+    report_syscall: a pseudo-step, SIGTRAP with si_code SI_USER from no one, since the tracer
+    may have rewound the step at the entry), and the step is disarmed."""
     link = task.ptrace
     if link is not None and link.syscall_trace and task.alive:
         _syscall_stop(k, cpu, task, link, trap, "exit")
+    elif link is not None and cpu.single_step and task.alive:
+        cpu.single_step = False
+        if trap is not None:
+            trap.decision = "single-stepped syscall: SIGTRAP (SI_USER) at its exit"
+        signal_generate.send_signal(k, cpu, task, KSigInfo(SIGTRAP, SI_USER), False)
 
 
 # ---- the tracer's wait4 ---------------------------------------------------------------------------
@@ -278,10 +291,13 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
     if request == PTRACE_KILL:
         signal_generate.send_signal(k, cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
         return 0
-    if request in (PTRACE_CONT, PTRACE_DETACH, PTRACE_SYSCALL):
+    if request in (PTRACE_CONT, PTRACE_DETACH, PTRACE_SYSCALL, PTRACE_SINGLESTEP):
         if not 0 <= data <= _NSIG:
             return -E.EIO                       # !valid_signal(data)
         link.syscall_trace = request == PTRACE_SYSCALL
+        # only arm64 has a hardware step: on RISC-V (no arch_has_single_step) the request is EIO
+        if not k.arch.user_single_step(child, request == PTRACE_SINGLESTEP) and request == PTRACE_SINGLESTEP:
+            return -E.EIO
         if request == PTRACE_DETACH:
             child.ptrace = None                 # __ptrace_unlink; the stop's exit_code is replaced
         _resume(k, cpu, child, link, data)
@@ -310,7 +326,7 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
         return 0
     if request in (PTRACE_GETREGSET, PTRACE_SETREGSET):
         return ptrace_regset(k, task, child, request, addr, data)
-    return -E.EIO          # SINGLESTEP, PEEKUSR, ... (see the module docstring)
+    return -E.EIO          # PEEKUSR, INTERRUPT, ... (see the module docstring)
 
 
 def ptrace_traceme(task: "Task") -> int:
