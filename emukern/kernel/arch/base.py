@@ -44,6 +44,9 @@ class ArchBase(Generic[CpuT]):
     HAS_SA_RESTORER = False       # struct sigaction carries sa_restorer (__ARCH_HAS_SA_RESTORER)
     ELF_MACHINE = 0               # e_machine of the core files this arch writes (EM_*)
     REGSETS: tuple[Any, ...] = ()  # the regsets PTRACE_GETREGSET/SETREGSET know (kernel/signal/ptrace.py Regset)
+    # where PTRACE_GET_SYSCALL_INFO finds the user pc, sp, syscall number, first argument and
+    # return value: 8-byte slots of the NT_PRSTATUS regset (syscall_get_nr & co., per arch)
+    SYSCALL_SLOTS: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel

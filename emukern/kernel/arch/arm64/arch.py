@@ -56,6 +56,7 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         st.fault_address = addr or 0
         st.fault_code = trap.esr or 0
     REGSETS = arm64_regset.ARM64_REGSETS
+    SYSCALL_SLOTS = (32, 31, 8, 0, 0)     # user_pt_regs: pc, sp, x8, x0.., x0
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
         return arm64_regset.regset_get(self.k, child, rs)
