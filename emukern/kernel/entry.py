@@ -388,6 +388,9 @@ def restart_syscall(k: "Kernel", cpu: Cpu, task: Task) -> bool:
         if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out
             signal_delivery.note_restart(k, task, nr, args, ret)
         k.arch.set_syscall_return(cpu, ret)
+        if task.ptrace is not None:     # a slept syscall's exit stop (or stepped-svc report)
+            signal_ptrace.syscall_trace_exit(k, cpu, task, None)
+            return task.state is _RUNNABLE
     return True
 
 

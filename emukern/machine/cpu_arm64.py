@@ -125,7 +125,8 @@ from emukern.machine.memory import PAGE
 from emukern.machine import regs, uc_internal
 from emukern.machine.uc_internal import Uc, UcError
 from emukern.machine.trap import (ESR_EC_BRK64, ESR_EC_DABT_LOW, ESR_EC_IABT_LOW, ESR_EC_SVC64,
-                                  ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap, TrapKind)
+                                  ESR_EC_SOFTSTP_LOW, ESR_EC_SVE, ESR_EC_SYS64, ESR_EC_UNKNOWN, Trap,
+                                  TrapKind)
 
 # the UNDEF path builds its Trap positionally (_hook_intr): the fields' order it relies on
 assert [f.name for f in fields(Trap)][:9] == ["kind", "arch", "pc", "cpu", "insn", "insn_size", "cause", "tval",
@@ -851,9 +852,12 @@ class Arm64Cpu(Cpu):
     def save_context(self) -> dict[str, Any]:
         # (x0..x30 in one libunicorn call: the binding's reg_read per register was most of a
         # thread switch)
-        return {"x": self.batch_reader(regs.ARM64_X)(), "sp": self.sp, "pc": self.get_pc(),
-                "nzcv": self.uc.reg_read(A.UC_ARM64_REG_NZCV),
-                "tpidr": self.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)}
+        ctx = {"x": self.batch_reader(regs.ARM64_X)(), "sp": self.sp, "pc": self.get_pc(),
+               "nzcv": self.uc.reg_read(A.UC_ARM64_REG_NZCV),
+               "tpidr": self.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)}
+        if self.single_step:
+            ctx["ss"] = True            # SPSR_EL1.SS: the step stays armed across a switch
+        return ctx
 
     def load_context(self, ctx: dict[str, Any]) -> None:
         self.batch_writer(regs.ARM64_X)(ctx["x"])
@@ -861,6 +865,14 @@ class Arm64Cpu(Cpu):
         self.set_pc(ctx["pc"])
         self.uc.reg_write(A.UC_ARM64_REG_NZCV, ctx["nzcv"])
         self.uc.reg_write(A.UC_ARM64_REG_TPIDR_EL0, ctx["tpidr"])
+        self.single_step = ctx.get("ss", False)
+
+    def step_trap(self) -> Trap:
+        """The software-step exception (EC 0x32; ISS: ISV set, EX clear -- the stepped
+        instruction was no load-exclusive -- and IFSC 0x22, a debug exception), taken with the
+        ELR at the next instruction."""
+        return Trap(TrapKind.BREAKPOINT, self.arch, self.get_pc(), cpu=self.index,
+                    esr=(ESR_EC_SOFTSTP_LOW << 26) | ESR_IL | (1 << 24) | 0x22, detail="software step")
 
     def reg_read(self, name: str) -> int:
         """:meth:`Cpu.reg_read`; the FP/SIMD registers after any queued kernel stubs ran (as

@@ -147,6 +147,10 @@ class Cpu:
         self.stop_requested = False
         self._fault: tuple[int, str] | None = None
         self.traps_seen = 0
+        # software step armed for the user context (arm64 MDSCR_EL1.SS with SPSR.SS set: the
+        # kernel's single-step of a ptraced task); part of the saved user context
+        self.single_step = False
+        self._stepping = False
         self._committed = 0        # charged cycles already reflected in the counter deadline
         # Register access straight through libunicorn (the binding's generic path costs ~2x),
         # through function pointers of their own without ctypes argtypes: every argument is
@@ -786,6 +790,9 @@ class Cpu:
 
     def run(self, until: int) -> None:
         """Run user code until local time reaches ``until`` or the kernel stops the CPU."""
+        if self.single_step and not self._stepping:
+            self._run_one_step(until)
+            return
         self.sync_mm()
         self.stop_requested = False
         budget = until - self.now
@@ -828,6 +835,30 @@ class Cpu:
             cs.deadline = 2**63        # (the counter's setter clamps to this: no call needed)
             if getattr(cs, "nsplit", 0):
                 counter.unsplit()
+
+    def _run_one_step(self, until: int) -> None:
+        """Software step: run one user instruction (a deadline of one cycle: the counter stops
+        the run between two instructions), then take the step exception.  When the instruction
+        trapped instead (a syscall, a fault, an access trap) the kernel has it: it may disarm
+        the step (arm64 reports a stepped syscall at its exit); one still armed steps the
+        instruction the trap made re-execute on the next run.  Kernel stub instructions run
+        before user code do not count as the step."""
+        u0, t0 = self.user_insns, self.traps_seen
+        self._stepping = True
+        try:
+            while self.single_step and self.now < until and self.user_insns == u0 and self.traps_seen == t0:
+                self.run(min(until, self.now + 1))
+                if self.stop_requested:
+                    break
+        finally:
+            self._stepping = False
+        if self.single_step and self.user_insns > u0 and self.traps_seen == t0:
+            self.single_step = False      # PSTATE.SS now 0: the step exception is taken
+            self._deliver(self.step_trap())
+
+    def step_trap(self) -> Trap:
+        """The software-step exception at the current PC (architectures that have one)."""
+        raise NotImplementedError
 
     def _emu_start(self, pc: int) -> None:
         """``uc.emu_start(pc, UNTIL_NEVER)`` through the argtype-less function pointer: the same

@@ -28,6 +28,7 @@ ESR_EC_SYS64 = 0x18
 ESR_EC_SVE = 0x19
 ESR_EC_IABT_LOW = 0x20
 ESR_EC_DABT_LOW = 0x24
+ESR_EC_SOFTSTP_LOW = 0x32         # software step completed at EL0
 ESR_EC_BRK64 = 0x3C
 
 # RISC-V scause values

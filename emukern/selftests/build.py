@@ -160,18 +160,21 @@ class Builder:
             done[t.id] = self.build(t)
         return done
 
-    def pidbench(self, iters: int = PIDBENCH_ITERS) -> Built:
-        """fp-pidbench with ``mov x20, #<iters>`` (``iters`` == 10000 is the unmodified source)."""
+    def pidbench(self, iters: int = PIDBENCH_ITERS, source: Path | None = None, tag: str = "") -> Built:
+        """fp-pidbench with ``mov x20, #<iters>`` (``iters`` == 10000 is the unmodified source).
+
+        ``source``: a newer fp-pidbench.S than the tree's (a stored upstream copy, named by ``tag``
+        in the output file), assembled against this tree's assembler.h and asm-utils.o."""
         from emukern.selftests.catalog import BY_ID
         t = BY_ID["arm64/fp/fp-pidbench"]
-        if iters == PIDBENCH_REAL:
+        if iters == PIDBENCH_REAL and source is None:
             return self.build(t)
-        out = self.outdir(t) / f"fp-pidbench-{iters}"
+        out = self.outdir(t) / f"fp-pidbench{'-' + tag if tag else ''}-{iters}"
         if out.exists():
             return Built(t, out)
         fpdir = self.src.selftests / "arm64" / "fp"
         try:
-            text = (fpdir / "fp-pidbench.S").read_text()
+            text = (source or fpdir / "fp-pidbench.S").read_text()
         except OSError as exc:
             return Built(t, None, f"not in this tree: {exc.strerror}")
         new, n = _PIDBENCH_LINE.subn(rf"\g<1>{iters}\g<2>", text)
@@ -183,7 +186,7 @@ class Builder:
             p = self._make(t, str(asm))
             if p.returncode != 0:
                 return Built(t, None, _first_error(p.stdout + p.stderr))
-        srcf = self.outdir(t) / f"fp-pidbench-{iters}.S"
+        srcf = out.with_name(out.name + ".S")
         srcf.write_text(new)
         triple = TRIPLES["arm64"]
         # the Makefile rule: $(CC) -nostdlib $^ -o $@ (-I: the copy is not beside assembler.h)

@@ -44,6 +44,9 @@ class ArchBase(Generic[CpuT]):
     HAS_SA_RESTORER = False       # struct sigaction carries sa_restorer (__ARCH_HAS_SA_RESTORER)
     ELF_MACHINE = 0               # e_machine of the core files this arch writes (EM_*)
     REGSETS: tuple[Any, ...] = ()  # the regsets PTRACE_GETREGSET/SETREGSET know (kernel/signal/ptrace.py Regset)
+    # where PTRACE_GET_SYSCALL_INFO finds the user pc, sp, syscall number, first argument and
+    # return value: 8-byte slots of the NT_PRSTATUS regset (syscall_get_nr & co., per arch)
+    SYSCALL_SLOTS: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
@@ -187,6 +190,12 @@ class ArchBase(Generic[CpuT]):
     def regset_store(self, child: "Task", rs: Any, full: bytes, words: list[int]) -> int:
         """Store a whole regset (a read merged with what the tracer wrote), or -errno."""
         raise NotImplementedError
+
+    def user_single_step(self, child: "Task", on: bool) -> bool:
+        """Arm (``on``) or disarm the hardware single step of a stopped tracee
+        (user_enable/disable_single_step).  False: the architecture has none
+        (!arch_has_single_step(): PTRACE_SINGLESTEP is EIO), as RISC-V."""
+        return False
 
     def regset_access(self, task: "Task", child: "Task", rs: Any, write: bool, base: int,
                       length: int) -> int | None:

@@ -39,11 +39,18 @@ What is modelled, as Linux does it:
   ends it.  The entry stop leaves the PC on the ecall/svc, which runs again when resumed (so the
   trap log shows that syscall's entry twice, and the argument registers are read after the
   tracer had its chance to change them); the arch's entry work runs once, before the stop.
-  Only a syscall that completes without sleeping reports its exit stop: one that blocks returns
-  to user mode without it (not yet modelled).
+  A syscall that slept reports its exit stop when it completes after the wake-up, as one that
+  did not.  PTRACE_GETEVENTMSG gives the stop's half (PTRACE_EVENTMSG_SYSCALL_ENTRY/EXIT), and
+  PTRACE_GET_SYSCALL_INFO the struct ptrace_syscall_info (ENTRY/EXIT with TRACESYSGOOD,
+  otherwise NONE).
+* **Single step**: PTRACE_SINGLESTEP (arm64) resumes like PTRACE_CONT with the software step
+  armed in the tracee's saved context: the CPU runs exactly one user instruction and takes the
+  step exception, and single_step_handler sends SIGTRAP (si_code TRAP_TRACE, si_addr the next
+  pc), which stops the tracee.  A stepped svc reports at the syscall's exit instead (SIGTRAP,
+  SI_USER).  RISC-V has no hardware step, and Linux has no arch_has_single_step there: EIO.
 
 Not modelled (EIO, as for an unknown request — said here so nobody mistakes it for Linux):
-PTRACE_GET_SYSCALL_INFO, PTRACE_SINGLESTEP, PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
+PTRACE_INTERRUPT/LISTEN, PTRACE_SETOPTIONS'
 event stops (the options are stored, no PTRACE_EVENT_* stop is generated), PTRACE_PEEKUSR/
 POKEUSR (EIO on both architectures in Linux too) and NT_ARM_SYSTEM_CALL.  Installing a
 hardware breakpoint or watchpoint through NT_ARM_HW_BREAK/WATCH is EINVAL: the machine has no
@@ -73,6 +80,10 @@ PTRACE_POKETEXT, PTRACE_POKEDATA, PTRACE_POKEUSR, PTRACE_CONT = 4, 5, 6, 7
 PTRACE_KILL, PTRACE_SINGLESTEP, PTRACE_ATTACH, PTRACE_DETACH, PTRACE_SYSCALL = 8, 9, 16, 17, 24
 PTRACE_SETOPTIONS, PTRACE_GETEVENTMSG, PTRACE_GETSIGINFO, PTRACE_SETSIGINFO = 0x4200, 0x4201, 0x4202, 0x4203
 PTRACE_GETREGSET, PTRACE_SETREGSET, PTRACE_SEIZE = 0x4204, 0x4205, 0x4206
+PTRACE_GET_SYSCALL_INFO = 0x420E
+# ptrace_message at a syscall-stop (PTRACE_EVENTMSG_SYSCALL_*), and the op the tracer reads
+PTRACE_EVENTMSG_SYSCALL_ENTRY, PTRACE_EVENTMSG_SYSCALL_EXIT = 1, 2
+PTRACE_SYSCALL_INFO_NONE, PTRACE_SYSCALL_INFO_ENTRY, PTRACE_SYSCALL_INFO_EXIT = 0, 1, 2
 
 NT_PRSTATUS, NT_PRFPREG = 1, 2
 NT_ARM_TLS, NT_ARM_HW_BREAK, NT_ARM_HW_WATCH = 0x401, 0x402, 0x403
@@ -98,6 +109,7 @@ class PtraceLink:
     injected: KSigInfo | None = None   # that signal, queued: delivered without a second stop
     syscall_trace: bool = False        # resumed by PTRACE_SYSCALL (TIF_SYSCALL_TRACE)
     entry_stopped: bool = False        # the ecall/svc now re-executing was reported at entry
+    message: int = 0                   # ptrace_message: PTRACE_GETEVENTMSG's answer
 
 
 def _link(task: "Task") -> PtraceLink | None:
@@ -182,6 +194,7 @@ def _syscall_stop(k: Any, cpu: Any, task: "Task", link: PtraceLink, trap: Any, w
     code = SIGTRAP | (0x80 if link.options & PTRACE_O_TRACESYSGOOD else 0)
     info = KSigInfo(SIGTRAP, code, pid=task.tgid)
     link.stopped, link.exit_code, link.last_siginfo, link.resume_sig = True, code, info, 0
+    link.message = PTRACE_EVENTMSG_SYSCALL_ENTRY if where == "entry" else PTRACE_EVENTMSG_SYSCALL_EXIT
     if trap is not None:
         trap.decision = f"syscall-{where} stop (PTRACE_SYSCALL), status {code:#x}"
     _notify_tracer(k, cpu, task, link, code)
@@ -209,10 +222,18 @@ def syscall_trace_enter(k: Any, cpu: Any, task: "Task", trap: Any) -> bool:
 
 
 def syscall_trace_exit(k: Any, cpu: Any, task: "Task", trap: Any) -> None:
-    """The exit half: the return value is in the registers; stop once more before user mode."""
+    """The exit half: the return value is in the registers; stop once more before user mode.
+    A syscall instruction that was being single-stepped reports the step here instead (arm64's
+    report_syscall: a pseudo-step, SIGTRAP with si_code SI_USER from no one, since the tracer
+    may have rewound the step at the entry), and the step is disarmed."""
     link = task.ptrace
     if link is not None and link.syscall_trace and task.alive:
         _syscall_stop(k, cpu, task, link, trap, "exit")
+    elif link is not None and cpu.single_step and task.alive:
+        cpu.single_step = False
+        if trap is not None:
+            trap.decision = "single-stepped syscall: SIGTRAP (SI_USER) at its exit"
+        signal_generate.send_signal(k, cpu, task, KSigInfo(SIGTRAP, SI_USER), False)
 
 
 # ---- the tracer's wait4 ---------------------------------------------------------------------------
@@ -278,10 +299,13 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
     if request == PTRACE_KILL:
         signal_generate.send_signal(k, cpu, child, KSigInfo(SIGKILL, SI_USER, pid=task.tgid), True)
         return 0
-    if request in (PTRACE_CONT, PTRACE_DETACH, PTRACE_SYSCALL):
+    if request in (PTRACE_CONT, PTRACE_DETACH, PTRACE_SYSCALL, PTRACE_SINGLESTEP):
         if not 0 <= data <= _NSIG:
             return -E.EIO                       # !valid_signal(data)
         link.syscall_trace = request == PTRACE_SYSCALL
+        # only arm64 has a hardware step: on RISC-V (no arch_has_single_step) the request is EIO
+        if not k.arch.user_single_step(child, request == PTRACE_SINGLESTEP) and request == PTRACE_SINGLESTEP:
+            return -E.EIO
         if request == PTRACE_DETACH:
             child.ptrace = None                 # __ptrace_unlink; the stop's exit_code is replaced
         _resume(k, cpu, child, link, data)
@@ -306,11 +330,51 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
         link.options = data
         return 0
     if request == PTRACE_GETEVENTMSG:
-        task.mm.write(data, (0).to_bytes(8, "little"))     # no event stops: the message is 0
+        # no event stops: the message is 0, or which half of a syscall a syscall-stop is
+        task.mm.write(data, link.message.to_bytes(8, "little"))
         return 0
+    if request == PTRACE_GET_SYSCALL_INFO:
+        return ptrace_get_syscall_info(k, task, child, link, addr, data)
     if request in (PTRACE_GETREGSET, PTRACE_SETREGSET):
         return ptrace_regset(k, task, child, request, addr, data)
-    return -E.EIO          # SINGLESTEP, PEEKUSR, ... (see the module docstring)
+    return -E.EIO          # PEEKUSR, INTERRUPT, ... (see the module docstring)
+
+
+def ptrace_get_syscall_info(k: Any, task: "Task", child: "Task", link: PtraceLink, size: int, uptr: int) -> int:
+    """PTRACE_GET_SYSCALL_INFO: a struct ptrace_syscall_info of the stopped tracee, cut to the
+    tracer's ``size``; returns the length of the whole answer.  Which form it takes follows the
+    stop's siginfo: only a syscall-stop of a TRACESYSGOOD tracer (si_code SIGTRAP|0x80) says
+    ENTRY (number and six arguments) or EXIT (the return value and whether it is an errno),
+    by the stop's ptrace_message; any other stop gives NONE, the common head only (op, arch,
+    instruction and stack pointer).  No seccomp stops exist here, so SECCOMP never occurs."""
+    rs = next(r for r in k.arch.REGSETS if r.note == NT_PRSTATUS)
+    raw = k.arch.regset_get(child, rs)
+    words = [int.from_bytes(raw[i:i + 8], "little") for i in range(0, len(raw) - 7, 8)]
+    pc_i, sp_i, nr_i, arg_i, ret_i = k.arch.SYSCALL_SLOTS
+    ip = words[pc_i]
+    if link.entry_stopped:
+        ip += 4             # emukern rewinds to the ecall/svc at an entry stop; Linux's ip is past it
+    op, body = PTRACE_SYSCALL_INFO_NONE, b""
+    si = link.last_siginfo
+    if si is not None and si.signo == SIGTRAP and si.code == SIGTRAP | 0x80:
+        if link.message == PTRACE_EVENTMSG_SYSCALL_ENTRY:
+            op = PTRACE_SYSCALL_INFO_ENTRY
+            body = b"".join(w.to_bytes(8, "little") for w in [words[nr_i], *words[arg_i:arg_i + 6]])
+        elif link.message == PTRACE_EVENTMSG_SYSCALL_EXIT:
+            rval = words[ret_i] - (1 << 64) if words[ret_i] >> 63 else words[ret_i]
+            is_error = -4095 <= rval < 0            # IS_ERR_VALUE: an errno, not a value
+            body = rval.to_bytes(8, "little", signed=True) + bytes([is_error])
+            op = PTRACE_SYSCALL_INFO_EXIT
+    arch = k.arch.ELF_MACHINE | 0xC000_0000      # AUDIT_ARCH_*: 64-bit, little-endian
+    info = bytes([op, 0, 0, 0]) + arch.to_bytes(4, "little") + ip.to_bytes(8, "little") \
+        + words[sp_i].to_bytes(8, "little") + body
+    n = min(size, len(info))
+    try:
+        if n:
+            task.mm.write(uptr, info[:n])
+    except MemoryFault:
+        return -E.EFAULT
+    return len(info)
 
 
 def ptrace_traceme(task: "Task") -> int:

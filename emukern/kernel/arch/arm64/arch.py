@@ -17,10 +17,11 @@ from emukern.kernel.arch.arm64 import signal as arm64_signal
 from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
 from emukern.machine import regs
+from emukern.kernel.arch.arm64 import ptrace as arm64_ptrace
 from emukern.kernel.arch.arm64 import regset as arm64_regset
 
 from emukern.machine.cpu_arm64 import Arm64Cpu
-from emukern.machine.trap import Trap, TrapKind
+from emukern.machine.trap import ESR_EC_SOFTSTP_LOW, Trap, TrapKind
 from emukern.kernel.arch.arm64.cpufeature import build_cpu_id_regs, cpu_model_id_regs
 from emukern.kernel.arch.arm64.hwcap import arm64_cpuinfo
 from emukern.kernel.arch.arm64.vec_sysctl import sve_sysctl_init
@@ -55,6 +56,7 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         st.fault_address = addr or 0
         st.fault_code = trap.esr or 0
     REGSETS = arm64_regset.ARM64_REGSETS
+    SYSCALL_SLOTS = (32, 31, 8, 0, 0)     # user_pt_regs: pc, sp, x8, x0.., x0
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
         return arm64_regset.regset_get(self.k, child, rs)
@@ -202,9 +204,14 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
                     else "do_el0_undef -> call_undef_hook (undef_lock) -> emulate_mrs")
         return super().trap_handler_path(cpu, trap, classes)
 
+    def user_single_step(self, child: "Task", on: bool) -> bool:
+        return arm64_ptrace.user_single_step(child, on)
+
     def handle_trap(self, cpu: Arm64Cpu, task: "Task", trap: Trap) -> None:
         assert isinstance(cpu, Arm64Cpu)
-        if trap.kind is TrapKind.ILLEGAL:
+        if trap.kind is TrapKind.BREAKPOINT and trap.ec == ESR_EC_SOFTSTP_LOW:
+            traps.single_step_handler(self.k, cpu, task, trap)
+        elif trap.kind is TrapKind.ILLEGAL:
             traps.do_el0_undef(self.k, cpu, task, trap)
         elif trap.kind is TrapKind.SYSREG:
             traps.do_el0_sys(self.k, cpu, task, trap)

@@ -177,3 +177,16 @@ def sve_set(k: Any, cpu: Any, child: "Task", data: bytes) -> int:
     a.write(th.state + a.fpsr_off, body[fpsr:fpsr + 8])
     fpsimd_flush_task_state(th)
     return 0
+
+
+# ---- single step (arch/arm64/kernel/debug-monitors.c user_enable/disable_single_step) ------------
+def user_single_step(child: "Task", on: bool) -> bool:
+    """Arm or disarm the software step of a stopped tracee: SPSR.SS in its saved user context
+    (the "ss" key the CPU loads with the context, with MDSCR_EL1.SS implied), so the first user
+    instruction after the return to EL0 completes and then takes the step exception."""
+    if on:
+        child.ctx["ss"] = True
+    else:
+        child.ctx.pop("ss", None)
+    return True
+

@@ -366,3 +366,19 @@ def do_el0_sys(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     # walks the undef hooks (under undef_lock) before it sends SIGILL.
     do_el0_undef(k, cpu, task, trap)
     trap.handler = "do_el0_sys"
+
+
+TRAP_TRACE = 2          # si_code of a completed single step
+
+
+def single_step_handler(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
+    """The EL0 software-step exception (debug-monitors.c single_step_handler): the stepped
+    instruction completed, the tracee gets SIGTRAP with si_code TRAP_TRACE and the address of
+    the next instruction, so its tracer sees a stop.  The step stays disarmed (the CPU cleared
+    it when it took the exception) until the tracer asks PTRACE_SINGLESTEP again."""
+    from emukern.kernel.signal.defs import SIGTRAP
+    trap.handler = "single_step_handler"
+    trap.decision = f"SIGTRAP (TRAP_TRACE): one instruction stepped, next pc {trap.pc:#x}"
+    report = {"signal": SIGTRAP, "signame": "SIGTRAP", "tid": task.tid, "why": "single step", "pc": trap.pc}
+    signal_generate.force_sig_fault(k, cpu, task, SIGTRAP, TRAP_TRACE, trap.pc, trap, report)
+

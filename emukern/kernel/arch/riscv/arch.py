@@ -58,6 +58,7 @@ class RiscvArch(ArchBase[RiscvCpu]):
     def user_sp(self, cpu: Any) -> int:
         return int(cpu.reg(2))           # sp is x2
     REGSETS = riscv_regset.RISCV_REGSETS
+    SYSCALL_SLOTS = (0, 2, 17, 10, 10)    # user_regs_struct: pc, sp, a7, a0.., a0
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
         return riscv_regset.regset_get(self.k, child, rs)
