@@ -30,7 +30,23 @@ if TYPE_CHECKING:
     from emukern.kernel.kernel import TrapRecord
     from emukern.machine.cpu_base import Cpu
 
-__all__ = ["Machine", "run_program", "resolve_program", "elf_arch", "RunResult", "MachineConfig"]
+__all__ = ["Machine", "run_program", "resolve_program", "elf_arch", "RunResult", "MachineConfig",
+           "result_fields"]
+
+
+def result_fields(stdout: bytes | str) -> dict[str, int]:
+    """The ``name=value`` integers of an example guest's result line, by name.
+
+    The timing guests (null_syscall, lat_ctx_vec, vec_write_loop ...) end with one labelled line
+    such as ``cycles=167001 iterations=1000``: readable on a terminal, parsed here by label so
+    a reader and a script agree on which number is which.
+
+    >>> result_fields(b"cycles=167001 iterations=1000\\n")
+    {'cycles': 167001, 'iterations': 1000}
+    """
+    import re
+    text = stdout.decode(errors="replace") if isinstance(stdout, bytes) else stdout
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"\b([A-Za-z_][\w]*)=(-?\d+)\b", text)}
 
 
 def resolve_program(path: str | Path, arch: str | None = None, *,

@@ -36,8 +36,10 @@ def grid(iters: int) -> dict[str, Any]:
 
 
 def _counts(stdout: str) -> tuple[int, int]:
-    kept, lost = stdout.split()
-    return int(kept), int(lost)
+    """vec_write_loop's "kept=K lost=L" line."""
+    from emukern.api import result_fields
+    got = result_fields(stdout)
+    return got["kept"], got["lost"]
 
 
 def run(ctx: Any) -> dict[str, Any]:

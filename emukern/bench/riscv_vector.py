@@ -54,14 +54,14 @@ def _machine(vlen: int, impl: str, discard: int, dlen: int | None = None) -> Any
 
 def _timed(prog: str, argv: list[str], vlen: int, impl: str, discard: int,
            dlen: int | None = None) -> tuple[float, Any]:
-    """Run a guest that writes "<elapsed cycles> <iterations>"; return (cycles per iteration, machine)."""
+    """Run a guest that writes "cycles=<elapsed> iterations=<n>"; return (cycles per iteration, machine)."""
+    from emukern.api import result_fields
     m = _machine(vlen, impl, discard, dlen)
     r = m.load(GUEST / prog, argv).run()
-    words = r.stdout.split()
-    if r.exit_status != 0 or len(words) < 2 or not all(w.isdigit() for w in words[:2]):
+    got = result_fields(r.stdout)
+    if r.exit_status != 0 or "cycles" not in got or not got.get("iterations"):
         raise RuntimeError(f"{prog} {argv} failed: status {r.exit_status} {r.message} output {r.stdout[:80]!r}")
-    elapsed, n = int(words[0]), int(words[1])
-    return elapsed / n, m
+    return got["cycles"] / got["iterations"], m
 
 
 def sequence_cycles(vlen: int, dlen: int | None = None) -> dict[str, int]:

@@ -2,7 +2,7 @@
 # pipes; before each write each process touches its vector registers (vsetvli e8 m1 + vadd.vi,
 # as vectorised libc code would), so its context is live and Dirty at every syscall.
 # argv[1] = round trips (default 1000).  The parent times the loop with rdcycle and writes
-# one line to stdout: "<elapsed cycles> <round trips>".  Exit status 0 on success.
+# one line to stdout: "cycles=<elapsed cycles> iterations=<round trips>".  Exit status 0 on success.
 # argv[2] = 1: lmbench's overhead run instead — one process does the same per-round-trip work
 # (2 x TOUCH + write + read on its own pipe, so nothing blocks and nothing is switched).
 .include "syscalls.inc"
@@ -65,7 +65,7 @@ parent:
     lw t0, status
     bnez t0, fail
 report:
-    WRITE_UDEC2 s4, s0          # "<elapsed cycles> <iterations>\n"
+    WRITE_UDEC2 s4, s0, cycles, iterations   # "cycles=<elapsed> iterations=<n>\n"
     li a0, 0
     SYSCALL SYS_exit_group
 overhead:

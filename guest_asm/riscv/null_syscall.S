@@ -1,7 +1,7 @@
 # null_syscall: the seed 000 benchmark — vsetvli, then getppid() in a loop.
 # argv[1] = iterations (default 10000); argv[2] = 1 to execute the vsetvli in every iteration
 # (default 0: once before the loop, like `null_syscall --vsetvli`).
-# The loop is timed with rdcycle; stdout gets one line: "<elapsed cycles> <iterations>".
+# The loop is timed with rdcycle; stdout gets one line: "cycles=<elapsed cycles> iterations=<n>".
 .include "syscalls.inc"
 .include "rv_util.inc"
 .globl _start
@@ -21,7 +21,7 @@ _start:
     bnez s1, 1b
     rdcycle s4
     sub s4, s4, s3
-    WRITE_UDEC2 s4, s0          # "<elapsed cycles> <iterations>\n"
+    WRITE_UDEC2 s4, s0, cycles, iterations   # "cycles=<elapsed> iterations=<n>\n"
     li a0, 0
     SYSCALL SYS_exit_group
 .bss

@@ -2,8 +2,8 @@
 # the iteration number in every element of v1 (e32, m1: the state becomes Dirty), write()s S bytes
 # (argv[2], default 4096) into a pipe and read()s them back, then checks v1 — as code that keeps a
 # value in a vector register across a syscall would (legal only while abi.riscv_v_vstate_discard
-# is 0).  At the end it prints "KEPT LOST\n" in decimal: iterations whose v1 still held the value,
-# and iterations where it held something else.  Exit status 0 on success.
+# is 0).  At the end it prints "kept=K lost=L\n" in decimal: K iterations whose v1 still held the
+# value, L iterations where it held something else.  Exit status 0 on success.
 .include "syscalls.inc"
 .include "rv_util.inc"
 .globl _start
@@ -40,12 +40,13 @@ _start:
 2:  addi s5, s5, 1
 3:  addi s0, s0, -1
     bnez s0, 1b
-    la s7, out                  # "KEPT LOST\n"
+    la s7, out                  # "kept=K lost=L\n"
+    la a0, lbl_kept
+    call stpcpy
     mv a0, s5
     call utoa
-    li t0, ' '
-    sb t0, 0(s7)
-    addi s7, s7, 1
+    la a0, lbl_lost
+    call stpcpy
     mv a0, s6
     call utoa
     li t0, '\n'
@@ -57,6 +58,16 @@ _start:
     SYSCALL SYS_write
     li a0, 0
     SYSCALL SYS_exit_group
+
+# stpcpy: the NUL-terminated string at a0 copied to s7 (without its NUL), s7 advanced past it
+stpcpy:
+1:  lbu t0, 0(a0)
+    beqz t0, 2f
+    sb t0, 0(s7)
+    addi s7, s7, 1
+    addi a0, a0, 1
+    j 1b
+2:  ret
 
 # utoa: decimal digits of a0 at s7, s7 advanced past them (clobbers t0-t3)
 utoa:
@@ -78,6 +89,9 @@ utoa:
 fail:
     li a0, 1
     SYSCALL SYS_exit_group
+.section .rodata
+lbl_kept: .asciz "kept="
+lbl_lost: .asciz " lost="
 .bss
 .align 4
 pfd: .space 8

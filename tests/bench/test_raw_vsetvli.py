@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from emukern.api import result_fields
 from emukern.bench import raw_vsetvli as RV
 from emukern.bench.selfbench import _elf
 
@@ -37,8 +38,8 @@ def test_runs_the_null_syscall_guest_to_its_exit(direct):
     elf = _elf("riscv64", "null_syscall")
     p = _run("--vlen", "512", *direct, str(elf), "300", "1")
     assert p.returncode == 0, p.stderr
-    cycles, iters = p.stdout.split()
-    assert int(iters) == 300 and int(cycles) > 0          # rdcycle: host ticks in raw Unicorn
+    got = result_fields(p.stdout)
+    assert got["iterations"] == 300 and got["cycles"] > 0          # rdcycle: host ticks in raw Unicorn
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from emukern.api import Machine
+from emukern.api import Machine, result_fields
 from emukern.kernel.arch.riscv import vector as V
 from emukern.machine.cpu_riscv import VS_CLEAN, VS_DIRTY, VS_INITIAL
 from emukern.pytest_plugin import GUEST_ASM
@@ -197,7 +197,8 @@ def lat_ctx_counts(impl: str, knob: int, every: int, n: int = 200, vlen: int = 5
     m = Machine(vlen=vlen, policies={"riscv-discard": impl}, sysctls={"abi.riscv_v_vstate_discard": str(knob)})
     r = m.load(LAT_CTX_V, [str(n), str(every)]).run()
     assert r.exit_status == 0, (r.message, r.stdout)
-    cyc, rt = map(int, r.stdout.split()[:2])
+    got = result_fields(r.stdout)
+    cyc, rt = got["cycles"], got["iterations"]
     stats = [t.thread.v.stats for t in m.kernel.tasks.values()]
     out = {s: sum(x[s] for x in stats) for s in ("saves", "restores", "discards")}
     out.update(cycles_per_round_trip=cyc / rt, switches=m.kernel.percpu[0].nr_switches)

@@ -3,7 +3,7 @@
 # (first use before the loop), so the contexts are live but, after the first syscall, hold no user
 # data.  argv[1] = round trips (default 1000); argv[2] = 1: touch V before every write as well
 # (the context is Dirty at every syscall, like guest_asm/riscv/lat_ctx_vec.S).  The parent writes
-# "<elapsed cycles> <round trips>"; exit status 0 on success.
+# "cycles=<elapsed cycles> iterations=<round trips>"; exit status 0 on success.
 .include "syscalls.inc"
 .include "rv_util.inc"
 .macro TOUCH
@@ -67,7 +67,7 @@ parent:
     bltz a0, fail
     lw t0, status
     bnez t0, fail
-    WRITE_UDEC2 s4, s0          # "<elapsed cycles> <iterations>\n"
+    WRITE_UDEC2 s4, s0, cycles, iterations   # "cycles=<elapsed> iterations=<n>\n"
     li a0, 0
     SYSCALL SYS_exit_group
 child:
