@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
+import os
 import struct
 import weakref
 from collections.abc import Callable, Sequence
@@ -497,6 +498,7 @@ class Cpu:
     # engine waits reaches it as any map change reaches a CPU: mm.version differs when the
     # engine is taken again, and attach_mm applies the difference (memory.py's changes never
     # touch Unicorn themselves: this is the one place they reach it).
+    ENGINES_PER_MM = os.environ.get("EMUKERN_ENGINES_PER_MM", "1") != "0"   # off: one engine, remapped
     KEPT_ENGINES = 6
     SPARE_ENGINES = 2           # engines of dead address spaces kept for the next new one
 
@@ -504,7 +506,8 @@ class Cpu:
         """Engines per address space need the recorded set-up (new_uc) and the native block
         counter; the debugger's exact counting adds hooks to one engine, so it turns them off."""
         c = self.counter
-        return self._es is not None and getattr(c, "kind", "") == "native" and not c.exact
+        return (self.ENGINES_PER_MM and self._es is not None and getattr(c, "kind", "") == "native"
+                and not c.exact)
 
     def _stash_engine(self) -> _Engine:
         rec = self._engine_rec
