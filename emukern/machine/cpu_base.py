@@ -442,8 +442,14 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
-        if mm is not self.mm and self._engines_on():
-            self._switch_engine(mm)
+        engines = self._engines_on()
+        if mm is not self.mm and engines:
+            if not self.running:
+                self._switch_engine(mm)
+            else:
+                # inside a hook (execve's new mm): the engine that runs cannot change under
+                # Unicorn, so it is remapped below and serves the new address space from now on
+                self._rebind_engine(mm)
         if mm is self.mm and mm.version == self.mapped_version:
             if self.scan_code and mm.code_gen != self._code_gen:
                 self._reset_code_view()
@@ -558,6 +564,14 @@ class Cpu:
             self._drop_engine(self._kept.pop(key))
         while len(self._kept) >= self.KEPT_ENGINES:
             self._drop_engine(self._kept.pop(next(iter(self._kept))))
+
+    def _rebind_engine(self, mm: AddressSpace) -> None:
+        """The engine in use changes address space in place (attach_mm remaps it): it no longer
+        serves the old one, and an engine kept for the new one goes."""
+        rec = self._kept.pop(id(mm), None)
+        if rec is not None:
+            self._drop_engine(rec)
+        self._engine_rec.mm = weakref.ref(mm)
 
     def _fresh_engine(self, src: int) -> _Engine:
         """An engine with no address space in it: a spare one emptied, or a new one set up as
