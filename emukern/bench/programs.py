@@ -202,9 +202,8 @@ def m_programs(cfg: Any, arches: tuple[str, ...], raw_floor: Callable[[str], flo
                 runners = {"emukern": lambda r=root, a=args: _emukern_cpu(r, a),
                            "qemu-user": lambda r=root, a=args, ar=arch: _qemu_cpu(ar, r, a)}
             samples, notes = alternate(runners, cfg.reps)
-            if root is not None and "qemu-user" not in notes:
-                notes["qemu-user"] = f"ok ({how_qemu_runs(root, arch)})"
             f = figure(f"{arch} {name} (CPU of the whole run)", "s", "emukern", samples, notes, None,
+                       qemu_runs=how_qemu_runs(root, arch) if root is not None else None,
                        key=f"{arch}.program.{name.split()[0]}{'_' + name.split()[1] if len(name.split()) > 1 else ''}",
                        arch=arch, argv=args)
             out.append(f)
