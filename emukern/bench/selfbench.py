@@ -456,6 +456,14 @@ def m_mrs_sweep(cfg: Settings) -> list[dict[str, Any]]:
                    threads=list(s.mrs_threads), k=s.mrs_k)]
 
 
+def m_programs(cfg: Settings) -> list[dict[str, Any]]:
+    """Real Debian programs under emukern and qemu-user (emukern/bench/programs.py), and the
+    raw-Unicorn floor: raw Unicorn's MIPS on cksum.S, as the mips measurement takes it."""
+    from emukern.bench import programs
+    passes = max(1, cfg.sizes.spin_n // 1800)
+    return programs.m_programs(cfg, ARCHES, lambda arch: raw_cksum_mips(arch, passes))
+
+
 @dataclass(frozen=True)
 class Measurement:
     name: str
@@ -473,6 +481,8 @@ MEASUREMENTS: list[Measurement] = [
     Measurement("mrs-sweep", "1-64-CPU MRS contention sweep wall time", m_mrs_sweep),
     Measurement("switch", "pipe round trips (processes, threads) and fork+exit+wait: CPU vs qemu-user",
                 lambda cfg: bench_switch.m_switch(cfg, QEMU, ARCHES)),
+    Measurement("programs", "Debian programs (shell, sort, python3, sqlite3, gzip, xz, bash forks, a pipeline): "
+                "CPU vs qemu-user, with the raw-Unicorn MIPS floor", m_programs),
 ]
 # the figures `emukern reproduce` shows (it runs the MRS sweep and fp-pidbench as experiments itself)
 REPRODUCE_SET = ("mips", "syscall")

@@ -197,6 +197,7 @@ class NativeCounter:
         self._fix.restype = None
         self._hooks: list[ctypes.c_size_t] = []
         self._clean: int | None = None     # see unsplit
+        self.before_rehook: Any = None      # called before set_exact changes the hooks
         self.exact = exact_forced() if exact is None else exact
         self._install()
 
@@ -219,6 +220,8 @@ class NativeCounter:
         dropped: blocks translated for one mode would count wrongly in the other."""
         if exact == self.exact:
             return
+        if self.before_rehook is not None:
+            self.before_rehook()        # (the CPU keeps one engine from now on: see cpu_base)
         self.unsplit(everything=True)
         for hh in self._hooks:
             uc_internal.hook_del_native(self._uc, hh)
@@ -292,6 +295,26 @@ class NativeCounter:
         s.nsplit = kept
         self._clean = made if not everything else None
         return removed
+
+    def take_splits(self) -> tuple[int, list[tuple[int, int]], int | None]:
+        """The split hooks left in the engine now in use (the kept ones: see unsplit), taken off
+        the counter's books: the CPU is changing engine (cpu_base's engines per address space),
+        and a split's hook handle belongs to the engine it was added to."""
+        s = self._s
+        n = s.nsplit
+        state = (n, [(s.split_at[i], s.split_hk[i]) for i in range(n)], self._clean)
+        s.nsplit = 0
+        self._clean = None
+        return state
+
+    def put_splits(self, state: tuple[int, list[tuple[int, int]], int | None]) -> None:
+        """Back on the books: the splits :meth:`take_splits` took for the engine used again."""
+        n, pairs, clean = state
+        s = self._s
+        for i, (at, hk) in enumerate(pairs):
+            s.split_at[i], s.split_hk[i] = at, hk
+        s.nsplit = n
+        self._clean = clean
 
     def stats(self) -> dict[str, int]:
         s = self._s

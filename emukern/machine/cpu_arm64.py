@@ -322,7 +322,7 @@ class Arm64Cpu(Cpu):
                  sve: bool = True, cpu_model: str = "qemu-max",
                  sve_idregs: tuple[int, int] | None = None) -> None:
         uc = new_uc(UC_ARCH_ARM64, UC_MODE_ARM, f"arm64 CPU {index}")
-        uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
+        uc_internal.configure(uc, "ctl_set_cpu_model", A.UC_CPU_ARM64_MAX)
         self._vtlb = False          # on Unicorn's virtual TLB (see "Machine pages"; set below)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
         super().__init__(index, clock, uc)
@@ -331,7 +331,7 @@ class Arm64Cpu(Cpu):
         # Machine pages (see "Machine pages" in the module docstring): the stub code is
         # execute-only and guarded against user execution; the bounce buffer is accessible only
         # while a save/load stub runs.
-        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_EXEC)
+        uc_internal.map_fixed(uc, STUB_BASE, STUB_SIZE, UC_PROT_EXEC)
         uc.mem_write(STUB_BASE, (0xD69F03E0).to_bytes(4, "little"))      # eret
         self._guard = CodeGuard(self.counter, STUB_BASE, STUB_BASE + STUB_SIZE - 1)
         # The native flush (see _chain_begin) and the virtual TLB (see "Machine pages"): the C
@@ -352,8 +352,8 @@ class Arm64Cpu(Cpu):
             self._ret.tlb_flush = int(not self._vtlb)
         self._tlb_flush = uc_internal.tlb_flusher(uc)     # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
-        uc.mem_map_ptr(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
-                       ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
+        uc_internal.map_fixed(uc, BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
+                              ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
         self._bounce_open = False
         self.cpr_write(CPTR_EL3, self.cpr_read(CPTR_EL3) | (1 << 8))     # EZ: SVE not trapped to EL3
         self.cpr_write(ZCR_EL2, 0xF)
@@ -488,10 +488,25 @@ class Arm64Cpu(Cpu):
                 raise ValueError(f"kernel sequence {name!r} is marked regfile_load but is not the "
                                  f"FPSIMD load sequence the machine knows")
             table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves, q.regfile_load)
-        self.uc.mem_write(KERNEL_TEXT, image)
+        self._write_fixed(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
         self._install_native_returns(image, seqs)
+
+    def _engine_opened(self, src: int) -> None:
+        """A new engine for another address space: the stub page as the machine wrote it (the
+        eret, the kernel text, the SVE2 microcode), and the bounce buffer's access as it is."""
+        es = self._es
+        assert es is not None
+        dst = es.current
+        es.select(src)
+        try:
+            page = bytes(self.uc.mem_read(STUB_BASE, STUB_SIZE))
+        finally:
+            es.select(dst)
+        self.uc.mem_write(STUB_BASE, page)
+        if self._bounce_open:
+            self.uc.mem_protect(BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_READ | UC_PROT_WRITE)
 
     def _use_virtual_tlb(self) -> None:
         """Run on Unicorn's virtual TLB with native/a64_stub.c's fill hook (see "Machine pages"):
@@ -507,7 +522,7 @@ class Arm64Cpu(Cpu):
         if status != 0:
             raise UcError(status)
         self._ret_hooks.append(hh)
-        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        uc_internal.configure(self.uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
         self._vtlb = True
 
     def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
@@ -1091,7 +1106,7 @@ class Arm64Cpu(Cpu):
         assert MICROCODE == SVE2_MICROCODE and XFER_BASE == BOUNCE_BASE
         if idregs is None:
             idregs = model_idregs(cpu_model, self.cpr_read(ID_AA64PFR0_EL1), self.cpr_read(ID_AA64ZFR0_EL1))
-        self.uc.mem_write(MICROCODE, MICROCODE_BYTES)
+        self._write_fixed(MICROCODE, MICROCODE_BYTES)
         return Sve2Unit(idregs[0], idregs[1], self)
 
     def _sve2_execute(self, pc: int, word: int) -> bool:

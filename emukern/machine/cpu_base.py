@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
+import os
 import struct
 import weakref
 from collections.abc import Callable, Sequence
@@ -99,6 +100,33 @@ def _no_syscall_batch() -> Any:
     raise RuntimeError("this CPU has no syscall register batch")
 
 
+class _Engine:
+    """One of a CPU's Unicorn engines and what the CPU knows of its view: the address space it
+    serves (weakly: a dead mm's engine is closed or reused), the regions mapped in it, its
+    scan-on-execute state, and the counter's split hooks that live in it."""
+
+    __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
+                 "scan_gen", "code_gen", "splits")
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+        self.mm: weakref.ref[AddressSpace] | None = None
+        self.mapped: list[tuple[int, int, int, int]] = []
+        self.mapped_version = -1
+        self.xpages: dict[int, tuple[int, ...]] = {}
+        self.exits: set[int] = set()
+        self.exits_dirty = False
+        self.foreign: set[int] = set()
+        self.scan_gen = -1
+        self.code_gen = 0
+        self.splits: tuple[int, list[tuple[int, int]], int | None] = (0, [], None)
+
+    def serves(self) -> AddressSpace | None:
+        """The live address space this engine is kept for (None: none, or it was released)."""
+        mm = self.mm() if self.mm is not None else None
+        return None if mm is None or mm.released else mm
+
+
 def new_uc(arch: int, mode: int, what: str) -> Uc:
     """A Unicorn instance with emukern's translation-buffer size.
 
@@ -107,7 +135,8 @@ def new_uc(arch: int, mode: int, what: str) -> Uc:
     asked for first, here, where a refusal can become a clear error."""
     from emukern.errors import ConfigError
     uc = Uc(arch, mode)
-    uc.ctl_set_tcg_buffer_size(TB_BUFFER_SIZE)
+    uc_internal.EngineSet(uc, arch, mode)       # (this CPU may get more engines: see attach_mm)
+    uc_internal.configure(uc, "ctl_set_tcg_buffer_size", TB_BUFFER_SIZE)
     try:
         probe = mmap.mmap(-1, TB_BUFFER_SIZE + _TB_PROBE_SLACK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except OSError as exc:
@@ -173,7 +202,7 @@ class Cpu:
         self._sys_fill: Callable[[], Any] = _no_syscall_batch     # see _syscall_exc (set by the
         self._sys_get: Callable[[], tuple[int, ...]] = _no_syscall_batch   # architecture)
         self._prv = ctypes.byref(self._rv)
-        uc.hook_add(UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        uc_internal.hook_add_py(uc, UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
         self._intr_cbs: list[Any] = []
         self._fault_type = 0
         self._xpages: dict[int, tuple[int, ...]] = {}   # scanned (executable) page -> its exits
@@ -188,11 +217,22 @@ class Cpu:
         self._parked: weakref.WeakKeyDictionary[AddressSpace, tuple[dict[int, tuple[int, ...]], int, int]] = \
             weakref.WeakKeyDictionary()
         self._scan_memo: dict[int, tuple[bytes, tuple[int, ...]]] = {}    # see _scan_bytes
+        # Engines per address space (see attach_mm): the engine in use first, then the others
+        # from the least recently used; engines of dead address spaces wait in _spare for reuse
+        es = uc_internal.engines(uc)
+        self._es = es
+        self._engine_rec = _Engine(es.current if es is not None else 0)
+        self._kept: dict[int, _Engine] = {}       # id(mm) -> its engine, least recently used first
+        self._spare: list[_Engine] = []
+        if hasattr(self.counter, "before_rehook"):
+            self.counter.before_rehook = self.drop_engines
+        self.engine_switches = 0       # switch_mm that changed engine (statistics)
+        self.engines_made = 0
         self.code_scans = 0        # pages scanned (statistics)
         self.exit_stops = 0        # runs stopped at an exit word
         if self.scan_code:
-            uc.ctl_exits_enabled(True)
-            uc.ctl_set_exits([])
+            uc_internal.configure(uc, "ctl_exits_enabled", True)
+            uc_internal.configure(uc, "ctl_set_exits", [])
 
     # ---- fast register access ------------------------------------------------------------------
     def _read(self, regid: int) -> int:
@@ -406,11 +446,20 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
+        engines = self._engines_on()
+        if mm is not self.mm and engines:
+            if not self.running:
+                self._switch_engine(mm)
+            else:
+                # inside a hook (execve's new mm): the engine that runs cannot change under
+                # Unicorn, so it is remapped below and serves the new address space from now on
+                self._rebind_engine(mm)
         if mm is self.mm and mm.version == self.mapped_version:
             if self.scan_code and mm.code_gen != self._code_gen:
                 self._reset_code_view()
             if self.scan_code and mm.scan_gen != self._scan_gen:
                 self._sync_foreign()
+            self._flush_exits()
             return
         if mm is not self.mm:
             # another address space: the same addresses may hold other code (the block
@@ -447,6 +496,180 @@ class Cpu:
             self._scan_gen = -1           # (remapped ranges lost their protection: resync)
             self._sync_foreign()
         self._flush_exits()
+
+    # ---- engines per address space -------------------------------------------------------------
+    # A switch between processes used to unmap one address space's regions from the CPU's
+    # Unicorn engine and map the other's, and every translated block went with them.  Instead
+    # the CPU keeps an engine per address space it runs (up to KEPT_ENGINES, least recently used
+    # beyond that go), and switch_mm picks the engine: its regions, translations, exits and
+    # scanned pages are still there.  The engines are one CPU: the architectural state (every
+    # register, system registers included) is copied into the engine taken, and the counter,
+    # hooks and Python state are shared (uc_internal.EngineSet).  A map change made while an
+    # engine waits reaches it as any map change reaches a CPU: mm.version differs when the
+    # engine is taken again, and attach_mm applies the difference (memory.py's changes never
+    # touch Unicorn themselves: this is the one place they reach it).
+    ENGINES_PER_MM = os.environ.get("EMUKERN_ENGINES_PER_MM", "1") != "0"   # off: one engine, remapped
+    KEPT_ENGINES = 6
+    SPARE_ENGINES = 2           # engines of dead address spaces kept for the next new one
+
+    def _engines_on(self) -> bool:
+        """Engines per address space need the recorded set-up (new_uc) and the native block
+        counter; the debugger's exact counting adds hooks to one engine, so it turns them off."""
+        c = self.counter
+        return (self.ENGINES_PER_MM and self._es is not None and getattr(c, "kind", "") == "native"
+                and not c.exact)
+
+    def _stash_engine(self) -> _Engine:
+        rec = self._engine_rec
+        rec.mapped, rec.mapped_version = self._mapped, self.mapped_version
+        rec.xpages, rec.exits, rec.exits_dirty = self._xpages, self._exits, self._exits_dirty
+        rec.foreign, rec.scan_gen, rec.code_gen = self._foreign, self._scan_gen, self._code_gen
+        rec.splits = self.counter.take_splits()    # type: ignore[attr-defined]
+        return rec
+
+    def _load_engine(self, rec: _Engine) -> None:
+        self._engine_rec = rec
+        self._mapped, self.mapped_version = rec.mapped, rec.mapped_version
+        self._xpages, self._exits, self._exits_dirty = rec.xpages, rec.exits, rec.exits_dirty
+        self._foreign, self._scan_gen, self._code_gen = rec.foreign, rec.scan_gen, rec.code_gen
+        self.counter.put_splits(rec.splits)       # type: ignore[attr-defined]
+        self.mm = rec.serves()
+
+    def _switch_engine(self, mm: AddressSpace) -> None:
+        """switch_mm's choice of engine (see above); leaves self.mm at ``mm`` when its engine
+        was kept, at None for an engine new to it."""
+        es = self._es
+        assert es is not None
+        cur = self._engine_rec
+        if cur.mm is None:              # the first address space this CPU runs: its engine
+            cur.mm = weakref.ref(mm)
+            return
+        self.counter.code_changed()     # (block lengths are cached by address)
+        rec = self._kept.pop(id(mm), None)
+        if rec is not None and rec.serves() is not mm:
+            self._drop_engine(rec)
+            rec = None
+        self._stash_engine()
+        old_mm = cur.serves()
+        if rec is None:
+            rec = self._fresh_engine(cur.handle)
+            rec.mm = weakref.ref(mm)
+        es.copy_state(cur.handle, rec.handle)
+        es.select(rec.handle)
+        self.engine_switches += 1
+        if old_mm is not None:
+            self._kept[id(old_mm)] = cur
+        else:
+            self._drop_engine(cur)
+        self._load_engine(rec)
+        if self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
+            self._redecode(mm, self._xpages)
+        for key in [k for k, r in self._kept.items() if r.serves() is None]:
+            self._drop_engine(self._kept.pop(key))
+        while len(self._kept) >= self.KEPT_ENGINES:
+            self._drop_engine(self._kept.pop(next(iter(self._kept))))
+
+    def _rebind_engine(self, mm: AddressSpace) -> None:
+        """The engine in use changes address space in place (attach_mm remaps it): it no longer
+        serves the old one, and an engine kept for the new one goes."""
+        rec = self._kept.pop(id(mm), None)
+        if rec is not None:
+            self._drop_engine(rec)
+        self._engine_rec.mm = weakref.ref(mm)
+
+    def _fresh_engine(self, src: int) -> _Engine:
+        """An engine with no address space in it: a spare one emptied, or a new one set up as
+        the first (its machine-owned pages copied from ``src``, the engine in use)."""
+        es = self._es
+        assert es is not None
+        if self._spare:
+            rec = self._spare.pop()
+            es.select(rec.handle)
+            try:
+                for start, size, _prot, _host in rec.mapped:
+                    self.uc.mem_unmap(start, size)
+                n, pairs, _clean = rec.splits
+                for at, hk in pairs[:n]:
+                    uc_internal.hook_del_native(self.uc, ctypes.c_size_t(hk))
+                if rec.exits:
+                    self.uc.ctl_set_exits([])
+                self.uc.ctl_flush_tb()
+            finally:
+                es.select(src)
+            fresh = _Engine(rec.handle)
+        else:
+            fresh = _Engine(es.open())
+            try:
+                self._engine_opened(src)
+            finally:
+                es.select(src)
+            self.engines_made += 1
+        return fresh
+
+    def _engine_opened(self, src: int) -> None:
+        """A new engine (selected) has the recorded set-up; the architecture copies in what the
+        machine wrote into its own regions of engine ``src`` since."""
+
+    def _drop_engine(self, rec: _Engine) -> None:
+        """An engine no longer kept for its address space: the pages it held executable are
+        given up (mm.scanned), and it becomes a spare or is closed."""
+        mm = rec.serves()
+        if mm is not None:
+            for page in rec.xpages:
+                self._release(mm, page)
+        if len(self._spare) < self.SPARE_ENGINES:
+            rec.mm = None
+            self._spare.append(rec)
+        else:
+            assert self._es is not None
+            self._es.close(rec.handle)
+
+    def drop_engines(self) -> None:
+        """Keep only the engine in use (the debugger's exact counting hooks one engine)."""
+        for rec in list(self._kept.values()) + self._spare:
+            mm = rec.serves()
+            if mm is not None:
+                for page in rec.xpages:
+                    self._release(mm, page)
+            if self._es is not None:
+                self._es.close(rec.handle)
+        self._kept.clear()
+        self._spare.clear()
+
+    def _write_fixed(self, addr: int, data: bytes) -> None:
+        """Write a machine-owned region (not an address space's) in every engine of this CPU."""
+        self.uc.mem_write(addr, data)
+        es = self._es
+        if es is None:
+            return
+        cur = es.current
+        try:
+            for rec in list(self._kept.values()) + self._spare:
+                es.select(rec.handle)
+                self.uc.mem_write(addr, data)
+                self.uc.ctl_remove_cache(addr, addr + len(data))
+        finally:
+            es.select(cur)
+
+    def _redecode(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]]) -> None:
+        """Back on an engine whose scanned pages have exit words: the architecture's per-address
+        decodes of them (arm64's LSE atomics) may be another address space's by now, so those
+        pages go through _scan_bytes again (the memo answers at once when the bytes are the
+        ones it saw last)."""
+        for page, exits in pages.items():
+            if not exits:
+                continue
+            m = mm.find(page)
+            if m is None or "x" not in m.perms:
+                continue
+            o = m.offset + page - m.start
+            data = bytes(m.buf[o:o + PAGE + 4]) if page + PAGE < m.end else bytes(m.buf[o:o + PAGE])
+            if page + PAGE >= m.end:
+                nxt = mm.find(m.end)
+                if nxt is not None and "x" in nxt.perms:
+                    no = nxt.offset + m.end - nxt.start
+                    data += bytes(nxt.buf[no:no + 4])
+            self._scan_bytes(page, data)
 
     def flush_translations(self) -> None:
         """Drop every translated block (call only while the CPU is stopped).  Unicorn keeps the

@@ -278,6 +278,7 @@ class AddressSpace:
     # other CPUs keep such a page write-protected in their view (see cpu_base)
     scanned: dict[int, int] = field(default_factory=dict)
     scan_gen: int = 0           # bumped when `scanned` gains or loses a page
+    released: bool = False      # release() ran: a CPU's engine kept for it is closed or reused
     # find's caches: the mapping of the last hit, the four last found by a search (Linux's
     # per-thread vmacache had four slots, VMACACHE_SIZE) and the sorted start addresses; every change of ``mappings`` (map, unmap, protect, release) drops
     # them through _changed.  The kernel looks up the same few mappings again and again (the
@@ -384,6 +385,7 @@ class AddressSpace:
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
         # (a shared buffer is left to the garbage collector: another address space may map it)
         bufs = {id(m.buf): m.buf for m in self.mappings if not is_shared(m)}
+        self.released = True
         self.mappings = []
         self._changed()
         if self.pool is not None:

@@ -15,6 +15,7 @@ functions; everything else in emukern uses the binding's public API, this module
 from __future__ import annotations
 
 import ctypes
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from unicorn.unicorn_py3.unicorn import uclib as _uclib
 
 __all__ = ["Uc", "UcError", "RawFn", "handle", "raw_fn", "bound_fn", "hook_add_native", "hook_del_native",
            "add_intr_callback", "INTR_CFUNC", "emu_starter", "keep_hook_exception", "tlb_flusher",
-           "cp_reg_writer"]
+           "cp_reg_writer", "EngineSet", "engines", "configure", "hook_add_py", "map_fixed"]
 
 # a libunicorn function called with C-typed arguments, returning its uc_err status
 RawFn = Callable[..., int]
@@ -69,12 +70,18 @@ def hook_add_native(uc: Uc, kind: int, fn: Any, user_data: Any = None, begin: in
     hh = ctypes.c_size_t()
     status = _uclib.uc_hook_add(handle(uc), ctypes.byref(hh), kind, fn, user_data,
                                 ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    es = engines(uc)
+    if status == 0 and es is not None:
+        es.record("hook", kind, fn, user_data, begin, end, hh.value)
     return int(status), hh
 
 
 def hook_del_native(uc: Uc, hh: ctypes.c_size_t) -> int:
     """``uc_hook_del`` of a handle :func:`hook_add_native` returned (or a split hook's, as a
     c_size_t); its status."""
+    es = engines(uc)
+    if es is not None:
+        es.forget_hook(hh.value)
     return int(_uclib.uc_hook_del(handle(uc), hh))
 
 
@@ -143,3 +150,153 @@ def cp_reg_writer(uc: Uc, enc: tuple[int, int, int, int, int]) -> Callable[[int]
         if status:
             raise UcError(status, rid)
     return write
+
+
+# ---- several engines behind one Uc ------------------------------------------------------------
+# A CPU keeps one Unicorn engine per address space it runs (cpu_base: "Engines per address
+# space"), so that a switch between processes neither remaps memory nor loses translated code.
+# Everything of emukern that talks to libunicorn holds the *same* handle object (the Uc's
+# ``_uch``, a c_void_p: the register closures, the emu_start and TLB-flush functions, the
+# binding's own methods), so changing that object's value points all of them at another engine
+# at once.  What an engine needs before it can stand in for the first one -- the ctl settings
+# that must precede its initialisation, the hooks, the machine's own fixed regions -- is
+# recorded here as it is done (EngineSet.record) and done again on every new engine, in the
+# same order (Unicorn calls hooks of one kind in the order they were added).
+
+_SETUP_ATTR = "_ek_engine_setup"
+
+
+class EngineSet:
+    """The engines of one Uc: which one its handle points at, the set-up steps each one gets,
+    and their closing (the binding's finalizer would only close the one current when the Uc is
+    collected, so it is replaced by one that closes them all)."""
+
+    def __init__(self, uc: Uc, arch: int, mode: int) -> None:
+        self.uc = uc
+        self.arch, self.mode = arch, mode
+        self.steps: list[tuple[str, tuple[Any, ...]]] = []
+        self._hooks: set[int] = set()         # handles of the recorded hooks (on the first engine)
+        self.replaying = False
+        self.first = int(handle(uc).value)
+        self.handles: set[int] = {self.first}
+        fin = getattr(uc, "_Uc__finalizer", None)
+        if fin is not None:
+            fin.detach()
+        self._fin = weakref.finalize(uc, _close_all, self.handles)
+        self._ctx: ctypes.c_void_p | None = None     # made on first use (see copy_state)
+        setattr(uc, _SETUP_ATTR, self)
+
+    def record(self, kind: str, *args: Any) -> None:
+        if not self.replaying:
+            self.steps.append((kind, args))
+            if kind in ("hook", "pyhook"):
+                self._hooks.add(args[-1])
+
+    def forget_hook(self, hh: int) -> None:
+        """A hook recorded as added was deleted: new engines do not get it."""
+        if hh not in self._hooks:
+            return                  # (the counter's splits, added from C, are not recorded)
+        self._hooks.discard(hh)
+        self.steps = [s for s in self.steps if not (s[0] in ("hook", "pyhook") and s[1][-1] == hh)]
+
+    @property
+    def current(self) -> int:
+        return int(handle(self.uc).value)
+
+    def select(self, h: int) -> None:
+        handle(self.uc).value = h
+
+    def open(self) -> int:
+        """A new engine, set up as the first one was (left selected)."""
+        h = ctypes.c_void_p()
+        status = _uclib.uc_open(self.arch, self.mode, ctypes.byref(h))
+        if status != 0:
+            raise UcError(status)
+        self.handles.add(int(h.value))
+        self.select(int(h.value))
+        self.replaying = True
+        try:
+            for kind, args in self.steps:
+                if kind == "ctl":
+                    getattr(self.uc, args[0])(*args[1])
+                elif kind == "hook":
+                    status, _hh = hook_add_native(self.uc, *args[:-1])
+                    if status != 0:
+                        raise UcError(status)
+                elif kind == "pyhook":
+                    self.uc.hook_add(*args[:-1])
+                elif kind == "map":
+                    self.uc.mem_map(*args)
+                elif kind == "map_ptr":
+                    self.uc.mem_map_ptr(*args)
+        finally:
+            self.replaying = False
+        return int(h.value)
+
+    def copy_state(self, src: int, dst: int) -> None:
+        """The CPU's architectural state (every register, system registers included) from one
+        engine into another: the engines are one CPU, so the state goes with it."""
+        if self._ctx is None:
+            # (allocating one initialises the engine it is asked of: not before the ctl
+            # settings that must come first, hence here)
+            ctx = ctypes.c_void_p()
+            st = _uclib.uc_context_alloc(ctypes.c_void_p(src), ctypes.byref(ctx))
+            if st != 0:
+                raise UcError(st)
+            self._ctx = ctx
+            weakref.finalize(self, _uclib.uc_context_free, ctx)
+        s = _uclib.uc_context_save(ctypes.c_void_p(src), self._ctx)
+        if s == 0:
+            s = _uclib.uc_context_restore(ctypes.c_void_p(dst), self._ctx)
+        if s != 0:
+            raise UcError(s)
+
+    def close(self, h: int) -> None:
+        if h == self.current or h not in self.handles:
+            raise ValueError("cannot close the engine in use")
+        self.handles.discard(h)
+        _uclib.uc_close(ctypes.c_void_p(h))
+
+
+def _close_all(handles: set[int]) -> None:
+    for h in list(handles):
+        try:
+            _uclib.uc_close(ctypes.c_void_p(h))
+        except (AttributeError, TypeError, OSError):   # (interpreter shutdown: the library may be gone)
+            pass
+    handles.clear()
+
+
+def engines(uc: Uc) -> EngineSet | None:
+    """The EngineSet of ``uc``, if it has one."""
+    return getattr(uc, _SETUP_ATTR, None)
+
+
+def configure(uc: Uc, method: str, *args: Any) -> None:
+    """Call the binding's ``uc.<method>(*args)`` (a ctl setting) and record it for new engines."""
+    getattr(uc, method)(*args)
+    es = engines(uc)
+    if es is not None:
+        es.record("ctl", method, args)
+
+
+def hook_add_py(uc: Uc, kind: int, callback: Callable[..., Any], *args: Any) -> int:
+    """The binding's ``uc.hook_add`` of a Python callback, recorded for new engines."""
+    hh = uc.hook_add(kind, callback, *args)
+    es = engines(uc)
+    if es is not None:
+        es.record("pyhook", kind, callback, *args, hh)
+    return hh
+
+
+def map_fixed(uc: Uc, address: int, size: int, perms: int, ptr: int | None = None) -> None:
+    """A machine-owned region every engine has (``ptr``: over host memory, else Unicorn's)."""
+    es = engines(uc)
+    if ptr is None:
+        uc.mem_map(address, size, perms)
+        if es is not None:
+            es.record("map", address, size, perms)
+    else:
+        uc.mem_map_ptr(address, size, perms, ptr)
+        if es is not None:
+            es.record("map_ptr", address, size, perms, ptr)

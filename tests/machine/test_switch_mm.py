@@ -1,6 +1,7 @@
-"""switch_mm between two processes keeps each one's scanned code (cpu_base: _leave_mm parks it,
-_unpark restores it): the code pages are scanned once, not once per switch, and the run's
-results (output, instruction counts, cycles) do not depend on it."""
+"""switch_mm between two processes keeps each one's scanned code (cpu_base: each address space
+keeps its engine; with ENGINES_PER_MM off, _leave_mm parks the scan state and _unpark restores
+it): the code pages are scanned once, not once per switch, and the run's results (output,
+instruction counts, cycles) do not depend on it."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ def _run(exe: Path, arch: str, mode: str, n: int, *, park: bool = True) -> tuple
     m = Machine(arch=arch).load(exe, [mode, str(n)])
     cpu = m.cpu(0)
     if not park:
+        cpu.ENGINES_PER_MM = False             # (one engine, remapped on every switch)
         cpu.PARKED_MMS = 0                     # (the instance attribute: nothing stays parked)
         cpu.SCAN_MEMO_PAGES = 1                # (every scan decodes again)
     r = m.run()

@@ -1,0 +1,231 @@
+"""Real programs: Debian trixie's own binaries, from one cached guest root per architecture, under
+emukern and under qemu-user, alternately; host CPU time of the whole run.
+
+The set is fixed (PROGRAMS): a busybox shell loop, sort of 20,000 lines, python3 -c, sqlite3 on
+an in-memory database, gzip and xz of the same lines, bash forking subshells, and a bash
+pipeline between two subshells.  Each is a figure: emukern's CPU time, qemu-user's, and their
+pairwise ratio; one more figure per architecture gives the median of the programs' ratios.
+
+qemu-user runs the program in a chroot of the same root (its own host libraries copied in,
+under paths no arm64 or riscv64 file uses) when emukern runs as root; otherwise with ``-L``,
+which falls through to the host's files for paths the root lacks -- the figure's note says
+which.  Programs exec nothing (qemu-user without binfmt_misc could not run a foreign exec):
+the forks are subshells.
+
+The packages come through emukern.debian.AptFetcher (the Depends closure, cached under
+~/.cache/emukern/apt); the unpacked root is cached beside it, keyed by the package set.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from emukern.bench.stats import Target, Unavailable, alternate, figure, summary
+
+QEMU_BIN = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
+QEMU_ARGS = {"riscv64": [], "arm64": ["-cpu", "max"]}
+LINES = 20_000
+
+# (name, packages, argv, quick argv or None: the same); paths are inside the guest root
+PROGRAMS: list[tuple[str, tuple[str, ...], list[str], list[str] | None]] = [
+    ("busybox sh loop", ("busybox",),
+     ["/usr/bin/busybox", "sh", "-c", "i=0; s=0; while [ $i -lt 3000 ]; do i=$((i+1)); s=$((s+i)); done; echo $s"],
+     ["/usr/bin/busybox", "sh", "-c", "i=0; s=0; while [ $i -lt 300 ]; do i=$((i+1)); s=$((s+i)); done; echo $s"]),
+    ("sort 20k lines", ("coreutils",), ["/usr/bin/sort", "-o", "/tmp/bench/sorted.txt", "/tmp/bench/lines.txt"], None),
+    ("python3 -c", ("python3.13-minimal", "libpython3.13-minimal"),
+     ["/usr/bin/python3.13", "-S", "-c", "print(sum(i * i for i in range(20000)))"], None),
+    ("sqlite3 :memory:", ("sqlite3",),
+     ["/usr/bin/sqlite3", ":memory:", "with recursive c(x) as (select 1 union all select x + 1 from c limit 20000) "
+      "select count(*), sum(x) from c;"], None),
+    ("gzip -6", ("gzip",), ["/usr/bin/gzip", "-c", "-6", "/tmp/bench/lines.txt"], None),
+    ("xz -3", ("xz-utils",), ["/usr/bin/xz", "-c", "-3", "/tmp/bench/lines.txt"], None),
+    ("bash forks", ("bash",), ["/usr/bin/bash", "-c", "for i in {1..40}; do (:); done; echo forked"],
+     ["/usr/bin/bash", "-c", "for i in {1..5}; do (:); done; echo forked"]),
+    ("bash pipeline", ("bash",),
+     ["/usr/bin/bash", "-c", "i=0; while ((i < 2000)); do echo $i; ((i++)); done | "
+      "{ n=0; while read -r x; do ((n++)); done; echo $n; }"],
+     ["/usr/bin/bash", "-c", "i=0; while ((i < 200)); do echo $i; ((i++)); done | "
+      "{ n=0; while read -r x; do ((n++)); done; echo $n; }"]),
+]
+QUICK_SET = ("busybox sh loop", "bash pipeline")      # --quick: two programs, smaller loops
+
+# Depends not needed to run the programs (maintainer scripts, data, configuration)
+_SKIP = {"debconf", "base-files", "debianutils", "perl-base", "dpkg", "libc-bin", "init-system-helpers",
+         "tzdata", "media-types", "readline-common", "sensible-utils", "libpam-runtime", "debconf-2.0",
+         "awk", "mawk", "gcc-14-base", "libdebconfclient0"}
+# Pre-Depends (apt-cache depends reports them apart)
+_PRE = {"coreutils": ("libacl1", "libattr1", "libgmp10", "libselinux1", "libssl3t64", "libcap2", "libpcre2-8-0"),
+        "bash": ("libtinfo6",), "xz-utils": ("liblzma5",), "gzip": (), "busybox": ()}
+
+
+def _closure(fetcher: Any, roots: list[str]) -> list[str]:
+    seen: list[str] = []
+    todo = list(roots) + ["libc6"]
+    while todo:
+        p = todo.pop()
+        if p in seen or p in _SKIP or p.startswith("<"):
+            continue
+        seen.append(p)
+        todo.extend(fetcher.depends(p))
+        todo.extend(_PRE.get(p, ()))
+    return sorted(seen)
+
+
+def guest_root(arch: str) -> Path:
+    """The cached guest root with every program's packages for ``arch`` (built once)."""
+    from emukern.debian import AptFetcher, FetchError, cache_root, extract
+    if shutil.which("dpkg-deb") is None and shutil.which("apt-get") is None:
+        raise Unavailable("apt-get is not installed (the programs are Debian's)")
+    wanted = sorted({p for _n, pkgs, _a, _q in PROGRAMS for p in pkgs})
+    key = hashlib.sha256(f"{arch} {' '.join(wanted)} {LINES}".encode()).hexdigest()[:16]
+    root = cache_root() / "bench-roots" / f"programs-{arch}-{key}"
+    if (root / ".complete").exists():
+        return root
+    fetcher = AptFetcher("trixie", "arm64" if arch == "arm64" else "riscv64")
+    try:
+        debs = [fetcher.download(p) for p in _closure(fetcher, wanted)]
+    except FetchError as exc:
+        raise Unavailable(f"Debian trixie's packages for {arch} could not be had: {exc}") from None
+    tmp = root.with_name(root.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for deb in debs:
+        _extract(extract, deb, tmp)
+    for d in ("lib", "bin", "sbin"):
+        if not (tmp / d).exists():
+            (tmp / d).symlink_to(f"usr/{d}")
+    (tmp / "tmp" / "bench").mkdir(parents=True, exist_ok=True)
+    # 20k lines, the same every time: a linear-congruential sequence, as text
+    x, out = 12345, []
+    for _ in range(LINES):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(f"{x:010d} line {x % 977}\n")
+    (tmp / "tmp" / "bench" / "lines.txt").write_text("".join(out))
+    (tmp / ".complete").touch()
+    shutil.rmtree(root, ignore_errors=True)
+    tmp.replace(root)
+    return root
+
+
+def _extract(extract: Any, deb: Path, dest: Path) -> None:
+    """extract(), leaving out members the confined unpacking refuses (links to absolute paths,
+    e.g. python's sitecustomize.py into /etc): no program here reads them."""
+    import tarfile
+    skip: set[str] = set()
+    while True:
+        try:
+            extract(deb, dest, lambda n: n not in skip)
+            return
+        except tarfile.FilterError as exc:
+            name = exc.tarinfo.name.lstrip("./")
+            if name in skip:
+                raise
+            skip.add(name)
+
+
+def _emukern_cpu(root: Path, argv: list[str]) -> float:
+    from emukern.api import Machine
+    m = Machine(root=str(root), root_rw=True, max_insns=None)
+    m.load(root / argv[0].lstrip("/"), argv[1:])
+    t = time.process_time()
+    r = m.run()
+    dt = time.process_time() - t
+    if r.exit_status != 0:
+        raise RuntimeError(f"{argv[0]} exited with {r.exit_status} under emukern: {r.stderr[-300:]!r}")
+    return dt
+
+
+def _chroot_ready(root: Path, qemu: str) -> Path | None:
+    """``root`` with qemu-user and its host libraries copied in (None: chroot not possible)."""
+    if os.geteuid() != 0 or shutil.which("ldd") is None:
+        return None
+    exe = Path(shutil.which(qemu) or "")
+    dest = root / "qemu-user" / exe.name
+    if not dest.exists():
+        ldd = subprocess.run(["ldd", str(exe)], capture_output=True, text=True)
+        libs = [w for line in ldd.stdout.splitlines() for w in line.split() if w.startswith("/")]
+        for lib in libs:                 # x86-64 paths: no arm64/riscv64 file is there
+            to = root / lib.lstrip("/")
+            to.parent.mkdir(parents=True, exist_ok=True)
+            if not to.exists():
+                shutil.copy2(Path(lib).resolve(), to)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(exe, dest)
+    return dest
+
+
+def _qemu_cpu(arch: str, root: Path, argv: list[str]) -> float:
+    qemu = QEMU_BIN[arch]
+    if shutil.which(qemu) is None:
+        raise Unavailable(f"{qemu} not installed")
+    inside = _chroot_ready(root, qemu)
+    if inside is not None:
+        cmd = ["chroot", str(root), "/" + str(inside.relative_to(root)), *QEMU_ARGS[arch], *argv]
+    else:
+        cmd = [qemu, *QEMU_ARGS[arch], "-L", str(root), str(root / argv[0].lstrip("/")), *argv[1:]]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, timeout=600)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise Unavailable(f"{qemu} exited with {p.returncode}: {p.stderr[-200:]!r}")
+    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+
+
+def how_qemu_runs(root: Path, arch: str) -> str:
+    return "chroot of the guest root" if os.geteuid() == 0 else "-L guest root (not root: no chroot)"
+
+
+def m_programs(cfg: Any, arches: tuple[str, ...], raw_floor: Callable[[str], float] | None = None) -> list[dict[str, Any]]:
+    """The programs on each architecture (``cfg``: selfbench.Settings); then per architecture
+    the median of the per-program ratios and, when given, the raw-Unicorn MIPS floor."""
+    out: list[dict[str, Any]] = []
+    for arch in arches:
+        try:
+            root: Path | None = guest_root(arch)
+        except Unavailable as exc:
+            root, why = None, str(exc)
+        ratios: list[float] = []
+        for name, _pkgs, argv, quick_argv in PROGRAMS:
+            if cfg.quick and name not in QUICK_SET:
+                continue
+            args = quick_argv if cfg.quick and quick_argv else argv
+            cfg.say(f"{arch} {name}")
+            if root is None:
+                runners: dict[str, Callable[[], float]] = {"emukern": _raise(why)}
+            else:
+                runners = {"emukern": lambda r=root, a=args: _emukern_cpu(r, a),
+                           "qemu-user": lambda r=root, a=args, ar=arch: _qemu_cpu(ar, r, a)}
+            samples, notes = alternate(runners, cfg.reps)
+            f = figure(f"{arch} {name} (CPU of the whole run)", "s", "emukern", samples, notes, None,
+                       qemu_runs=how_qemu_runs(root, arch) if root is not None else None,
+                       key=f"{arch}.program.{name.split()[0]}{'_' + name.split()[1] if len(name.split()) > 1 else ''}",
+                       arch=arch, argv=args)
+            out.append(f)
+            r = f["contenders"].get("qemu-user", {}).get("ratio")
+            if r:
+                ratios.append(r["median"])
+        med = {"emukern": [statistics.median(ratios)]} if ratios else {}
+        out.append(figure(f"{arch} programs: median of the per-program ratios emukern/qemu-user", "×", "emukern",
+                          med, {} if ratios else {"emukern": "no program ran under both"}, None,
+                          key=f"{arch}.programs_ratio", arch=arch, ratios=ratios))
+        if raw_floor is not None:
+            cfg.say(f"{arch} raw Unicorn MIPS (cksum.S)")
+            fs, fn = alternate({"raw Unicorn": lambda a=arch: raw_floor(a)}, cfg.reps)
+            out.append(figure(f"{arch} raw Unicorn floor (cksum.S, no hooks)", "MIPS", "raw Unicorn", fs, fn, None,
+                              higher_is_better=True, key=f"{arch}.raw_floor", arch=arch))
+    return out
+
+
+def _raise(why: str) -> Callable[[], float]:
+    def run() -> float:
+        raise Unavailable(why)
+    return run
+
+
+__all__ = ["PROGRAMS", "guest_root", "m_programs", "summary"]
