@@ -57,6 +57,9 @@ def sve_vl_valid_bits(vl: int) -> bool:
     return vl % 128 == 0 and 128 <= vl <= 2048
 
 
+SCHED_POLICIES = ("fair", "rr")
+
+
 @dataclass
 class MachineConfig:
     """Every option of a machine; ``Machine(**options)`` and the fixtures take these names.
@@ -121,7 +124,10 @@ class MachineConfig:
     mem_limit: int | None = None              # guest memory machine-wide, bytes (None: a share of host RAM; 0: none)
     max_tasks: int = 1024
     quantum: int = 2000                       # SMP lockstep: max cycles a CPU runs ahead of others
-    timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
+    timeslice_ticks: int = 1                  # round-robin's slice, in ticks, before tick preemption
+    # the run-queue policy (kernel/sched.py): "fair" is Linux's EEVDF fair class
+    # (kernel/sched_fair.py); "rr" the plain round-robin queue emukern used before it
+    sched: str = "fair"
     stdin: bytes = b""
     trace_traps: bool = False
     # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
@@ -173,6 +179,8 @@ class MachineConfig:
             raise ConfigError(f"--mem-limit must be a size in bytes (0 = no limit), got {self.mem_limit}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        if self.sched not in SCHED_POLICIES:
+            raise ConfigError(f"unknown --sched {self.sched!r}", hint="use --sched fair or --sched rr")
         self.sysctls = normalize_sysctls(self.sysctls)
         parse_realtime(self.realtime)
         if not isinstance(self.rlimits, dict):
@@ -201,6 +209,8 @@ class MachineConfig:
             d.update(root=self.root, root_rw=self.root_rw)
         if self.realtime != DEFAULT_REALTIME:
             d.update(realtime=self.realtime)
+        if self.sched != "fair":
+            d.update(sched=self.sched)          # (only when not the default: summaries stay as they were)
         return d
 
 
