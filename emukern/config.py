@@ -209,8 +209,6 @@ class MachineConfig:
             d.update(root=self.root, root_rw=self.root_rw)
         if self.realtime != DEFAULT_REALTIME:
             d.update(realtime=self.realtime)
-        if self.sched != "fair":
-            d.update(sched=self.sched)          # (only when not the default: summaries stay as they were)
         return d
 
 
