@@ -18,6 +18,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.preempt import PREEMPTED, offset
 from emukern.kernel.preempt import describe as describe_preemption
 from emukern.kernel.signal import delivery as signal_delivery
+from emukern.kernel.signal import rseq as signal_rseq
 from emukern.kernel.syscalls import BLOCK
 from emukern.kernel.syscalls import table as syscalls_table
 from emukern.kernel.task import Task, TaskState
@@ -279,6 +280,8 @@ def exit_to_user_mode_loop(k: "Kernel", cpu: Cpu, task: Task, trap: Trap | None 
         signal_delivery.do_signal(k, cpu, task, trap)
     if task.state is not _RUNNABLE:
         return None, 0          # a fatal signal or a group stop: the caller schedules
+    if task.rseq is not None and task.rseq.notify:   # TIF_NOTIFY_RESUME's rseq work
+        signal_rseq.rseq_handle_notify_resume(k, cpu, task)
     note, extra = arch_exit_to_user_mode_work(k, cpu, task)
     if note and trap is not None:       # the arch's decision joins the trap's record
         if trap.notes is None:

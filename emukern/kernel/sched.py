@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 from emukern.kernel import entry as kernel_entry
 from emukern.kernel.sched_fair import FairClass
+from emukern.kernel.signal import rseq as signal_rseq
 from emukern.kernel.signal import timers as signal_timers
 
 
@@ -97,6 +98,8 @@ class Scheduler:
         return best
 
     def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        if task.cpu != cpu_index and task.rseq is not None:
+            signal_rseq.rseq_migrate(task)          # its rseq area's cpu_id is stale
         task.cpu = cpu_index
         task.state = TaskState.RUNNABLE
         task.ready_at = now
@@ -199,7 +202,7 @@ class Scheduler:
         preempted = prev is not None and prev.state == TaskState.RUNNABLE
         if preempted and prev is not None and not prev.allowed_on(cpu.index):
             # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
-            self._switch_out(cpu, prev, voluntary=False)
+            self._put_prev(cpu, prev, voluntary=False)
             self.enqueue(prev, self._least_loaded(prev), cpu.now)
             prev, preempted = None, False
         fair = self.fair
@@ -211,7 +214,7 @@ class Scheduler:
                 nxt = prev                  # nobody else: keep running
             if nxt is None:
                 if prev is not None:
-                    self._switch_out(cpu, prev, voluntary=not preempted)
+                    self._put_prev(cpu, prev, voluntary=not preempted)
                 pc.curr = None
                 return
             if fair is not None:
@@ -227,7 +230,7 @@ class Scheduler:
                 if preempted:
                     pc.rq.append(prev)
                     prev.ready_at = cpu.now
-                self._switch_out(cpu, prev, voluntary=not preempted)
+                self._put_prev(cpu, prev, voluntary=not preempted)
                 prev = None
                 preempted = False
             if nxt.ready_at > cpu.now:
@@ -287,6 +290,12 @@ class Scheduler:
                 pc.need_resched = True
         elif pc.rq:
             pc.need_resched = True
+
+    def _put_prev(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
+        """Switch ``prev`` out; a switch is what makes an rseq critical section restart."""
+        if prev.rseq is not None:
+            signal_rseq.rseq_preempt(prev)
+        self._switch_out(cpu, prev, voluntary)
 
     def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
         self.account(cpu, prev)
