@@ -373,6 +373,10 @@ def restart_syscall(k: "Kernel", cpu: Cpu, task: Task) -> bool:
         k.sched.account(cpu, task)
         task.ctx = cpu.save_context()
         return False
+    if ret is PREEMPTED:
+        # the re-run call reached a preemption point with TIF_NEED_RESCHED set (the fair class's
+        # slice can end at a tick inside it): it stays runnable and continues from task.resume
+        return False
     task.pending = None
     if task.alive:
         if -517 < ret < -511:       # ERESTART*: resolved by do_signal on the way out

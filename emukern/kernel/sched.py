@@ -222,6 +222,11 @@ class Scheduler:
             if nxt is prev:
                 pc.curr = prev
                 prev.slice_start = cpu.now
+                if prev.pending is not None and not self._restart_syscall(cpu, prev):
+                    # the fair class kept a task preempted inside a syscall: the call goes on
+                    # (round-robin never picks it back while another task waits)
+                    preempted = prev.state is TaskState.RUNNABLE
+                    continue
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
                 kernel_entry.exit_to_user_mode(self.k, cpu, prev)
