@@ -66,7 +66,8 @@ class MachineConfig:
 
     General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
     ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
-    (SMP lock-step, cycles), ``stdin`` (bytes the guest reads).
+    (SMP lock-step, cycles), ``sched`` ("fair": Linux's EEVDF fair class; "rr": round-robin),
+    ``stdin`` (bytes the guest reads).
     RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
     arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
