@@ -257,6 +257,8 @@ class Scheduler:
         the fair class weighs against the queue; round-robin takes the queue's head)."""
         pc = self.percpu[cpu.index]
         if self.fair is not None:
+            while curr is not None and curr in pc.rq:
+                pc.rq.remove(curr)          # woken again before it was switched out: it is curr
             for t in [t for t in pc.rq if t.state is TaskState.RUNNABLE and not t.allowed_on(cpu.index)]:
                 pc.rq.remove(t)             # sched_setaffinity moved it away: queue it elsewhere
                 self.enqueue(t, self._least_loaded(t), t.ready_at)
