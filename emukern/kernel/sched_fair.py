@@ -79,6 +79,7 @@ class SchedEntity:
     on_rq: int | None = None      # the CPU whose queue accounts it (None: asleep, or never queued)
     picked_deadline: int | None = None  # the deadline it was picked with (RUN_TO_PARITY's mark)
     sleep_vruntime: int | None = None   # its vruntime when it slept while ahead of V
+    sleep_cpu: int = 0                  # ... on this CPU's queue (virtual times are per queue)
 
 
 class FairClass:
@@ -249,7 +250,7 @@ class FairClass:
         if se.on_rq is not None:            # moved while runnable: keep its lag, not its vruntime
             old = self.k.percpu[se.on_rq]
             se.vlag = self._lag(old, se, task)
-        elif se.sleep_vruntime is not None:
+        elif se.sleep_vruntime is not None and se.sleep_cpu == pc.index:
             # it slept while ahead of V: the debt stays (at most), a credit is not earned back
             se.vlag = min(0, self._clamp(se, self.avg_vruntime(pc, extra=task) - se.sleep_vruntime))
         se.sleep_vruntime = None
@@ -273,7 +274,7 @@ class FairClass:
             self.update_curr(pc, now)
         lag = self._lag(self.k.percpu[se.on_rq], se, task)
         if lag < 0:
-            se.vlag, se.sleep_vruntime = lag, se.vruntime
+            se.vlag, se.sleep_vruntime, se.sleep_cpu = lag, se.vruntime, se.on_rq
         else:
             se.vlag, se.sleep_vruntime = lag, None
         se.on_rq = None
