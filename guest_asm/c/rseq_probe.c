@@ -134,7 +134,11 @@ int main(int argc, char **argv)
     /* signal delivery: alone on the CPU, a signal's delivery aborts the section */
     signal(SIGVTALRM, on_alarm);
     arm_vtimer();
-    r = spin_in_cs(&area.rseq_cs, &desc);
+    /* (on a real machine another task may switch us out first: that aborts it too, so go
+     * back into the section until the signal has come) */
+    do
+        r = spin_in_cs(&area.rseq_cs, &desc);
+    while (!signals);
     printf("signal in the section: returned %ld, handler ran %d\n", r, signals);
 
     /* a bad signature before abort_ip: SIGSEGV (in a child, which keeps the registration) */
