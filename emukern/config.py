@@ -57,13 +57,17 @@ def sve_vl_valid_bits(vl: int) -> bool:
     return vl % 128 == 0 and 128 <= vl <= 2048
 
 
+SCHED_POLICIES = ("fair", "rr")
+
+
 @dataclass
 class MachineConfig:
     """Every option of a machine; ``Machine(**options)`` and the fixtures take these names.
 
     General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
     ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
-    (SMP lock-step, cycles), ``stdin`` (bytes the guest reads).
+    (SMP lock-step, cycles), ``sched`` ("fair": Linux's EEVDF fair class; "rr": round-robin),
+    ``stdin`` (bytes the guest reads).
     RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
     arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
@@ -121,7 +125,10 @@ class MachineConfig:
     mem_limit: int | None = None              # guest memory machine-wide, bytes (None: a share of host RAM; 0: none)
     max_tasks: int = 1024                     # live tasks machine-wide (threads-max; RLIMIT_NPROC)
     quantum: int = 2000                       # SMP lockstep: max cycles a CPU runs ahead of others
-    timeslice_ticks: int = 1                  # CFS-like slice, in ticks, before tick preemption
+    timeslice_ticks: int = 1                  # round-robin's slice, in ticks, before tick preemption
+    # the run-queue policy (kernel/sched.py): "fair" is Linux's EEVDF fair class
+    # (kernel/sched_fair.py); "rr" the plain round-robin queue emukern used before it
+    sched: str = "fair"
     stdin: bytes = b""
     trace_traps: bool = False
     # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
@@ -175,6 +182,8 @@ class MachineConfig:
             raise ConfigError(f"--max-tasks must be between 1 and {MAX_TASKS_LIMIT}, got {self.max_tasks}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        if self.sched not in SCHED_POLICIES:
+            raise ConfigError(f"unknown --sched {self.sched!r}", hint="use --sched fair or --sched rr")
         self.sysctls = normalize_sysctls(self.sysctls)
         parse_realtime(self.realtime)
         if not isinstance(self.rlimits, dict):

@@ -87,7 +87,7 @@ KERNEL_SUBLAYERS: dict[str, tuple[str, ...]] = {
     # what each architecture fills in
     "K4 arch": ("arch",),
     # trap entry, the scheduler and run loop that resume into it, the composition root, plug-ins
-    "K5 entry/root": ("", "entry", "kernel", "sched", "smp", "plugin_examples"),
+    "K5 entry/root": ("", "entry", "kernel", "sched", "sched_fair", "smp", "plugin_examples"),
 }
 
 # Architecture code: where ``config.arch ==`` is in place (the K4 sub-layer's modules).

@@ -19,6 +19,7 @@ from emukern.kernel.preempt import PREEMPTED, offset
 from emukern.kernel.preempt import describe as describe_preemption
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import ptrace as signal_ptrace
+from emukern.kernel.signal import rseq as signal_rseq
 from emukern.kernel.syscalls import BLOCK
 from emukern.kernel.syscalls import table as syscalls_table
 from emukern.kernel.task import Task, TaskState
@@ -283,6 +284,8 @@ def exit_to_user_mode_loop(k: "Kernel", cpu: Cpu, task: Task, trap: Trap | None 
         signal_delivery.do_signal(k, cpu, task, trap)
     if task.state is not _RUNNABLE:
         return None, 0          # a fatal signal or a group stop: the caller schedules
+    if task.rseq is not None and task.rseq.notify:   # TIF_NOTIFY_RESUME's rseq work
+        signal_rseq.rseq_handle_notify_resume(k, cpu, task)
     note, extra = arch_exit_to_user_mode_work(k, cpu, task)
     if note and trap is not None:       # the arch's decision joins the trap's record
         if trap.notes is None:
@@ -382,6 +385,10 @@ def restart_syscall(k: "Kernel", cpu: Cpu, task: Task) -> bool:
         k.percpu[cpu.index].curr = None
         k.sched.account(cpu, task)
         task.ctx = cpu.save_context()
+        return False
+    if ret is PREEMPTED:
+        # the re-run call reached a preemption point with TIF_NEED_RESCHED set (the fair class's
+        # slice can end at a tick inside it): it stays runnable and continues from task.resume
         return False
     task.pending = None
     if task.alive:

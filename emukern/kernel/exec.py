@@ -37,6 +37,7 @@ from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.mm.layout import arch_pick_mmap_layout, stack_gap, topdown_base
 from emukern.kernel.resource import RLIMIT_STACK, rlimit
 from emukern.kernel.signal import flush_signal_handlers
+from emukern.kernel.signal import rseq
 from emukern.kernel.signal.ptrace import ptrace_exec_notify
 from emukern.kernel.task import TaskState
 from emukern.loader.elf import load_elf
@@ -266,6 +267,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     for wq in task.files.do_close_on_exec():
         k.sched.wake_queue(wq, cpu.now)
     flush_signal_handlers(task)           # caught signals go back to SIG_DFL (flush_signal_handlers)
+    rseq.rseq_execve(task)                # the area was in the old memory: none registered
     cpu.attach_mm(task.mm)
     cpu.load_context(task.ctx)
     k.arch.exec_reset(cpu, task)

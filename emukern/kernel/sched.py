@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from emukern.kernel.arch.arm64.fpsimd import FpsimdLastState
     from emukern.kernel.types import Kernel
 from emukern.kernel import entry as kernel_entry
+from emukern.kernel.sched_fair import FairClass
+from emukern.kernel.signal import rseq as signal_rseq
 from emukern.kernel.signal import timers as signal_timers
 
 
@@ -68,6 +70,10 @@ class Scheduler:
     def __init__(self, k: "Kernel") -> None:
         self.k = k
         self.percpu: list[PerCpu] = k.percpu      # the run queues (the same list as kernel.percpu)
+        # the run-queue policy (--sched): Linux's fair class (EEVDF, kernel/sched_fair.py), or
+        # None for the plain round-robin queue emukern had before it ("rr": the order tasks were
+        # queued, a whole tick each)
+        self.fair: FairClass | None = FairClass(k) if k.config.sched == "fair" else None
 
     def select_cpu(self, task: Task, new: bool = False) -> int:
         """select_task_rq: a new task goes to the least loaded allowed CPU (fork balancing); a
@@ -92,10 +98,15 @@ class Scheduler:
         return best
 
     def enqueue(self, task: Task, cpu_index: int, now: int) -> None:
+        if task.cpu != cpu_index and task.rseq is not None:
+            signal_rseq.rseq_migrate(task)          # its rseq area's cpu_id is stale
         task.cpu = cpu_index
         task.state = TaskState.RUNNABLE
         task.ready_at = now
-        self.percpu[cpu_index].rq.append(task)
+        pc = self.percpu[cpu_index]
+        if self.fair is not None:
+            self.fair.enqueue(pc, task, max(now, self.k.cpus[cpu_index].now))
+        pc.rq.append(task)
 
     def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
         """try_to_wake_up: make a blocked task runnable on a CPU's run queue."""
@@ -104,7 +115,13 @@ class Scheduler:
         task.woken_value = value
         task.wake_at = None
         task.sleeps_forever = False
-        self.enqueue(task, self.select_cpu(task), now)
+        target = self.select_cpu(task)
+        self.enqueue(task, target, now)
+        if self.fair is not None:
+            pc = self.percpu[target]
+            if not pc.need_resched and self.fair.check_preempt_wakeup_fair(pc, task, self.k.cpus[target].now):
+                pc.need_resched = True          # resched_curr: it enters schedule() soon
+                self.k.cpus[target].stop()
 
     def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
         n = 0
@@ -185,21 +202,31 @@ class Scheduler:
         preempted = prev is not None and prev.state == TaskState.RUNNABLE
         if preempted and prev is not None and not prev.allowed_on(cpu.index):
             # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
-            self._switch_out(cpu, prev, voluntary=False)
+            self._put_prev(cpu, prev, voluntary=False)
             self.enqueue(prev, self._least_loaded(prev), cpu.now)
             prev, preempted = None, False
+        fair = self.fair
         while True:
-            nxt = self._pick_next(cpu)
+            if fair is not None and prev is not None and not preempted:
+                fair.dequeue_sleep(pc, prev, cpu.now)      # it blocked or exited: keep its lag
+            nxt = self._pick_next(cpu, prev if preempted else None)
             if nxt is None and preempted:
                 nxt = prev                  # nobody else: keep running
             if nxt is None:
                 if prev is not None:
-                    self._switch_out(cpu, prev, voluntary=not preempted)
+                    self._put_prev(cpu, prev, voluntary=not preempted)
                 pc.curr = None
                 return
+            if fair is not None:
+                fair.set_next_entity(nxt, cpu.now)
             if nxt is prev:
                 pc.curr = prev
                 prev.slice_start = cpu.now
+                if prev.pending is not None and not self._restart_syscall(cpu, prev):
+                    # the fair class kept a task preempted inside a syscall: the call goes on
+                    # (round-robin never picks it back while another task waits)
+                    preempted = prev.state is TaskState.RUNNABLE
+                    continue
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
                 kernel_entry.exit_to_user_mode(self.k, cpu, prev)
@@ -208,7 +235,7 @@ class Scheduler:
                 if preempted:
                     pc.rq.append(prev)
                     prev.ready_at = cpu.now
-                self._switch_out(cpu, prev, voluntary=not preempted)
+                self._put_prev(cpu, prev, voluntary=not preempted)
                 prev = None
                 preempted = False
             if nxt.ready_at > cpu.now:
@@ -225,8 +252,24 @@ class Scheduler:
             kernel_entry.exit_to_user_mode(self.k, cpu, nxt)
             return
 
-    def _pick_next(self, cpu: Cpu) -> Task | None:
+    def _pick_next(self, cpu: Cpu, curr: Task | None = None) -> Task | None:
+        """The next task for ``cpu`` from its queue (``curr``: the preempted current task, which
+        the fair class weighs against the queue; round-robin takes the queue's head)."""
         pc = self.percpu[cpu.index]
+        if self.fair is not None:
+            while curr is not None and curr in pc.rq:
+                pc.rq.remove(curr)          # woken again before it was switched out: it is curr
+            for t in [t for t in pc.rq if t.state is TaskState.RUNNABLE and not t.allowed_on(cpu.index)]:
+                pc.rq.remove(t)             # sched_setaffinity moved it away: queue it elsewhere
+                self.enqueue(t, self._least_loaded(t), t.ready_at)
+            if curr is not None:
+                self.fair.update_curr(pc, cpu.now)
+            best = self.fair.pick_eevdf(pc, curr)
+            for t in [t for t in pc.rq if t.state is not TaskState.RUNNABLE]:
+                pc.rq.remove(t)             # (woken again later through enqueue)
+            if best is not None and best is not curr:
+                pc.rq.remove(best)
+            return best
         for _ in range(len(pc.rq)):
             t = pc.rq.popleft()
             if t.state != TaskState.RUNNABLE:
@@ -236,6 +279,30 @@ class Scheduler:
                 continue
             return t
         return None
+
+    def tick_preempt(self, cpu: Cpu, task: Task, used: int, slice_cycles: int) -> bool:
+        """The tick's preemption test: round-robin preempts after a whole slice of ticks when
+        someone waits; the fair class when the task has used the slice it was picked for."""
+        pc = self.percpu[cpu.index]
+        if self.fair is not None:
+            return self.fair.task_tick_fair(pc, cpu.now)
+        return bool(pc.rq) and used >= slice_cycles
+
+    def yield_current(self, cpu: Cpu) -> None:
+        """sched_yield's scheduler half: reschedule when someone else could run (the fair class
+        first pushes the yielder's deadline: yield_task_fair)."""
+        pc = self.percpu[cpu.index]
+        if self.fair is not None:
+            if self.fair.yield_task_fair(pc, cpu.now):
+                pc.need_resched = True
+        elif pc.rq:
+            pc.need_resched = True
+
+    def _put_prev(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
+        """Switch ``prev`` out; a switch is what makes an rseq critical section restart."""
+        if prev.rseq is not None:
+            signal_rseq.rseq_preempt(prev)
+        self._switch_out(cpu, prev, voluntary)
 
     def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
         self.account(cpu, prev)

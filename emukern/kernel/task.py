@@ -94,6 +94,7 @@ class Task:
     # returns that child's pid instead of cloning again
     vfork_done: Any = None
     vfork_child: "Task | None" = None
+    rseq: Any = None                # kernel/rseq.py RseqState: the registered area (None: none)
 
     sigpending = FlagView(TIF_SIGPENDING)
 

@@ -42,7 +42,7 @@ def scheduler_tick(k: "Kernel", cpu: "Cpu", task: "Task | None", in_kernel: str 
     signal_timers.itimer_tick(k, cpu, task)       # ITIMER_VIRTUAL/PROF (PROF counts system time too)
     slice_cycles = k.clock.tick_cycles * k.config.timeslice_ticks
     used = (deadline if in_kernel is not None else cpu.now) - task.slice_start
-    if pc.rq and used >= slice_cycles:
+    if k.sched.tick_preempt(cpu, task, used, slice_cycles):
         pc.need_resched = True
         trap.decision = (f"in the kernel ({in_kernel}): time slice used up: TIF_NEED_RESCHED"
                          if in_kernel is not None else "time slice used up: preempt")

@@ -22,6 +22,7 @@ from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import jobctl as signal_jobctl
+from emukern.kernel.signal import rseq as signal_rseq
 from emukern.kernel.signal import syscalls as signal_syscalls
 from emukern.kernel.signal.defs import ERESTARTNOHAND
 from emukern.kernel.signal.defs import ERESTARTSYS
@@ -180,6 +181,8 @@ def handle_signal(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAc
     st = task.sigstate
     oldset = st.saved_sigmask if st.saved_sigmask is not None else st.blocked
     cpu.charge(k.cost.signal_deliver)
+    if task.rseq is not None:     # rseq_signal_deliver: a critical section restarts at its abort handler
+        signal_rseq.rseq_signal_deliver(k, cpu, task, info.signo)
     note = arch_setup_rt_frame(k, cpu, task, info, ka, oldset)
     if note is None:
         # signal_setup_done(failed): the frame could not be written -> force SIGSEGV

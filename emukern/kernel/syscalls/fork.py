@@ -17,6 +17,7 @@ from emukern.machine.memory import OutOfMemory
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
+from emukern.kernel.signal import rseq
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.signal.defs import SIG_DFL, SIG_IGN, SIG_KERNEL_IGNORE, SIG_KERNEL_STOP, SIGKILL, sigmask
 from emukern.kernel.sysret import BLOCK
@@ -116,6 +117,7 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
             act.flags, act.restorer, act.mask = 0, 0, 0
     copy_rlimits(k, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
     copy_process_attrs(child, task)          # creds, nice, policy (kernel/cred.py)
+    rseq.rseq_fork(child, task, bool(flags & CLONE_VM))     # a forked process keeps its area
     if flags & CLONE_CHILD_CLEARTID:
         child.clear_child_tid = ctid
     # kernel_clone's put_user to the parent's word and schedule_tail's to the child's: the

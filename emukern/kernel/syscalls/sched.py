@@ -25,10 +25,9 @@ if TYPE_CHECKING:
 
 
 def sys_sched_yield(k: "Kernel", cpu, task, *a):
-    pc = k.percpu[cpu.index]
+    """do_sched_yield: the class's yield (the fair class pushes the deadline), then schedule."""
     cpu.charge(k.cost.syscall_body)
-    if pc.rq:
-        pc.need_resched = True
+    k.sched.yield_current(cpu)
     return 0
 
 

@@ -44,7 +44,9 @@ MODELS = ("none", "voluntary", "full")
 
 
 def run(path: Path, argv: list[str], **options) -> tuple:
-    m = Machine(**{"hz": FAST_TICK, **options})
+    # the round-robin queue: these tests force a switch at every tick to reach the preemption
+    # points (the fair class would let a task keep its 0.75 ms slice across 750 such ticks)
+    m = Machine(**{"hz": FAST_TICK, "sched": "rr", **options})
     m.load(path, argv)
     r = m.run()
     assert r.exit_status == 0, (r.message, r.fault)
@@ -214,7 +216,7 @@ VGRID = list(itertools.product(("eager", "deferred"), (0, 1), (768, 0),
                               for i, d, t, (p, v) in VGRID])
 def test_user_vector_state_after_a_preempted_write(impl, discard, threshold, model):
     pm, vpre = model
-    m = machine(256, impl, discard, hz=FAST_TICK, preempt=pm, riscv_v_preemptive=vpre,
+    m = machine(256, impl, discard, hz=FAST_TICK, sched="rr", preempt=pm, riscv_v_preemptive=vpre,
                 riscv_v_ucopy_threshold=threshold)
     m.load(PIPE, [str(N)])
     r = m.run()
@@ -231,7 +233,7 @@ def test_user_vector_state_after_a_preempted_write(impl, discard, threshold, mod
 def test_user_vector_state_when_never_switched_out(impl, discard):
     """The baseline: HZ=250, no tick during the run, so the writer is never switched out
     inside or after its write."""
-    m = machine(256, impl, discard, preempt="full", riscv_v_ucopy_threshold=0)
+    m = machine(256, impl, discard, preempt="full", sched="rr", riscv_v_ucopy_threshold=0)
     m.load(PIPE, [str(N)])
     r = m.run()
     assert r.exit_status == 0 and r.stdout == DATA
@@ -242,7 +244,7 @@ def test_user_vector_state_when_never_switched_out(impl, discard):
 
 # ---- CONFIG_RISCV_ISA_V_PREEMPTIVE: the kernel's own vector context --------------------------------
 def _vector_reader_run(**options):
-    m = machine(256, "deferred", 0, hz=FAST_TICK, preempt="full", **options)
+    m = machine(256, "deferred", 0, hz=FAST_TICK, sched="rr", preempt="full", **options)
     m.load(PIPE, [str(N), "40000", "1"])       # the reader spins writing v0-v31 meanwhile
     return m.run(), m
 
@@ -295,7 +297,7 @@ def test_same_inputs_same_json_twice():
 
 
 def test_trace_shows_preemption_inside_the_syscall(capsysbinary):
-    assert main(["run", str(PIPE), str(N), "-q", "--hz", str(FAST_TICK), "--kconfig", "PREEMPT=full",
+    assert main(["run", str(PIPE), str(N), "-q", "--hz", str(FAST_TICK), "--sched", "rr", "--kconfig", "PREEMPT=full",
                  "--kconfig", "RISCV_ISA_V_UCOPY_THRESHOLD=0", "--trace", "traps"]) == 0
     err = capsysbinary.readouterr().err.decode("utf-8", "replace")
     assert "preempted inside write() at irq after" in err
@@ -305,7 +307,7 @@ def test_trace_shows_preemption_inside_the_syscall(capsysbinary):
 
 def test_arm64_pipe_traffic_under_every_model(guest_asm):
     for model in MODELS:
-        m = Machine(arch="arm64", hz=FAST_TICK, preempt=model)
+        m = Machine(arch="arm64", hz=FAST_TICK, sched="rr", preempt=model)
         m.load(guest_asm / "arm64" / "lat_ctx.S", ["200"])
         r = m.run()
         assert r.exit_status == 0, (model, r.message)

@@ -22,7 +22,8 @@ VECTOR_GUESTS = sorted(p.name for p in GUESTS.glob("*.S") if "vset" in p.read_te
 ARGS = {"null_syscall.S": ["300", "1"], "lat_ctx_vec.S": ["200"]}
 # ticks inside blocks and between vector instructions, two CPUs, short rounds (as the block
 # counter's equivalence test)
-RUN = {"hz": 64000, "cpus": 2, "quantum": 997, "max_insns": 1_500_000}
+# (round-robin: the switches at every short tick are what these runs exercise)
+RUN = {"hz": 64000, "cpus": 2, "quantum": 997, "max_insns": 1_500_000, "sched": "rr"}
 
 
 def _trace(k) -> list[tuple]:
@@ -158,7 +159,7 @@ def test_context_switch_keeps_native_vl_vtype(monkeypatch, tmp_path, vlen):
         real_save(k, cpu, st)
         saved.append((st.vl, st.vtype))
     monkeypatch.setattr(vector, "__riscv_v_vstate_save", save)
-    on, off = _both(monkeypatch, src, vlen=vlen, cpus=1, hz=250_000)
+    on, off = _both(monkeypatch, src, vlen=vlen, cpus=1, hz=250_000, sched="rr")
     assert on[0] == off[0] and on[1] == off[1]
     r = on[2]
     assert r.exit_status == 0, "a task saw the other's (or a stale) vl/vtype"

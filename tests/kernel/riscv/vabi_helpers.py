@@ -73,6 +73,9 @@ def machine(vlen: int = 256, impl: str = "deferred", discard: int | None = None,
     sysctls = dict(options.pop("sysctls", {}))
     if discard is not None:
         sysctls["abi.riscv_v_vstate_discard"] = str(discard)
+    # the round-robin queue: these scenarios place their context switches with short ticks (a
+    # switch at every tick); the fair class would keep a task running for its 0.75 ms slice
+    options.setdefault("sched", "rr")
     return Machine(vlen=vlen, policies=policies, sysctls=sysctls, **options)
 
 

@@ -76,7 +76,9 @@ def record(name: str, build_dir: Path) -> dict[str, Any] | None:
             return None
     else:
         path = GUEST_ASM / prog
-    m = Machine(**opts).load(path, argv)
+    # the round-robin queue the records were made with: they pin the signal paths' frames and
+    # cycles, not the run-queue policy (the fair class reorders the threads case's switches)
+    m = Machine(**{"sched": "rr", **opts}).load(path, argv)
     # the same argv[0] wherever the checkout or the build directory is (its length moves the stack)
     from emukern.kernel.kernel import Kernel
     # and the same file name (execve copies it onto the stack): a fixed path named by content

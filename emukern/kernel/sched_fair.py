@@ -1,0 +1,305 @@
+"""The fair class: a model of EEVDF as Linux 6.12 runs it (kernel/sched/fair.c).
+
+Why it exists: with a plain round-robin queue, a task that calls sched_yield after every short
+iteration (fp-stress's fpsimd-test) goes to the back of the queue and waits for every sibling's
+whole tick, so it gets a fraction of a percent of what they get; Linux's fair class gives it
+about half.  EEVDF decides by *virtual* time instead of queue order:
+
+- every runnable entity has a ``vruntime`` that grows with the CPU time it uses, scaled by its
+  weight (``sched_prio_to_weight`` of its nice value: a heavier task's clock runs slower);
+- the queue's weighted average vruntime ``V`` (avg_vruntime) is where a task "should" be; an
+  entity is *eligible* when it is not ahead of it (``entity_eligible``: lag = V - vruntime >= 0);
+- each entity has a virtual deadline, vruntime + one base slice (0.75 ms) scaled by its weight
+  (``update_deadline``, renewed when the entity uses its slice up);
+- ``pick_eevdf`` runs the eligible entity with the earliest deadline, but leaves the current
+  one alone until it has used the slice it was picked for (RUN_TO_PARITY);
+- ``yield_task_fair`` only pushes the yielder's deadline one slice further: it still holds its
+  place in virtual time, so it runs again as soon as its deadline is the earliest again;
+- a waking task is placed at V minus the lag it kept when it went to sleep (``place_entity``;
+  a new task starts with half a slice of deadline), and may preempt the current task when it
+  is what pick_eevdf would choose (``check_preempt_wakeup_fair``).
+
+Time is the machine's clock in cycles (Linux's nanoseconds scaled by the CPU frequency).  The
+run queue itself stays :class:`~emukern.kernel.sched.PerCpu`'s ``rq`` (the queued tasks, in the
+order they were queued: the order Linux's tree breaks deadline ties in); this module keeps each
+task's ``sched_entity`` and each CPU's ``min_vruntime`` beside it.
+
+Left out (said here rather than pretended): cgroup group scheduling, PELT load tracking and
+load balancing (the SMP placement stays the scheduler's select_cpu), custom slices
+(sched_attr.sched_runtime), and DELAY_DEQUEUE, whose effect -- a sleeper that was ahead of V
+keeps that negative lag, one that was behind loses its credit (DELAY_ZERO) -- is applied when
+the task wakes rather than by keeping it queued.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from emukern.kernel.cred import BASE_SLICE_NS, SCHED_BATCH, SCHED_IDLE
+from emukern.kernel.task import Task, TaskState
+
+if TYPE_CHECKING:
+    from emukern.kernel.sched import PerCpu
+    from emukern.kernel.types import Kernel
+
+
+NICE_0_LOAD = 1024
+WEIGHT_IDLEPRIO = 3          # a SCHED_IDLE task's weight, whatever its nice value
+# The weight of each nice value -20..19: each step is about 1.25x, so one nice level moves about
+# 10 % of the CPU between two competing tasks (Linux's sched_prio_to_weight).
+sched_prio_to_weight = (
+    88761, 71755, 56483, 46273, 36291,
+    29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906,
+    3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423,
+    335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45,
+    36, 29, 23, 18, 15,
+)
+
+
+def task_weight(task: Task) -> int:
+    if task.sched_policy == SCHED_IDLE:
+        return WEIGHT_IDLEPRIO
+    return sched_prio_to_weight[max(-20, min(19, task.nice)) + 20]
+
+
+@dataclass(eq=False)
+class SchedEntity:
+    """struct sched_entity, the fields EEVDF uses (virtual times in cycles)."""
+    weight: int = NICE_0_LOAD
+    vruntime: int = 0
+    deadline: int = 0
+    vlag: int = 0                 # lag kept across a sleep or a move between CPUs
+    slice: int = 0
+    exec_start: int = 0
+    sum_exec_runtime: int = 0
+    on_rq: int | None = None      # the CPU whose queue accounts it (None: asleep, or never queued)
+    picked_deadline: int | None = None  # the deadline it was picked with (RUN_TO_PARITY's mark)
+    sleep_vruntime: int | None = None   # its vruntime when it slept while ahead of V
+    sleep_cpu: int = 0                  # ... on this CPU's queue (virtual times are per queue)
+
+
+class FairClass:
+    """The fair class's state and operations; owned by the scheduler (``k.sched.fair``)."""
+
+    def __init__(self, k: "Kernel") -> None:
+        self.k = k
+        self.min_vruntime = [0] * len(k.percpu)
+        self._se: "weakref.WeakKeyDictionary[Task, SchedEntity]" = weakref.WeakKeyDictionary()
+        freq = k.config.freq_hz
+        # sysctl_sched_base_slice in cycles, and the tick (the lag limit's floor)
+        self.base_slice = max(1, BASE_SLICE_NS * freq // 10**9)
+        self.tick = k.clock.tick_cycles
+
+    # ---- the entity ------------------------------------------------------------------------
+    def se(self, task: Task) -> SchedEntity:
+        se = self._se.get(task)
+        if se is None:
+            se = self._se[task] = SchedEntity(weight=task_weight(task), slice=self.base_slice)
+        return se
+
+    def calc_delta_fair(self, delta: int, se: SchedEntity) -> int:
+        """Real time -> the entity's virtual time: slower for a heavier (lower nice) task."""
+        if se.weight == NICE_0_LOAD:
+            return delta
+        return delta * NICE_0_LOAD // se.weight
+
+    def _members(self, pc: "PerCpu") -> list[Task]:
+        """The entities the CPU's cfs_rq holds: the queued runnable tasks and a running curr."""
+        out = [t for t in pc.rq if t.state is TaskState.RUNNABLE]
+        c = pc.curr
+        if c is not None and c.state is TaskState.RUNNABLE and c not in out:
+            out.append(c)
+        return out
+
+    def reweight(self, pc: "PerCpu", task: Task, se: SchedEntity) -> None:
+        """reweight_entity: a nice (or policy) change scales the entity's lag and the rest of
+        its deadline by old/new weight, so its place relative to V keeps its meaning."""
+        w = task_weight(task)
+        if w == se.weight:
+            return
+        if se.on_rq is not None:
+            v = self.avg_vruntime(pc)
+            se.vruntime = v - (v - se.vruntime) * se.weight // w
+            se.deadline = v + (se.deadline - v) * se.weight // w
+        else:
+            se.vlag = se.vlag * se.weight // w
+        se.weight = w
+
+    def avg_vruntime(self, pc: "PerCpu", extra: Task | None = None) -> int:
+        """V: the weight-averaged vruntime of the CPU's entities (min_vruntime when empty)."""
+        load = total = 0
+        for t in self._members(pc):
+            if t is extra:
+                continue
+            se = self.se(t)
+            load += se.weight
+            total += se.weight * se.vruntime
+        if not load:
+            return self.min_vruntime[pc.index]
+        return total // load
+
+    def entity_eligible(self, pc: "PerCpu", se: SchedEntity) -> bool:
+        """lag >= 0, tested as Linux does without a division: sum w_i (v_i - v) >= 0."""
+        acc = 0
+        for t in self._members(pc):
+            o = self.se(t)
+            acc += o.weight * (o.vruntime - se.vruntime)
+        return acc >= 0
+
+    def update_min_vruntime(self, pc: "PerCpu") -> None:
+        vs = [self.se(t).vruntime for t in self._members(pc)]
+        if vs:
+            self.min_vruntime[pc.index] = max(self.min_vruntime[pc.index], min(vs))
+
+    # ---- running -----------------------------------------------------------------------------
+    def update_curr(self, pc: "PerCpu", now: int) -> bool:
+        """Charge the running task's time since it was last charged to its vruntime; renew its
+        deadline when it has passed it.  True when the deadline was renewed (update_deadline)."""
+        curr = pc.curr
+        if curr is None:
+            return False
+        se = self.se(curr)
+        self.reweight(pc, curr, se)
+        delta = now - se.exec_start
+        if delta <= 0:
+            return False
+        se.exec_start = now
+        se.sum_exec_runtime += delta
+        se.vruntime += self.calc_delta_fair(delta, se)
+        renewed = self.update_deadline(se)
+        self.update_min_vruntime(pc)
+        return renewed
+
+    def update_deadline(self, se: SchedEntity) -> bool:
+        if se.vruntime < se.deadline:
+            return False
+        se.slice = self.base_slice
+        se.deadline = se.vruntime + self.calc_delta_fair(se.slice, se)
+        return True
+
+    def task_tick_fair(self, pc: "PerCpu", now: int) -> bool:
+        """The tick: True when the current task should be rescheduled (its slice is used up
+        and someone else is queued).  There is no other tick preemption under EEVDF."""
+        renewed = self.update_curr(pc, now)
+        return renewed and any(t.state is TaskState.RUNNABLE for t in pc.rq)
+
+    def pick_eevdf(self, pc: "PerCpu", curr: Task | None) -> Task | None:
+        """The eligible entity with the earliest virtual deadline; ``curr`` (the running task,
+        still runnable) competes too and keeps the CPU while its picked slice lasts."""
+        queued = [t for t in pc.rq if t.state is TaskState.RUNNABLE]
+        if curr is not None and curr.state is not TaskState.RUNNABLE:
+            curr = None
+        if not queued:
+            return curr
+        if curr is None and len(queued) == 1:
+            return queued[0]
+        if curr is not None:
+            cse = self.se(curr)
+            if not self.entity_eligible(pc, cse):
+                curr = None
+            elif cse.picked_deadline == cse.deadline:
+                return curr                 # RUN_TO_PARITY: its slice is not used up yet
+        best: Task | None = None
+        best_d = 0
+        for t in queued:
+            se = self.se(t)
+            if (best is None or se.deadline < best_d) and self.entity_eligible(pc, se):
+                best, best_d = t, se.deadline
+        if best is None or (curr is not None and self.se(curr).deadline < best_d):
+            best = curr
+        if best is None:                    # (cannot happen: someone is always eligible)
+            best = queued[0]
+        return best
+
+    def set_next_entity(self, task: Task, now: int) -> None:
+        se = self.se(task)
+        se.exec_start = now
+        se.picked_deadline = se.deadline
+
+    # ---- queueing ----------------------------------------------------------------------------
+    def place_entity(self, pc: "PerCpu", task: Task, se: SchedEntity, initial: bool) -> None:
+        """Put a waking (or new, or moved) entity at V minus the lag it kept, its lag inflated by
+        the weight it adds so that V does not move away from it as it joins."""
+        self.reweight(pc, task, se)
+        members = [t for t in self._members(pc) if t is not task]
+        vslice = self.calc_delta_fair(se.slice or self.base_slice, se)
+        lag = 0
+        if members and se.vlag:
+            load = sum(self.se(t).weight for t in members)
+            lag = se.vlag * (load + se.weight) // load
+        se.vruntime = self.avg_vruntime(pc, extra=task) - lag
+        if initial:
+            vslice //= 2                    # PLACE_DEADLINE_INITIAL: a new task starts soon
+        se.deadline = se.vruntime + vslice
+        se.picked_deadline = None
+
+    def enqueue(self, pc: "PerCpu", task: Task, now: int) -> None:
+        """enqueue_task_fair for a task joining ``pc``'s queue: a wake-up, a new task (one this
+        class has not seen: ENQUEUE_INITIAL), or a runnable task moved from another CPU (its lag
+        measured on the queue it left)."""
+        initial = task not in self._se
+        se = self.se(task)
+        if se.on_rq == pc.index:
+            return                          # a preempted task going back: already accounted
+        if pc.curr is not None and pc.curr is not task:
+            self.update_curr(pc, now)
+        if se.on_rq is not None:            # moved while runnable: keep its lag, not its vruntime
+            old = self.k.percpu[se.on_rq]
+            se.vlag = self._lag(old, se, task)
+        elif se.sleep_vruntime is not None and se.sleep_cpu == pc.index:
+            # it slept while ahead of V: the debt stays (at most), a credit is not earned back
+            se.vlag = min(0, self._clamp(se, self.avg_vruntime(pc, extra=task) - se.sleep_vruntime))
+        se.sleep_vruntime = None
+        self.place_entity(pc, task, se, initial)
+        se.on_rq = pc.index
+        self.update_min_vruntime(pc)
+
+    def _clamp(self, se: SchedEntity, lag: int) -> int:
+        limit = self.calc_delta_fair(max(2 * (se.slice or self.base_slice), self.tick), se)
+        return max(-limit, min(limit, lag))
+
+    def _lag(self, pc: "PerCpu", se: SchedEntity, task: Task) -> int:
+        return self._clamp(se, self.avg_vruntime(pc) - se.vruntime)
+
+    def dequeue_sleep(self, pc: "PerCpu", task: Task, now: int) -> None:
+        """dequeue_entity for a task that blocks or exits: keep its lag for its wake-up."""
+        se = self._se.get(task)
+        if se is None or se.on_rq is None:
+            return
+        if pc.curr is task:
+            self.update_curr(pc, now)
+        lag = self._lag(self.k.percpu[se.on_rq], se, task)
+        if lag < 0:
+            se.vlag, se.sleep_vruntime, se.sleep_cpu = lag, se.vruntime, se.on_rq
+        else:
+            se.vlag, se.sleep_vruntime = lag, None
+        se.on_rq = None
+
+    # ---- sched_yield and wake-up preemption --------------------------------------------------
+    def yield_task_fair(self, pc: "PerCpu", now: int) -> bool:
+        """sched_yield: push the yielder's deadline one slice on (it keeps its vruntime and so
+        its place in virtual time).  False when it is alone (nothing to yield to)."""
+        curr = pc.curr
+        if curr is None or not any(t.state is TaskState.RUNNABLE for t in pc.rq):
+            return False
+        self.update_curr(pc, now)
+        se = self.se(curr)
+        se.deadline += self.calc_delta_fair(se.slice or self.base_slice, se)
+        return True
+
+    def check_preempt_wakeup_fair(self, pc: "PerCpu", woken: Task, now: int) -> bool:
+        """Should the task just queued on ``pc`` take the CPU from its current task?  Only when
+        it is what pick_eevdf would choose now (so never while curr's picked slice lasts)."""
+        curr = pc.curr
+        if curr is None or curr is woken or curr.state is not TaskState.RUNNABLE:
+            return False
+        if curr.sched_policy == SCHED_IDLE and woken.sched_policy != SCHED_IDLE:
+            return True                     # an idle-policy task yields to any normal one
+        if woken.sched_policy in (SCHED_BATCH, SCHED_IDLE):
+            return False                    # batch and idle tasks never preempt on wake-up
+        self.update_curr(pc, now)
+        return self.pick_eevdf(pc, curr) is woken
