@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
@@ -65,6 +66,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
     if not task.alive:
         return
     task.exit_code = status
+    futex_core.exit_robust_list(k, cpu.now, task)     # (exit_mm_release: locks it still holds)
     if task.clear_child_tid and task.mm.users > 1:
         try:
             task.mm.write_u32(task.clear_child_tid, 0)

@@ -79,6 +79,7 @@ SYSCALL_NAMES: dict[int, str] = {
     96: "set_tid_address",
     98: "futex",
     99: "set_robust_list",
+    100: "get_robust_list",
     101: "nanosleep",
     102: "getitimer",
     103: "setitimer",
@@ -200,6 +201,7 @@ SYSCALL_NAMES: dict[int, str] = {
     444: "landlock_create_ruleset",
     445: "landlock_add_rule",
     446: "landlock_restrict_self",
+    449: "futex_waitv",
     452: "fchmodat2",
 }
 SYSCALL_NUMBERS: dict[str, int] = {v: k for k, v in SYSCALL_NAMES.items()}
