@@ -22,6 +22,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.task import Task, TaskState
+from emukern.machine.memory import is_shared
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -55,8 +56,14 @@ class FutexQueue(WaitQueue):
         self.entries: dict[Task, FutexWaiter] = {}
 
 
-def futex_key(task: Task, uaddr: int) -> tuple[int, int]:
-    """get_futex_key for a private mapping: the address space and the address."""
+def futex_key(task: Task, uaddr: int, private: bool = False) -> tuple[int, int]:
+    """get_futex_key: a futex in a MAP_SHARED mapping is named by its backing memory and offset,
+    so processes sharing it meet on one key; any other (or a FUTEX_PRIVATE_FLAG one) by the
+    address space and the address."""
+    if not private:
+        m = task.mm.find(uaddr)
+        if m is not None and is_shared(m):
+            return (id(m.buf), m.offset + (uaddr - m.start))
     return (id(task.mm), uaddr)
 
 
@@ -179,7 +186,7 @@ def handle_futex_death(k: "Kernel", now: int, task: Task, uaddr: int, pi: bool) 
         uval = mm.read_u32(uaddr)
         if uval & FUTEX_TID_MASK != task.tid & FUTEX_TID_MASK:
             return
-        key = (id(mm), uaddr)
+        key = futex_key(task, uaddr)
         if pi and pi_handover(k, now, mm, uaddr, key, FUTEX_OWNER_DIED):
             return
         mm.write_u32(uaddr, (uval & FUTEX_WAITERS) | FUTEX_OWNER_DIED)

@@ -132,7 +132,7 @@ def _requeue(k, cpu, task, key, key2, nr_wake, nr_requeue, cmpval, uaddr, pi: bo
     if q is None:
         return 0
     uaddr2 = key2[1]
-    woken = moved = tried = 0
+    woken = moved = tried = taken = 0
     for t in list(q.waiters):
         w = q.entries.get(t)
         is_rq = w is not None and w.kind == "requeue_pi"
@@ -150,14 +150,16 @@ def _requeue(k, cpu, task, key, key2, nr_wake, nr_requeue, cmpval, uaddr, pi: bo
                 fc.wake_waiter(k, cpu.now, q, t)
                 woken += 1
                 continue
-            # owned: the top waiter waits for the lock like the rest
-        if moved >= nr_requeue:
+            # owned: the top waiter is moved to wait for the lock, within nr_wake's count
+        elif moved >= nr_requeue:
             break
+        else:
+            moved += 1
         if pi:
             task.mm.write_u32(uaddr2, task.mm.read_u32(uaddr2) | fc.FUTEX_WAITERS)
         fc.requeue(k, q, t, key2, "pi" if pi else "wait")
-        moved += 1
-    return woken + moved
+        taken += 1
+    return woken + taken
 
 
 def _wake_op(k, cpu, task, key, key2, uaddr2, nr_wake, nr_wake2, encoded) -> int:
@@ -250,7 +252,8 @@ def sys_futex(k: "Kernel", cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a)
         return -E.ENOSYS
     if uaddr % 4:
         return -E.EINVAL
-    key = fc.futex_key(task, uaddr)
+    private = bool(op & FUTEX_PRIVATE)
+    key = fc.futex_key(task, uaddr, private)
     try:
         if cmd in (FUTEX_WAIT, FUTEX_WAIT_BITSET):
             bitset = fc.FUTEX_BITSET_MATCH_ANY if cmd == FUTEX_WAIT else val3 & 0xFFFFFFFF
@@ -265,12 +268,12 @@ def sys_futex(k: "Kernel", cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a)
         if cmd in (FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_CMP_REQUEUE_PI):
             if uaddr2 % 4:
                 return -E.EINVAL
-            return _requeue(k, cpu, task, key, fc.futex_key(task, uaddr2), s32(val), s32(timeout & 0xFFFFFFFF),
+            return _requeue(k, cpu, task, key, fc.futex_key(task, uaddr2, private), s32(val), s32(timeout & 0xFFFFFFFF),
                             None if cmd == FUTEX_REQUEUE else val3, uaddr, cmd == FUTEX_CMP_REQUEUE_PI)
         if cmd == FUTEX_WAKE_OP:
             if uaddr2 % 4:
                 return -E.EINVAL
-            return _wake_op(k, cpu, task, key, fc.futex_key(task, uaddr2), uaddr2, max(0, s32(val)),
+            return _wake_op(k, cpu, task, key, fc.futex_key(task, uaddr2, private), uaddr2, max(0, s32(val)),
                             max(0, s32(timeout & 0xFFFFFFFF)), val3 & 0xFFFFFFFF)
         if cmd in (FUTEX_LOCK_PI, FUTEX_LOCK_PI2, FUTEX_TRYLOCK_PI):
             wake = None
@@ -284,7 +287,7 @@ def sys_futex(k: "Kernel", cpu, task, uaddr, op, val, timeout, uaddr2, val3, *a)
             if uaddr2 % 4:
                 return -E.EINVAL
             wake = None if task.woken_value is not None else _deadline(k, cpu, task, timeout, True, realtime)
-            return _wait_requeue_pi(k, cpu, task, key, fc.futex_key(task, uaddr2), uaddr, val, wake)
+            return _wait_requeue_pi(k, cpu, task, key, fc.futex_key(task, uaddr2, private), uaddr, val, wake)
     except MemoryFault:              # a bad user pointer
         return -E.EFAULT
     return -E.ENOSYS
@@ -322,7 +325,7 @@ def sys_futex_waitv(k: "Kernel", cpu, task, waiters, nr, flags, timeout, clockid
                 return -E.EINVAL
             if val >> 32:
                 return -E.EINVAL            # a value wider than the 32-bit futex
-            recs.append(fc.FutexWaiter(fc.futex_key(task, uaddr), index=i))
+            recs.append(fc.FutexWaiter(fc.futex_key(task, uaddr, bool(wflags & FUTEX2_PRIVATE)), index=i))
             vals.append((uaddr, val))
         for uaddr, val in vals:
             if task.mm.read_u32(uaddr) != val:
