@@ -200,6 +200,12 @@ class Scheduler:
             if nxt is prev:
                 pc.curr = prev
                 prev.slice_start = cpu.now
+                if prev.pending is not None and prev.resume is None and not self._restart_syscall(cpu, prev):
+                    # it slept in a syscall and was woken before it was switched out (a timer
+                    # that expired during the call's own cost): the call is re-run like any
+                    # woken sleeper's, not skipped; blocked again, pick again
+                    preempted = prev.state is TaskState.RUNNABLE
+                    continue
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
                 kernel_entry.exit_to_user_mode(self.k, cpu, prev)
