@@ -87,7 +87,7 @@ class ProcFs:
                 out["self"] = _link("/proc/self", lambda: str(cur.tgid))
                 out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
-            out["uptime"] = _file("/proc/uptime", self.uptime)
+            out["uptime"] = _seq_file("/proc/uptime", self.uptime)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
@@ -281,3 +281,19 @@ def fdinfo(t: "Task", fd: int, f: Any) -> bytes:
         out += (f"eventfd-count: {getattr(f, 'count', 0):16x}\neventfd-id: {id(f) & 0xFFFF}\n"
                 f"eventfd-semaphore: {int(bool(getattr(f, 'semaphore', False)))}\n")
     return out.encode()
+
+
+class SeqFile(MemFile):
+    """A /proc file that is made again by each read from offset 0 (seq_read restarts its show
+    there): a program that keeps one descriptor and preads it sees the clock move."""
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if off == 0 and self.node.content is not None:
+            self.data = self.node.content()
+        return super().pread(count, off)
+
+
+def _seq_file(path: str, content: Callable[[], bytes]) -> Node:
+    n = _file(path, content)
+    n.opener = lambda flags, n=n: SeqFile(n, flags, content())
+    return n
