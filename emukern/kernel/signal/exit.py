@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.fs import pidfs as fs_pidfs
 from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
@@ -200,6 +201,7 @@ def exit_notify(k: "Kernel", cpu: "Cpu", task: Task) -> bool:
     if any(t.alive for t in k.tasks.values() if t.tgid == task.tgid and t is not task):
         return False
     leader.signal.notified_parent = True
+    fs_pidfs.pidfs_exit(k, cpu.now, leader)          # (do_notify_pidfd: pidfd pollers wake)
     parent = signal_generate._group_target(k, leader.parent) or leader.parent
     if not parent.alive or parent.sighand is None:
         return False
