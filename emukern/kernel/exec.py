@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.uapi import USER_HZ
@@ -227,6 +228,10 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         envp = copy_strings(task, envp_ptr)
         filename = path.encode("utf-8", "surrogateescape")     # bprm->filename, AT_EXECFN's string
         bprm_stack_limits(argv, envp, rlimit(k, task, RLIMIT_STACK), filename)
+        if not argv:
+            # Since 5.18 an empty argv gets one empty string, so a program that starts at
+            # argv[1] does not walk into envp (the pointer count above already assumed it)
+            argv = [b""]
         node, blob = open_exec(k, task, path)
         depth = 0
         while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
@@ -258,6 +263,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
         return -exc.errno
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
+    futex_core.exit_robust_list(k, cpu.now, task)    # (exec_mm_release: locks of the old image)
     exec_commit(k, task)
     signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it

@@ -224,7 +224,8 @@ class Scheduler:
                 prev.slice_start = cpu.now
                 if prev.pending is not None and not self._restart_syscall(cpu, prev):
                     # the fair class kept a task preempted inside a syscall: the call goes on
-                    # (round-robin never picks it back while another task waits)
+                    # (round-robin never picks it back while another task waits); a task that slept in a
+                    # syscall and was woken before it was switched out re-runs the call, not skips it
                     preempted = prev.state is TaskState.RUNNABLE
                     continue
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user

@@ -50,6 +50,8 @@ class Task:
     preempt_count: int = 0
     resume: Any = None
     waitqueues: list[Any] = field(default_factory=list)   # the WaitQueues it sleeps on
+    futex: Any = None               # its futex wait record(s) while it sleeps on futexes (signal/futex_core.py)
+    robust_list: int = 0            # set_robust_list's head, walked at exit (exit_robust_list)
     ep_deadline: int | None = None  # epoll_pwait's timeout (cycles) while it sleeps there
     # accounting
     utime: int = 0

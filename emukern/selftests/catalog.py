@@ -189,8 +189,11 @@ GENERIC: list[SelfTest] = [
               note="-t 1 -n 2: two threads for one simulated second (default: 8 threads, 30 s)"),
     *_generic("proc", ("fd-001-lookup", "fd-002-posix-eq", "proc-self-map-files-001",
                        "proc-self-map-files-002", "proc-self-isnt-kthread", "proc-self-syscall",
-                       "proc-self-wchan", "proc-loadavg-001", "proc-uptime-001", "proc-empty-vm",
-                       "proc-tid0", "self", "thread-self", "read")),
+                       "proc-self-wchan", "proc-loadavg-001", "proc-empty-vm",
+                       "self", "thread-self", "read")),
+    *_generic("proc", ("proc-uptime-001", "proc-tid0"), freq_hz=5_000_000,
+              note="each loops for one simulated second (uptime until it moved 1.00 s; tid0 until "
+                   "alarm(1)): the CPU runs at 5 MHz so that second is 5 M cycles"),
     *_generic("ptrace", ("get_syscall_info", "peeksiginfo", "vmaccess")),
     *_generic("pidfd", ("pidfd_open_test", "pidfd_test", "pidfd_poll_test", "pidfd_wait",
                         "pidfd_getfd_test", "pidfd_fdinfo_test")),

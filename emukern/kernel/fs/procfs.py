@@ -87,6 +87,7 @@ class ProcFs:
                 out["self"] = _link("/proc/self", lambda: str(cur.tgid))
                 out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
+            out["uptime"] = _seq_file("/proc/uptime", self.uptime)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
@@ -116,8 +117,49 @@ class ProcFs:
                 "fd": _dir(base + "/fd", lambda: {
                     str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+                **self.pid_extra(t, base),
             }
         return _dir(base, children)
+
+    # ---- task/<tid>, fdinfo/, uptime -------------------------------------------------------------
+    def pid_extra(self, t: "Task", base: str) -> dict[str, Node]:
+        """The entries beside the basic ones: ``task/`` (one directory per live thread, named by
+        its TID: what proc_task_readdir lists) and ``fdinfo/``."""
+        return {
+            "task": _dir(base + "/task", lambda: {str(x.tid): self.tid_dir(x, f"{base}/task/{x.tid}")
+                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)}),
+            "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
+        }
+
+    def tid_dir(self, t: "Task", base: str) -> Node:
+        """/proc/<pid>/task/<tid>: the thread's own status, stat and comm; its process's files."""
+        def children() -> dict[str, Node]:
+            return {
+                "exe": _link(base + "/exe", lambda: exe_path(t)),
+                "maps": _file(base + "/maps", lambda: proc_maps(t)),
+                "cmdline": _file(base + "/cmdline", lambda: b"".join(
+                    a.encode("utf-8", "surrogateescape") + b"\0" for a in t.argv)),
+                "comm": _file(base + "/comm", lambda: (t.comm + "\n").encode(), mode=0o644),
+                "status": _file(base + "/status", lambda: self.proc_status(t)),
+                "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
+                "fd": _dir(base + "/fd", lambda: {
+                    str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+                "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
+            }
+        return _dir(base, children)
+
+    def fdinfo_dir(self, t: "Task", path: str) -> Node:
+        return _dir(path, lambda: {str(fd): _file(f"{path}/{fd}", lambda fd=fd, f=f: fdinfo(t, fd, f))
+                                   for fd, f in sorted(t.files.fds.items())} if t.files is not None else {},
+                    mode=0o500)
+
+    def uptime(self) -> bytes:
+        """uptime_proc_show: seconds since boot, and the CPUs' summed idle time, to 1/100 s."""
+        now = max(c.now for c in self.k.cpus)
+        idle = sum(int(getattr(c, "idle_cycles", 0)) for c in self.k.cpus)
+        up, idl = int(self.k.clock.ns(now)) // 10**7, int(self.k.clock.ns(idle)) // 10**7
+        return f"{up // 100}.{up % 100:02d} {idl // 100}.{idl % 100:02d}\n".encode()
 
     def _threads(self, t: "Task") -> list["Task"]:
         return [x for x in self.k.tasks.values() if x.tgid == t.tgid and x.alive]
@@ -134,7 +176,7 @@ class ProcFs:
         tracer = t.ptrace.tracer.tgid if t.ptrace is not None else 0
         return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
                 f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
-                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nVmSize:\t{vm:8d} kB\n"
+                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nKthread:\t0\nVmSize:\t{vm:8d} kB\n"
                 f"Threads:\t{len(self._threads(t))}\n"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
 
@@ -214,3 +256,44 @@ def proc_auxv(t: "Task") -> bytes:
     for a, v in t.mm.saved_auxv:
         out += (a & (2**64 - 1)).to_bytes(8, "little") + (v & (2**64 - 1)).to_bytes(8, "little")
     return bytes(out)
+
+
+O_ACCMODE_BITS, O_CLOEXEC_BIT = 3, 0o2000000
+
+
+def fdinfo(t: "Task", fd: int, f: Any) -> bytes:
+    """seq_show: the position, the status flags (O_CLOEXEC from the descriptor table, as Linux
+    adds it), mnt_id and ino, then what the file kind shows (an eventfd's counter and mode)."""
+    flags = getattr(f, "flags", None)
+    if not isinstance(flags, int):
+        flags = (2 if f.readable and f.writable else (1 if f.writable else 0)) | \
+            (0o4000 if getattr(f, "nonblock", False) is True else 0)
+    flags &= ~(0o100 | 0o200 | 0o1000 | O_CLOEXEC_BIT)          # open-time only: not kept
+    if t.files is not None and fd in t.files.cloexec:
+        flags |= O_CLOEXEC_BIT
+    node = getattr(f, "node", None)
+    ino = getattr(node, "ino", 0) or getattr(f, "ino", 0) or 0
+    out = f"pos:\t{getattr(f, 'pos', 0) or 0}\nflags:\t0{flags:o}\nmnt_id:\t{getattr(node, 'dev', 0) or 0}\nino:\t{ino}\n"
+    show = getattr(f, "show_fdinfo", None)
+    if callable(show):
+        out += show()
+    elif getattr(f, "kind", "") == "eventfd":
+        out += (f"eventfd-count: {getattr(f, 'count', 0):16x}\neventfd-id: {id(f) & 0xFFFF}\n"
+                f"eventfd-semaphore: {int(bool(getattr(f, 'semaphore', False)))}\n")
+    return out.encode()
+
+
+class SeqFile(MemFile):
+    """A /proc file that is made again by each read from offset 0 (seq_read restarts its show
+    there): a program that keeps one descriptor and preads it sees the clock move."""
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if off == 0 and self.node.content is not None:
+            self.data = self.node.content()
+        return super().pread(count, off)
+
+
+def _seq_file(path: str, content: Callable[[], bytes]) -> Node:
+    n = _file(path, content)
+    n.opener = lambda flags, n=n: SeqFile(n, flags, content())
+    return n

@@ -305,8 +305,10 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
     the wait: the code says what ``do_signal`` does with the call (restart or -EINTR)."""
     if task.woken_value is not SIG_WAKE:
         return None
-    task.woken_value = None
     name = k.syscall_name(nr)
+    if name in ("futex", "futex_waitv"):
+        return None     # re-run with SIG_WAKE kept: only the futex code knows if it was requeued
+    task.woken_value = None
     if name in ("rt_sigsuspend", "rt_sigtimedwait"):
         return None                                 # they look at the pending set themselves
     if name in ("clone", "clone3") and task.vfork_child is not None:

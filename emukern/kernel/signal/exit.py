@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.ipc import exit as ipc_exit
+from emukern.kernel.fs import pidfs as fs_pidfs
+from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
@@ -24,7 +26,6 @@ from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
 from emukern.kernel.signal import ptrace as signal_ptrace
-from emukern.kernel.task import TaskState
 
 if TYPE_CHECKING:
     from emukern.kernel.mm.mm_struct import MmStruct
@@ -66,6 +67,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
     if not task.alive:
         return
     task.exit_code = status
+    futex_core.exit_robust_list(k, cpu.now, task)     # (exit_mm_release: locks it still holds)
     if task.clear_child_tid and task.mm.users > 1:
         try:
             task.mm.write_u32(task.clear_child_tid, 0)
@@ -200,6 +202,7 @@ def exit_notify(k: "Kernel", cpu: "Cpu", task: Task) -> bool:
     if any(t.alive for t in k.tasks.values() if t.tgid == task.tgid and t is not task):
         return False
     leader.signal.notified_parent = True
+    fs_pidfs.pidfs_exit(k, cpu.now, leader)          # (do_notify_pidfd: pidfd pollers wake)
     parent = signal_generate._group_target(k, leader.parent) or leader.parent
     if not parent.alive or parent.sighand is None:
         return False

@@ -20,4 +20,4 @@ def sys_eventfd2(k: "Kernel", cpu, task, initval, flags, *a):
     if flags & ~(EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC):
         return -E.EINVAL
     cpu.charge(k.cost.syscall_body)
-    return task.files.install(EventFdFile(initval & 0xFFFFFFFF, flags))
+    return task.files.install(EventFdFile(initval & 0xFFFFFFFF, flags), cloexec=bool(flags & EFD_CLOEXEC))

@@ -1,0 +1,57 @@
+"""pidfds <-> fs/pidfs.c: a file that names a process.
+
+A pidfd polls readable (EPOLLIN) once the process it names has exited — its last thread gone,
+whether or not its parent reaped it — which is how a non-parent waits for a process.  The exit
+path announces it with :func:`pidfs_exit`.  Its fdinfo shows ``Pid:`` (-1 once the process is
+gone) and ``NSpid:`` (one pid namespace: the same number).
+"""
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from emukern.kernel.files import File, WaitQueue
+
+if TYPE_CHECKING:
+    from emukern.kernel.task import Task
+
+EPOLLIN, EPOLLRDNORM = 0x1, 0x40
+
+# the pollers of each process, by its thread-group leader (gone with the task)
+_WAITERS: "weakref.WeakKeyDictionary[Task, WaitQueue]" = weakref.WeakKeyDictionary()
+
+
+def _exited(leader: "Task", k: Any) -> bool:
+    return not any(t.alive for t in k.tasks.values() if t.tgid == leader.tgid)
+
+
+class PidFdFile(File):
+    kind = "pidfd"
+    stat_mode = 0o100600             # an anonymous inode (pidfs: a regular-file mode)
+
+    def __init__(self, k: Any, leader: "Task", nonblock: bool) -> None:
+        super().__init__()
+        self.k = k
+        self.task = leader
+        self.nonblock = nonblock
+        self.flags = 2 | (0o4000 if nonblock else 0)          # O_RDWR, as pidfd_open makes it
+
+    def poll(self) -> int | None:
+        return EPOLLIN | EPOLLRDNORM if _exited(self.task, self.k) else 0
+
+    def poll_queues(self) -> list[WaitQueue]:
+        wq = _WAITERS.get(self.task)
+        if wq is None:
+            wq = _WAITERS[self.task] = WaitQueue("pidfd")
+        return [wq]
+
+    def show_fdinfo(self) -> str:
+        pid = -1 if _exited(self.task, self.k) else self.task.tgid
+        return f"Pid:\t{pid}\nNSpid:\t{pid}\n"
+
+
+def pidfs_exit(k: Any, now: int, leader: "Task") -> None:
+    """The process of ``leader`` has exited: wake whoever polls a pidfd of it."""
+    wq = _WAITERS.get(leader)
+    if wq is not None:
+        k.sched.wake_queue(wq, now)
