@@ -3,9 +3,14 @@
  * Linux kernel with address and generic authentication (keys are random, so only comparisons
  * of signatures are printed, never the signatures).
  *
- *   pac_probe            the whole probe (forks and execs itself)
- *   pac_probe sig        prints this process's signature of a fixed pointer (for the parent)
- *   pac_probe corrupt    overwrites its own signed return address and returns through it
+ *   pac_probe [SELF]          the whole probe (forks and execs itself: SELF, else argv[0])
+ *   pac_probe sig             prints this process's signature of a fixed pointer (for the parent)
+ *   pac_probe corrupt         overwrites its own signed return address and returns through it
+ *   pac_probe core            prints its keys (read through ptrace from a forked copy) and aborts
+ *                             with RLIMIT_CORE unlimited: the core's PACA/PACG notes are those keys
+ *
+ * PR_PAC_RESET_KEYS invalidates every return address signed with the old key that is still on
+ * the stack, so the resets run in a child that leaves with _exit().
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -79,7 +85,7 @@ __attribute__((noinline)) static int victim(int flip) {
     return flip;
 }
 
-static void regsets(void) {
+static pid_t traced_copy(void) {
     pid_t pid = fork();
     if (pid == 0) {
         ptrace(PTRACE_TRACEME, 0, 0, 0);
@@ -87,6 +93,42 @@ static void regsets(void) {
         _exit(0);
     }
     waitpid(pid, 0, 0);
+    return pid;
+}
+
+static void dump_keys(void) {
+    pid_t pid = traced_copy();
+    uint64_t a[8] = {0}, g[2] = {0};
+    struct iovec iov = {a, sizeof a}, iog = {g, sizeof g};
+    ptrace(PTRACE_GETREGSET, pid, NT_ARM_PACA_KEYS, &iov);
+    ptrace(PTRACE_GETREGSET, pid, NT_ARM_PACG_KEYS, &iog);
+    for (int i = 0; i < 8; i++) printf("%016llx", (unsigned long long)a[i]);
+    printf("\n%016llx%016llx\n", (unsigned long long)g[0], (unsigned long long)g[1]);
+    kill(pid, SIGKILL);
+    waitpid(pid, 0, 0);
+}
+
+static void resets(uint64_t s) {
+    pid_t pid = fork();
+    if (pid) {
+        waitpid(pid, 0, 0);
+        return;
+    }
+    printf("RESET_KEYS bad key: %d %d\n", prctl(PR_PAC_RESET_KEYS, 1 << 5, 0, 0, 0), errno);
+    printf("RESET_KEYS arg3: %d %d\n", prctl(PR_PAC_RESET_KEYS, 1, 1, 0, 0), errno);
+    uint64_t d = pacda(PTR, MOD);
+    printf("RESET_KEYS APIB: %d\n", prctl(PR_PAC_RESET_KEYS, 2, 0, 0, 0));
+    printf("  APIA signature kept: %d\n", pacia(PTR, MOD) == s);
+    printf("RESET_KEYS APIA: %d\n", prctl(PR_PAC_RESET_KEYS, 1, 0, 0, 0));
+    uint64_t s2 = pacia(PTR, MOD);
+    printf("  APIA signature changed: %d  APDA kept: %d\n", s2 != s, pacda(PTR, MOD) == d);
+    printf("RESET_KEYS 0 (all): %d\n", prctl(PR_PAC_RESET_KEYS, 0, 0, 0, 0));
+    printf("  APIA and APDA changed: %d %d\n", pacia(PTR, MOD) != s2, pacda(PTR, MOD) != d);
+    _exit(0);
+}
+
+static void regsets(void) {
+    pid_t pid = traced_copy();
     uint64_t buf[8];
     struct iovec iov = {buf, sizeof buf};
     memset(buf, 0, sizeof buf);
@@ -146,6 +188,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     setvbuf(stdout, 0, _IONBF, 0);
+    if (argc > 1 && !strcmp(argv[1], "core")) {
+        struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+        setrlimit(RLIMIT_CORE, &rl);
+        dump_keys();
+        abort();
+    }
+    const char *self = argc > 1 && argv[1][0] == '/' ? argv[1] : argv[0];
     uint64_t s = pacia(PTR, MOD);
     printf("pacia signs: %d\n", s != PTR);
     printf("only PAC bits 54:48: %d\n", (s & ~0x007f000000000000ull) == PTR);
@@ -171,20 +220,11 @@ int main(int argc, char **argv) {
     waitpid(pid, 0, 0);
     printf("fork child signs the same: %d\n", c == s);
 
-    uint64_t e1 = child_sig(argv[0], "sig"), e2 = child_sig(argv[0], "sig");
+    uint64_t e1 = child_sig(self, "sig"), e2 = child_sig(self, "sig");
     printf("exec'd children sign differently from us: %d %d\n", e1 != s, e2 != s);
     printf("two exec'd children differ: %d\n", e1 != e2);
 
-    printf("RESET_KEYS bad key: %d %d\n", prctl(PR_PAC_RESET_KEYS, 1 << 5, 0, 0, 0), errno);
-    printf("RESET_KEYS arg3: %d %d\n", prctl(PR_PAC_RESET_KEYS, 1, 1, 0, 0), errno);
-    uint64_t d = pacda(PTR, MOD);
-    printf("RESET_KEYS APIB: %d\n", prctl(PR_PAC_RESET_KEYS, 2, 0, 0, 0));
-    printf("  APIA signature kept: %d\n", pacia(PTR, MOD) == s);
-    printf("RESET_KEYS APIA: %d\n", prctl(PR_PAC_RESET_KEYS, 1, 0, 0, 0));
-    uint64_t s2 = pacia(PTR, MOD);
-    printf("  APIA signature changed: %d  APDA kept: %d\n", s2 != s, pacda(PTR, MOD) == d);
-    printf("RESET_KEYS 0 (all): %d\n", prctl(PR_PAC_RESET_KEYS, 0, 0, 0, 0));
-    printf("  APIA and APDA changed: %d %d\n", pacia(PTR, MOD) != s2, pacda(PTR, MOD) != d);
+    resets(s);
 
     printf("SET_ENABLED_KEYS enabled not in keys: %d %d\n", prctl(PR_PAC_SET_ENABLED_KEYS, 1, 3, 0, 0), errno);
     printf("SET_ENABLED_KEYS APGA: %d %d\n", prctl(PR_PAC_SET_ENABLED_KEYS, 16, 0, 0, 0), errno);
@@ -200,7 +240,7 @@ int main(int argc, char **argv) {
 
     pid = fork();
     if (pid == 0) {
-        execl(argv[0], argv[0], "corrupt", (char *)0);
+        execl(self, self, "corrupt", (char *)0);
         _exit(127);
     }
     int st = 0;
