@@ -131,3 +131,43 @@ def test_keys_loaded_only_when_they_change():
     assert cpu.cpr_read(SCTLR_EL1) & SCTLR_ENIA
     assert not cpu.load_ptrauth_keys(keys, SCTLR_ENIA)
     assert cpu.load_ptrauth_keys(keys, 0) and not cpu.cpr_read(SCTLR_EL1) & SCTLR_ENIA
+
+
+HWCAP_PROBE = r'''
+#include <errno.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+int main(void) {
+    unsigned long h = getauxval(AT_HWCAP), isar1;
+    printf("paca %lu pacg %lu\n", h >> 30 & 1, h >> 31 & 1);
+    errno = 0; printf("reset %d %d\n", prctl(54, 0, 0, 0, 0), errno);
+    errno = 0; printf("get %d %d\n", prctl(61, 0, 0, 0, 0), errno);
+    errno = 0; printf("set %d %d\n", prctl(60, 1, 0, 0, 0), errno);
+    __asm__("mrs %0, ID_AA64ISAR1_EL1" : "=r"(isar1));
+    printf("APA %lu API %lu GPA %lu GPI %lu\n", isar1 >> 4 & 15, isar1 >> 8 & 15, isar1 >> 24 & 15, isar1 >> 28 & 15);
+    return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("has_pac, out", [
+    (True, "paca 1 pacg 1\nreset 0 0\nget 15 0\nset 0 0\nAPA 1 API 0 GPA 1 GPI 0\n"),
+    # --no-pac (arm64.nopauth): the ID registers, the HWCAPs and the prctls all say no PAC
+    (False, "paca 0 pacg 0\nreset -1 22\nget -1 22\nset -1 22\nAPA 0 API 0 GPA 0 GPI 0\n"),
+])
+def test_hwcaps_id_registers_and_prctl_agree(cguest, tmp_path, has_pac, out):
+    src = tmp_path / "hw.c"
+    src.write_text(HWCAP_PROBE)
+    r = Machine(arch="arm64", has_pac=has_pac).load(cguest(src, "arm64"), []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == out
+
+
+def test_no_pac_leaves_pointers_unsigned_and_no_core_notes(cguest, tmp_path):
+    root = _root(cguest, tmp_path)
+    r = Machine(arch="arm64", root=str(root), has_pac=False).load(root / "pac_probe", ["sig"]).run()
+    assert int(r.stdout, 16) == 0x0000AAAABBBB1000
+    r = Machine(arch="arm64", root=str(root), root_rw=True, has_pac=False).load(root / "pac_probe", ["core"]).run()
+    assert r.message == "killed by SIGABRT (core dumped)", r.message
+    assert not set(_notes(root / "core")) & {0x406, 0x407, 0x408, 0x40A}
