@@ -13,6 +13,10 @@ Measured Unicorn behaviour this relies on (the tests under tests/machine/ and te
   completes it there with its own clock, so a guest timing itself is deterministic.  (A
   ``UC_HOOK_INSN`` MRS hook would also work, but it fires on every MRS — including every trapping
   ID-register read — and costs a Python call each.)
+* Pointer authentication: PAC*/AUT* are NOPs until SCTLR_EL1.EnIA/EnIB/EnDA/EnDB are set; then they
+  UDEF unless SCR_EL3.API/APK and HCR_EL2.API/APK are set, and HCR_EL2 only counts in non-secure
+  state (see :meth:`Arm64Cpu.enable_pointer_auth`).  A failed AUT* puts an error code in the
+  pointer (no FPAC); the branch or access through it faults.
 * Only V0-V31 (the low 128 bits of Z) are visible through the Unicorn API.  Z bits above 128, P0-P15
   and FFR are reached with real SVE instructions: the kernel's SVE/FPSIMD save, load and flush
   sequences run as *stubs* on the CPU (see "Kernel sequences" below), so their cost is counted by
