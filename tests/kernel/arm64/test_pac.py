@@ -171,3 +171,43 @@ def test_no_pac_leaves_pointers_unsigned_and_no_core_notes(cguest, tmp_path):
     r = Machine(arch="arm64", root=str(root), root_rw=True, has_pac=False).load(root / "pac_probe", ["core"]).run()
     assert r.message == "killed by SIGABRT (core dumped)", r.message
     assert not set(_notes(root / "core")) & {0x406, 0x407, 0x408, 0x40A}
+
+
+def _linux_pauth_selftest(tmp_path: Path) -> Path:
+    """Linux's tools/testing/selftests/arm64/pauth (pac + exec_target), built as its Makefile
+    does, from the kernel source the selftest suite uses (skips without it)."""
+    import subprocess
+    from emukern.selftests.build import build_root
+    from emukern.selftests.source import SourceError, fetch_debian
+    cc = shutil.which("aarch64-linux-gnu-gcc")
+    if cc is None:
+        pytest.skip("aarch64-linux-gnu-gcc is not installed")
+    try:
+        src = fetch_debian()
+        inc = src.headers("arm64", build_root(src))
+    except (SourceError, OSError) as e:
+        pytest.skip(f"no Linux source for the selftest: {e}")
+    d = src.selftests / "arm64" / "pauth"
+    out = tmp_path / "root"
+    out.mkdir()
+    base = [cc, "-static", f"-I{src.selftests}", f"-I{inc}", "-mbranch-protection=pac-ret"]
+    for cmd in ([*base, "-c", str(d / "pac_corruptor.S"), "-o", str(tmp_path / "pac_corruptor.o"), "-march=armv8.3-a"],
+                [*base, "-c", str(d / "helper.c"), "-o", str(tmp_path / "helper.o"), "-march=armv8.3-a"],
+                [*base, str(d / "exec_target.c"), str(tmp_path / "helper.o"), "-o", str(out / "exec_target"),
+                 "-march=armv8.2-a"],
+                [*base, str(d / "pac.c"), str(tmp_path / "pac_corruptor.o"), str(tmp_path / "helper.o"),
+                 "-o", str(out / "pac"), "-march=armv8.2-a"]):
+        subprocess.run(cmd, check=True, capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize("cpus, has_pac", [(1, True), (2, True), (1, False)])
+def test_linux_pauth_selftest(tmp_path, cpus, has_pac):
+    """arm64/pauth: 7/7 pass with PAC (corrupt_pac, the not-NOP checks, keys per process, new
+    keys at exec, keys kept across context switches); with --no-pac all 7 skip themselves."""
+    root = _linux_pauth_selftest(tmp_path)
+    r = Machine(arch="arm64", cpus=cpus, root=str(root), has_pac=has_pac).load(root / "pac", []).run()
+    out = r.stdout.decode()
+    assert r.exit_status == 0, out
+    assert ("# Totals: pass:7 fail:0 xfail:0 xpass:0 skip:0 error:0" if has_pac
+            else "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:7 error:0") in out
