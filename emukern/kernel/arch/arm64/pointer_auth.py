@@ -51,7 +51,12 @@ _ENXX = ((PR_PAC_APIAKEY, SCTLR_ENIA), (PR_PAC_APIBKEY, SCTLR_ENIB), (PR_PAC_APD
          (PR_PAC_APDBKEY, SCTLR_ENDB))
 SCTLR_USER_ALL = SCTLR_ENIA | SCTLR_ENIB | SCTLR_ENDA | SCTLR_ENDB
 
-VA_BITS = 48                      # Debian's CONFIG_ARM64_VA_BITS_48 (the machine's TCR_EL1.T0SZ)
+# vabits_actual: 48, the machine's TCR_EL1.T0SZ.  The modelled CPU has no FEAT_LVA (nor has
+# Unicorn's, which puts the PAC of a 48-bit VA in bits 54:48 and cannot use 52-bit VAs), so the
+# mask is the 48-bit one; Debian 13's kernel (CONFIG_ARM64_VA_BITS_52) on QEMU's max CPU, which
+# has LVA, reports 54:52 instead (emukern compare of guest_asm/c/pac_probe.c: the one line that
+# differs)
+VA_BITS = 48
 
 
 @dataclass
