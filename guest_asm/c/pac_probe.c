@@ -127,8 +127,28 @@ static void resets(uint64_t s) {
     _exit(0);
 }
 
-static void regsets(void) {
-    pid_t pid = traced_copy();
+/* A traced copy that stops with an inline svc (no libc frame signed with the old keys is live
+ * across the stop), then reports its APIA and APDA signatures through the pipe. */
+static pid_t traced_signer(int wfd) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        ptrace(PTRACE_TRACEME, 0, 0, 0);
+        register long x8 __asm__("x8") = 172, x0 __asm__("x0"), x1 __asm__("x1");
+        __asm__ volatile("svc #0" : "=r"(x0) : "r"(x8) : "memory");        /* getpid */
+        x8 = 129, x1 = SIGSTOP;
+        __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1) : "memory"); /* kill */
+        uint64_t sig[2] = {pacia(PTR, MOD), pacda(PTR, MOD)};
+        write(wfd, sig, sizeof sig);
+        _exit(0);
+    }
+    waitpid(pid, 0, 0);
+    return pid;
+}
+
+static void regsets(uint64_t s) {
+    int fd[2];
+    pipe(fd);
+    pid_t pid = traced_signer(fd[1]);
     uint64_t buf[8];
     struct iovec iov = {buf, sizeof buf};
     memset(buf, 0, sizeof buf);
@@ -173,8 +193,15 @@ static void regsets(void) {
     iov.iov_len = 24;
     r = ptrace(PTRACE_GETREGSET, pid, NT_ARM_PACA_KEYS, &iov);
     printf("PACA_KEYS len 24: %ld %s\n", r, r ? strerror(errno) : "");
-    kill(pid, SIGKILL);
+    /* the tracee runs on with what was written: APIA changed, only APIA enabled */
+    ptrace(PTRACE_CONT, pid, 0, 0);
+    uint64_t sig[2] = {0, 0};
+    read(fd[0], sig, sizeof sig);
     waitpid(pid, 0, 0);
+    printf("tracee after SETREGSET: APIA signature changed %d, pacda a NOP %d\n", sig[0] != s && sig[0] != PTR,
+           sig[1] == PTR);
+    close(fd[0]);
+    close(fd[1]);
 }
 
 int main(int argc, char **argv) {
@@ -236,7 +263,7 @@ int main(int argc, char **argv) {
     printf("  GET_ENABLED_KEYS: %d  pacia signs: %d\n", prctl(PR_PAC_GET_ENABLED_KEYS, 0, 0, 0, 0),
            pacia(PTR, MOD) != PTR);
 
-    regsets();
+    regsets(s);
 
     pid = fork();
     if (pid == 0) {

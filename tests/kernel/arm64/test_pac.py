@@ -52,6 +52,7 @@ PACA_KEYS: 0 len 64 nonzero words 8 distinct 1
 PACA_KEYS set: 0 read back equal 1
 PACG_KEYS: 0 len 16
 PACA_KEYS len 24: -1 Invalid argument
+tracee after SETREGSET: APIA signature changed 1, pacda a NOP 1
 corrupted return address: signal 11
 """
 
