@@ -212,3 +212,13 @@ def test_linux_pauth_selftest(tmp_path, cpus, has_pac):
     assert r.exit_status == 0, out
     assert ("# Totals: pass:7 fail:0 xfail:0 xpass:0 skip:0 error:0" if has_pac
             else "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:7 error:0") in out
+
+
+def test_el0_cannot_read_or_write_the_keys(tmp_path):
+    """The key registers are EL1's: an EL0 MRS/MSR of APIAKeyLo_EL1 is UNDEF (SIGILL), as on
+    Linux, with the keys loaded."""
+    for insn in ("mrs x0, S3_0_C2_C1_0", "msr S3_0_C2_C1_0, x0"):     # APIAKeyLo_EL1
+        src = tmp_path / "k.S"
+        src.write_text(f".global _start\n_start:\n    {insn}\n    mov x8, #93\n    svc #0\n")
+        r = Machine(arch="arm64").load(src, []).run()
+        assert r.signal == 4, (insn, r.message)
