@@ -70,7 +70,7 @@ class MachineConfig:
     ``stdin`` (bytes the guest reads).
     RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
-    arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``,
+    arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``, ``has_pac``,
     ``idst`` (FEAT_IDST), ``cpu_id_overrides`` ({cpu: {"REG[.FIELD]": value}}).
     Kernel: ``kernel`` (the Linux release modelled, ``emukern info kernels``; None = the newest with
     the four changes), ``sysctls`` ({"abi.riscv_v_vstate_discard": 1}: ints, bools or strings),
@@ -102,6 +102,9 @@ class MachineConfig:
     sve_vl: int | None = None
     sve_vls: tuple[int, ...] = (128, 256, 512)  # vector lengths the machine supports
     has_sve: bool = True
+    # pointer authentication (FEAT_PAuth); False is Linux's arm64.nopauth: the ID registers and
+    # HWCAPs say no PAC and the PAC instructions stay NOPs (faster: see kernel/arch/arm64/pointer_auth.py)
+    has_pac: bool = True
     idst: bool = False                        # FEAT_IDST: ID-register reads trap as EC 0x18
     cpu_id_overrides: dict[int, dict[str, int]] = field(default_factory=dict)  # per-CPU ID reg values
     arm64_cpu_model: str = "qemu-max"          # ID registers of QEMU 7.2's max | unicorn-max (machine/arm64_idregs.py)
@@ -208,6 +211,8 @@ class MachineConfig:
             d.update(sve_vl=self.sve_vl, sve_vls=list(self.sve_vls), idst=self.idst)
             if self.arm64_cpu_model != "qemu-max":
                 d.update(cpu_model=self.arm64_cpu_model)
+            if not self.has_pac:
+                d.update(pac=False)             # (the default, PAC on, leaves the summary as it was)
         if self.root:
             d.update(root=self.root, root_rw=self.root_rw)
         if self.realtime != DEFAULT_REALTIME:

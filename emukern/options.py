@@ -114,6 +114,9 @@ def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> 
     g.add_argument("--sve-vls", default="128,256,512", metavar="LIST",
                    help="SVE vector lengths the machine supports, the set a guest enumerates with "
                         "PR_SVE_SET_VL (default 128,256,512)")
+    g.add_argument("--no-pac", action="store_true",
+                   help="arm64 without pointer authentication (Linux's arm64.nopauth): no PACA/PACG "
+                        "hwcaps, ID registers without PAuth, paciasp/autiasp run as NOPs (faster)")
     g.add_argument("--idst", action="store_true",
                    help="arm64 FEAT_IDST: EL0 ID-register reads trap as EC 0x18 (do_el0_sys)")
     g.add_argument("--cpu-model", choices=["qemu-max", "unicorn-max"], default="qemu-max",
@@ -197,7 +200,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         raise ConfigError(f"--sve-vls expects a comma-separated list of bits, got {a.sve_vls!r}") from None
     cfg = MachineConfig(
         arch=a.arch or "riscv64", cpus=a.cpus, freq_hz=a.freq, hz=a.hz, vlen=a.vlen, dlen=a.dlen,
-        has_v=not a.no_v, sve_vl=a.sve_vl, sve_vls=vls, idst=a.idst,
+        has_v=not a.no_v, sve_vl=a.sve_vl, sve_vls=vls, idst=a.idst, has_pac=not a.no_pac,
         arm64_cpu_model=getattr(a, "cpu_model", "qemu-max"),
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         rlimits=parse_assignments(getattr(a, "rlimit", []), "rlimit"),
@@ -254,6 +257,7 @@ ARCH_ONLY_OPTIONS = [
     ("vlen", "--vlen", "riscv64"), ("dlen", "--dlen", "riscv64"), ("no_v", "--no-v", "riscv64"),
     ("vstate_discard_default", "--vstate-discard-default", "riscv64"),
     ("sve_vl", "--sve-vl", "arm64"), ("sve_vls", "--sve-vls", "arm64"), ("idst", "--idst", "arm64"),
+    ("no_pac", "--no-pac", "arm64"),
     ("cpu_id", "--cpu-id", "arm64"), ("cpu_model", "--cpu-model", "arm64"),
 ]
 

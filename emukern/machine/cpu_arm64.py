@@ -13,6 +13,10 @@ Measured Unicorn behaviour this relies on (the tests under tests/machine/ and te
   completes it there with its own clock, so a guest timing itself is deterministic.  (A
   ``UC_HOOK_INSN`` MRS hook would also work, but it fires on every MRS — including every trapping
   ID-register read — and costs a Python call each.)
+* Pointer authentication: PAC*/AUT* are NOPs until SCTLR_EL1.EnIA/EnIB/EnDA/EnDB are set; then they
+  UDEF unless SCR_EL3.API/APK and HCR_EL2.API/APK are set, and HCR_EL2 only counts in non-secure
+  state (see :meth:`Arm64Cpu.enable_pointer_auth`).  A failed AUT* puts an error code in the
+  pointer (no FPAC); the branch or access through it faults.
 * Only V0-V31 (the low 128 bits of Z) are visible through the Unicorn API.  Z bits above 128, P0-P15
   and FFR are reached with real SVE instructions: the kernel's SVE/FPSIMD save, load and flush
   sequences run as *stubs* on the CPU (see "Kernel sequences" below), so their cost is counted by
@@ -155,6 +159,21 @@ CNTVCT_EL0 = (3, 3, 14, 0, 2)
 CNTFRQ_EL0 = (3, 3, 14, 0, 0)
 CNTPCT_EL0 = (3, 3, 14, 0, 1)
 SCTLR_EL1 = (3, 0, 1, 0, 0)
+# pointer authentication (FEAT_PAuth): the traps that must be off above EL1, the translation
+# control that places the PAC field, and the five 128-bit keys as (lo, hi) register pairs in
+# struct ptrauth_keys_user's order: APIA, APIB, APDA, APDB, APGA
+SCR_EL3 = (3, 6, 1, 1, 0)
+HCR_EL2 = (3, 4, 1, 1, 0)
+TCR_EL1 = (3, 0, 2, 0, 2)
+PAUTH_KEY_REGS = (((3, 0, 2, 1, 0), (3, 0, 2, 1, 1)), ((3, 0, 2, 1, 2), (3, 0, 2, 1, 3)),
+                  ((3, 0, 2, 2, 0), (3, 0, 2, 2, 1)), ((3, 0, 2, 2, 2), (3, 0, 2, 2, 3)),
+                  ((3, 0, 2, 3, 0), (3, 0, 2, 3, 1)))
+SCR_NS, SCR_RW, SCR_APK, SCR_API = 1 << 0, 1 << 10, 1 << 16, 1 << 17
+HCR_RW, HCR_APK, HCR_API = 1 << 31, 1 << 40, 1 << 41
+TCR_T0SZ_48, TCR_TBI0 = 16, 1 << 37
+# SCTLR_EL1.EnIA/EnIB/EnDA/EnDB: which keys the PAC*/AUT* instructions of EL0 use (off: NOPs)
+SCTLR_ENIA, SCTLR_ENIB, SCTLR_ENDA, SCTLR_ENDB = 1 << 31, 1 << 30, 1 << 27, 1 << 13
+SCTLR_PAUTH_EN = SCTLR_ENIA | SCTLR_ENIB | SCTLR_ENDA | SCTLR_ENDB
 
 SCTLR_DZE = 1 << 14          # EL0 may execute DC ZVA
 SCTLR_UCT = 1 << 15          # EL0 may read CTR_EL0
@@ -368,6 +387,10 @@ class Arm64Cpu(Cpu):
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
         self.stub_cycles: Counter[str] = Counter()       # stub name -> instructions executed
         self.sve_el0 = False                 # what the kernel programmed (CPACR_EL1.ZEN == 11)
+        # the pointer authentication keys and SCTLR_EL1.EnXX bits in the registers now (None: the
+        # reset keys, never loaded; see enable_pointer_auth)
+        self._pauth_keys: tuple[int, ...] | None = None
+        self._pauth_en = 0
         # Z bits above 128 are zero on every register (a fresh CPU), and nothing since could have
         # written them: no EL0 SVE access was granted and no kernel sequence other than the
         # FPSIMD load ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
@@ -402,6 +425,43 @@ class Arm64Cpu(Cpu):
         self._undef_syndrome: dict[int, tuple[TrapKind, int]] = {}
 
     # ---- system registers ----------------------------------------------------------------------
+    def enable_pointer_auth(self) -> None:
+        """Let EL0 sign and authenticate pointers with the keys :meth:`load_ptrauth_keys` loads.
+
+        Measured on Unicorn 2.1.4: with SCTLR_EL1.EnXX set, a PAC/AUT instruction still traps
+        (as UNDEF) unless SCR_EL3.API/APK allow it *and* HCR_EL2.API/APK do -- and QEMU reads
+        HCR_EL2 as all-zero in secure state, so EL1/EL0 are made non-secure (SCR_EL3.NS, with
+        SCR_EL3.RW and HCR_EL2.RW keeping EL2/EL1 in AArch64).  Nothing else of EL2 is set: no
+        trap to EL2 (CPTR_EL2, CNTHCTL_EL2, HCR_EL2.TGE ...) is enabled.  TCR_EL1 gets the
+        48-bit VA and TBI0 that Linux programs, which is what puts the PAC in bits 54:48 of a
+        user pointer (ptrauth_user_pac_mask) rather than also in the top byte."""
+        self.cpr_write(SCR_EL3, self.cpr_read(SCR_EL3) | SCR_NS | SCR_RW | SCR_API | SCR_APK)
+        self.cpr_write(HCR_EL2, self.cpr_read(HCR_EL2) | HCR_RW | HCR_API | HCR_APK)
+        self.cpr_write(TCR_EL1, (self.cpr_read(TCR_EL1) & ~0x3F) | TCR_T0SZ_48 | TCR_TBI0)
+        self._pauth_keys = None
+        self._pauth_en = 0
+
+    def load_ptrauth_keys(self, keys: tuple[int, ...], enabled: int) -> bool:
+        """ptrauth_keys_install_user plus the SCTLR_EL1.EnXX half of the task's sctlr_user:
+        ``keys`` are the five 128-bit keys (APIA, APIB, APDA, APDB, APGA), ``enabled`` the
+        SCTLR_EL1 EnIA/EnIB/EnDA/EnDB bits.  Registers are written only where they differ from
+        what this CPU holds (a write of SCTLR_EL1 makes QEMU drop its translated-code flags).
+        True if anything was written."""
+        changed = False
+        if keys != self._pauth_keys:
+            old = self._pauth_keys or (None,) * 5
+            for (lo, hi), k, o in zip(PAUTH_KEY_REGS, keys, old):
+                if k != o:
+                    self.cpr_write(lo, k & 0xFFFF_FFFF_FFFF_FFFF)
+                    self.cpr_write(hi, k >> 64)
+            self._pauth_keys = keys
+            changed = True
+        if enabled != self._pauth_en:
+            self.cpr_write(SCTLR_EL1, (self.cpr_read(SCTLR_EL1) & ~SCTLR_PAUTH_EN) | (enabled & SCTLR_PAUTH_EN))
+            self._pauth_en = enabled
+            changed = True
+        return changed
+
     def set_el0_cache_controls(self, *, uct: bool, uci: bool, dze: bool) -> None:
         """SCTLR_EL1.UCT/UCI/DZE: whether EL0 may read CTR_EL0, do cache maintenance by VA to
         the point of coherency/unification, and zero blocks with DC ZVA (the kernel's choice)."""

@@ -214,7 +214,7 @@ BY_ID = {t.id: t for t in [*TESTS, *GENERIC]}
 NOT_RUN = {
     "arm64/bti": "not in this suite yet (it runs arm64 fp/, abi/ and signal/)",
     "arm64/mte": "not in this suite yet (it runs arm64 fp/, abi/ and signal/)",
-    "arm64/pauth": "not in this suite yet (it runs arm64 fp/, abi/ and signal/)",
+    "arm64/pauth": "not in this suite yet; tests/kernel/arm64/test_pac.py builds and runs it (7/7 pass)",
     "arm64/signal (SME testcases)": "sme_*, ssve_*, za_*, zt_*, tpidr2_*, fake_sigreturn_sme_change_vl: "
                                     "the machine has no SME",
     "arm64/fp (SME programs)": "za-fork, za-ptrace, zt-ptrace: SME and its ptrace regsets "

@@ -12,7 +12,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch.base import ArchBase
-from emukern.kernel.arch.arm64 import entry_fpsimd, fpsimd, tagged_addr, traps
+from emukern.kernel.arch.arm64 import entry_fpsimd, fpsimd, pointer_auth, tagged_addr, traps
 from emukern.kernel.arch.arm64 import signal as arm64_signal
 from emukern.kernel.arch.arm64.fault import do_alignment_fault, is_alignment_fault
 from emukern.kernel.thread_info import TIF_TAGGED_ADDR
@@ -38,6 +38,7 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
     name = "arm64"
     uname_machine = "aarch64"
     _elf_hwcaps: tuple[int, int] | None = None     # setup_elf_hwcaps' answer, computed once
+    ptrauth_generation = 0          # pointer-auth keys made so far (pointer_auth._random_key)
     TRAP_HANDLERS = {TrapKind.ILLEGAL: "do_el0_undef", TrapKind.SYSREG: "do_el0_sys",
                      TrapKind.SVE_ACCESS: "do_sve_acc", TrapKind.MEM_FAULT: "do_page_fault",
                      TrapKind.BREAKPOINT: "do_el0_brk"}
@@ -109,6 +110,7 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         fpsimd.setup(self.k)
         sve_sysctl_init(self.k)
         tagged_addr.setup(self.k)
+        pointer_auth.setup(self.k)
     def hwcap(self) -> int:
         return self.elf_hwcaps()[0]
 
@@ -178,11 +180,17 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
     def new_thread_state(self, task: "Task", parent: "Task | None", exec_: bool) -> Any:
         if not exec_:
             tagged_addr.inherit_tagged_addr(task, parent)     # dup_task_struct's thread flags
-        return fpsimd.new_thread_state(self.k, task, parent, exec_)
+        th = fpsimd.new_thread_state(self.k, task, parent, exec_)
+        if exec_:
+            pointer_auth.ptrauth_thread_init_user(self.k, task, th)   # new keys at exec
+        else:
+            pointer_auth.ptrauth_thread_copy(th, parent)            # fork/clone: the parent's
+        return th
 
     def exec_reset(self, cpu: Arm64Cpu, task: "Task") -> None:
         fpsimd.fpsimd_flush_thread(self.k, cpu, task)
         tagged_addr.flush_tagged_addr_state(task)             # flush_thread
+        pointer_auth.ptrauth_keys_install_user(cpu, task)     # the new program's keys, now
 
     def exit_thread(self, cpu: Arm64Cpu, task: "Task") -> None:
         fpsimd.fpsimd_release_task(self.k, cpu, task)
@@ -192,9 +200,12 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
 
     def switch_to(self, cpu: Arm64Cpu, nxt: "Task") -> None:
         fpsimd.fpsimd_thread_switch_in(self.k, cpu, nxt)
+        pointer_auth.ptrauth_keys_install_user(cpu, nxt)
 
     def prctl(self, cpu: Arm64Cpu, task: "Task", option: int, a2: int, a3: int, a4: int, a5: int) -> int | None:
         ret = tagged_addr.tagged_addr_prctl(self.k, task, option, a2, a3, a4, a5)
+        if ret is None:
+            ret = pointer_auth.ptrauth_prctl(self.k, task, option, a2, a3, a4, a5)
         return fpsimd.sve_prctl(self.k, cpu, task, option, a2) if ret is None else ret
 
     def trap_handler_path(self, cpu: Arm64Cpu, trap: Trap, classes: set[str]) -> str:

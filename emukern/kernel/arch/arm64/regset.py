@@ -4,7 +4,6 @@ PTRACE_SETREGSET and the core dump's notes read and write for a thread.  The gen
 kernel/arch/arm64/ptrace.py's fpr_get/sve_get, which save the live state first as Linux does."""
 from __future__ import annotations
 
-import struct
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
@@ -13,6 +12,7 @@ from emukern.kernel.arch.arm64.tagged_addr import get_tagged_addr_ctrl, set_tagg
 from emukern.kernel.signal.ptrace import (NT_ARM_HW_BREAK, NT_ARM_HW_WATCH, NT_ARM_TAGGED_ADDR_CTRL, NT_ARM_TLS,
                                           NT_PRFPREG, NT_PRSTATUS, Regset)
 from emukern.kernel.arch.arm64.hwcap import HWCAP_NAMES
+from emukern.kernel.arch.arm64 import pointer_auth as pauth
 from emukern.kernel.signal.coredump import note
 
 if TYPE_CHECKING:
@@ -25,13 +25,21 @@ _NZCV = 0xF000_0000
 NT_ARM_SYSTEM_CALL = 0x404
 NT_ARM_PAC_MASK, NT_ARM_PACA_KEYS, NT_ARM_PACG_KEYS = 0x406, 0x407, 0x408
 NT_ARM_PAC_ENABLED_KEYS = 0x40A
+_EOPNOTSUPP = 95
 
 ARM64_REGSETS = (Regset(NT_PRSTATUS, 34, 8, "NT_PRSTATUS"), Regset(NT_PRFPREG, 132, 4, "NT_PRFPREG"),
                  Regset(NT_ARM_TLS, 2, 8, "NT_ARM_TLS"),
                  Regset(NT_ARM_HW_BREAK, 66, 4, "NT_ARM_HW_BREAK"),
                  Regset(NT_ARM_HW_WATCH, 66, 4, "NT_ARM_HW_WATCH"),
                  Regset(NT_ARM_SVE, NT_ARM_SVE_UNITS, 16, "NT_ARM_SVE"),
+                 # struct user_pac_mask, the enabled-keys word, user_pac_address_keys and
+                 # user_pac_generic_keys (__uint128_t units)
+                 Regset(NT_ARM_PAC_MASK, 2, 8, "NT_ARM_PAC_MASK"),
+                 Regset(NT_ARM_PAC_ENABLED_KEYS, 1, 8, "NT_ARM_PAC_ENABLED_KEYS"),
+                 Regset(NT_ARM_PACA_KEYS, 4, 16, "NT_ARM_PACA_KEYS"),
+                 Regset(NT_ARM_PACG_KEYS, 1, 16, "NT_ARM_PACG_KEYS"),
                  Regset(NT_ARM_TAGGED_ADDR_CTRL, 1, 8, "NT_ARM_TAGGED_ADDR_CTRL"))
+_PAC_NOTES = (NT_ARM_PAC_MASK, NT_ARM_PAC_ENABLED_KEYS, NT_ARM_PACA_KEYS, NT_ARM_PACG_KEYS)
 
 
 def gpr_get(ctx: dict[str, Any]) -> bytes:
@@ -50,7 +58,15 @@ def regset_access(k: "Kernel", task: "Task", child: "Task", rs: Regset, write: b
                   length: int) -> int | None:
     """sve_get/sve_set's own rules: -EINVAL when the system has no SVE; a write is exactly the
     bytes given (a short one leaves the rest as sve_set_common defines), not merged into a full
-    read.  None for every other regset (and an SVE read): the generic path."""
+    read.  The pointer-auth regsets are -EINVAL on a system without that kind of
+    authentication, and NT_ARM_PAC_MASK has no set (-EOPNOTSUPP, whatever the system).  None
+    for every other regset (and an SVE read): the generic path."""
+    if rs.note in _PAC_NOTES:
+        if write and rs.note == NT_ARM_PAC_MASK:
+            return -_EOPNOTSUPP              # copy_regset_from_user: no ->set
+        ok = (pauth.system_supports_generic_auth(k) if rs.note == NT_ARM_PACG_KEYS
+              else pauth.system_supports_address_auth(k))
+        return None if ok else -E.EINVAL
     if rs.note != NT_ARM_SVE:
         return None
     if not k.config.has_sve:
@@ -73,6 +89,14 @@ def regset_get(k: "Kernel", child: "Task", rs: Regset) -> bytes:
         return sve_get(k, child)
     if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
         return get_tagged_addr_ctrl(child).to_bytes(8, "little")      # tagged_addr_ctrl_get
+    if rs.note == NT_ARM_PAC_MASK:
+        return pauth.pac_mask_get()
+    if rs.note == NT_ARM_PAC_ENABLED_KEYS:
+        return pauth.pac_enabled_keys_get(k, child)
+    if rs.note == NT_ARM_PACA_KEYS:
+        return pauth.pac_address_keys_get(child)
+    if rs.note == NT_ARM_PACG_KEYS:
+        return pauth.pac_generic_keys_get(child)
     return hwdebug_get(k, rs.note)
 
 
@@ -94,6 +118,11 @@ def regset_store(k: "Kernel", child: "Task", rs: Regset, full: bytes, words: lis
         return 0
     if rs.note == NT_ARM_TAGGED_ADDR_CTRL:
         return set_tagged_addr_ctrl(k, child, words[0])              # tagged_addr_ctrl_set
+    if rs.note == NT_ARM_PAC_ENABLED_KEYS:
+        # pac_enabled_keys_set: the word is the new set of enabled keys, out of all four
+        return pauth.ptrauth_set_enabled_keys(k, child, pauth.PR_PAC_ENABLED_KEYS_MASK, words[0])
+    if rs.note in (NT_ARM_PACA_KEYS, NT_ARM_PACG_KEYS):
+        return pauth.pac_keys_set(k, child, full, rs.note == NT_ARM_PACG_KEYS)
     return hwdebug_set(k, rs.note, full)
 
 
@@ -161,14 +190,12 @@ def _linux_notes(k: "Kernel", t: "Task", ctx: dict[str, Any]) -> bytes:
     if has["sve"] and th is not None:
         out += _note(b"LINUX", NT_ARM_SVE, sve_get(k, t))        # as PTRACE_GETREGSET gives it
     if has["paca"]:
-        # ptrauth_user_pac_mask(): the pointer bits above the 48-bit VA up to bit 54.  The keys
-        # are the ones the machine runs with: emukern never programs the key registers (zero).
-        mask = ((1 << 55) - 1) & ~((1 << 48) - 1)
-        out += _note(b"LINUX", NT_ARM_PAC_MASK, struct.pack("<QQ", mask, mask))
-        out += _note(b"LINUX", NT_ARM_PAC_ENABLED_KEYS, struct.pack("<Q", 0xF))   # IA, IB, DA, DB
-        out += _note(b"LINUX", NT_ARM_PACA_KEYS, bytes(64))
+        # the same regsets PTRACE_GETREGSET reads: the mask, the thread's enabled keys and keys
+        out += _note(b"LINUX", NT_ARM_PAC_MASK, pauth.pac_mask_get())
+        out += _note(b"LINUX", NT_ARM_PAC_ENABLED_KEYS, pauth.pac_enabled_keys_get(k, t))
+        out += _note(b"LINUX", NT_ARM_PACA_KEYS, pauth.pac_address_keys_get(t))
     if has["pacg"]:
-        out += _note(b"LINUX", NT_ARM_PACG_KEYS, bytes(16))
+        out += _note(b"LINUX", NT_ARM_PACG_KEYS, pauth.pac_generic_keys_get(t))
     # tagged_addr_ctrl_get: PR_TAGGED_ADDR_ENABLE when the thread enabled the tagged address ABI
     out += _note(b"LINUX", NT_ARM_TAGGED_ADDR_CTRL, get_tagged_addr_ctrl(t).to_bytes(8, "little"))
     return out

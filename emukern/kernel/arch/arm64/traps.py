@@ -136,6 +136,12 @@ class UndefState:
             # a machine without SVE (like Linux's arm64.nosve override): the ID registers say so
             # too, so the emulated MRS and the HWCAPs (kernel/arch/arm64/hwcap.py) agree
             cpus = [c.with_overrides("ID_AA64PFR0_EL1", "SVE", 0).with_raw("ID_AA64ZFR0_EL1", 0) for c in cpus]
+        if not k.config.has_pac:
+            # arm64.nopauth: no address or generic authentication in any algorithm field, so the
+            # MRS, the HWCAPs and pointer_auth.setup (which then never enables the keys) agree
+            for reg, fld in (("ID_AA64ISAR1_EL1", "APA"), ("ID_AA64ISAR1_EL1", "API"), ("ID_AA64ISAR1_EL1", "GPA"),
+                             ("ID_AA64ISAR1_EL1", "GPI"), ("ID_AA64ISAR2_EL1", "APA3"), ("ID_AA64ISAR2_EL1", "GPA3")):
+                cpus = [c.with_overrides(reg, fld, 0) for c in cpus]
         # the arm64_ftr_bits tables of the modelled release (kernel/versions.py)
         self.id_regs = SystemIdRegs(cpus, tables=ftr_regs_for(k.version.ftr_tables))
         self.k = k
