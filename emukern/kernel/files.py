@@ -80,6 +80,18 @@ class File:
         """writev's ``->write_iter`` for a plug-in kind, as :meth:`kernel_readv`."""
         return None
 
+    def splice_read(self, k: Any, cpu: Any, task: "Task", count: int, nonblock: bool) -> Any:
+        """``->splice_read`` for a plug-in kind (a socket): up to ``count`` bytes taken from the
+        file into the kernel (bytes, b"" at end of file), -errno, or BLOCK after sleeping.  None:
+        the file has no splice_read (splice and sendfile answer EINVAL)."""
+        return None
+
+    def splice_write(self, k: Any, cpu: Any, task: "Task", data: bytes, nonblock: bool) -> Any:
+        """``->splice_write`` for a plug-in kind: how many of the kernel's ``data`` it took (a
+        short count when it filled up after taking some), -errno, or BLOCK after sleeping
+        (nothing taken).  None: no splice_write (EINVAL)."""
+        return None
+
     def poll(self) -> int | None:
         """``->poll``: the EPOLL* mask now, or None when the file cannot be polled."""
         return None

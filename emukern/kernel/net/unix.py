@@ -185,6 +185,20 @@ class UnixSocket(File):
         self.nonblock = bool(flags & 0o4000)
         return 0
 
+    def splice_read(self, k, cpu, task, count, nonblock):
+        """sock_splice_read -> unix_stream_splice_read (a datagram socket: copy_splice_read,
+        one message): a receive into the kernel, MSG_DONTWAIT for SPLICE_F_NONBLOCK."""
+        it = KernelIter(b"", count)
+        got = unix_recv(k, cpu, task, self, it, MSG_DONTWAIT if nonblock else 0, None)[0]
+        if not isinstance(got, int) or got < 0:
+            return got
+        return it.data[:got]
+
+    def splice_write(self, k, cpu, task, data, nonblock):
+        """splice_to_socket: one sendmsg of the pipe's bytes (MSG_SPLICE_PAGES), MSG_DONTWAIT
+        when the socket is O_NONBLOCK; a peer that is gone raises SIGPIPE as write does."""
+        return unix_send(k, cpu, task, self, KernelIter(data), MSG_DONTWAIT if nonblock else 0)
+
     def connection_based(self) -> bool:
         return self.type in (SOCK_STREAM, SOCK_SEQPACKET)
 
@@ -250,12 +264,25 @@ class UnixSocket(File):
         return wqs
 
 
+class KernelIter(list):
+    """An iov_iter over bytes the kernel holds (ITER_BVEC), in place of the user's iovecs: what
+    splice and sendfile hand sendmsg/recvmsg.  One pseudo-buffer of ``size`` bytes, so the
+    length arithmetic of the user-memory paths applies unchanged; a send takes its bytes from
+    ``data``, a receive leaves them there."""
+
+    def __init__(self, data: bytes, size: int | None = None) -> None:
+        super().__init__([(0, len(data) if size is None else size)])
+        self.data = data
+
+
 def _iov_total(vec: list[tuple[int, int]]) -> int:
     return sum(n for _b, n in vec)
 
 
 def _gather(task, vec: list[tuple[int, int]], start: int, n: int) -> bytes:
     """n bytes of the iovecs from offset start (copy_from_iter)."""
+    if isinstance(vec, KernelIter):
+        return bytes(vec.data[start:start + n])
     out = bytearray()
     off = 0
     for base, length in vec:
@@ -274,6 +301,9 @@ def _gather(task, vec: list[tuple[int, int]], start: int, n: int) -> bytes:
 
 
 def _scatter(task, vec: list[tuple[int, int]], data: bytes, start: int = 0) -> None:
+    if isinstance(vec, KernelIter):
+        vec.data = bytes(data)
+        return
     off = 0
     pos = 0
     for base, length in vec:
@@ -383,7 +413,9 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
         if other.dead or other.shutdown & RCV_SHUTDOWN:
             return sent or _pipe_err(k, cpu, task, flags)
         if sk.wmem >= sk.sndbuf:
-            if nonblock:
+            if nonblock or (sent and isinstance(vec, KernelIter)):
+                # (a splice that queued some bytes returns them: the pipe gives up only what
+                # was sent, and the caller asks again for the rest)
                 return sent or -E.EAGAIN
             task.unix_send_progress = (key, sent)
             k.sched.sleep_on(cpu, task, sk.wq, "unix_stream_sendmsg")

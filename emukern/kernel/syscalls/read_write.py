@@ -22,6 +22,7 @@ from emukern.kernel.mm.uaccess import copy_from_user, copy_from_user_chunk, copy
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import eventpoll as syscalls_eventpoll
 from emukern.kernel.syscalls import pipe as syscalls_pipe
+from emukern.kernel.syscalls import splice as syscalls_splice
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.syscalls import inotify as syscalls_inotify
 from emukern.kernel.fs.uapi import _s32
@@ -372,16 +373,23 @@ def sys_pwritev2(k: "Kernel", cpu, task, fd, iov, iovcnt, pos_l, pos_h, flags, *
 
 
 def sys_sendfile(k: "Kernel", cpu, task, out_fd, in_fd, offp, count, *a):
+    """do_sendfile: any writable out_fd (since 2.6.33).  Into a pipe it is splice_file_to_pipe
+    (one wait for room, then at most that room; O_NONBLOCK on the pipe: EAGAIN), else
+    do_splice_direct from a regular file into the sink's splice_write (a file, a terminal,
+    /dev/null, a socket)."""
     cpu.charge(k.cost.syscall_body)
     inf, outf = task.files.get(_s32(in_fd)), task.files.get(_s32(out_fd))
     if inf is None or not inf.readable or outf is None or not outf.writable:
         return -E.EBADF
+    opipe = syscalls_splice.get_pipe_info(outf)
+    if opipe is not None:
+        return _sendfile_to_pipe(k, cpu, task, inf, opipe, outf, offp, count)
     if not isinstance(inf, (HostFile, DevNull)) or getattr(inf, "node", None) is None or inf.node.is_dir:
         return -E.EINVAL                    # the input must be mmap-able (splice_read)
     if isinstance(outf, VfsFile) and outf.flags & 0o2000:
         return -E.EINVAL                    # O_APPEND output
-    if not isinstance(outf, (OutputFile, VfsFile)):
-        return -E.EINVAL                    # (pipes and sockets: not modelled here)
+    if not isinstance(outf, (OutputFile, VfsFile)) and not syscalls_splice._has_splice_write(outf):
+        return -E.EINVAL                    # no splice_write
     if offp:
         if task.mm.find(offp) is None:
             return -E.EFAULT
@@ -391,14 +399,63 @@ def sys_sendfile(k: "Kernel", cpu, task, out_fd, in_fd, offp, count, *a):
     else:
         pos = inf.pos
     count = min(count & ((1 << 64) - 1), 0x7FFFF000)    # MAX_RW_COUNT
-    done = _copy_loop(lambda n, o: inf.pread(n, pos + o), lambda data, o: fs_meta._put(k, outf, data, None), count)
-    if done < 0:
+    if isinstance(outf, (OutputFile, VfsFile)):
+        done = _copy_loop(lambda n, o: inf.pread(n, pos + o), lambda data, o: fs_meta._put(k, outf, data, None),
+                          count)
+    else:
+        done = _sendfile_direct(k, cpu, task, inf, outf, pos, count)
+    if not isinstance(done, int) or done < 0:
         return done
     if offp:
         task.mm.write(offp, (pos + done).to_bytes(8, "little"))
     else:
         inf.pos = pos + done
     cpu.charge(k.cost.syscall_body * (1 + done // 4096))
+    return done
+
+
+def _sendfile_direct(k: "Kernel", cpu, task, inf, outf, pos: int, count: int) -> Any:
+    """splice_direct_to_actor into a sink with its own splice_write (a socket): 64 KiB at a
+    time; the sink may sleep (BLOCK) only before it took anything, else a full sink ends the
+    call with what it took."""
+    done = 0
+    while done < count:
+        data = inf.pread(min(count - done, 1 << 16), pos + done)
+        if isinstance(data, int):
+            return done or data
+        if not data:
+            break
+        n = syscalls_splice.splice_write(k, cpu, task, outf, data, pos + done, False)
+        if not isinstance(n, int):
+            return done or n                # (BLOCK: nothing moved yet)
+        if n < 0:
+            return done or n
+        done += n
+        if n < len(data):
+            break
+    return done
+
+
+def _sendfile_to_pipe(k: "Kernel", cpu, task, inf, opipe, outf, offp, count) -> Any:
+    """do_sendfile's pipe branch: FMODE_PREAD for an offset (ESPIPE), rw_verify_area's
+    negative offset (EINVAL), then splice_file_to_pipe with the pipe's O_NONBLOCK."""
+    if offp:
+        if task.mm.find(offp) is None:
+            return -E.EFAULT
+        if not syscalls_splice.can_pread(inf):
+            return -E.ESPIPE
+        pos = _s64(int.from_bytes(task.mm.read(offp, 8), "little"))
+    else:
+        pos = getattr(inf, "pos", 0)
+    if pos < 0:
+        return -E.EINVAL
+    count = min(count & ((1 << 64) - 1), 0x7FFFF000)    # MAX_RW_COUNT
+    done = syscalls_splice.splice_file_to_pipe(k, cpu, task, inf, opipe, pos, count, outf.nonblock)
+    if isinstance(done, int) and done > 0:
+        if offp:
+            task.mm.write(offp, (pos + done).to_bytes(8, "little"))
+        elif syscalls_splice.can_pread(inf):
+            inf.pos = pos + done
     return done
 
 
