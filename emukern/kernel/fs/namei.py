@@ -18,7 +18,8 @@ from emukern.kernel.files import SysctlFile
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
 from emukern.kernel.fs.file import DirFile, HostFile, VfsFile
 from emukern.kernel.fs.procfs import ProcFs
-from emukern.kernel.fs.vfs import Node, Vfs, copy_fs, cwd_of, fs_of
+from emukern.kernel.fs import fifo as fs_fifo
+from emukern.kernel.fs.vfs import S_IFIFO, Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.fs.uapi import (
     AT_FDCWD,
     O_ACCMODE,
@@ -176,8 +177,12 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
         if want_w and node.opener is None:
             return -E.EACCES
         return task.files.install(k.procfs.open_synthetic(node, flags), cloexec=cloexec)
+    if node.kind == S_IFIFO:
+        # a FIFO's host node is only its name: an in-kernel pipe per inode (fs/fifo.py)
+        # (a read-only root still opens it for writing: may_open drops O_TRUNC, no EROFS)
+        return fs_fifo.fifo_open(k, cpu, task, node, flags, cloexec)
     if node.extra.get("special"):
-        return -E.EACCES                    # a host FIFO/socket/device inside the root: nodev
+        return -E.EACCES                    # a host socket/device inside the root: nodev
     if want_w and not k.vfs.writable:
         return -EROFS
     hflags = {0: os.O_RDONLY, O_WRONLY: os.O_WRONLY, O_RDWR: os.O_RDWR}.get(acc, os.O_RDONLY)

@@ -4,8 +4,8 @@ Names are resolved with kernel/fs/namei.py's walk inside the guest's root, a hos
 tree the changes are made in (EROFS when the root is not writable).  ``sys_renameat2`` supports
 RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT through the host's renameat2; symlink
 targets are stored as given and only resolved by the guest's walk; ``sys_mknodat`` makes
-regular files only (the root behaves as a nodev mount, so device nodes, FIFOs and sockets are
-EPERM).
+regular files and FIFOs (the root behaves as a nodev mount, so device nodes and sockets are
+EPERM; a FIFO is a host FIFO node that emukern never opens: fs/fifo.py).
 """
 from __future__ import annotations
 
@@ -184,9 +184,9 @@ def sys_symlinkat(k: "Kernel", cpu, task, target_ptr, newdirfd, linkpath, *a):
 
 # ---- mknodat (fs/namei.c do_mknodat) ----------------------------------------------------------
 def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
-    """S_IFREG (or type 0) makes an empty regular file.  Device nodes (S_IFCHR/S_IFBLK),
-    FIFOs and sockets are EPERM: the root is modelled as a nodev mount and emukern makes no
-    host special files inside it (a host FIFO could hang emukern itself)."""
+    """S_IFREG (or type 0) makes an empty regular file, S_IFIFO a FIFO (its host node is only a
+    name: opening it attaches to an in-kernel pipe, fs/fifo.py).  Device nodes (S_IFCHR/S_IFBLK)
+    and sockets are EPERM: the root is modelled as a nodev mount."""
     cpu.charge(k.cost.syscall_body)
     mode &= 0xFFFFFFFF
     kind = mode & S_IFMT
@@ -197,6 +197,8 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
         return path
     if not isinstance(fs_namei.path_lookup(k, task, dirfd, path, follow=False), int):  # type: ignore[attr-defined]
         return -E.EEXIST
+    if kind == S_IFIFO:
+        return _mkfifo(k, cpu, task, dirfd, path, mode)
     if kind not in (0, S_IFREG):
         return -E.EPERM
     made = fs_namei._create(k, task, dirfd, path, mode & 0o7777)      # type: ignore[attr-defined]
@@ -206,4 +208,24 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, os.path.basename(made.path))
     syscalls_inotify.fsnotify(k, cpu, made.host, syscalls_inotify.IN_CREATE)
+    return 0
+
+
+def _mkfifo(k: "Kernel", cpu, task, dirfd, path: str, mode: int) -> int:
+    """vfs_mknod of S_IFIFO: a host FIFO node (mkfifoat, never opened) in the writable root;
+    EROFS when the root is read-only or the directory is a synthetic one."""
+    pn = fs_namei.lookup_parent(k, task, dirfd, path)
+    if isinstance(pn, int):
+        return pn
+    parent, name = pn
+    if parent.host is None or not k.vfs.writable:
+        return -EROFS
+    hdir = k.vfs.dir_handle(parent)
+    if hdir is None:
+        return -E.ENOENT                    # the directory went away under the walk
+    try:
+        os.mkfifo(name, mode & 0o7777 & ~fs_of(task).umask, dir_fd=hdir.fd)
+    except OSError as e:
+        return -(e.errno or E.EACCES)
+    fs_meta.name_update_time(k, cpu, parent, name)
     return 0
