@@ -218,6 +218,9 @@ def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:
     if isinstance(pn, int):
         return pn
     parent, name = pn
+    shm = parent.extra.get("shmfs")
+    if shm is not None:                     # /dev/shm: the kernel's tmpfs (fs/shmfs.py)
+        return shm.create(name, mode & ~fs_of(task).umask)
     if parent.host is None or not k.vfs.writable:
         return -EROFS if parent.children is None or not k.vfs.writable else -E.EACCES
     hdir = k.vfs.dir_handle(parent)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
+from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
 
 if TYPE_CHECKING:
@@ -47,7 +48,19 @@ class ProcFs:
         self.random = RandomStream()
 
     def mounts(self) -> dict[str, Callable[[], Node]]:
-        return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root}
+        return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root,
+                SHM_MOUNT: self.shm_root}
+
+    # ---- /dev/shm (a tmpfs: fs/shmfs.py) ----------------------------------------------------------
+    @property
+    def shm(self) -> ShmFs:
+        fs = self.__dict__.get("_shm")
+        if fs is None:
+            fs = self.__dict__["_shm"] = ShmFs(getattr(self.k, "mem", None))
+        return fs
+
+    def shm_root(self) -> Node:
+        return self.shm.root()
 
     # ---- /sys (only what C libraries read to count CPUs) ----------------------------------------
     def sys_root(self) -> Node:
@@ -76,6 +89,7 @@ class ProcFs:
             "zero": chr_node("zero", 1, 5, DevZero),
             "random": chr_node("random", 1, 8, lambda n, f: DevRandom(n, f, self.random)),
             "urandom": chr_node("urandom", 1, 9, lambda n, f: DevRandom(n, f, self.random)),
+            "shm": self.shm_root(),
         }, dev=DEV_DEV, mode=0o755)
 
     # ---- /proc ---------------------------------------------------------------------------------

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
+from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.fs.uapi import _s32
-from emukern.machine.memory import PAGE, SHARED_ANON, OutOfMemory, page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, SHARED_PREFIX, OutOfMemory, page_up
 from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
@@ -49,7 +50,18 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     data, name = b"", "[anon]"
     if not flags & (MAP_PRIVATE | MAP_SHARED):
         return -E.EINVAL
-    if not flags & MAP_ANONYMOUS:
+    shm = None
+    if not flags & MAP_ANONYMOUS and flags & MAP_SHARED and not flags & MAP_PRIVATE:
+        shm = task.files.get(_s32(fd))
+        if isinstance(shm, ShmFile):        # shmem_mmap: the file's own pages (fs/shmfs.py)
+            if off % PAGE or off >> 63 or off + page_up(length) > SHM_CAPACITY:
+                return -E.EINVAL
+            if not shm.readable or (prot & 2 and not shm.writable):
+                return -E.EACCES
+            name = SHARED_PREFIX + shm.node.path
+        else:
+            shm = None
+    if not flags & MAP_ANONYMOUS and shm is None:
         got = mmap_file(k, task, fd, length, prot, flags, off)     # kernel/fs/namei.py
         if isinstance(got, int):
             return got
@@ -78,7 +90,13 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         start = mm_mmap.get_unmapped_area(k, task.mm, addr, size)
         if start < PAGE:
             return -E.ENOMEM
-    task.mm.map(start, size, prot_str(prot), name, data)
+    m = task.mm.map(start, size, prot_str(prot), name, data)
+    if shm is not None:
+        try:
+            m.buf = shm.inode.shared_view(off, size)      # every mapping of it: the same pages
+        except OSError:                                   # the host refused the mapping
+            task.mm.unmap(start, size)
+            return -E.ENOMEM
     return start
 
 

@@ -60,6 +60,11 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
     node = fs_namei._lookup_at(k, task, dirfd, path_ptr, follow=False)
     if isinstance(node, int):
         return node
+    shm = node.extra.get("shm_inode")
+    if shm is not None:                     # shm_unlink: a /dev/shm file (fs/shmfs.py)
+        if flags & AT_REMOVEDIR:
+            return -E.ENOTDIR
+        return k.procfs.shm.unlink(shm.name)
     if node.host is None or not k.vfs.writable or node.path == "/":
         return -EROFS if node.host is not None or not k.vfs.writable else -E.EACCES
     try:
