@@ -11,7 +11,11 @@ What is modelled:
   unix_dgram_recvmsg) keep message boundaries, a short buffer truncates (MSG_TRUNC).
 - buffer limits: a sender blocks while the skbs it has queued on its peer (sk_wmem_alloc, each
   counted as its payload plus SKB_OVERHEAD bytes, an approximation of skb->truesize) reach its
-  sk_sndbuf, 212992 bytes by default (net.core.wmem_default).
+  sk_sndbuf, 212992 bytes by default (net.core.wmem_default).  Every queued skb is also charged
+  to the machine's memory pool (--mem-limit, the same budget as guest mappings) until it is
+  read or freed, so many sockets each holding a full buffer cannot grow the host's memory past
+  the limit: the allocation fails and the sender gets ENOBUFS (a stream send that queued some
+  bytes first returns those), as from Linux's failed alloc_skb_with_frags.
 - MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL (stream), MSG_NOSIGNAL (else EPIPE and SIGPIPE on a stream
   socket (seqpacket and dgram: EPIPE only, as unix_dgram_sendmsg) whose peer is gone or that was shut down for writing), MSG_TRUNC.
 - shutdown, which also shuts the peer's opposite direction (unix_shutdown); close of the last
@@ -45,13 +49,14 @@ from emukern.kernel.net import unix_bind
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.sysret import BLOCK, s64
+from emukern.machine.memory import OutOfMemory
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 EAFNOSUPPORT, ESOCKTNOSUPPORT, EPROTONOSUPPORT, ENOTSOCK = 97, 94, 93, 88
 EOPNOTSUPP, ENOPROTOOPT, ENOTCONN, EMSGSIZE, EISCONN, ECONNRESET = 95, 92, 107, 90, 106, 104
-ECONNREFUSED = 111
+ECONNREFUSED, ENOBUFS = 111, 105
 
 AF_UNIX = 1
 SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET = 1, 2, 3, 5
@@ -91,15 +96,35 @@ class Skb:
 
     def __init__(self, data: bytes, owner: "UnixSocket", fds: list[File] | None = None,
                  creds: tuple[int, int, int] | None = None) -> None:
+        self.truesize = len(data) + SKB_OVERHEAD
+        if owner.pool is not None:
+            # the machine's memory limit: past it the allocation fails (OutOfMemory), and the
+            # sender gets ENOBUFS as from a failed alloc_skb_with_frags
+            owner.pool.charge(self.truesize, "unix socket buffer")
         self.data = bytearray(data)
         self.owner = owner
-        self.truesize = len(data) + SKB_OVERHEAD
         owner.wmem += self.truesize
         self.fds = fds
         self.creds = creds
         if fds:
             for f in fds:
                 f.refs += 1           # the in-flight reference (scm_fp_dup / get_file)
+
+
+def free_skb(skb: Skb) -> None:
+    """kfree_skb's accounting: the sender's sk_wmem_alloc and the machine's memory pool."""
+    skb.owner.wmem -= skb.truesize
+    if skb.owner.pool is not None:
+        skb.owner.pool.uncharge(skb.truesize)
+
+
+def alloc_skb(data: bytes, owner: "UnixSocket", fds: list[File] | None = None,
+              creds: tuple[int, int, int] | None = None) -> Skb | None:
+    """sock_alloc_send_pskb's allocation: None when the machine's memory is used up."""
+    try:
+        return Skb(data, owner, fds, creds)
+    except OutOfMemory:
+        return None
 
 
 def drop_files(files: list[File] | None) -> list[WaitQueue]:
@@ -143,6 +168,7 @@ class UnixSocket(File):
         self.dead = False
         self.err = 0
         self.wmem = 0
+        self.pool: Any = None               # the machine's MemoryPool its skbs are charged to
         self.sndbuf = WMEM_DEFAULT
         self.rcvbuf = RMEM_DEFAULT
         self.passcred = False
@@ -253,7 +279,7 @@ class UnixSocket(File):
                     peer.err = ECONNRESET
             wqs.append(peer.wq)
         for skb in self.rq:
-            skb.owner.wmem -= skb.truesize
+            free_skb(skb)
             wqs.append(skb.owner.wq)
             wqs += drop_files(skb.fds)
             skb.fds = None
@@ -344,7 +370,9 @@ def _unix_create(k: "Kernel", cpu, task, family, stype, protocol) -> Any:
 
 
 def _new_sock(k: "Kernel", cpu, task, stype, flags) -> UnixSocket:
-    return UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), _peer_identity(task))
+    sk = UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), _peer_identity(task))
+    sk.pool = getattr(k, "mem", None)
+    return sk
 
 
 def _sockfd(k: "Kernel", task, fd) -> Any:
@@ -423,7 +451,10 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
         size = min(total - sent, (sk.sndbuf >> 1) - 64)
         data = _gather(task, vec, sent, size)
         fds = scm[0] if scm is not None and sent == 0 else None
-        other.rq.append(Skb(data, sk, fds, _skb_creds(task, sk, other, scm)))
+        skb = alloc_skb(data, sk, fds, _skb_creds(task, sk, other, scm))
+        if skb is None:
+            return sent or -ENOBUFS
+        other.rq.append(skb)
         cpu.charge(k.cost.pipe_op)
         sent += size
         k.sched.wake_queue(other.wq, cpu.now)     # sk_data_ready
@@ -487,8 +518,11 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
             return -E.EAGAIN
         k.sched.sleep_on(cpu, task, sk.wq, "unix_dgram_sendmsg")
         return BLOCK
-    other.rq.append(Skb(_gather(task, vec, 0, total), sk, scm[0] if scm is not None else None,
-                        _skb_creds(task, sk, other, scm)))
+    skb = alloc_skb(_gather(task, vec, 0, total), sk, scm[0] if scm is not None else None,
+                    _skb_creds(task, sk, other, scm))
+    if skb is None:
+        return -ENOBUFS
+    other.rq.append(skb)
     cpu.charge(k.cost.pipe_op)
     k.sched.wake_queue(other.wq, cpu.now)
     return total
@@ -497,7 +531,7 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
 # ---- receiving -------------------------------------------------------------------------
 def _consume(k: "Kernel", cpu, sk: UnixSocket, skb: Skb) -> None:
     sk.rq.remove(skb)
-    skb.owner.wmem -= skb.truesize
+    free_skb(skb)
     k.sched.wake_queue(skb.owner.wq, cpu.now)      # unix_write_space
     if sk.peer_wait.waiters:
         k.sched.wake_queue(sk.peer_wait, cpu.now)  # a sender waiting for room in our queue
