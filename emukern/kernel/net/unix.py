@@ -31,7 +31,11 @@ What is modelled:
 - a datagram receiver that is not the sender's peer takes at most net.unix.max_dgram_qlen
   (512) messages before senders wait.
 
-Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB, SO_PASSPIDFD, the in-flight garbage collector,
+- the in-flight garbage collector (unix_gc): sockets that only queued SCM_RIGHTS skbs of such
+  sockets hold are freed when the last descriptor of one closes (run at once, not as Linux's
+  deferred work).
+
+Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB, SO_PASSPIDFD,
 permission checks on a socket inode (connect needs write permission in Linux).
 A signal that interrupts a stream send after part of it was queued ends it with -ERESTARTSYS
 rather than the partial count.
@@ -43,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.cred import cred_of
-from emukern.kernel.files import File, WaitQueue
+from emukern.kernel.files import FdTable, File, WaitQueue
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.net import unix_bind
 from emukern.kernel.signal import generate as signal_generate
@@ -109,6 +113,8 @@ class Skb:
         if fds:
             for f in fds:
                 f.refs += 1           # the in-flight reference (scm_fp_dup / get_file)
+                if isinstance(f, UnixSocket):
+                    f.inflight += 1   # unix_inflight: what the garbage collector counts
 
 
 def free_skb(skb: Skb) -> None:
@@ -168,6 +174,7 @@ class UnixSocket(File):
         self.dead = False
         self.err = 0
         self.wmem = 0
+        self.inflight = 0                   # references to this socket in queued skbs (SCM_RIGHTS)
         self.pool: Any = None               # the machine's MemoryPool its skbs are charged to
         self.sndbuf = WMEM_DEFAULT
         self.rcvbuf = RMEM_DEFAULT
@@ -266,6 +273,8 @@ class UnixSocket(File):
         and ECONNRESET when we leave unread data behind or were never accepted (stream/
         seqpacket); our queued skbs are freed with the files they carry, and a listener's
         unaccepted connections are released the same way."""
+        if self.dead:
+            return []         # (already released: the garbage collector closed it first)
         wqs = [self.wq, self.peer_wait]
         self.dead = True
         self.shutdown = SHUTDOWN_MASK
@@ -278,11 +287,12 @@ class UnixSocket(File):
                 if self.rq or embryo:
                     peer.err = ECONNRESET
             wqs.append(peer.wq)
-        for skb in self.rq:
+        for skb in list(self.rq):
             free_skb(skb)
             wqs.append(skb.owner.wq)
-            wqs += drop_files(skb.fds)
-            skb.fds = None
+            fds, skb.fds = skb.fds, None
+            _uninflight(fds)
+            wqs += drop_files(fds)
         self.rq.clear()
         while self.acceptq:
             wqs += self.acceptq.popleft().release(embryo=True)
@@ -548,7 +558,69 @@ def _take_fds(skb: Skb, peek: bool) -> list[File] | None:
             f.refs += 1
         return list(fds)
     skb.fds = None
+    _uninflight(fds)
     return fds
+
+
+def _uninflight(fds: list[File] | None) -> None:
+    """unix_notinflight: the files left an skb (received, or the skb was freed)."""
+    for f in fds or ():
+        if isinstance(f, UnixSocket):
+            f.inflight -= 1
+
+
+def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
+    """unix_gc: free the sockets that only in-flight skbs hold, when those skbs sit in the queues
+    of such sockets themselves (a cycle no descriptor reaches: a socket sent over itself, two
+    sockets sent to each other, then closed).
+
+    The candidates are the sockets reachable from ``start`` through the files queued skbs carry
+    whose every reference is in flight (file count == inflight).  A candidate referenced by an
+    skb outside the candidates' queues is alive, and so is whatever it reaches; the rest is
+    garbage: their queued skbs lose their files, which closes them."""
+    seen: dict[int, UnixSocket] = {}
+    todo = [start]
+    while todo:
+        sk = todo.pop()
+        if id(sk) in seen or sk.dead or sk.inflight == 0 or sk.refs != sk.inflight:
+            continue
+        seen[id(sk)] = sk
+        for skb in sk.rq:
+            todo += [f for f in skb.fds or () if isinstance(f, UnixSocket)]
+    if not seen:
+        return []
+    internal: dict[int, int] = {}
+    for sk in seen.values():
+        for skb in sk.rq:
+            for f in skb.fds or ():
+                if id(f) in seen:
+                    internal[id(f)] = internal.get(id(f), 0) + 1
+    alive = [sk for sk in seen.values() if sk.inflight > internal.get(id(sk), 0)]
+    live: set[int] = set()
+    while alive:
+        sk = alive.pop()
+        if id(sk) in live:
+            continue
+        live.add(id(sk))
+        for skb in sk.rq:
+            alive += [f for f in skb.fds or () if id(f) in seen]
+    garbage = [sk for key, sk in seen.items() if key not in live]
+    files: list[File] = []
+    for sk in garbage:
+        for skb in sk.rq:
+            if skb.fds:
+                _uninflight(skb.fds)
+                files += skb.fds
+                skb.fds = None
+    return drop_files(files)
+
+
+def _gc_on_close(f: File, table: Any) -> list[WaitQueue]:
+    """A descriptor of a unix socket closed and what holds it now is only in flight: collect
+    (Linux runs unix_gc from unix_release_sock and before a send when much is in flight)."""
+    if isinstance(f, UnixSocket) and f.inflight and f.refs == f.inflight:
+        return unix_gc(f)
+    return []
 
 
 def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, meta: RecvMeta | None) -> tuple[Any, int]:
@@ -807,3 +879,6 @@ def unix_accept(k: "Kernel", cpu, task, sk: UnixSocket, flags: int) -> Any:
         k.sched.wake_queue(sk.peer_wait, cpu.now)
     cpu.charge(k.cost.pipe_op)
     return fd
+
+
+FdTable.close_hooks.append(_gc_on_close)
