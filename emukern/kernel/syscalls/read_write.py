@@ -416,9 +416,13 @@ def sys_sendfile(k: "Kernel", cpu, task, out_fd, in_fd, offp, count, *a):
 
 def _sendfile_direct(k: "Kernel", cpu, task, inf, outf, pos: int, count: int) -> Any:
     """splice_direct_to_actor into a sink with its own splice_write (a socket): 64 KiB at a
-    time; the sink may sleep (BLOCK) only before it took anything, else a full sink ends the
-    call with what it took."""
-    done = 0
+    time until ``count`` or the end of the file.  A blocking sink that fills up sleeps (BLOCK)
+    and the call, run again when woken, goes on after the bytes already sent (kept on the task
+    for this very call); a non-blocking one ends it with what it took."""
+    key = (id(inf), id(outf), pos, count)
+    prog = getattr(task, "sendfile_progress", None)
+    done = prog[1] if prog is not None and prog[0] == key else 0
+    task.sendfile_progress = None
     while done < count:
         data = inf.pread(min(count - done, 1 << 16), pos + done)
         if isinstance(data, int):
@@ -426,13 +430,13 @@ def _sendfile_direct(k: "Kernel", cpu, task, inf, outf, pos: int, count: int) ->
         if not data:
             break
         n = syscalls_splice.splice_write(k, cpu, task, outf, data, pos + done, False)
-        if not isinstance(n, int):
-            return done or n                # (BLOCK: nothing moved yet)
+        if not isinstance(n, int):          # BLOCK: the sink is full and we sleep on it
+            if done:
+                task.sendfile_progress = (key, done)
+            return n
         if n < 0:
             return done or n
         done += n
-        if n < len(data):
-            break
     return done
 
 
