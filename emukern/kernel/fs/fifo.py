@@ -13,7 +13,8 @@ opener already counts as a reader or writer (so the partner does not wait for it
 a reader's read does not see end-of-file before the waiting writer wakes); it waits for the
 partner's open counter to move, so a partner that opened and closed again still lets it go.
 
-Not modelled: an open that a signal interrupts and that is not restarted (no SA_RESTART)
+Not modelled: poll/epoll of an O_RDWR FIFO reports only the write side's readiness; an open
+that a signal interrupts and that is not restarted (no SA_RESTART)
 keeps its half-made end until the same task opens a FIFO again; fstat of an open FIFO shows
 pipefs's mode 0600 and the FIFO's inode number (stat of its name shows the node as it is).
 """
@@ -110,8 +111,6 @@ def fifo_open(k: "Kernel", cpu, task, node: "Node", flags: int, cloexec: bool) -
     if end.writable:
         fifo.w_counter += 1
     k.sched.wake_queue(fifo.open_wait, cpu.now)  # wake_up_partner
-    k.sched.wake_queue(p.rwait, cpu.now)
-    k.sched.wake_queue(p.wwait, cpu.now)
     cpu.charge(k.cost.pipe_op)
     if acc == O_RDONLY and not nonblock and p.writers == 0:
         return _wait_for_partner(k, cpu, task, end, fifo.w_counter, cloexec)
