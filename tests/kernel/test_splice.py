@@ -55,3 +55,11 @@ def test_sendfile_into_a_blocking_socket_sends_everything(cguest, arch, tmp_path
     assert r.exit_status == 0, r.message
     # (the same two lines from qemu-user, the host's Linux)
     assert r.stdout.decode() == "sendfile 1048576 off 1048576\nchild got 1048576 sum 4060610560\n"
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_splice_into_a_full_socket_and_one_whose_peer_is_gone(cguest, arch):
+    r = Machine(arch=arch).load(cguest("splice_sock_full", arch), []).run()
+    assert r.exit_status == 0, r.message
+    # (the same two lines from qemu-user, the host's Linux)
+    assert r.stdout.decode() == "filled 262144 then -1 errno 11\npeer gone: -1 errno 32 sig 13\n"
