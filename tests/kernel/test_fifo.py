@@ -69,3 +69,38 @@ def test_fifo_probe_under_qemu_user(cguest, arch, tmp_path):
                        capture_output=True, timeout=120)
     assert q.returncode == 0
     assert q.stdout.decode() == EXPECTED.read_text()
+
+
+# coreutils and the closure of its Pre-Depends in trixie
+COREUTILS = ("coreutils", "libacl1", "libattr1", "libc6", "libcap2", "libgmp10", "libselinux1", "libssl3t64",
+             "libsystemd0", "libpcre2-8-0", "libzstd1", "liblzma5", "libgcc-s1")
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_debian_mkfifo_stat_ls_rm(arch, tmp_path):
+    """Debian trixie's own mkfifo(1), stat(1), ls(1) and rm(1) (dynamic, glibc) in a writable root."""
+    from emukern.debian import AptFetcher, FetchError, extract
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    fetcher = AptFetcher("trixie", arch)
+    try:
+        debs = [fetcher.download(p) for p in COREUTILS]
+    except FetchError as exc:
+        pytest.skip(f"Debian trixie's coreutils for {arch} could not be had: {exc}")
+    root = tmp_path / "root"
+    for deb in debs:
+        extract(deb, root)
+    for d in ("lib", "bin", "sbin"):
+        if not (root / d).exists():
+            (root / d).symlink_to(f"usr/{d}")
+    (root / "tmp").mkdir()
+
+    def run(*argv: str) -> str:
+        r = Machine(arch=arch, root=str(root), root_rw=True).load(root / "usr/bin" / argv[0], list(argv[1:])).run()
+        assert r.exit_status == 0, (argv, r.message, r.stderr)
+        return r.stdout.decode()
+    run("mkfifo", "-m", "0640", "/tmp/ff")
+    assert run("stat", "-c", "%F %a %s", "/tmp/ff") == "fifo 640 0\n"
+    assert run("ls", "-l", "/tmp").splitlines()[1].startswith("prw-r----- 1 0 0 0 ")
+    run("rm", "/tmp/ff")
+    assert list((root / "tmp").iterdir()) == []
