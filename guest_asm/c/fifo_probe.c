@@ -19,6 +19,8 @@ static void show(const char *what, long r) {
     errno = 0;
 }
 
+static void on_alarm(int sig) { (void)sig; }
+
 int main(int argc, char **argv) {
     char path[512];
     const char *mode = argc > 2 ? argv[2] : "";
@@ -102,6 +104,22 @@ int main(int argc, char **argv) {
     printf("%-30s \"%s\"\n", "  got", buf);
     waitpid(pid, &st, 0);
     close(r);
+
+    /* a waiting open interrupted by a signal without SA_RESTART: EINTR, and no reader is left
+     * behind (a non-blocking writer still finds none) */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(1);
+    show("open rd interrupted", open(path, O_RDONLY));
+    fflush(stdout);
+    if ((pid = fork()) == 0) {                  /* another process looks for the reader */
+        show("open wr NONBLOCK after (child)", open(path, O_WRONLY | O_NONBLOCK));
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(pid, &st, 0);
 
     show("unlink", unlink(path));
     show("stat after unlink", stat(path, &sb));

@@ -1,7 +1,8 @@
 """FIFOs (emukern/kernel/fs/fifo.py, mknodat in syscalls/namei.py) with guest_asm/c/fifo_probe.c:
 mkfifo through glibc, stat, fifo_open's rules (O_NONBLOCK reader, ENXIO writer, O_RDWR, an
 O_WRONLY open waiting for a reader and an O_RDONLY open waiting for a writer, each met by a
-forked partner), data, EPIPE, ESPIPE, unlink.
+forked partner), data, EPIPE, ESPIPE, a waiting open interrupted by a signal (EINTR, and another
+process then finds no reader left: ENXIO), unlink.
 
 test_fifo_probe.expected is what qemu-user printed on both arches (the host's Linux), unchanged.
 The host FIFO node is only a name: emukern never opens it, so a FIFO that was in the root

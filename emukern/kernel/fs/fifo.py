@@ -13,9 +13,10 @@ opener already counts as a reader or writer (so the partner does not wait for it
 a reader's read does not see end-of-file before the waiting writer wakes); it waits for the
 partner's open counter to move, so a partner that opened and closed again still lets it go.
 
-Not modelled: poll/epoll of an O_RDWR FIFO reports only the write side's readiness; an open
-that a signal interrupts and that is not restarted (no SA_RESTART)
-keeps its half-made end until the same task opens a FIFO again; fstat of an open FIFO shows
+A signal that interrupts a waiting open (or a kill) takes the opener off the wait queue, and
+with it the count its half-made end held (``OpenWait``); a restarted open counts again.
+
+Not modelled: poll/epoll of an O_RDWR FIFO reports only the write side's readiness; fstat of an open FIFO shows
 pipefs's mode 0600 and the FIFO's inode number (stat of its name shows the node as it is).
 """
 from __future__ import annotations
@@ -34,16 +35,36 @@ ENXIO = 6
 O_ACCMODE, O_RDONLY, O_WRONLY, O_RDWR, O_NONBLOCK = 3, 0, 1, 2, 0o4000
 
 
+class OpenWait(WaitQueue):
+    """The queue openers wait on for a partner.  A sleeper taken off it other than by a wake-up
+    (a signal, or the task killed) gives its half-made end back: fifo_open's ERESTARTSYS path
+    drops the count it took (put_pipe_info), and a restarted open takes it again."""
+
+    def __init__(self, k: "Kernel", fifo: "Fifo") -> None:
+        super().__init__("fifo_open")
+        self.k = k
+        self.fifo = fifo
+
+    def remove(self, task: Any) -> None:
+        super().remove(task)
+        pending = getattr(task, "fifo_pending", None)
+        if pending is not None and pending[0].fifo is self.fifo:
+            task.fifo_pending = None
+            now = self.k.cpus[task.cpu].now
+            for wq in pending[0].on_close():
+                self.k.sched.wake_queue(wq, now)
+
+
 class Fifo:
     """A FIFO's pipe_inode_info: the pipe, the open counters (r_counter/w_counter) and the
     queue openers wait on for a partner."""
 
-    def __init__(self, key: tuple[int, int], ino: int) -> None:
+    def __init__(self, k: "Kernel", key: tuple[int, int], ino: int) -> None:
         self.key = key
         self.pipe = Pipe(ino=ino)
         self.r_counter = 0
         self.w_counter = 0
-        self.open_wait = WaitQueue("fifo_open")
+        self.open_wait = OpenWait(k, self)
 
 
 class FifoEnd(PipeEnd):
@@ -99,7 +120,7 @@ def fifo_open(k: "Kernel", cpu, task, node: "Node", flags: int, cloexec: bool) -
         _drop(k, cpu, end)                       # a half-made end from an interrupted open
     fifo = table.get(key)
     if fifo is None:
-        fifo = table[key] = Fifo(key, node.ino)
+        fifo = table[key] = Fifo(k, key, node.ino)
     p = fifo.pipe
     if acc == O_WRONLY and nonblock and p.readers == 0:
         if p.writers == 0:
