@@ -524,7 +524,7 @@ class Cpu:
         rec.mapped, rec.mapped_version = self._mapped, self.mapped_version
         rec.xpages, rec.exits, rec.exits_dirty = self._xpages, self._exits, self._exits_dirty
         rec.foreign, rec.scan_gen, rec.code_gen = self._foreign, self._scan_gen, self._code_gen
-        rec.splits = self.counter.take_splits()    # type: ignore[attr-defined]
+        rec.splits = self.counter.take_splits()    # type: ignore[union-attr]
         return rec
 
     def _load_engine(self, rec: _Engine) -> None:
@@ -532,7 +532,7 @@ class Cpu:
         self._mapped, self.mapped_version = rec.mapped, rec.mapped_version
         self._xpages, self._exits, self._exits_dirty = rec.xpages, rec.exits, rec.exits_dirty
         self._foreign, self._scan_gen, self._code_gen = rec.foreign, rec.scan_gen, rec.code_gen
-        self.counter.put_splits(rec.splits)       # type: ignore[attr-defined]
+        self.counter.put_splits(rec.splits)       # type: ignore[union-attr]
         self.mm = rec.serves()
 
     def _switch_engine(self, mm: AddressSpace) -> None:

@@ -212,8 +212,10 @@ class EngineSet:
         status = _uclib.uc_open(self.arch, self.mode, ctypes.byref(h))
         if status != 0:
             raise UcError(status)
-        self.handles.add(int(h.value))
-        self.select(int(h.value))
+        handle = h.value
+        assert handle is not None            # uc_open succeeded
+        self.handles.add(handle)
+        self.select(handle)
         self.replaying = True
         try:
             for kind, args in self.steps:
@@ -231,7 +233,7 @@ class EngineSet:
                     self.uc.mem_map_ptr(*args)
         finally:
             self.replaying = False
-        return int(h.value)
+        return handle
 
     def copy_state(self, src: int, dst: int) -> None:
         """The CPU's architectural state (every register, system registers included) from one

@@ -8,14 +8,15 @@ overlap (e.g. PMULLB .Q before PMULLB).  Results are cached per word.
 from __future__ import annotations
 
 from functools import lru_cache
+from types import ModuleType
 
 from . import bitperm, crypto, int_arith, int_ops, int_shift, matmul
 from . import int_complex, int_mac, int_misc2, int_narrow  # the SVE2 integer remainder
 from . import fp2, mem2, perm2  # permutes, memory, floating point (second half)
 from .state import Sve2Insn
 
-MODULES = (int_ops, int_arith, int_shift, crypto, bitperm, matmul, int_mac, int_narrow, int_complex, int_misc2)
-MODULES += (perm2, mem2, fp2,)
+MODULES: tuple[ModuleType, ...] = (int_ops, int_arith, int_shift, crypto, bitperm, matmul, int_mac, int_narrow,
+                                   int_complex, int_misc2, perm2, mem2, fp2)
 
 
 def collect() -> tuple[Sve2Insn, ...]:

@@ -6,12 +6,12 @@ written back after it: only what the instruction marks as written goes back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NoReturn
 
 from emukern.errors import MemoryFault
 
 
-def _no_memory(addr: int, *_: object) -> None:
+def _no_memory(addr: int, *_: object) -> NoReturn:
     raise MemoryFault(addr, "r")
 
 

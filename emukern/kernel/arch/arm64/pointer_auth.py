@@ -32,12 +32,13 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emukern.kernel import errno as E
 from emukern.machine.cpu_arm64 import SCTLR_ENDA, SCTLR_ENDB, SCTLR_ENIA, SCTLR_ENIB
 
 if TYPE_CHECKING:
+    from emukern.machine.cpu_arm64 import Arm64Cpu
     from emukern.kernel.task import Task
     from emukern.kernel.types import Kernel
 
@@ -114,7 +115,7 @@ def setup(k: "Kernel") -> None:
     sanitised ID registers, as the hwcaps say), else the instructions stay NOPs/UNDEF as before."""
     if system_supports_address_auth(k) or system_supports_generic_auth(k):
         for cpu in k.cpus:
-            cpu.enable_pointer_auth()
+            cast("Arm64Cpu", cpu).enable_pointer_auth()
 
 
 def ptrauth_thread_init_user(k: "Kernel", task: "Task", th: Any) -> None:
