@@ -45,8 +45,8 @@ def add_sweep_command(sub: Any) -> None:
     s.add_argument("--no-cache", action="store_true", help="run every point, store nothing")
     s.add_argument("--dry-run", action="store_true", help="list the points and stop")
     s.add_argument("--no-plots", action="store_true",
-                   help="write the tables (CSV, Parquet, JSON) but draw no PNG: most of a fully cached "
-                        "sweep's time is drawing")
+                   help="write the tables (CSV, Parquet, JSON) but draw no PNG (a PNG whose data did not "
+                        "change since it was drawn into the same --out is kept, not drawn again)")
     s.set_defaults(func=cmd_sweep)
 
 

@@ -53,3 +53,20 @@ def test_y_scale_rule():
     assert results._y_scale([1, 50]) == "log"
     assert results._y_scale([0, 1, 50]) == "symlog"
     assert results._y_scale([0, 0]) == "linear"
+
+
+def test_the_same_data_is_not_drawn_twice(monkeypatch, tmp_path):
+    """A sweep answered from its cache keeps the PNG drawn from the same data (drawing was most of
+    a cached sweep's time); other data, or a PNG removed, draws again."""
+    drawn = []
+    real_savefig = plt.Figure.savefig
+    monkeypatch.setattr(plt.Figure, "savefig", lambda fig, *a, **k: (drawn.append(a[0]), real_savefig(fig, *a, **k)))
+    df = _df(100.0)
+    first = results.plot_axis(df, "vlen", ["vlen", "program"], tmp_path)
+    again = results.plot_axis(df, "vlen", ["vlen", "program"], tmp_path)
+    assert first == again and first.exists() and len(drawn) == 1
+    results.plot_axis(_df(3.0), "vlen", ["vlen", "program"], tmp_path)     # other data
+    assert len(drawn) == 2
+    first.unlink()
+    results.plot_axis(_df(3.0), "vlen", ["vlen", "program"], tmp_path)     # the PNG is gone
+    assert len(drawn) == 3 and first.exists()
