@@ -1,0 +1,315 @@
+"""Which version of the vector-state patches is better for real software?  A policy study.
+
+The motivating figure of Mark Brown's "arm64/sve: Performance improvements with SVE state saving"
+(patch 1) came from a Debian boot: most tasks took another SVE access trap after more than half
+of their FPSIMD-only state loads.  Under emukern every glibc process takes an SVE access trap
+(glibc's SVE string routines), so the question can be asked of real programs: this experiment
+runs a fixed mix of Debian trixie arm64 binaries (shell scripts that fork and exec, coreutils
+pipelines, python3, perl, sqlite3, gzip/xz, openssl, a make-like loop of background jobs) on two
+CPUs with full preemption, once under each ``arm64-sve`` value, and counts per program:
+
+* SVE access traps (do_sve_acc);
+* FPSIMD-only loads of a task that had TIF_SVE, and how many were followed by another trap
+  (the cover letter's share) -- overall and as the number of tasks above 50 %;
+* syscalls entered with TIF_SVE set, SVE flushes (syscall, trap, P-only), total cycles.
+
+RISC-V's Debian userland hardly uses V, so its half runs programs built here with an RVV
+auto-vectorising compiler (emukern.bench.rvv_programs: zlib's minigzip both ways, a memcpy/strlen
+pipe between two processes) under ``riscv-discard`` eager, deferred and optimize-restore, with the
+sysctl ``abi.riscv_v_vstate_discard`` at 0 and 1: vector saves, restores, discards, first-use
+traps, executed vector instructions and cycles.
+
+The policies change kernel work, never user work: each program's user instruction count is
+the same under every value (checked, and reported if not).  Anything that cannot be had --
+packages without a network, no vectorising compiler -- is skipped with the reason.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.table import Table
+
+from emukern.bench.stats import Unavailable
+
+# host seconds of a full run on the 2-core development machine, roughly (orders reproduce's pool)
+POOL_SECONDS = 600
+TITLE = ("Policy study on real workloads: Debian programs under arm64-sve legacy / p1 / p1+p2, "
+         "RVV-vectorised programs under riscv-discard eager / deferred / optimize-restore")
+ARM64_POLICIES = ("legacy", "p1", "p1+p2")
+RISCV_POLICIES = ("eager", "deferred", "optimize-restore")
+DISCARD = (0, 1)
+CPUS = 2
+PREEMPT = "full"
+RVV_VLEN = 256
+RETRAP_MAJORITY = 50.0        # the cover letter's threshold (% of FPSIMD-only loads re-trapping)
+EXTRA_PACKAGES = ("openssl", "perl-base")   # beyond the programs root (emukern.bench.programs)
+
+L = "/tmp/bench/lines.txt"
+# (name, argv, quick argv or None: not in the quick run); paths inside the guest root
+ARM64_PROGRAMS: list[tuple[str, list[str], list[str] | None]] = [
+    ("sh script (busybox, fork+exec)",
+     ["/usr/bin/busybox", "sh", "-c", "i=0; while [ $i -lt 40 ]; do i=$((i+1)); /usr/bin/busybox expr $i \\* 3 "
+      f">/dev/null; /usr/bin/head -c 64 {L} >/dev/null; done; echo $i"],
+     ["/usr/bin/busybox", "sh", "-c", "i=0; while [ $i -lt 6 ]; do i=$((i+1)); /usr/bin/busybox expr $i \\* 3 "
+      f">/dev/null; /usr/bin/head -c 64 {L} >/dev/null; done; echo $i"]),
+    ("coreutils pipeline",
+     ["/usr/bin/bash", "-c", f"/usr/bin/cut -d' ' -f3 {L} | /usr/bin/sort | /usr/bin/uniq -c | /usr/bin/sort -rn "
+      f"| /usr/bin/head -3; /usr/bin/sort {L} | /usr/bin/md5sum"],
+     ["/usr/bin/bash", "-c", f"/usr/bin/head -2000 {L} | /usr/bin/cut -d' ' -f3 | /usr/bin/sort | /usr/bin/uniq -c "
+      "| /usr/bin/sort -rn | /usr/bin/head -3"]),
+    ("python3", ["/usr/bin/python3.13", "-S", "-c",
+                 f"import collections; c = collections.Counter(l.split()[2] for l in open('{L}')); "
+                 "print(len(c), sorted(c.values())[-1])"], None),
+    ("perl", ["/usr/bin/perl", "-e",
+              f"open my $f, '<', '{L}' or die; my %h; while (<$f>) {{ $h{{$1}}++ if /line (\\d+)/ }} "
+              "print scalar(keys %h), qq(\\n);"], None),
+    ("sqlite3", ["/usr/bin/sqlite3", ":memory:",
+                 "with recursive c(x) as (select 1 union all select x + 1 from c limit 20000) "
+                 "select count(*), sum(x), max(length(printf('%08d', x))) from c;"], None),
+    ("gzip | xz round trip",
+     ["/usr/bin/bash", "-c", f"/usr/bin/gzip -c -6 {L} | /usr/bin/gzip -dc | /usr/bin/xz -c -1 | /usr/bin/xz -dc "
+      "| /usr/bin/wc -l"], None),
+    ("openssl", ["/usr/bin/bash", "-c", f"/usr/bin/openssl dgst -sha256 {L}; /usr/bin/openssl enc -aes-128-cbc "
+                 f"-pbkdf2 -iter 100 -pass pass:study -in {L} | /usr/bin/openssl dgst -sha256"], None),
+    ("make-like loop (bash, background jobs)",
+     ["/usr/bin/bash", "-c", "cd /tmp/bench; for f in a b c d e f g h; do "
+      f"(/usr/bin/head -c 20000 {L} > job.$f && /usr/bin/gzip -f job.$f && /usr/bin/cksum job.$f.gz >/dev/null) & "
+      "done; wait; /usr/bin/cat job.*.gz | /usr/bin/wc -c; /usr/bin/rm -f job.*"],
+     ["/usr/bin/bash", "-c", "cd /tmp/bench; for f in a b c; do "
+      f"(/usr/bin/head -c 4000 {L} > job.$f && /usr/bin/gzip -f job.$f) & "
+      "done; wait; /usr/bin/cat job.*.gz | /usr/bin/wc -c; /usr/bin/rm -f job.*"]),
+]
+
+# the SVE counters reported (emukern/kernel/arch/arm64/fpsimd.py)
+SVE_KEYS = ("sve_trap", "load_fpsimd_tif_sve", "retrap_after_load", "flush_syscall", "drop_tif_sve_syscall",
+            "drop_tif_sve_load", "flush_trap", "flush_p", "load_sve", "save_sve")
+
+
+# ---- the arm64 root: the programs root (emukern.bench.programs) plus perl and openssl ------------
+def arm64_root() -> Path:
+    """The cached root: emukern.bench.programs' arm64 root, copied, with EXTRA_PACKAGES unpacked on
+    top (built once)."""
+    from emukern.bench import programs
+    from emukern.debian import AptFetcher, FetchError, cache_root, extract
+    base = programs.guest_root("arm64")
+    key = hashlib.sha256(f"{base.name} {' '.join(EXTRA_PACKAGES)}".encode()).hexdigest()[:16]
+    root = cache_root() / "bench-roots" / f"policy-study-arm64-{key}"
+    if (root / ".complete").exists():
+        return root
+    fetcher = AptFetcher("trixie", "arm64")
+    try:
+        # perl-base is left out of the programs' dependency walk (an Essential package): its
+        # own Depends are walked here and the package added by name
+        names = set(programs._closure(fetcher, ["openssl", *fetcher.depends("perl-base")])) | {"perl-base"}
+        debs = [fetcher.download(p) for p in sorted(names)]
+    except FetchError as exc:
+        raise Unavailable(f"Debian trixie's openssl/perl for arm64 could not be had: {exc}") from None
+    tmp = root.with_name(root.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(base, tmp, symlinks=True)
+    for deb in debs:
+        programs._extract(extract, deb, tmp)
+    (tmp / ".complete").touch()
+    shutil.rmtree(root, ignore_errors=True)
+    tmp.replace(root)
+    return root
+
+
+def _retrap_by_task(k: Any) -> tuple[int, int]:
+    """(tasks with an FPSIMD-only load while TIF_SVE was set, those of them that re-trapped after
+    more than RETRAP_MAJORITY % of such loads): the cover letter's per-task view."""
+    with_loads = over = 0
+    for t in k.tasks.values():
+        st = getattr(t.thread, "stats", None)
+        if not st or not st.get("load_fpsimd_tif_sve"):
+            continue
+        with_loads += 1
+        if 100.0 * st.get("retrap_after_load", 0) / st["load_fpsimd_tif_sve"] > RETRAP_MAJORITY:
+            over += 1
+    return with_loads, over
+
+
+def run_arm64(root: Path, name: str, argv: list[str], policy: str) -> dict[str, Any]:
+    """One program under one arm64-sve value: its counters and counts."""
+    from emukern.api import Machine
+    m = Machine(arch="arm64", root=str(root), root_rw=True, max_insns=None, cpus=CPUS, preempt=PREEMPT,
+                policies={"arm64-sve": policy})
+    m.load(root / argv[0].lstrip("/"), argv[1:])
+    r = m.run()
+    if r.exit_status != 0:
+        raise RuntimeError(f"{name} exited with {r.exit_status} under arm64-sve={policy}: {r.stderr[-300:]!r}")
+    s = m.kernel.sve_stats
+    row: dict[str, Any] = {"program": name, "policy": policy, **{key: int(s.get(key, 0)) for key in SVE_KEYS}}
+    row["syscalls_tif_sve"] = row["flush_syscall"] + row["drop_tif_sve_syscall"]
+    row["flushes"] = row["flush_syscall"] + row["flush_trap"] + row["flush_p"]
+    row["retrap_pct"] = _pct(row["retrap_after_load"], row["load_fpsimd_tif_sve"])
+    row["tasks_with_loads"], row["tasks_retrap_majority"] = _retrap_by_task(m.kernel)
+    row.update(user_insns=r.user_insns, cycles=r.cycles, kernel_cycles=r.kernel_cycles,
+               syscalls=sum(r.syscalls.values()), tasks=len(r.tasks), wall_seconds=r.wall_seconds)
+    return row
+
+
+def run_riscv(elf: Path, name: str, argv: list[str], stdin: bytes, policy: str, discard: int) -> dict[str, Any]:
+    """One RVV program under one riscv-discard value and one abi.riscv_v_vstate_discard value."""
+    from emukern.api import Machine
+    m = Machine(arch="riscv64", vlen=RVV_VLEN, max_insns=None, cpus=CPUS, preempt=PREEMPT, stdin=stdin,
+                policies={"riscv-discard": policy}, sysctls={"abi.riscv_v_vstate_discard": discard})
+    m.load(elf, argv)
+    r = m.run()
+    if r.exit_status != 0:
+        raise RuntimeError(f"{name} exited with {r.exit_status} under riscv-discard={policy}, discard {discard}: "
+                           f"{r.stderr[-300:]!r}")
+    k = m.kernel
+    v = {"saves": 0, "restores": 0, "discards": 0, "first_use": 0}
+    for t in k.tasks.values():
+        st = getattr(t.thread, "v", None)
+        if st is not None:
+            for key in v:
+                v[key] += st.stats.get(key, 0)
+    return {"program": name, "policy": policy, "discard": discard, **v,
+            "vector_insns": sum(getattr(c, "vector_insns", 0) for c in k.cpus),
+            "user_insns": r.user_insns, "cycles": r.cycles, "kernel_cycles": r.kernel_cycles,
+            "syscalls": sum(r.syscalls.values()), "tasks": len(r.tasks), "stdout": r.stdout.decode(errors="replace")[:80],
+            "wall_seconds": r.wall_seconds}
+
+
+def _pct(a: int, b: int) -> float | None:
+    return 100.0 * a / b if b else None
+
+
+def _text(quick: bool) -> bytes:
+    """The RVV programs' input: the same lines as the Debian root's lines.txt (fewer in quick)."""
+    x, out = 12345, []
+    for _ in range(3000 if quick else 20000):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(f"{x:010d} line {x % 977}\n")
+    return "".join(out).encode()
+
+
+def riscv_programs(quick: bool) -> list[tuple[str, Path, list[str], bytes]]:
+    from emukern.bench import rvv_programs
+    bins = rvv_programs.build()
+    text = _text(quick)
+    return [("zlib minigzip -6 (compress)", bins["minigzip"], ["-6"], text),
+            ("zlib minigzip -d (decompress)", bins["minigzip"], ["-d"], gzip.compress(text, 6, mtime=0)),
+            ("memcpy/strlen pipe (2 processes)", bins["vpipe"], ["60" if quick else "400"], b"")]
+
+
+# ---- the experiment -------------------------------------------------------------------------------
+def _invariants(rows: list[dict[str, Any]], axes: tuple[str, ...]) -> list[str]:
+    """Programs whose user instruction count differs between policy values (there should be none)."""
+    by: dict[str, set[int]] = {}
+    for r in rows:
+        by.setdefault(r["program"], set()).add(r["user_insns"])
+    return [f"{p}: user instructions differ across {'/'.join(axes)}: {sorted(v)}" for p, v in by.items() if len(v) > 1]
+
+
+def _totals(rows: list[dict[str, Any]], keys: tuple[str, ...], group: Callable[[dict[str, Any]], Any]
+            ) -> dict[Any, dict[str, int]]:
+    out: dict[Any, dict[str, int]] = {}
+    for r in rows:
+        t = out.setdefault(group(r), {key: 0 for key in keys})
+        for key in keys:
+            t[key] += r[key]
+    return out
+
+
+def run_arm64_half(ctx: Any) -> dict[str, Any]:
+    con = ctx.console
+    try:
+        root = arm64_root()
+    except Unavailable as exc:
+        con.print(f"arm64 half not run: {exc}")
+        return {"ran": False, "why": str(exc)}
+    progs = [(n, q if ctx.quick else a) for n, a, q in ARM64_PROGRAMS if not ctx.quick or q is not None]
+    rows: list[dict[str, Any]] = []
+    with ctx.progress() as progress:
+        task = progress.add_task("arm64", total=len(progs) * len(ARM64_POLICIES))
+        for name, argv in progs:
+            for pol in ARM64_POLICIES:
+                progress.update(task, description=f"arm64 {name} {pol}")
+                rows.append(run_arm64(root, name, argv, pol))
+                progress.advance(task)
+    keys = ("sve_trap", "load_fpsimd_tif_sve", "retrap_after_load", "syscalls_tif_sve", "flushes", "cycles",
+            "kernel_cycles", "user_insns", "syscalls", "tasks_with_loads", "tasks_retrap_majority")
+    overall = _totals(rows, keys, lambda r: r["policy"])
+    for t in overall.values():
+        t["retrap_pct"] = _pct(t["retrap_after_load"], t["load_fpsimd_tif_sve"])  # type: ignore[assignment]
+    t1 = Table(title=f"arm64: Debian trixie programs, {CPUS} CPUs, preempt={PREEMPT}, per program and arm64-sve value")
+    for c in ("program", "arm64-sve", "SVE traps", "FPSIMD-only loads (TIF_SVE)", "followed by a trap",
+              "tasks >50 %", "syscalls with TIF_SVE", "flushes", "cycles", "vs legacy"):
+        t1.add_column(c, justify="right", overflow="fold")
+    base = {r["program"]: r["cycles"] for r in rows if r["policy"] == "legacy"}
+    for r in rows + [{"program": "all programs", "policy": p, **t} for p, t in overall.items()]:
+        b = base.get(r["program"]) or sum(x["cycles"] for x in rows if x["policy"] == "legacy")
+        t1.add_row(r["program"], r["policy"], f"{r['sve_trap']:,}", f"{r['load_fpsimd_tif_sve']:,}",
+                   _fmt_pct(r["retrap_after_load"], r["retrap_pct"]),
+                   f"{r['tasks_retrap_majority']}/{r['tasks_with_loads']}", f"{r['syscalls_tif_sve']:,}",
+                   f"{r['flushes']:,}", f"{r['cycles']:,}", f"{100 * (r['cycles'] / b - 1):+.3f} %")
+    con.print(t1)
+    bad = _invariants(rows, ARM64_POLICIES)
+    for line in bad:
+        con.print(f"[bold red]invariant broken[/]: {line}")
+    leg = overall["legacy"]
+    con.print(f"Cover letter (patch 1): the overwhelming majority of tasks re-trapped after more than "
+              f"{RETRAP_MAJORITY:.0f} % of their FPSIMD-only loads.  Here, under legacy: "
+              f"{leg['tasks_retrap_majority']} of {leg['tasks_with_loads']} tasks with such a load, "
+              f"{_fmt_pct(leg['retrap_after_load'], leg['retrap_pct'])} of {leg['load_fpsimd_tif_sve']} loads overall.")
+    return {"ran": True, "cpus": CPUS, "preempt": PREEMPT, "policies": list(ARM64_POLICIES), "rows": rows,
+            "overall": overall, "invariants_broken": bad}
+
+
+def run_riscv_half(ctx: Any) -> dict[str, Any]:
+    from emukern.bench import rvv_programs
+    con = ctx.console
+    try:
+        progs = riscv_programs(ctx.quick)
+    except Unavailable as exc:
+        con.print(f"RISC-V half not run: {exc}")
+        return {"ran": False, "why": str(exc)}
+    static = {name: rvv_programs.vector_instructions(elf) for name, elf, _a, _i in progs}
+    rows: list[dict[str, Any]] = []
+    with ctx.progress() as progress:
+        task = progress.add_task("riscv64", total=len(progs) * len(RISCV_POLICIES) * len(DISCARD))
+        for name, elf, argv, stdin in progs:
+            for pol in RISCV_POLICIES:
+                for d in DISCARD:
+                    progress.update(task, description=f"riscv64 {name} {pol} discard={d}")
+                    rows.append(run_riscv(elf, name, argv, stdin, pol, d))
+                    progress.advance(task)
+    t = Table(title=f"riscv64: RVV-vectorised programs (LLVM, -mcpu={rvv_programs.MCPU}), VLEN {RVV_VLEN}, "
+                    f"{CPUS} CPUs, preempt={PREEMPT}")
+    for c in ("program", "riscv-discard", "discard sysctl", "vector insns", "first-use traps", "saves", "restores",
+              "discards", "cycles", "vs eager/0"):
+        t.add_column(c, justify="right", overflow="fold")
+    base = {r["program"]: r["cycles"] for r in rows if r["policy"] == "eager" and r["discard"] == 0}
+    for r in rows:
+        t.add_row(r["program"], r["policy"], str(r["discard"]), f"{r['vector_insns']:,}", f"{r['first_use']:,}",
+                  f"{r['saves']:,}", f"{r['restores']:,}", f"{r['discards']:,}", f"{r['cycles']:,}",
+                  f"{100 * (r['cycles'] / base[r['program']] - 1):+.3f} %")
+    con.print(t)
+    con.print("vset instructions in the binaries (static, llvm-objdump): "
+              + ", ".join(f"{n}: {c if c is not None else 'n/a'}" for n, c in static.items()))
+    bad = _invariants(rows, ("riscv-discard", "discard"))
+    for line in bad:
+        con.print(f"[bold red]invariant broken[/]: {line}")
+    overall = _totals(rows, ("saves", "restores", "discards", "first_use", "cycles", "kernel_cycles"),
+                      lambda r: f"{r['policy']}/{r['discard']}")
+    return {"ran": True, "vlen": RVV_VLEN, "cpus": CPUS, "preempt": PREEMPT, "policies": list(RISCV_POLICIES),
+            "discard": list(DISCARD), "static_vset": static, "rows": rows, "overall": overall,
+            "invariants_broken": bad}
+
+
+def _fmt_pct(n: int, pct: float | None) -> str:
+    return f"{n:,} ({pct:.0f} %)" if pct is not None else f"{n:,} (-)"
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    return {"quick": bool(ctx.quick), "arm64": run_arm64_half(ctx), "riscv64": run_riscv_half(ctx)}
+
+
+__all__ = ["ARM64_PROGRAMS", "arm64_root", "riscv_programs", "run", "run_arm64", "run_riscv"]
