@@ -34,6 +34,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# optional: the policy study's RVV programs are built by LLVM from the ziglang wheel (the 'study'
+# extra); without it (offline) `emukern reproduce` skips that half and says why
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[study]' \
+  || echo "setup: ziglang not installed (optional: the policy study's RISC-V programs)" >&2
 # Byte-compile emukern once: with PYTHONDONTWRITEBYTECODE set (as on this project's machines)
 # Python never caches it, and every `emukern run` process would recompile ~160 modules first
 # (measured: `emukern run hello.S` 1.45 s without the cache, 0.85 s with it).  A stale cache

@@ -47,6 +47,7 @@ PREEMPT = "full"
 RVV_VLEN = 256
 RETRAP_MAJORITY = 50.0        # the cover letter's threshold (% of FPSIMD-only loads re-trapping)
 EXTRA_PACKAGES = ("openssl", "perl-base")   # beyond the programs root (emukern.bench.programs)
+FETCH = True          # False: run only from cached roots and builds (the tests)
 
 L = "/tmp/bench/lines.txt"
 # (name, argv, quick argv or None: not in the quick run); paths inside the guest root
@@ -95,11 +96,15 @@ def arm64_root() -> Path:
     top (built once)."""
     from emukern.bench import programs
     from emukern.debian import AptFetcher, FetchError, cache_root, extract
+    if not FETCH and not any((cache_root() / "bench-roots").glob("policy-study-arm64-*/.complete")):
+        raise Unavailable("the study's arm64 root is not cached (fetching is off)")
     base = programs.guest_root("arm64")
     key = hashlib.sha256(f"{base.name} {' '.join(EXTRA_PACKAGES)}".encode()).hexdigest()[:16]
     root = cache_root() / "bench-roots" / f"policy-study-arm64-{key}"
     if (root / ".complete").exists():
         return root
+    if not FETCH:
+        raise Unavailable(f"the study's arm64 root is not cached ({root.name}; fetching is off)")
     fetcher = AptFetcher("trixie", "arm64")
     try:
         # perl-base is left out of the programs' dependency walk (an Essential package): its
@@ -192,6 +197,7 @@ def _text(quick: bool) -> bytes:
 
 def riscv_programs(quick: bool) -> list[tuple[str, Path, list[str], bytes]]:
     from emukern.bench import rvv_programs
+    rvv_programs.FETCH = rvv_programs.FETCH and FETCH
     bins = rvv_programs.build()
     text = _text(quick)
     return [("zlib minigzip -6 (compress)", bins["minigzip"], ["-6"], text),

@@ -48,6 +48,7 @@ EXPERIMENTS = [
     "arm64_sve",            # issue 7: Mark Brown's SVE state saving, fp-pidbench and blocking scenario
     "riscv_kmv",            # issue 15: stale vector contexts after kernel-mode vector user copies
     "arm64_sve_upstream",   # issue 14: the upstream fp-pidbench selftest built from linux-source
+    "policy_study",         # upstream successors, part 4: the policies on real Debian / RVV programs
 ]
 # experiments whose figures are host time (emukern vs raw Unicorn / qemu-user): they run alone
 TIMING = ("selfbench", "rvv_unit")
@@ -470,6 +471,9 @@ def summary_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     add(sve, "p1+p2 overhead with SVE before every syscall (VL 128)",
         _get(r, "arm64_sve", "summary", "128", "p2_overhead_per_syscall"),
         f"~{pub['p2_overhead_per_syscall_128']:g} %", "{:.2f} %")
+    add(sve, "real programs, legacy: FPSIMD-only loads followed by another SVE trap",
+        _get(r, "policy_study", "arm64", "overall", "legacy", "retrap_pct"),
+        f"most tasks > {pub['retrap_majority_pct']:g} % (Debian bookworm boot)", "{:.0f} %")
     for arch in ("riscv64", "arm64"):
         add(HOST_SPEED_CHANGE, f"{arch}: emukern MIPS / raw Unicorn MIPS",
             _get(r, "selfbench", "arches", arch, "mips_ratio"), f"target >= {selfbench.TARGET_MIPS_RATIO:g}",

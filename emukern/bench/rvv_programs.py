@@ -36,6 +36,7 @@ TARGET = "riscv64-linux-musl"
 MCPU = "baseline_rv64+v"
 MCPU_SCALAR = "baseline_rv64"
 BUILD_VERSION = "3"          # bump when the build recipe changes (a new cache key)
+FETCH = True                 # False: use only what is cached (the tests)
 ZLIB_FILES = ("adler32.c", "crc32.c", "deflate.c", "infback.c", "inffast.c", "inflate.c", "inftrees.c",
               "trees.c", "zutil.c", "compress.c", "uncompr.c", "gzclose.c", "gzlib.c", "gzread.c",
               "gzwrite.c", "test/minigzip.c")
@@ -127,9 +128,17 @@ def cache_dir() -> Path:
 
 
 def zig_cc() -> list[str]:
-    """The command that runs LLVM's C compiler from the ziglang wheel (Unavailable: none)."""
+    """The command that runs LLVM's C compiler from the ziglang wheel (Unavailable: none).
+
+    Looked for as the installed ``ziglang`` module (``pip install -e '.[study]'``, which
+    tools/setup.sh does), then as a wheel unpacked under ~/.cache/emukern/tools/ziglang
+    (``pip install --target``: no change to the environment), then ``zig`` on PATH."""
     if importlib.util.find_spec("ziglang") is not None:
         return [sys.executable, "-m", "ziglang", "cc"]
+    from emukern.debian import cache_root
+    unpacked = cache_root() / "tools" / "ziglang" / "ziglang" / "zig"
+    if unpacked.exists():
+        return [str(unpacked), "cc"]
     zig = shutil.which("zig")
     if zig:
         return [zig, "cc"]
@@ -154,6 +163,8 @@ def zlib_tarball() -> Path:
     got = sorted(dest.glob("zlib_*.orig.tar.*"))
     if got:
         return got[-1]
+    if not FETCH:
+        raise Unavailable("zlib's source is not cached (and fetching is off)")
     if shutil.which("apt-get") is None:
         raise Unavailable("apt-get is not installed (zlib comes from Debian's source package)")
     dest.mkdir(parents=True, exist_ok=True)
