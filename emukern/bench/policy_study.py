@@ -46,7 +46,7 @@ CPUS = 2
 PREEMPT = "full"
 RVV_VLEN = 256
 RETRAP_MAJORITY = 50.0        # the cover letter's threshold (% of FPSIMD-only loads re-trapping)
-EXTRA_PACKAGES = ("openssl", "perl-base")   # beyond the programs root (emukern.bench.programs)
+EXTRA_PACKAGES = ("openssl", "perl-base", "libcrypt1")   # beyond the programs root (emukern.bench.programs)
 FETCH = True          # False: run only from cached roots and builds (the tests)
 
 L = "/tmp/bench/lines.txt"
@@ -108,8 +108,9 @@ def arm64_root() -> Path:
     fetcher = AptFetcher("trixie", "arm64")
     try:
         # perl-base is left out of the programs' dependency walk (an Essential package): its
-        # own Depends are walked here and the package added by name
-        names = set(programs._closure(fetcher, ["openssl", *fetcher.depends("perl-base")])) | {"perl-base"}
+        # own Depends are walked here and the package added by name; libcrypt1 is its
+        # Pre-Depends, which apt-cache depends does not list
+        names = set(programs._closure(fetcher, ["openssl", "libcrypt1", *fetcher.depends("perl-base")])) | {"perl-base"}
         debs = [fetcher.download(p) for p in sorted(names)]
     except FetchError as exc:
         raise Unavailable(f"Debian trixie's openssl/perl for arm64 could not be had: {exc}") from None
