@@ -13,7 +13,7 @@ from emukern.options import parse_int
 # tests/cli/test_only.py checks them against emukern.bench.reproduce.EXPERIMENTS and
 # emukern.bench.selfbench.MEASUREMENTS)
 EXPERIMENT_NAMES = ("selfbench", "kernel_core", "rvv_unit", "riscv_vector", "arm64_mrs", "arm64_sve",
-                    "riscv_kmv", "arm64_sve_upstream")
+                    "riscv_kmv", "arm64_sve_upstream", "policy_study")
 MEASUREMENT_NAMES = ("mips", "syscall", "signal", "pidbench", "rvv", "vsetvli", "mrs-sweep", "switch", "programs")
 
 
@@ -56,7 +56,8 @@ def add_reproduce_command(sub: Any) -> None:
                     "which otherwise run after the four changes' figures: they measure this host, not a "
                     "Linux change, and a MISSED there is not a failed reproduction")
     rp.add_argument("--full", action="store_true",
-                    help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop (slow)")
+                    help="real iteration counts: the upstream fp-pidbench's 2,560,000 getpid calls per loop, the policy "
+                    "study's whole inputs (slow)")
     rp.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
                     help="run the independent experiments in N worker processes (default: one per CPU, "
                     f"{os.cpu_count() or 1} here); the host-speed benchmarks always run alone, after the others; "
