@@ -75,10 +75,11 @@ def _programs(size: str) -> list[tuple[str, list[str]]]:
     full = size == "full"
     nbytes = None if full else 60_000           # lines.txt is about 400 kB
     lines = 20_000 if full else 3_000
+    sort_in = {"full": None, "default": nbytes, "quick": 12_000}[size]
     progs = [
         ("busybox sh script", _bb(40 if full else 12 if size == "default" else 6)),
-        ("coreutils pipeline", ["/usr/bin/bash", "-c", f"{_head(nbytes if size == 'default' else 12_000 if size == 'quick' else None)} "
-                                "| /usr/bin/cut -d' ' -f3 | /usr/bin/sort | /usr/bin/uniq -c | /usr/bin/sort -rn | /usr/bin/head -3"]),
+        ("coreutils pipeline", ["/usr/bin/bash", "-c", f"{_head(sort_in)} | /usr/bin/cut -d' ' -f3 | /usr/bin/sort "
+                                "| /usr/bin/uniq -c | /usr/bin/sort -rn | /usr/bin/head -3"]),
         ("python3", ["/usr/bin/python3.13", "-S", "-c",
                      f"import collections, itertools; c = collections.Counter(l.split()[2] for l in "
                      f"itertools.islice(open('{L}'), {lines})); print(len(c), sorted(c.values())[-1])"]),
@@ -172,14 +173,16 @@ def run_arm64(root: Path, name: str, argv: list[str], policy: str) -> dict[str, 
     r = m.run()
     if r.exit_status != 0:
         raise RuntimeError(f"{name} exited with {r.exit_status} under arm64-sve={policy}: {r.stderr[-300:]!r}")
-    s = m.kernel.sve_stats
+    k = m.kernel
+    assert k is not None                 # (run() has built it)
+    s = k.sve_stats
     row: dict[str, Any] = {"program": name, "policy": policy, **{key: int(s.get(key, 0)) for key in SVE_KEYS}}
     row["syscalls_tif_sve"] = row["flush_syscall"] + row["drop_tif_sve_syscall"]
     row["flushes"] = row["flush_syscall"] + row["flush_trap"] + row["flush_p"]
     row["retrap_pct"] = _pct(row["retrap_after_load"], row["load_fpsimd_tif_sve"])
-    row["tasks_with_loads"], row["tasks_retrap_majority"] = _retrap_by_task(m.kernel)
-    row.update(user_insns=r.user_insns, user_work=r.user_insns - row["sve_trap"], cycles=r.cycles, kernel_cycles=r.kernel_cycles,
-               syscalls=sum(r.syscalls.values()), tasks=len(r.tasks), wall_seconds=r.wall_seconds)
+    row["tasks_with_loads"], row["tasks_retrap_majority"] = _retrap_by_task(k)
+    row.update(user_insns=r.user_insns, user_work=r.user_insns - row["sve_trap"], cycles=r.cycles,
+               kernel_cycles=r.kernel_cycles, syscalls=sum(r.syscalls.values()), tasks=len(r.tasks), wall_seconds=r.wall_seconds)
     return row
 
 
@@ -194,6 +197,7 @@ def run_riscv(elf: Path, name: str, argv: list[str], stdin: bytes, policy: str, 
         raise RuntimeError(f"{name} exited with {r.exit_status} under riscv-discard={policy}, discard {discard}: "
                            f"{r.stderr[-300:]!r}")
     k = m.kernel
+    assert k is not None                 # (run() has built it)
     v = {"saves": 0, "restores": 0, "discards": 0, "first_use": 0}
     for t in k.tasks.values():
         st = getattr(t.thread, "v", None)
@@ -201,9 +205,10 @@ def run_riscv(elf: Path, name: str, argv: list[str], stdin: bytes, policy: str, 
             for key in v:
                 v[key] += st.stats.get(key, 0)
     return {"program": name, "policy": policy, "discard": discard, **v,
-            "vector_insns": sum(getattr(c, "vector_insns", 0) for c in k.cpus),
+            "vector_insns": sum(int(getattr(c, "vector_insns", 0)) for c in k.cpus),
             "user_insns": r.user_insns, "user_work": r.user_insns - v["first_use"], "cycles": r.cycles,
-            "kernel_cycles": r.kernel_cycles, "syscalls": sum(r.syscalls.values()), "tasks": len(r.tasks), "stdout": r.stdout.decode(errors="replace")[:80],
+            "kernel_cycles": r.kernel_cycles, "syscalls": sum(r.syscalls.values()), "tasks": len(r.tasks),
+            "stdout": r.stdout.decode(errors="replace")[:80],
             "wall_seconds": r.wall_seconds}
 
 
