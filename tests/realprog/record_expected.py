@@ -1,0 +1,55 @@
+"""Record what Debian 13's real kernels print for the probes of probes.py (one boot per kernel,
+under qemu-system, through emukern.oracle's real_kernel machinery: minutes per boot).
+
+    PYTHONPATH=. python tests/realprog/record_expected.py [--kernel debian-13-arm64] [PROBE ...]
+
+writes tests/realprog/expected/<kernel>/<probe>.expected: the probe's stdout, then a last line
+``exit <status>``.  A probe whose run timed out or printed on stderr is reported and not written.
+A new probe (for example an rseq, PAC or sched_yield probe once those land) is recorded by adding
+it to probes.PROBES and naming it here."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from cguests import build_cguest  # noqa: E402
+from probes import KERNELS, PROBES, expected_path  # noqa: E402
+
+from emukern.oracle.session import RealKernel  # noqa: E402
+
+
+def record(kernel: str, names: list[str]) -> int:
+    arch = KERNELS[kernel]
+    chosen = [(n, a) for n, a in PROBES if not names or n in names]
+    progs = [(build_cguest(n, arch), list(a)) for n, a in chosen]
+    ans = RealKernel(disk_cache=True).run_many(progs, kernel=kernel, timeout=120)
+    print(f"{kernel}: Linux {ans.release}, boot {ans.seconds:.0f} s{' (cached)' if ans.cached else ''}")
+    bad = 0
+    for (name, _), run in zip(chosen, ans.runs):
+        if run.timed_out or run.stderr or run.errors:
+            print(f"  {name}: NOT written (timed out {run.timed_out}, stderr {run.stderr[-300:]!r}, "
+                  f"errors {run.errors})")
+            bad += 1
+            continue
+        out = expected_path(kernel, name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(run.stdout + f"exit {run.exit_status}\n".encode())
+        print(f"  {name}: exit {run.exit_status}, {len(run.stdout)} bytes -> {out.relative_to(HERE.parents[1])}")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernel", choices=sorted(KERNELS), action="append")
+    ap.add_argument("probes", nargs="*")
+    a = ap.parse_args()
+    return max(record(k, a.probes) for k in (a.kernel or sorted(KERNELS)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
