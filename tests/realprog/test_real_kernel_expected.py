@@ -1,0 +1,46 @@
+"""emukern against what Debian 13's real kernels printed for the same C probes.
+
+tests/realprog/expected/<kernel>/<probe>.expected was recorded by record_expected.py: each probe
+ran under the real Linux 6.12 (arm64 and riscv64, qemu-system, one boot per kernel) through
+emukern.oracle's runner, and its stdout plus its exit status were kept.  Here ``emukern run
+--kernel <that kernel>`` runs the same static binary set up as the runner sets it up (stdin
+/dev/null, stdout and stderr pipes: the host's pipes, which emukern passes through), in a fresh
+writable root with a /tmp as the real kernel's initramfs has, and must print the same bytes.
+
+These run without qemu-system: only the recording needs the real kernel.  What they cover:
+fstat of fds 0-2 as a pipe, a file and /dev/null (and glibc's buffering that follows from it),
+a buffered line duplicated by fork, record locks (the lock-table cases of posix_locks.c, and
+locks_limits.c's overflowing ranges, negative lengths, l_whence values and a three-process
+F_SETLKW deadlock), clone3, AF_UNIX connect/accept with SCM_RIGHTS, SysV shm/sem/msg, and SysV
+keys and sizes at their limits (sysv_limits.c)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from probes import KERNELS, PROBES, expected_path
+
+CASES = [pytest.param(k, name, args, id=f"{k}-{name}")
+         for k in KERNELS for name, args in PROBES if expected_path(k, name).exists()]
+
+
+def test_every_probe_was_recorded_on_every_kernel():
+    missing = [f"{k}/{n}" for k in KERNELS for n, _ in PROBES if not expected_path(k, n).exists()]
+    assert not missing, f"run tests/realprog/record_expected.py for: {missing}"
+
+
+@pytest.mark.parametrize("kernel, probe, args", CASES)
+def test_emukern_prints_what_the_real_kernel_printed(cguest, tmp_path, kernel, probe, args):
+    arch = KERNELS[kernel]
+    exe = cguest(probe, arch)
+    root = tmp_path / "root"
+    (root / "tmp").mkdir(parents=True)
+    r = subprocess.run([sys.executable, "-m", "emukern.cli", "run", "-q", "--kernel", kernel, "--stdin", "none",
+                        "--root", str(root), "--root-rw", str(exe), "--", *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert r.stderr == b"", r.stderr[-2000:]          # the real runs printed nothing there either
+    got = r.stdout + f"exit {r.returncode}\n".encode()
+    want = expected_path(kernel, probe).read_bytes()
+    assert got.decode(errors="replace") == want.decode(errors="replace")
