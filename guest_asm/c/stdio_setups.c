@@ -5,7 +5,10 @@
  * under any kernel, including the real ones under `emukern compare` (whose runner gives every
  * program pipes).  Printed: only what does not name an inode or a time; and which came first
  * into the object, a printf line (buffered unless stdout is a terminal) or a write(1) after it.
- * argv[1]: a writable directory (default /tmp). */
+ * argv[1]: a writable directory (default /tmp).
+ *
+ * `stdio_setups --report`: only the report of the descriptors the probe was started with (the
+ * host's own, under `emukern run`), written to fd 1 when that is a pipe or a file, else to fd 2. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +77,12 @@ static void run(const char *setup, int obj, int reader)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--report") == 0) {
+        struct stat st;
+        report_fd = fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)) ? 1 : 2;
+        report("as started");
+        return 0;
+    }
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     char path[256];
     report_fd = dup(1);

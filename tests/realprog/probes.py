@@ -13,18 +13,19 @@ HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected"
 KERNELS = {"debian-13-arm64": "arm64", "debian-13-riscv64": "riscv64"}
 
-# (probe in guest_asm/c/, its arguments)
-PROBES: list[tuple[str, tuple[str, ...]]] = [
-    ("stdio_setups", ("/tmp",)),       # fstat of fds 0-2 as a pipe, a file, /dev/null
-    ("printf_fork", ()),               # a buffered line inherited by fork
-    ("posix_locks", ("/tmp",)),        # the classic lock-table cases across processes
-    ("locks_limits", ("/tmp",)),       # range overflow, negative lengths, l_whence, SETLKW deadlock
-    ("clone3_probe", ()),
-    ("af_unix_probe", ("/tmp",)),      # connect/accept, SCM_RIGHTS
-    ("sysv_shm", ()),
-    ("sysv_sem", ()),
-    ("sysv_msg", ()),
-    ("sysv_limits", ()),               # keys and sizes at the limits
+# (the recording's name, the probe in guest_asm/c/, its arguments)
+PROBES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("stdio_setups", "stdio_setups", ("/tmp",)),           # fstat of fds 0-2 as a pipe, a file, /dev/null
+    ("stdio_report", "stdio_setups", ("--report",)),       # ... as the runner starts it: null, pipe, pipe
+    ("printf_fork", "printf_fork", ()),                    # a buffered line inherited by fork
+    ("posix_locks", "posix_locks", ("/tmp",)),             # the classic lock-table cases across processes
+    ("locks_limits", "locks_limits", ("/tmp",)),           # range overflow, negative lengths, l_whence, SETLKW deadlock
+    ("clone3_probe", "clone3_probe", ()),
+    ("af_unix_probe", "af_unix_probe", ("/tmp",)),         # connect/accept, SCM_RIGHTS
+    ("sysv_shm", "sysv_shm", ()),
+    ("sysv_sem", "sysv_sem", ()),
+    ("sysv_msg", "sysv_msg", ()),
+    ("sysv_limits", "sysv_limits", ()),                    # keys and sizes at the limits
 ]
 
 

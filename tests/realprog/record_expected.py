@@ -25,12 +25,12 @@ from emukern.oracle.session import RealKernel  # noqa: E402
 
 def record(kernel: str, names: list[str]) -> int:
     arch = KERNELS[kernel]
-    chosen = [(n, a) for n, a in PROBES if not names or n in names]
-    progs = [(build_cguest(n, arch), list(a)) for n, a in chosen]
+    chosen = [(n, src, a) for n, src, a in PROBES if not names or n in names]
+    progs = [(build_cguest(src, arch), list(a)) for _, src, a in chosen]
     ans = RealKernel(disk_cache=True).run_many(progs, kernel=kernel, timeout=120)
     print(f"{kernel}: Linux {ans.release}, boot {ans.seconds:.0f} s{' (cached)' if ans.cached else ''}")
     bad = 0
-    for (name, _), run in zip(chosen, ans.runs):
+    for (name, _, _), run in zip(chosen, ans.runs):
         if run.timed_out or run.stderr or run.errors:
             print(f"  {name}: NOT written (timed out {run.timed_out}, stderr {run.stderr[-300:]!r}, "
                   f"errors {run.errors})")

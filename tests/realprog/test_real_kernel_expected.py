@@ -22,17 +22,17 @@ import pytest
 
 from probes import KERNELS, PROBES, expected_path
 
-CASES = [pytest.param(k, name, args, id=f"{k}-{name}")
-         for k in KERNELS for name, args in PROBES if expected_path(k, name).exists()]
+CASES = [pytest.param(k, name, src, args, id=f"{k}-{name}")
+         for k in KERNELS for name, src, args in PROBES if expected_path(k, name).exists()]
 
 
 def test_every_probe_was_recorded_on_every_kernel():
-    missing = [f"{k}/{n}" for k in KERNELS for n, _ in PROBES if not expected_path(k, n).exists()]
+    missing = [f"{k}/{n}" for k in KERNELS for n, _, _ in PROBES if not expected_path(k, n).exists()]
     assert not missing, f"run tests/realprog/record_expected.py for: {missing}"
 
 
-@pytest.mark.parametrize("kernel, probe, args", CASES)
-def test_emukern_prints_what_the_real_kernel_printed(cguest, tmp_path, kernel, probe, args):
+@pytest.mark.parametrize("kernel, name, probe, args", CASES)
+def test_emukern_prints_what_the_real_kernel_printed(cguest, tmp_path, kernel, name, probe, args):
     arch = KERNELS[kernel]
     exe = cguest(probe, arch)
     root = tmp_path / "root"
@@ -42,5 +42,5 @@ def test_emukern_prints_what_the_real_kernel_printed(cguest, tmp_path, kernel, p
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
     assert r.stderr == b"", r.stderr[-2000:]          # the real runs printed nothing there either
     got = r.stdout + f"exit {r.returncode}\n".encode()
-    want = expected_path(kernel, probe).read_bytes()
+    want = expected_path(kernel, name).read_bytes()
     assert got.decode(errors="replace") == want.decode(errors="replace")
