@@ -20,6 +20,9 @@ PROBES: list[tuple[str, str, tuple[str, ...]]] = [
     ("printf_fork", "printf_fork", ()),                    # a buffered line inherited by fork
     ("posix_locks", "posix_locks", ("/tmp",)),             # the classic lock-table cases across processes
     ("locks_limits", "locks_limits", ("/tmp",)),           # range overflow, negative lengths, l_whence, SETLKW deadlock
+    ("locks_fuzz_1", "locks_fuzz", ("/tmp", "1", "300")),  # seeded edge values, three seeds
+    ("locks_fuzz_2", "locks_fuzz", ("/tmp", "2", "300")),
+    ("locks_fuzz_3", "locks_fuzz", ("/tmp", "3", "300")),
     ("clone3_probe", "clone3_probe", ()),
     ("af_unix_probe", "af_unix_probe", ("/tmp",)),         # connect/accept, SCM_RIGHTS
     ("sysv_shm", "sysv_shm", ()),
