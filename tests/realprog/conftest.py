@@ -25,7 +25,7 @@ from emukern.debian import AptFetcher, FetchError, cache_root
 HERE = Path(__file__).resolve().parent
 QEMU = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 ARCHES = ["arm64", "riscv64"]
-APPLETS = ("sh", "seq", "sort", "head", "tar", "ls", "cat", "echo", "printf", "wc", "touch",
+APPLETS = ("sh", "seq", "sort", "head", "tail", "tar", "ls", "cat", "echo", "printf", "wc", "touch",
            "date", "sed", "awk", "tr", "cut", "uniq", "expr", "mkdir", "rm", "true", "false",
            "sleep", "stat", "tee", "yes")
 

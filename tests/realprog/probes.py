@@ -34,3 +34,35 @@ PROBES: list[tuple[str, str, tuple[str, ...]]] = [
 
 def expected_path(kernel: str, probe: str) -> Path:
     return EXPECTED / kernel / f"{probe}.expected"
+
+
+# Debian programs of the realprog root (conftest.py), run in order in one boot with that root as
+# the initramfs's tree, and under emukern in one writable copy of it: a later program may read
+# what an earlier one wrote (sqlite_again opens sqlite_create's database).
+# (the recording's name, the program's path in the root, its arguments)
+SQLITE = ("/usr/bin/sqlite3", "-init", "/dev/null")        # -init: no ~/.sqliterc look-up
+BB_SCRIPT = r"""
+echo start
+seq 1 5 | sort -rn | head -3
+printf 'b\nb\na\nb\n' | uniq -c
+printf 'hello\n' | tr a-z A-Z | sed s/L/1/g
+seq 1 1000 | wc -l
+echo 'abc def' | awk '{print $2, length($1)}'
+x=$(seq 1 100 | sort -n | tail -1); echo "last $x"
+set -o pipefail; seq 1 1000000 | head -1; echo "pipe status $?"; set +o pipefail
+(exit 3); echo "subshell: $?"
+echo done
+"""
+ORDER_SCRIPT = ("sqlite3 -init /dev/null :memory: \"select 'first'; select nosuch; select 'third';\" "
+                "> /tmp/o 2>&1; s=$?; cat /tmp/o; echo \"sqlite3 status $s\"; "
+                "sqlite3 -init /dev/null :memory: \"select 'first'; select nosuch;\" 2>&1 | cat")
+TAR_SCRIPT = ("cd /tmp && mkdir d && echo hi > d/f && chmod 640 d/f && touch -d '2021-03-04 05:06:07' d/f && "
+              "tar -cvf a.tar d/f && tar -tvf a.tar && rm d/f && tar -xf a.tar && stat -c '%Y %a %s' d/f")
+DEBIAN: list[tuple[str, str, tuple[str, ...]]] = [
+    ("debian_busybox_script", "/usr/bin/busybox", ("sh", "-c", BB_SCRIPT)),
+    ("debian_sqlite_create", SQLITE[0], (*SQLITE[1:], "/tmp/t.db",
+                                         "create table t(x); insert into t values(1); select * from t;")),
+    ("debian_sqlite_again", SQLITE[0], (*SQLITE[1:], "/tmp/t.db", "insert into t values(41); select sum(x) from t;")),
+    ("debian_sqlite_order", "/usr/bin/busybox", ("sh", "-c", ORDER_SCRIPT)),
+    ("debian_tar_times", "/usr/bin/busybox", ("sh", "-c", TAR_SCRIPT)),
+]
