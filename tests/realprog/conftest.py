@@ -98,3 +98,14 @@ def need_qemu(arch: str) -> str:
     if q is None:
         pytest.skip(f"{QEMU[arch]} (qemu-user) is not installed")
     return q
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``linux`` here boot the real kernels, as tests/oracle's do: only with
+    EMUKERN_LINUX_TESTS=1 (`EMUKERN_LINUX_TESTS=1 pytest -m linux tests/realprog`)."""
+    if os.environ.get("EMUKERN_LINUX_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="boots real kernels: set EMUKERN_LINUX_TESTS=1")
+    for item in items:
+        if item.get_closest_marker("linux") is not None and HERE in Path(str(item.path)).parents:
+            item.add_marker(skip)

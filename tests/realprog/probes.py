@@ -31,6 +31,13 @@ PROBES: list[tuple[str, str, tuple[str, ...]]] = [
     ("sysv_limits", "sysv_limits", ()),                    # keys and sizes at the limits
 ]
 
+# a probe that belongs to some kernels only (a PAC probe: arm64), by its recording's name
+ONLY: dict[str, set[str]] = {}
+
+
+def runs_on(name: str, kernel: str) -> bool:
+    return kernel in ONLY.get(name, KERNELS)
+
 
 def expected_path(kernel: str, probe: str) -> Path:
     return EXPECTED / kernel / f"{probe}.expected"
