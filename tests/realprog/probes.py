@@ -28,6 +28,9 @@ PROBES: list[tuple[str, str, tuple[str, ...]]] = [
     ("sysv_shm", "sysv_shm", ()),
     ("sysv_sem", "sysv_sem", ()),
     ("sysv_msg", "sysv_msg", ()),
+    ("sysv_fuzz_1", "sysv_fuzz", ("1", "300")),             # seeded keys/sizes/types/commands
+    ("sysv_fuzz_2", "sysv_fuzz", ("2", "300")),
+    ("sysv_fuzz_3", "sysv_fuzz", ("3", "300")),
     ("sysv_limits", "sysv_limits", ()),                    # keys and sizes at the limits
 ]
 

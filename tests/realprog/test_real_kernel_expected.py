@@ -31,6 +31,10 @@ KNOWN = [
      "F_OFD_GETLK with an invalid l_type and a range that overflows: Linux's fcntl_getlk leaves the "
      "OFD form's type to flock_to_posix_lock, which checks the range first (EOVERFLOW); emukern's "
      "_fcntl_lock (syscalls/fcntl.py) checks the type first (EINVAL)"),
+    (re.compile(r"^\d+ semop nsops 501 .* -> E2BIG$"),
+     "semop with more than SEMOPM (500) operations on an id that is not a set: Linux's "
+     "do_semtimedop refuses the count (E2BIG) before it looks at the id; emukern looks up the id "
+     "first (EINVAL)"),
 ]
 
 PROC_SELF_EXE_HINT = b"emukern: hint: the guest's exec of /proc/self/exe failed (ENOENT)"
@@ -103,8 +107,9 @@ def test_the_real_kernel_still_prints_the_recordings(kernel):
     recordings still hold: a newer Debian kernel build that answers otherwise shows here, not as
     an emukern failure.  The probes' boot is cached on disk by content (emukern.oracle)."""
     import record_expected
-    from emukern.oracle.session import Unavailable
+
     from emukern.oracle import OracleError
+    from emukern.oracle.session import Unavailable
     try:
         _, runs = record_expected.probe_outputs(kernel)
         _, debian = record_expected.debian_outputs(kernel)
