@@ -24,6 +24,7 @@ PROBES: list[tuple[str, str, tuple[str, ...]]] = [
     ("locks_fuzz_2", "locks_fuzz", ("/tmp", "2", "300")),
     ("locks_fuzz_3", "locks_fuzz", ("/tmp", "3", "300")),
     ("clone3_probe", "clone3_probe", ()),
+    ("rseq_probe", "rseq_probe", ()),                       # registration, bad input, abort
     ("af_unix_probe", "af_unix_probe", ("/tmp",)),         # connect/accept, SCM_RIGHTS
     ("sysv_shm", "sysv_shm", ()),
     ("sysv_sem", "sysv_sem", ()),
