@@ -224,12 +224,10 @@ def test_tar_keeps_the_host_mtime(debian_root, arch, tmp_path):
     assert (root / "e.tar").read_bytes() == (root / "q.tar").read_bytes()
 
 
-@pytest.mark.xfail(strict=False, reason="emukern's execve of /proc/self/exe fails with ENOENT (the CLI's hint: "
-                   "it looks the path up inside --root), where Linux execs the running binary; busybox's "
-                   "shell execs /proc/self/exe for its non-NOEXEC applets, so in a root without "
-                   "/usr/bin/<applet> links they are 'not found'")
-@pytest.mark.parametrize("arch", ["arm64"])
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_busybox_shell_execs_proc_self_exe(debian_root, arch, tmp_path):
+    """busybox's shell runs its non-NOEXEC applets by exec of /proc/self/exe, from a forked
+    child: the child's mm keeps the exe file (dup_mm), so it names busybox, not ENOENT."""
     root = tmp_path / "root"
     (root / "usr" / "bin").mkdir(parents=True)
     shutil.copy(debian_root(arch) / BUSYBOX, root / BUSYBOX)

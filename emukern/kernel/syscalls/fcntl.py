@@ -86,12 +86,17 @@ def _fcntl_lock(k: "Kernel", cpu, task, f, cmd: int, arg: int):
     ofd = cmd in (F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
     owner = f if ofd else task.files
     if cmd in (F_GETLK, F_OFD_GETLK):
-        # F_UNLCK only for the OFD form: it reports the description's own lock (Linux 6.3+)
-        if l_type not in (F_RDLCK, F_WRLCK) and not (ofd and l_type == F_UNLCK):
+        # fcntl_getlk: the plain form refuses a type other than F_RDLCK/F_WRLCK before anything
+        # else; the OFD form leaves the type to flock_to_posix_lock, which checks the range
+        # first (EINVAL/EOVERFLOW) and then the type (F_UNLCK allowed: it reports the
+        # description's own lock, Linux 6.3+)
+        if not ofd and l_type not in (F_RDLCK, F_WRLCK):
             return -E.EINVAL
         rng = _flock_to_range(f, l_whence, l_start, l_len)
         if isinstance(rng, int):
             return rng
+        if l_type not in (F_RDLCK, F_WRLCK, F_UNLCK):
+            return -E.EINVAL
         if ofd and l_pid != 0:
             return -E.EINVAL
         held = fs_locks.posix_test_lock(k, f, owner, rng[0], rng[1], l_type)

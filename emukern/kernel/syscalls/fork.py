@@ -102,6 +102,7 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                  parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
                  comm=task.comm, affinity=task.affinity, start_time=cpu.now)
+    child.exe = task.exe          # mm->exe_file comes with the copied (or shared) mm: /proc/self/exe
     ctx = cpu.save_context()
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
     child.ctx = ctx

@@ -71,7 +71,7 @@ def sys_semtimedop(k: "Kernel", cpu, task, semid, tsops, nsops, timeout, *a):
 
 
 def do_semtimedop(k: "Kernel", cpu, task, semid, tsops, nsops, timeout):
-    """The argument checks in Linux's order (EINVAL, E2BIG, EFAULT, the timeout), the set
+    """The argument checks in Linux's order (E2BIG, EINVAL, EFAULT, the timeout, a negative id), the set
     (EINVAL), EFBIG for a semaphore number past its end, EACCES, then the operations."""
     cpu.charge(k.cost.syscall_body)
     ns = ipc_util.ipc_ns(k)
@@ -80,10 +80,12 @@ def do_semtimedop(k: "Kernel", cpu, task, semid, tsops, nsops, timeout):
         ns.deadlines.pop(task.tid, None)
         return -EIDRM
     semid = _int(semid)
-    if nsops < 1 or semid < 0:
-        return -E.EINVAL
+    # do_semtimedop: the count against SEMOPM first, then the copies; the id is looked at only
+    # after them, in __do_semtimedop (Linux 5.x on)
     if nsops > ns.sem_ctls[2]:
         return -E.E2BIG
+    if nsops < 1:
+        return -E.EINVAL
     raw = task.mm.read(tsops, SEMBUF.size * nsops)
     sops = [SEMBUF.unpack_from(raw, i * SEMBUF.size) for i in range(nsops)]
     deadline = ns.deadlines.get(task.tid)
@@ -94,6 +96,8 @@ def do_semtimedop(k: "Kernel", cpu, task, semid, tsops, nsops, timeout):
         if sec < 0 or not 0 <= nsec < 10**9:
             return -E.EINVAL
         deadline = cpu.now + k.clock.cycles_for_ns(sec * 10**9 + nsec)
+    if semid < 0:
+        return -E.EINVAL
     undos = any(flg & ipc_sem.SEM_UNDO for _n, _o, flg in sops)
     sma = ns.sem.obtain(semid)
     if sma is None:
