@@ -135,7 +135,6 @@ def unpack_source(dest: Path, progress=print) -> tuple[Path, str]:  # type: igno
 
 def build(name: str, jobs: int = 2, progress=print) -> Path:  # type: ignore[no-untyped-def]
     """Build profile ``name``'s kernel and record it for fetch_kernel; the record's path."""
-    from emukern.oracle.kernels import PROFILES, kernels_dir
     b = BUILDS.get(name)
     if b is None:
         raise OracleError(f"{name!r} is not a locally built kernel", hint="buildable: " + ", ".join(BUILDS))
@@ -168,6 +167,15 @@ def build(name: str, jobs: int = 2, progress=print) -> Path:  # type: ignore[no-
                           hint=f"Kconfig dependencies dropped them: fix {b.fragment}")
     progress(f"make -j{jobs} Image under nice (long: see {log})")
     _run(["nice", "-n", "10", "make", f"-j{jobs}", "Image"], tree, log, env)
+    return install_image(name, tree, version, progress)
+
+
+def install_image(name: str, tree: Path, version: str, progress=print) -> Path:  # type: ignore[no-untyped-def]
+    """Copy a built tree's image and .config into the kernel cache and record them for
+    fetch_kernel (also for a tree built by hand with the same patch and fragment)."""
+    from emukern.oracle.kernels import PROFILES, kernels_dir
+    b = BUILDS[name]
+    pid = patch_id(b)
     dest = kernels_dir() / name
     dest.mkdir(parents=True, exist_ok=True)
     img = dest / "Image"
