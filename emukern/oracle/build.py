@@ -58,7 +58,7 @@ BUILDS: dict[str, LocalBuild] = {
         "riscv", "riscv64-linux-gnu-", "arch/riscv/boot/Image",
         ("CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PID_NS", "CONFIG_SERIAL_8250_CONSOLE",
          "CONFIG_SERIAL_OF_PLATFORM", "CONFIG_RISCV_ISA_V", "CONFIG_RISCV_ISA_V_DEFAULT_ENABLE",
-         "CONFIG_PROC_SYSCTL", "CONFIG_ARCH_VIRT")),
+         "CONFIG_PROC_SYSCTL", "CONFIG_ARCH_VIRT", "CONFIG_RISCV_ISA_FALLBACK")),
 }
 
 # host tools the kernel build runs (Debian package -> a file that shows it is installed)
