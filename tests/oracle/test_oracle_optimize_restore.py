@@ -49,8 +49,24 @@ CASES = [
 ]
 BINARY = {"vabi_syscall", "vabi_block", "vabi_preempt"}
 
-# where emukern and this kernel are known to differ (filled from the recorded runs; see the docs)
-KNOWN: dict[tuple[int, str], str] = {}
+# where emukern and this kernel differ (measured 2026-12-07 with this file's batch, VLEN 256)
+ORDER = ("vptrace_probe's child prints its two lines when it exits, before the parent's final "
+         "fflush: Linux's stdout has them first, emukern's after the parent's lines")
+KNOWN: dict[tuple[int, str], str] = {
+    (1, "vptrace"): ORDER + " (every value agrees)",
+    (0, "vabi_block"): "with the knob at 0 the last snapshot is whatever the register file held "
+                       "(RACY): emukern's scheduling gives the child's P(0x40), the real kernel "
+                       "either that or the task's own P(0x30)",
+    (0, "vabi_preempt"): "with the knob at 0 the last snapshot is whatever the register file held "
+                         "(RACY): emukern's scheduling gives the child's P(0x60), the real kernel "
+                         "either that or the task's own P(0x50)",
+    (0, "vptrace"): ORDER + "; and with the knob at 0 the clobber riscv_v_ucontext_save and the "
+                    "return to user would do is skipped, so what they leave is the register file: "
+                    "GETREGSET at the syscall stop reads the tracee's live registers (vl 1 vtype "
+                    "0xc0; emukern keeps the stale image, vl 4 vtype 0x11), and the tracee resumes "
+                    "with the tracer's own vector state (vl 40 vtype 0xc3 from the tracer's "
+                    "auto-vectorised copies; emukern: the tracee's live vl 1 vtype 0xc0)",
+}
 
 
 def _program(src: str) -> Path:
@@ -111,11 +127,31 @@ def _sysctls(knob: int) -> dict[str, str]:
     return {"abi.riscv_v_vstate_discard": str(knob)}
 
 
+# vabi_state 2 and 3 with the knob at 0: the last snapshot is taken while the task is Initial with
+# its clobber skipped, so it reads whatever the register file holds -- its own pattern when no
+# other vector task ran since its last write, the child's when the child ran after it.  Which one
+# depends on where the child ran (a wakeup may run it at once, before the parent writes P): boots
+# of the same kernel gave both.  The recording keeps the two as one value.
+RACY = {(0, "vabi_block"): ("S2: vl=5 vtype=0x11 vstart=0 vcsr=5 regs=", ("P(0x30)", "P(0x40)")),
+        (0, "vabi_preempt"): ("S2: vl=5 vtype=0x11 vstart=0 vcsr=5 regs=", ("P(0x50)", "P(0x60)"))}
+
+
+def _settle(knob: int, case: str, text: str) -> str:
+    racy = RACY.get((knob, case))
+    if racy is None:
+        return text
+    head, values = racy
+    for v in values:
+        text = text.replace(head + v + "\n", head + " or ".join(values) + " (scheduling)\n")
+    return text
+
+
 def record(real_kernel: Any, knob: int) -> str:
     """The real kernel's answers for one knob value, rendered as in the .expected file."""
     progs = _batch()
     ans = real_kernel.run_many(progs, kernel=KERNEL, vlen=VLEN, sysctls=_sysctls(knob))
-    return "".join(render(cid, r.stdout, r.exit_status) for (cid, _, _), r in zip(CASES, ans.runs))
+    return "".join(_settle(knob, cid, render(cid, r.stdout, r.exit_status))
+                   for (cid, _, _), r in zip(CASES, ans.runs))
 
 
 @pytest.mark.linux
