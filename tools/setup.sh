@@ -17,6 +17,13 @@ command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 # real-kernel CI step; qemu-system-misc brings riscv64, qemu-system-data the OpenSBI firmware)
 command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)
 command -v qemu-system-riscv64 >/dev/null 2>&1 || need+=(qemu-system-misc)
+# optional: what building a patched test kernel needs (`python -m emukern.oracle.build NAME`,
+# the locally built profiles of emukern/oracle/kernels.py): the kernel's host tools and headers
+command -v flex >/dev/null 2>&1 || need+=(flex)
+command -v bison >/dev/null 2>&1 || need+=(bison)
+command -v bc >/dev/null 2>&1 || need+=(bc)
+[ -e /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
+[ -e /usr/include/libelf.h ] || need+=(libelf-dev)
 # optional: GCC cross compilers + glibc, to test static and dynamic C programs built by another
 # toolchain (their sysroots /usr/<triple> are the guest roots of tests/kernel/fs)
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
@@ -26,7 +33,7 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}" >&2
   if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"; } >/tmp/emukern-apt.log 2>&1; then
     echo "setup: apt-get failed (see /tmp/emukern-apt.log); emukern needs llvm and lld to assemble guests." >&2
-    echo "       qemu-user, qemu-system, gdb-multiarch and the cross compilers are optional: their tests skip without them." >&2
+    echo "       qemu-user, qemu-system, gdb-multiarch, the cross compilers and the kernel build tools are optional: their tests skip without them." >&2
   fi
 fi
 PY="${PYTHON:-python3}"

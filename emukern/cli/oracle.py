@@ -23,8 +23,12 @@ kernels (--kernel):
   debian-12-arm64     Debian 12, Linux 6.1   (before "arm64: rework EL0 MRS emulation")
   debian-13-arm64     Debian 13, Linux 6.12  (default for arm64)
   debian-13-riscv64   Debian 13, Linux 6.12  (default for riscv64)
+  riscv64-6.12-optimize-restore
+                      Debian's linux-source 6.12 built here with "riscv: optimize Vector context
+                      restore on syscall" + abi.riscv_v_vstate_discard (not downloadable: build it
+                      once with `python -m emukern.oracle.build riscv64-6.12-optimize-restore`)
 Images come from Debian's linux-image packages (apt-get download through a private apt
-configuration) and are cached in ~/.cache/emukern/kernels/.  Needs qemu-system-arm /
+configuration; the local build from `python -m emukern.oracle.build NAME`) and are cached in ~/.cache/emukern/kernels/.  Needs qemu-system-arm /
 qemu-system-misc and the GCC cross compiler of the architecture (tools/setup.sh).
 
 examples:
@@ -74,7 +78,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", help="a .S file (assembled with LLVM), or a static or dynamic aarch64/riscv64 ELF")
     p.add_argument("args", nargs="*", help="arguments for the program (after --)")
     p.add_argument("--arch", choices=["riscv64", "arm64"], help="architecture (default: from the program)")
-    p.add_argument("--kernel", metavar="NAME", help="debian-12-arm64 | debian-13-arm64 | debian-13-riscv64")
+    p.add_argument("--kernel", metavar="NAME", help="debian-12-arm64 | debian-13-arm64 | debian-13-riscv64"
+                   " | riscv64-6.12-optimize-restore (built locally)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--vlen", type=_int, default=256, metavar="BITS", help="RISC-V VLEN (default 256)")
     g.add_argument("--sve-vl", type=_int, default=256, metavar="BITS",

@@ -64,7 +64,7 @@ def emukern_config(p: KernelProfile, cpus: int = 1, vlen: int = 256, sve_vl: int
                    sysctls: dict[str, str] | None = None, max_insns: int | None = 2_000_000_000
                    ) -> MachineConfig:
     """The emukern machine that matches what qemu-system runs the real kernel on."""
-    cfg = MachineConfig(arch=p.arch, cpus=cpus, policies=dict(p.policies), kernel=p.name,
+    cfg = MachineConfig(arch=p.arch, cpus=cpus, policies=dict(p.policies), kernel=p.emukern_kernel,
                         sysctls=dict(sysctls or {}), max_insns=max_insns)
     if p.arch == "arm64":
         cfg.sve_vl = sve_vl

@@ -14,8 +14,14 @@ Each profile records which, so `emukern compare` runs emukern with the same choi
   "riscv: Discard vector state on syscalls" is in since 6.5.
 * "riscv: vector: treat VS_INITIAL as discard" (Andy Chiu, v2 April 2026) is not in 6.12: syscall
   entry clobbers the registers and marks the state dirty (riscv-discard=eager).
+* Its successor, "riscv: optimize Vector context restore on syscall" (Andy Chiu, v3/v4 May 2026),
+  is in no distribution kernel.  ``riscv64-6.12-optimize-restore`` is Debian's linux-source-6.12
+  built here with that series *and* Drew Fustini's sysctl ported onto it
+  (emukern/oracle/patches/, built by emukern.oracle.build): riscv-discard=optimize-restore,
+  riscv-vstate-sysctl=present, knob default 0 (CONFIG_RISCV_ISA_V_VSTATE_DISCARD=n).  emukern's side
+  of a comparison models Debian 13's 6.12 (``models``) with those two policies on top.
 
-Images are Debian's linux-image packages, resolved through the meta-package (linux-image-arm64,
+Images (but the local builds) are Debian's linux-image packages, resolved through the meta-package (linux-image-arm64,
 linux-image-riscv64) at fetch time so the newest build of that release is used, downloaded with
 emukern.debian's private apt configuration and unpacked into ~/.cache/emukern/kernels/.
 """
@@ -40,6 +46,15 @@ class KernelProfile:
     policies: dict[str, str] = field(default_factory=dict)
     # facts about the booted kernel that emukern's configuration must follow
     notes: str = ""
+    # a kernel built here (emukern.oracle.build) rather than downloaded from Debian
+    local: bool = False
+    # the emukern kernel version (emukern.kernel.versions.KERNELS) whose paths the emukern side of
+    # a comparison follows; None: the profile's own name
+    models: str | None = None
+
+    @property
+    def emukern_kernel(self) -> str:
+        return self.models or self.name
 
     @property
     def debian_arch(self) -> str:
@@ -72,6 +87,12 @@ PROFILES: dict[str, KernelProfile] = {p.name: p for p in [
     KernelProfile("debian-13-riscv64", "riscv64", "trixie", "linux-image-riscv64", "6.12",
                   _shipped("debian-13-riscv64"),
                   "Debian 13 (trixie): Linux 6.12, eager vstate discard at every syscall, no sysctl"),
+    KernelProfile("riscv64-6.12-optimize-restore", "riscv64", "trixie", "linux-source-6.12", "6.12",
+                  {**_shipped("debian-13-riscv64"), "riscv-vstate-sysctl": "present",
+                   "riscv-discard": "optimize-restore"},
+                  "Debian's linux-source 6.12 built locally with 'riscv: optimize Vector context restore "
+                  "on syscall' and Drew Fustini's abi.riscv_v_vstate_discard (default 0) ported on",
+                  local=True, models="debian-13-riscv64"),
 ]}
 
 MAX_AGE = 7 * 24 * 3600       # seconds after which fetch_kernel looks for a newer build
@@ -108,6 +129,18 @@ def kernels_dir() -> Path:
     return cache_root() / "kernels"
 
 
+def local_image(p: KernelProfile) -> KernelImage:
+    """A locally built profile's image, or an error that leads with the command that builds it."""
+    from emukern.oracle.build import build_command
+    hit = _cached(p)
+    if hit is None:
+        raise OracleError(f"kernel {p.name} is not built here: run `{build_command(p.name)}` "
+                          f"(Debian's linux-source + emukern/oracle/patches/, about 30-60 min on 2 cores)",
+                          hint="it needs flex, bison, bc, libssl-dev, libelf-dev and the cross compiler "
+                               "(tools/setup.sh); the image is then cached in ~/.cache/emukern/kernels/")
+    return hit
+
+
 def _cached(p: KernelProfile) -> KernelImage | None:
     rec = kernels_dir() / f"{p.name}.json"
     try:
@@ -124,7 +157,10 @@ def _cached(p: KernelProfile) -> KernelImage | None:
 def fetch_kernel(p: KernelProfile, refresh: bool = False, fetcher: AptFetcher | None = None) -> KernelImage:
     """The kernel image for profile ``p``: from the cache, else resolved and downloaded from Debian.
 
-    ``refresh`` re-reads the archive's index (a newer build may have replaced the cached one)."""
+    ``refresh`` re-reads the archive's index (a newer build may have replaced the cached one).
+    A locally built profile is never downloaded: see :func:`local_image`."""
+    if p.local:
+        return local_image(p)
     hit = _cached(p)
     if hit is not None and not refresh:
         age = time.time() - (kernels_dir() / f"{p.name}.json").stat().st_mtime

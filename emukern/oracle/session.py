@@ -84,8 +84,8 @@ class RealKernel:
     # ---- running -------------------------------------------------------------------------------
     def run_many(self, programs: Sequence[tuple[str | Path, Sequence[str]]], kernel: str | None = None,
                  arch: str | None = None, vlen: int = 256, sve_vl: int = 256, cpus: int = 1,
-                 timeout: int = 60) -> Answer:
-        """Boot once and run every (program, args) in order."""
+                 timeout: int = 60, sysctls: dict[str, str] | None = None) -> Answer:
+        """Boot once and run every (program, args) in order (``sysctls`` written to /proc/sys first)."""
         resolved = [_resolve(prog, arch) for prog, _ in programs]
         arches = {a for _, a in resolved}
         if len(arches) != 1:
@@ -93,11 +93,12 @@ class RealKernel:
         p = profile(kernel, arches.pop())
         progs = [Program(elf, list(args), timeout=timeout, label=str(src))
                  for (elf, _), (src, args) in zip(resolved, programs)]
-        key = self._key(p, progs, vlen, sve_vl, cpus)
+        key = self._key(p, progs, vlen, sve_vl, cpus, sysctls)
         if key in self._memo:
             return self._memo[key]
         img = self._image(p)
-        ans = self._cached_boot(key, lambda: boot(img, progs, cpus=cpus, vlen=vlen, sve_vl=sve_vl), p)
+        ans = self._cached_boot(key, lambda: boot(img, progs, cpus=cpus, vlen=vlen, sve_vl=sve_vl,
+                                                  sysctls=sysctls or None), p)
         self._memo[key] = ans
         return ans
 
@@ -107,7 +108,7 @@ class RealKernel:
     def compare(self, program: str | Path, args: Sequence[str] = (), kernel: str | None = None,
                 arch: str | None = None, vlen: int = 256, sve_vl: int = 256, cpus: int = 1,
                 timeout: int = 60, policies: dict[str, str] | None = None, batch: Sequence[tuple[str | Path, Sequence[str]]] = (),
-                ) -> Comparison:
+                sysctls: dict[str, str] | None = None) -> Comparison:
         """``program`` under emukern (the profile's policies) and under the real kernel.
 
         ``batch``: the other programs of the same boot (so that a suite boots once per kernel)."""
@@ -117,21 +118,25 @@ class RealKernel:
         progs = list(batch) or [(program, args)]
         if (program, tuple(args)) not in [(x, tuple(y)) for x, y in progs]:
             progs.append((program, args))
-        ans = self.run_many(progs, kernel=p.name, vlen=vlen, sve_vl=sve_vl, cpus=cpus, timeout=timeout)
+        ans = self.run_many(progs, kernel=p.name, vlen=vlen, sve_vl=sve_vl, cpus=cpus, timeout=timeout,
+                            sysctls=sysctls)
         real = ans.runs[[(x, tuple(y)) for x, y in progs].index((program, tuple(args)))]
-        cfg = emukern_config(p, cpus=cpus, vlen=vlen, sve_vl=sve_vl)
+        cfg = emukern_config(p, cpus=cpus, vlen=vlen, sve_vl=sve_vl, sysctls=sysctls)
         out, err, status = run_emukern(cfg, prog, list(args))
         return compare_runs(p, ans.release, str(program), out, err, status, real)
 
     # ---- the cache -----------------------------------------------------------------------------
     @staticmethod
-    def _key(p: KernelProfile, progs: list[Program], vlen: int, sve_vl: int, cpus: int) -> str:
+    def _key(p: KernelProfile, progs: list[Program], vlen: int, sve_vl: int, cpus: int,
+             sysctls: dict[str, str] | None = None) -> str:
         from emukern.oracle.initramfs import RUNNER_SRC
         from emukern.oracle.qemu import cpu_option
         h = hashlib.sha256()
         h.update(json.dumps([p.name, cpu_option(p.arch, vlen, sve_vl), cpus,
                              [[hashlib.sha256(x.elf.read_bytes()).hexdigest(), x.elf.name, x.args, x.timeout]
                               for x in progs]]).encode())
+        if sysctls:                  # (absent from the key without them: older cached answers stay valid)
+            h.update(json.dumps(sorted(sysctls.items())).encode())
         h.update(RUNNER_SRC.read_bytes())
         return h.hexdigest()[:32]
 
