@@ -25,6 +25,9 @@ def _is_selftest(name: str) -> bool:
 
 
 def cmd_selftests(a: argparse.Namespace) -> int:
+    if a.suite == "stress-ng":          # Debian's stress-ng, not Linux's selftests: its own module
+        from emukern.selftests.stressng import main as stressng_main
+        return stressng_main(a)
     a.only = parse_only(a.only, selftest_names(), "selftest", "selftests", known=_is_selftest)
     from emukern.selftests.suite import main as selftests_main
     return selftests_main(a)
@@ -50,10 +53,13 @@ def add_selftests_command(sub: Any) -> None:
     s.add_argument("--only", action="append", default=[], metavar="NAMES",
                    help=only_help("test", selftest_names(),
                                   " (sve-test, fp/sve-test and arm64/fp/sve-test name the same test)"))
-    s.add_argument("--suite", choices=("vector", "generic", "all"), default="vector",
+    s.add_argument("--suite", choices=("vector", "generic", "all", "stress-ng"), default="vector",
                    help="vector: the arm64/riscv vector, signal and ABI tests (the default, what CI runs); "
                         "generic: the architecture-independent selftests (futex, timers, clone3, exec, mm, "
-                        "proc, ptrace, pidfd ...) on both arches; all: both")
+                        "proc, ptrace, pidfd ...) on both arches; all: both; stress-ng: Debian's stress-ng "
+                        "--verify, one run per stressor x arch (emukern/selftests/stressng.py)")
+    s.add_argument("--qemu-user", action="store_true",
+                   help="with --suite stress-ng: also run each stressor under qemu-user, -L the same root")
     s.add_argument("--kernel", metavar="NAME",
                    help="pin every switch to one kernel profile: before | after its patch, or model a "
                         "release (`emukern info kernels`); a real one (debian-13-arm64 ...) also runs on "
