@@ -78,6 +78,7 @@ SYSCALL_NAMES: dict[int, str] = {
     86: "timerfd_settime",
     87: "timerfd_gettime",
     88: "utimensat",
+    90: "capget",
     92: "personality",
     93: "exit",
     94: "exit_group",
