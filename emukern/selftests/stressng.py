@@ -186,12 +186,19 @@ _SUMMARY = re.compile(r"\b(passed|failed|skipped):\s*(\d+)")
 _FAIL_LINE = re.compile(r"stress-ng: (?:fail|error):\s*\[\d+\]\s*(.*)")
 
 
-def summary_verdict(text: str, exit_status: int | None) -> tuple[str, str]:
+def summary_verdict(text: str, exit_status: int | None, name: str = "") -> tuple[str, str]:
     """stress-ng's verdict from its own summary lines and exit status: (verdict, its first
     fail:/error: line).  One rule for emukern, qemu-user and the real kernel."""
     counts = {k: int(v) for k, v in _SUMMARY.findall(text)}
     m = _FAIL_LINE.search(text)
     detail = m.group(1).strip()[:200] if m else ""
+    if not detail and name:
+        # a stressor that skips itself says why in an info line of its own ("exec: running as root")
+        for line in text.splitlines():
+            own = re.search(rf"\[\d+\]\s*({re.escape(name)}:.*)", line)
+            if own and not _SUMMARY.search(line):
+                detail = own.group(1).strip()[:200]
+                break
     if counts.get("failed", 0):
         return "fail", detail
     if counts.get("passed", 0) and exit_status == 0:
@@ -272,7 +279,7 @@ def run_in_process(name: str, arch: str, ops: int, time_limit: float) -> Outcome
         o.verdict = "timeout" if r.stop_reason == "budget" else "fail"
         causes.append(r.message)
     else:
-        o.verdict, o.detail = summary_verdict(text, r.exit_status)
+        o.verdict, o.detail = summary_verdict(text, r.exit_status, name)
         if r.signal:
             causes.append(f"fatal {SIGNAMES.get(r.signal, r.signal)}")
     if o.verdict != "pass":
@@ -340,7 +347,7 @@ def run_qemu_user(name: str, arch: str, ops: int = DEFAULT_OPS, time_limit: floa
             os.killpg(proc.pid, 9)
             proc.communicate()
             return "timeout", f"still running after {time_limit:.0f} s"
-    v, detail = summary_verdict(out.decode("utf-8", "replace"), proc.returncode)
+    v, detail = summary_verdict(out.decode("utf-8", "replace"), proc.returncode, name)
     return v, detail
 
 
@@ -369,7 +376,7 @@ def run_real(kernel: str, arch: str, names: list[str], ops: int, time_limit: flo
         if run is None or run.exit_status is None:
             out[n] = ("timeout" if run is not None and run.timed_out else "fail", "did not finish")
             continue
-        out[n] = summary_verdict((run.stdout + run.stderr).decode("utf-8", "replace"), run.exit_status)
+        out[n] = summary_verdict((run.stdout + run.stderr).decode("utf-8", "replace"), run.exit_status, n)
     return out
 
 
