@@ -100,9 +100,19 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     return start
 
 
+# the top of the user range munmap accepts where the arch has no access_ok limit of its own:
+# 48-bit virtual addresses, what Debian's riscv64 kernel hands out by default (arm64's access_ok
+# says the same with its TASK_SIZE_MAX); emukern maps nothing above 2^38 either way
+USER_VA_LIMIT = 1 << 48
+
+
 def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
     addr = k.arch.untagged_addr(addr)
     if addr % PAGE or length == 0:
+        return -E.EINVAL
+    # do_vmi_munmap: a range that runs past TASK_SIZE (or whose page-rounded length wraps) is
+    # EINVAL, not "unmap everything" -- stress-ng's mmap stressor checks munmap(0, ~0) fails
+    if not k.arch.access_ok(task, addr, length) or addr > USER_VA_LIMIT or length > USER_VA_LIMIT - addr:
         return -E.EINVAL
     task.mm.unmap(addr, length)
     cpu.charge(k.cost.mmap_op)
