@@ -62,8 +62,7 @@ STRESSORS: dict[str, tuple[str, ...]] = {
     "timerfd": (),
     "eventfd": (),
     "epoll": ("--epoll-domain", "unix"),
-    "poll": (),
-    "select": (),
+    "poll": (),                         # also select, pselect6 and ppoll (0.19.02 has no "select")
     "flock": (),
     "fcntl": (),
     "lockf": (),
@@ -72,11 +71,12 @@ STRESSORS: dict[str, tuple[str, ...]] = {
     "msg": (),
     "mq": (),
     "sock": ("--sock-domain", "unix"),
+    "sockpair": (),                     # AF_UNIX socketpair: what sock means to do with "unix"
     "dup": (),
     "open": (),
     "rename": (),
     "link": (),
-    "dir": ("--dir-dirs", "16"),
+    "dir": ("--dir-dirs", "64"),
     "dentry": ("--dentries", "16"),
     "getdent": (),
     "sendfile": ("--sendfile-size", "64K"),
@@ -84,7 +84,8 @@ STRESSORS: dict[str, tuple[str, ...]] = {
     "tee": (),
     "vm-splice": ("--vm-splice-bytes", "64K"),
     "yield": (),
-    "sched": (),
+    "schedpolicy": (),                  # 0.19.02's sched_* stressors ("sched" is an option there)
+    "schedmix": (),
     "affinity": (),
     "prctl": (),
     "rseq": (),
@@ -190,8 +191,9 @@ def summary_verdict(text: str, exit_status: int | None, name: str = "") -> tuple
     """stress-ng's verdict from its own summary lines and exit status: (verdict, its first
     fail:/error: line).  One rule for emukern, qemu-user and the real kernel."""
     counts = {k: int(v) for k, v in _SUMMARY.findall(text)}
-    m = _FAIL_LINE.search(text)
-    detail = m.group(1).strip()[:200] if m else ""
+    fails = [m.group(1).strip() for m in _FAIL_LINE.finditer(text)]
+    own = [f for f in fails if name and f.startswith(f"{name}:")]
+    detail = (own or fails or [""])[0][:200]
     if not detail and name:
         # a stressor that skips itself says why in an info line of its own ("exec: running as root")
         for line in text.splitlines():
@@ -354,9 +356,10 @@ def run_qemu_user(name: str, arch: str, ops: int = DEFAULT_OPS, time_limit: floa
 # ---- the real kernel ----------------------------------------------------------------------------
 
 def run_real(kernel: str, arch: str, names: list[str], ops: int, time_limit: float,
-             progress: Callable[[str], None] | None = None) -> dict[str, tuple[str, str]]:
+             progress: Callable[[str], None] | None = None) -> dict[str, tuple[str, str, str]]:
     """Boot real ``kernel`` once under qemu-system with the root as its initramfs and run every
-    stressor of ``names`` in it: stressor -> (verdict, first fail: line)."""
+    stressor of ``names`` in it: stressor -> (verdict, first fail: line, output).  The initramfs
+    has no /sys (stress-ng says "no CPUs found in /sys/devices/system/cpu" and goes on)."""
     from emukern.oracle.initramfs import Program
     from emukern.oracle.kernels import fetch_kernel, profile
     from emukern.oracle.qemu import boot
@@ -370,13 +373,14 @@ def run_real(kernel: str, arch: str, names: list[str], ops: int, time_limit: flo
     res = boot(img, progs, root=root)
     if progress:
         progress(f"{kernel}: Linux {res.log.release}, {res.seconds:.0f} s")
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str, str]] = {}
     for i, n in enumerate(names):
         run = res.log.runs.get(i)
         if run is None or run.exit_status is None:
-            out[n] = ("timeout" if run is not None and run.timed_out else "fail", "did not finish")
+            out[n] = ("timeout" if run is not None and run.timed_out else "fail", "did not finish", "")
             continue
-        out[n] = summary_verdict((run.stdout + run.stderr).decode("utf-8", "replace"), run.exit_status, n)
+        text = (run.stdout + run.stderr).decode("utf-8", "replace")
+        out[n] = (*summary_verdict(text, run.exit_status, n), text[-3000:])
     return out
 
 
