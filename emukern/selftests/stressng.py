@@ -244,10 +244,15 @@ def run_in_process(name: str, arch: str, ops: int, time_limit: float) -> Outcome
     o = Outcome(name, arch)
     t0 = time.perf_counter()
     timed_out = False
+    # a directory of its own in the root's /tmp: runs side by side (pytest -n 2) do not meet, and
+    # what a killed run left behind does not make the next one's mkdir fail with EEXIST
+    tmp = root / "tmp" / f"{name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
     try:
         mc = MachineConfig(arch=arch, root=str(root), root_rw=True)
         m = Machine(mc)
-        m.load(root / "usr/bin/stress-ng", stressng_args(name, ops))
+        m.load(root / "usr/bin/stress-ng", stressng_args(name, ops, temp=f"/tmp/{tmp.name}"))
         k = m.kernel
         assert k is not None
         watch = _Watch(k)
@@ -268,6 +273,8 @@ def run_in_process(name: str, arch: str, ops: int, time_limit: float) -> Outcome
         o.cause = f"emukern internal error: {type(exc).__name__}: {exc}"
         o.wall_seconds = time.perf_counter() - t0
         return o
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     o.wall_seconds = time.perf_counter() - t0
     text = (r.stdout + r.stderr).decode("utf-8", "replace")
     o.output = text[-3000:]
