@@ -25,6 +25,9 @@ def test_summary_verdict_reads_stress_ngs_own_lines():
             "stress-ng: info:  [1] skipped: 1: exec (1)\nstress-ng: info:  [1] passed: 0\n"
             "stress-ng: info:  [1] failed: 0\n")
     assert S.summary_verdict(skip, 0, "exec") == ("skip", "exec: running as root, won't run test.")
+    root = ("stress-ng: info:  [1] exec stressor must not run as root, skipping the stressor\n"
+            "stress-ng: info:  [1] skipped: 1: exec (1)\nstress-ng: info:  [1] passed: 0\n")
+    assert S.summary_verdict(root, 0, "exec") == ("skip", "exec stressor must not run as root, skipping the stressor")
     assert S.summary_verdict("", 139)[0] == "fail"
     # a pass with a failing exit status is not a pass
     assert S.summary_verdict(ok, 2)[0] == "fail"
