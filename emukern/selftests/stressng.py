@@ -135,10 +135,21 @@ def build_root(arch: str, progress: Callable[[str], None] | None = None) -> Path
     configuration (emukern.debian.AptFetcher, which caches each .deb) and unpacks each with
     ``dpkg-deb -x``; Architecture: all packages (libdrm-common ...) hold no code and are skipped.
     The root gets merged-/usr links (lib, bin, sbin) and a /tmp for the stressors' files."""
-    from emukern.debian import AptFetcher, FetchError
+    import fcntl
     root = root_dir(arch)
     if root_ready(arch):
         return root
+    root.parent.mkdir(parents=True, exist_ok=True)
+    # one builder at a time (pytest -n 2 workers both find no root on a fresh machine)
+    with open(root.parent / f".stress-ng-{arch}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not root_ready(arch):
+            _unpack_closure(arch, root, progress)
+    return root
+
+
+def _unpack_closure(arch: str, root: Path, progress: Callable[[str], None] | None) -> None:
+    from emukern.debian import AptFetcher, FetchError
     fetch = AptFetcher("trixie", arch)
     root.mkdir(parents=True, exist_ok=True)
     todo, seen = ["stress-ng"], set()
@@ -165,7 +176,6 @@ def build_root(arch: str, progress: Callable[[str], None] | None = None) -> Path
             os.symlink(f"usr/{link}", root / link)
     (root / "tmp").mkdir(exist_ok=True)
     (root / ".emukern-stress-ng").write_text(f"stress-ng {VERSION} {arch}: {len(seen)} packages\n")
-    return root
 
 
 # ---- one run ------------------------------------------------------------------------------------
