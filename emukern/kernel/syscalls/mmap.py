@@ -110,6 +110,7 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
 
 
 # ---- file-backed mmap (mm/mmap.c do_mmap with a file) -------------------------------------------
+DEV_ZERO_PRIVATE = "file:/dev/zero"      # a private mapping of /dev/zero: anonymous pages, a file name
 def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, str] | int:
     """The bytes and name of a file mapping, or -errno.  MAP_PRIVATE copies the file's pages
     (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
@@ -121,7 +122,10 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
     if off % 4096 or off >> 63:
         return -E.EINVAL
     if isinstance(f, DevZero):
-        return b"", "[anon]"                         # mmap of /dev/zero is anonymous memory
+        # mmap of /dev/zero is anonymous memory; a private one still names /dev/zero as its
+        # file (mmap_zero leaves vm_file set: /proc/PID/maps and map_files/ show it), a shared
+        # one becomes shmem (sys_mmap names it)
+        return b"", ("[anon]" if flags & 1 and not flags & 2 else DEV_ZERO_PRIVATE)
     if not isinstance(f, HostFile):
         return -E.ENODEV                             # pipes, directories, /proc files
     if not f.readable:
