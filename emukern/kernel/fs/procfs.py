@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
 
@@ -26,6 +27,15 @@ from emukern.kernel.signal import base as signal_base
 
 
 SYS_DEV = 0x15
+
+# sysctls that programs read but emukern never lets change, shown read-only under /proc/sys and
+# kept out of the sysctl table (a run's summary lists the table; these are no machine setting):
+# the lowest address mmap hands out (mm/mmap.py's 64 KiB floor, CONFIG_DEFAULT_MMAP_MIN_ADDR on
+# arm64 and riscv64), and pid_max at Linux's 64-bit ceiling: emukern hands pids out upwards and
+# never wraps, so no pid below that is reused
+FIXED_SYSCTLS: dict[str, SysctlEntry] = {
+    e.path: e for e in (SysctlEntry("vm.mmap_min_addr", 65536, mode=0o444, kind="int"),
+                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
 
 
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
@@ -231,7 +241,7 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            for key, entry in sorted(self.k.sysctl.entries.items()):
+            for key, entry in sorted({**FIXED_SYSCTLS, **self.k.sysctl.entries}.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue
                 rest = key[len(prefix) + 1:] if prefix else key

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.kernel.mm.mm_struct import map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
@@ -70,6 +71,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         # shmem_zero_setup: shared anonymous memory (also MAP_SHARED of /dev/zero) is one
         # buffer in every process forked from here; /proc/PID/maps names it so
         name = SHARED_ANON
+    if map_deny_write_exec(task.mm, None, prot):
+        return -E.EACCES          # mmap_region: writable and executable under MDWE
     size = page_up(length)
     if flags & MAP_FIXED:
         if addr % PAGE:
