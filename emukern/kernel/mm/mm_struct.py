@@ -36,6 +36,8 @@ class MmStruct(AddressSpace):
     saved_auxv: list = field(default_factory=list)
     # prctl(PR_SET_MDWE)'s bits (MMF_HAS_MDWE, MMF_HAS_MDWE_NO_INHERIT): memory-deny-write-execute
     mdwe: int = 0
+    # prctl(PR_SET_DUMPABLE): 0 keeps unprivileged tracers and pidfd_getfd out (ptrace_may_access)
+    dumpable: int = 1
 
     @property
     def tagged_addr(self) -> bool:
@@ -82,6 +84,7 @@ class MmStruct(AddressSpace):
         child.brk_start, child.brk = self.brk_start, self.brk
         child.mmap_base, child.bottom_up, child.mmap_end = self.mmap_base, self.bottom_up, self.mmap_end
         child.mdwe = mmf_init_mdwe(self.mdwe)
+        child.dumpable = self.dumpable          # (mmf_init_flags keeps MMF_DUMPABLE_MASK)
         return child
 
 

@@ -137,6 +137,21 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
     if option == 16:           # PR_GET_NAME
         task.mm.write(a2, task.comm.encode("utf-8", "surrogateescape")[:15].ljust(16, b"\0"))
         return 0
+    if option == PR_SET_PDEATHSIG:
+        if not 0 <= a2 <= 64:
+            return -E.EINVAL                    # !valid_signal()
+        task.pdeath_signal = a2
+        return 0
+    if option == PR_GET_PDEATHSIG:
+        task.mm.write_u32(a2, task.pdeath_signal)
+        return 0
+    if option == PR_GET_DUMPABLE:
+        return task.mm.dumpable
+    if option == PR_SET_DUMPABLE:
+        if a2 not in (0, 1):
+            return -E.EINVAL                    # SUID_DUMP_ROOT (2) only from the sysctl
+        task.mm.dumpable = a2
+        return 0
     if option == PR_SET_MDWE:
         return prctl_set_mdwe(task, a2, a3, a4, a5)
     if option == PR_GET_MDWE:
@@ -146,6 +161,7 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
 
 
 PR_SET_MDWE, PR_GET_MDWE = 65, 66
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 2, 3, 4
 
 
 def prctl_set_mdwe(task, bits: int, a3: int, a4: int, a5: int) -> int:
