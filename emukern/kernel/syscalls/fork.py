@@ -170,12 +170,14 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
 
 
 def _undo_copy(task, files, mm, flags: int) -> None:
-    """Give back what a clone that fails late took: the copied descriptor table's references
-    and the shared mm's user count (a copied mm is simply dropped)."""
+    """Give back what a clone that fails late took: the copied descriptor table's references,
+    and the shared mm's user count or the copied mm's memory."""
     if files is not task.files:
         files.close_all()
     if flags & CLONE_VM:
         mm.users -= 1
+    else:
+        mm.release()
 
 
 def wait_for_vfork_done(k: "Kernel", cpu, task):

@@ -16,6 +16,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs.poll import EventPollFile
 from emukern.kernel.signal.defs import s32
+from emukern.kernel.syscalls.pidfd import ptrace_may_access
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -68,6 +69,8 @@ def sys_kcmp(k: "Kernel", cpu, task, pid1, pid2, type_, idx1, idx2, *a):
     t1, t2 = k.tasks.get(s32(pid1)), k.tasks.get(s32(pid2))
     if t1 is None or t2 is None or not t1.alive or not t2.alive:
         return -E.ESRCH
+    if not ptrace_may_access(task, t1) or not ptrace_may_access(task, t2):
+        return -E.EPERM             # the caller may not look into one of them (PTRACE_MODE_READ)
     if type_ == KCMP_FILE:
         f1, f2 = _file(t1, idx1), _file(t2, idx2)
         if f1 is None or f2 is None:
