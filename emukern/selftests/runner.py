@@ -292,7 +292,7 @@ def _run_in(t: SelfTest, built: Built, cfg: Config, opts: RunOptions, mc: Machin
     init = k.init_task
     if timed_out:
         o.verdict = "timeout"
-        limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+        limit = host_limit(t, opts)
         causes.append(f"still running after {limit:.0f} s host time (per-test limit)")
     elif r.stop_reason in ("budget", "deadlock"):
         o.verdict = "timeout" if r.stop_reason == "budget" else "fail"
@@ -369,6 +369,13 @@ def stress_verdict(t: SelfTest, stopped: bool, signal: int, exit_code: int | Non
     return "fail"
 
 
+def host_limit(t: SelfTest, opts: RunOptions) -> float:
+    """The host seconds one run of ``t`` may take: --time-limit, lowered by the test's own bound,
+    or raised to the time a known-slow test needs (never above what that test needs)."""
+    limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+    return max(limit, t.slow_limit) if t.slow_limit else limit
+
+
 SLICE_CYCLES = 1_000_000      # how far a CPU runs between checks of the host time limit
 
 
@@ -377,7 +384,7 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
     stop a stress test with its harness's signal at the bound, honour the host time limit."""
     stop_at = int(opts.stress_seconds * k.config.freq_hz) if t.kind == "stress" else None
     state = {"stopped": False}
-    limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+    limit = host_limit(t, opts)
 
     def cap(cpu: Any) -> int:
         lim = cpu.now + SLICE_CYCLES
