@@ -17,7 +17,7 @@ address), AT_PHDR/AT_PHNUM/AT_ENTRY of the *program*, and AT_EXECFN (the execve 
 """
 from __future__ import annotations
 
-from emukern.kernel.mm.mm_struct import MmStruct
+from emukern.kernel.mm.mm_struct import MmStruct, mmf_init_mdwe
 
 import os
 from typing import TYPE_CHECKING, Any
@@ -314,6 +314,7 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
     (execve builds first and commits after its point of no return, see kernel/exec.py).
     A failed build leaves the old image alone and frees the new mm."""
     mm = MmStruct(pool=k.mem)
+    mm.mdwe = mmf_init_mdwe(task.mm.mdwe) if task.mm is not None else 0
     try:
         _exec_mmap(k, task, mm, image, argv, envp, execfn)
     except BaseException:  # noqa: BLE001 - cleanup only: free the new mm, then re-raise

@@ -83,6 +83,7 @@ class Task:
     rt_priority: int = 0
     sched_reset_on_fork: bool = False
     personality: int = 0
+    pdeath_signal: int = 0          # prctl(PR_SET_PDEATHSIG): sent when the thread that forked it exits
     # files and exec
     fs: Any = None                  # fs_struct (kernel/fs/vfs.py FsStruct): cwd, umask
     exe: str | None = None          # /proc/self/exe

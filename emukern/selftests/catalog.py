@@ -35,6 +35,7 @@ class SelfTest:
     rlimits: tuple[tuple[str, str], ...] = ()  # the limits its run script sets first (ulimit)
     make_vars: tuple[str, ...] = ()  # VAR=value on its make command line (each one a documented substitution)
     time_limit: float | None = None  # host seconds for one run, when below --time-limit
+    slow_limit: float | None = None  # host seconds a known-slow test needs, when above --time-limit
     generic: bool = False          # under selftests/<dir> (architecture-independent), not selftests/<karch>/<dir>
     # a selftest newer than the tree: the file (under build.UPSTREAM_DIR) compiled in place of a
     # Makefile target, and which version it is (build.py says how)
@@ -184,9 +185,13 @@ GENERIC: list[SelfTest] = [
     *_generic("timers", ("posix_timers",), time_limit=15.0,
               note="ITIMER_VIRTUAL/PROF need seconds of CPU time: bounded at 15 host seconds"),
     *_generic("timers", ("inconsistency-check",), args=("-t", "1", "-c", "1"), time_limit=15.0,
-              note="-t 1 -c 1: one simulated second of CLOCK_MONOTONIC (the kselftest run: 10 s per clock)"),
+              freq_hz=5_000_000,
+              note="-t 1 -c 1: one simulated second of CLOCK_MONOTONIC (the kselftest run: 10 s per clock); "
+                   "the CPU runs at 5 MHz so that second is 5 M cycles of back-to-back clock reads"),
     *_generic("timers", ("threadtest",), args=("-t", "1", "-n", "2"), time_limit=15.0,
-              note="-t 1 -n 2: two threads for one simulated second (default: 8 threads, 30 s)"),
+              freq_hz=2_000_000,
+              note="-t 1 -n 2: two threads for one simulated second (default: 8 threads, 30 s), "
+                   "at 2 MHz (2 M cycles: at 5 MHz it reached 0.82 s in its 15 host seconds)"),
     *_generic("proc", ("fd-001-lookup", "fd-002-posix-eq", "proc-self-map-files-001",
                        "proc-self-map-files-002", "proc-self-isnt-kthread", "proc-self-syscall",
                        "proc-self-wchan", "proc-loadavg-001", "proc-empty-vm",
@@ -195,8 +200,11 @@ GENERIC: list[SelfTest] = [
               note="each loops for one simulated second (uptime until it moved 1.00 s; tid0 until "
                    "alarm(1)): the CPU runs at 5 MHz so that second is 5 M cycles"),
     *_generic("ptrace", ("get_syscall_info", "peeksiginfo", "vmaccess")),
-    *_generic("pidfd", ("pidfd_open_test", "pidfd_test", "pidfd_poll_test", "pidfd_wait",
-                        "pidfd_getfd_test", "pidfd_fdinfo_test")),
+    *_generic("pidfd", ("pidfd_open_test", "pidfd_test")),
+    *_generic("pidfd", ("pidfd_poll_test",), slow_limit=300.0,
+              note="10,000 fork/pidfd_send_signal/poll/waitpid rounds: about 10-17 ms host each, "
+                   "so up to 300 host seconds (above the default 120)"),
+    *_generic("pidfd", ("pidfd_wait", "pidfd_getfd_test", "pidfd_fdinfo_test")),
     *_generic("membarrier", ("membarrier_test_single_thread",)),
     *_generic("filesystems/eventfd", ("eventfd_test",)),
     *_generic("mount_setattr", ("mount_setattr_test",)),

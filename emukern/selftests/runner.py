@@ -17,6 +17,8 @@ import contextlib
 import itertools
 import os
 import re
+import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -194,8 +196,6 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     label = cfg.label(t.arch)
     if not built.ok:
         return Outcome(t.id, label, "not built", cause=built.reason)
-    from emukern.api import Machine
-    from emukern.errors import EmukernError
     base = opts.base or MachineConfig()
     mc = MachineConfig(**{k: getattr(base, k) for k in base.__dataclass_fields__})
     mc.arch = t.arch
@@ -217,14 +217,52 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         else:
             mc.vlen = cfg.vl
     assert built.path is not None
-    if mc.root is None:
+    scratch: tempfile.TemporaryDirectory[str] | None = None
+    rundir = built.path.parent
+    if mc.root is None and t.generic:
+        # a generic test creates files beside itself (kcmp's kcmp-test-file, non-regular's FIFOs,
+        # map_populate's tmpfile() in /tmp), as it may in the real-kernel runner's writable
+        # initramfs: it runs in a scratch copy of its program and helpers, writable, with a /tmp
+        scratch = tempfile.TemporaryDirectory(prefix="emukern-selftest-")
+        rundir = Path(scratch.name)
+        _stage(t, built.path, rundir)
+        mc.root = str(rundir)
+        mc.root_rw = True
+    elif mc.root is None:
         # the test's build directory is the guest's root (and its cwd), as kselftest's runner
         # runs each test in its directory: `./rdvl-sve` and fp-stress's children resolve there,
         # and execve never reaches a host path outside it
         mc.root = str(built.path.parent)
+    try:
+        return _run_in(t, built, cfg, opts, mc, label, rundir)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def _stage(t: SelfTest, prog: Path, dest: Path) -> None:
+    """Copy ``t``'s program and the helpers it uses (files, symlinks, directories) into ``dest``."""
+    shutil.copy2(prog, dest / prog.name)
+    for h in t.helpers:
+        src = prog.parent / h
+        if src.is_symlink():
+            (dest / h).symlink_to(os.readlink(src))
+        elif src.is_dir():
+            shutil.copytree(src, dest / h, symlinks=True)
+        elif src.is_file():
+            shutil.copy2(src, dest / h)
+    (dest / "tmp").mkdir(mode=0o1777, exist_ok=True)
+
+
+def _run_in(t: SelfTest, built: Built, cfg: Config, opts: RunOptions, mc: MachineConfig, label: str,
+            rundir: Path) -> Outcome:
+    """One run of ``t`` with its machine configured, the guest root at ``rundir``."""
+    from emukern.api import Machine
+    from emukern.errors import EmukernError
+    assert built.path is not None
     t0 = time.perf_counter()
     try:
-        with _cwd(built.path.parent):
+        with _cwd(rundir):
             m = Machine(mc)
             # a generic test gets argv[0] "./<name>", as kselftest's runner starts it from its
             # directory (null-argv and execveat re-exec argv[0], which must resolve in the guest)
@@ -254,7 +292,7 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
     init = k.init_task
     if timed_out:
         o.verdict = "timeout"
-        limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+        limit = host_limit(t, opts)
         causes.append(f"still running after {limit:.0f} s host time (per-test limit)")
     elif r.stop_reason in ("budget", "deadlock"):
         o.verdict = "timeout" if r.stop_reason == "budget" else "fail"
@@ -331,6 +369,13 @@ def stress_verdict(t: SelfTest, stopped: bool, signal: int, exit_code: int | Non
     return "fail"
 
 
+def host_limit(t: SelfTest, opts: RunOptions) -> float:
+    """The host seconds one run of ``t`` may take: --time-limit, lowered by the test's own bound,
+    or raised to the time a known-slow test needs (never above what that test needs)."""
+    limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+    return max(limit, t.slow_limit) if t.slow_limit else limit
+
+
 SLICE_CYCLES = 1_000_000      # how far a CPU runs between checks of the host time limit
 
 
@@ -339,7 +384,7 @@ def _drive(k: Any, t: SelfTest, opts: RunOptions, t0: float) -> tuple[bool, bool
     stop a stress test with its harness's signal at the bound, honour the host time limit."""
     stop_at = int(opts.stress_seconds * k.config.freq_hz) if t.kind == "stress" else None
     state = {"stopped": False}
-    limit = min(opts.time_limit, t.time_limit) if t.time_limit else opts.time_limit
+    limit = host_limit(t, opts)
 
     def cap(cpu: Any) -> int:
         lim = cpu.now + SLICE_CYCLES

@@ -36,6 +36,11 @@ class PidFdFile(File):
         self.nonblock = nonblock
         self.flags = 2 | (0o4000 if nonblock else 0)          # O_RDWR, as pidfd_open makes it
 
+    def setfl(self, flags: int) -> int:
+        """fcntl(F_SETFL): O_NONBLOCK, which waitid(P_PIDFD) honours (EAGAIN instead of sleeping)."""
+        self.nonblock = bool(flags & 0o4000)
+        return 0
+
     def poll(self) -> int | None:
         return EPOLLIN | EPOLLRDNORM if _exited(self.task, self.k) else 0
 

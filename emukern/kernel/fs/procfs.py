@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.sysctl import SysctlEntry
+from emukern.kernel.task import TaskState
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
 
 if TYPE_CHECKING:
@@ -25,6 +27,15 @@ from emukern.kernel.signal import base as signal_base
 
 
 SYS_DEV = 0x15
+
+# sysctls that programs read but emukern never lets change, shown read-only under /proc/sys and
+# kept out of the sysctl table (a run's summary lists the table; these are no machine setting):
+# the lowest address mmap hands out (mm/mmap.py's 64 KiB floor, CONFIG_DEFAULT_MMAP_MIN_ADDR on
+# arm64 and riscv64), and pid_max at Linux's 64-bit ceiling: emukern hands pids out upwards and
+# never wraps, so no pid below that is reused
+FIXED_SYSCTLS: dict[str, SysctlEntry] = {
+    e.path: e for e in (SysctlEntry("vm.mmap_min_addr", 65536, mode=0o444, kind="int"),
+                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
 
 
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
@@ -143,7 +154,24 @@ class ProcFs:
             "task": _dir(base + "/task", lambda: {str(x.tid): self.tid_dir(x, f"{base}/task/{x.tid}")
                                                  for x in sorted(self._threads(t), key=lambda x: x.tid)}),
             "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
+            "map_files": _dir(base + "/map_files", lambda: {
+                name: _link(f"{base}/map_files/{name}", lambda target=target: target)
+                for name, target in map_files(t)}, mode=0o500),
+            "syscall": _seq_file(base + "/syscall", lambda: self.proc_syscall(t)),
+            "wchan": _file(base + "/wchan", lambda: proc_wchan(t)),
         }
+
+    def proc_syscall(self, t: "Task") -> bytes:
+        """proc_pid_syscall: ``nr arg0..arg5 sp pc`` of the syscall the task is in.  emukern
+        reads the live registers of a task on a CPU only, so this is exact for a task reading
+        its own file (the selftest's case); any other task reads "running" (what Linux shows
+        for a task that is not stopped in a syscall)."""
+        for pcpu, cpu in zip(self.k.percpu, self.k.cpus):
+            if pcpu.curr is t:
+                nr, *args = cpu.syscall_regs()[:7]
+                words = [*args, self.k.arch.user_sp(cpu), cpu.get_pc()]
+                return (f"{nr} " + " ".join(f"0x{w & (2**64 - 1):x}" for w in words) + "\n").encode()
+        return b"running\n"
 
     def tid_dir(self, t: "Task", base: str) -> Node:
         """/proc/<pid>/task/<tid>: the thread's own status, stat and comm; its process's files."""
@@ -213,7 +241,7 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            for key, entry in sorted(self.k.sysctl.entries.items()):
+            for key, entry in sorted({**FIXED_SYSCTLS, **self.k.sysctl.entries}.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue
                 rest = key[len(prefix) + 1:] if prefix else key
@@ -262,6 +290,29 @@ def proc_maps(t: "Task") -> bytes:
         head = f"{m.start:08x}-{m.end:08x} {perms} 00000000 00:00 0 "
         lines.append((head.ljust(73) + name) if name else head.rstrip())
     return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def map_files(t: "Task") -> list[tuple[str, str]]:
+    """/proc/PID/map_files: one link per file-backed mapping, named ``start-end`` in hex without
+    leading zeros (the one spelling proc_map_files_lookup accepts), to the file it maps."""
+    out = []
+    for m in t.mm.mappings:
+        if m.name == "elf":
+            target = exe_path(t)
+        elif m.name.startswith(("file:", "shared:")):
+            target = m.name.split(":", 1)[1]
+        else:
+            continue
+        out.append((f"{m.start:x}-{m.end:x}", target))
+    return out
+
+
+def proc_wchan(t: "Task") -> bytes:
+    """proc_pid_wchan: "0" for a task that is not asleep (the reader itself always runs); a
+    sleeping task shows where it waits (emukern's name for the wait, not a kernel symbol)."""
+    if t.state == TaskState.BLOCKED and t.wait_reason:
+        return t.wait_reason.encode()
+    return b"0"
 
 
 def proc_auxv(t: "Task") -> bytes:

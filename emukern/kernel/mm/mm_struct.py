@@ -34,6 +34,10 @@ class MmStruct(AddressSpace):
     # (/proc/self/auxv)
     stack_limit: int | None = None
     saved_auxv: list = field(default_factory=list)
+    # prctl(PR_SET_MDWE)'s bits (MMF_HAS_MDWE, MMF_HAS_MDWE_NO_INHERIT): memory-deny-write-execute
+    mdwe: int = 0
+    # prctl(PR_SET_DUMPABLE): 0 keeps unprivileged tracers and pidfd_getfd out (ptrace_may_access)
+    dumpable: int = 1
 
     @property
     def tagged_addr(self) -> bool:
@@ -79,4 +83,24 @@ class MmStruct(AddressSpace):
         assert isinstance(child, MmStruct)
         child.brk_start, child.brk = self.brk_start, self.brk
         child.mmap_base, child.bottom_up, child.mmap_end = self.mmap_base, self.bottom_up, self.mmap_end
+        child.mdwe = mmf_init_mdwe(self.mdwe)
+        child.dumpable = self.dumpable          # (mmf_init_flags keeps MMF_DUMPABLE_MASK)
         return child
+
+
+MDWE_REFUSE_EXEC_GAIN, MDWE_NO_INHERIT = 1, 2       # PR_MDWE_* (the prctl's bits)
+
+
+def mmf_init_mdwe(bits: int) -> int:
+    """mmf_init_flags: a new mm (fork's copy, execve's fresh one) keeps the parent's MDWE unless
+    it was set with PR_MDWE_NO_INHERIT."""
+    return 0 if bits & MDWE_NO_INHERIT else bits
+
+
+def map_deny_write_exec(mm: MmStruct, old_perms: str | None, new_prot: int) -> bool:
+    """mm/mman.h map_deny_write_exec: under MDWE a mapping may not be writable and executable
+    at once, and an existing mapping that is not executable may not become so (``old_perms``
+    None: a new mapping, which may start executable)."""
+    if not mm.mdwe & MDWE_REFUSE_EXEC_GAIN or not new_prot & 4:      # PROT_EXEC
+        return False
+    return bool(new_prot & 2) or (old_perms is not None and "x" not in old_perms)

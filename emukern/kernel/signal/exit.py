@@ -86,6 +86,7 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
                 k.sched.wake_queue(wq, cpu.now)
     k.arch.exit_thread(cpu, task)
     signal_ptrace.exit_ptrace(k, cpu, task)          # a dying tracer detaches its tracees
+    send_pdeath_signals(k, cpu, task)
     task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
     # children of an exiting process are reparented to init (or reaped if init is gone)
     reap = exit_notify(k, cpu, task)    # (SIGCHLD to the parent)
@@ -103,6 +104,16 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
         k.percpu[cpu.index].need_resched = True
         cpu.stop()
     _remove_from_queues(k, task)
+
+
+def send_pdeath_signals(k: "Kernel", cpu, task: Task) -> None:
+    """forget_original_parent's pdeath_signal: each thread of a process that ``task`` forked
+    and that asked for PR_SET_PDEATHSIG has that signal sent to its process, as the thread
+    that forked it goes (even when other threads of the parent stay)."""
+    for t in [t for t in k.tasks.values() if t.pdeath_signal and t.alive and t.tgid != task.tgid]:
+        leader = k.tasks.get(t.tgid)
+        if leader is not None and leader.parent is task:
+            signal_generate.send_signal(k, cpu, leader, signal_generate._kill_info(k, task, t.pdeath_signal), True)
 
 
 def complete_vfork_done(k: "Kernel", cpu, task: Task) -> None:

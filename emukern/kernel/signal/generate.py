@@ -20,6 +20,7 @@ from emukern.kernel.signal import jobctl as signal_jobctl
 from emukern.kernel.signal.defs import NSIG
 from emukern.kernel.signal.defs import SIGCONT
 from emukern.kernel.signal.defs import SIGKILL
+from emukern.kernel.signal.defs import SIG_WAKE
 from emukern.kernel.signal.defs import SIGRTMIN
 from emukern.kernel.signal.defs import SIG_DFL
 from emukern.kernel.signal.defs import SIG_IGN
@@ -154,6 +155,11 @@ def complete_signal(k: "Kernel", cpu: "Cpu", p: Task, sig: int, group: bool) -> 
         target = next((t for t in sorted(signal_base._threads(k, p), key=lambda x: x.tid) if wants(t)), None)
     if sig == SIGKILL:
         target = p                  # SIGKILL cannot be blocked
+        if p.state is TaskState.RUNNABLE and p.pending is not None and p.woken_value is None:
+            # woken from a wait but not yet back in it (a wake that left no value: the queue it
+            # slept on moved): the re-run must see the kill, as Linux's wait loops test
+            # fatal_signal_pending before sleeping again, or it sleeps on with SIGKILL pending
+            p.woken_value = SIG_WAKE
     if target is None:
         for t in signal_base._threads(k, p) if group else [p]:
             signal_base.recalc_sigpending(k, t)

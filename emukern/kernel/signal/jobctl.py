@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from emukern.machine.cpu_base import Cpu
     from emukern.machine.trap import Trap
 from emukern.kernel import errno as E
+from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import exit as signal_exit
@@ -197,7 +198,8 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
     """One pass of do_wait for waitid: the return value, or None when it would sleep (or,
     for a ``probe`` after a signal woke the caller, when no child had anything to report).
     ``ru``: where the reported child's rusage goes (only when a child is reported)."""
-    P_ALL, P_PID, P_PGID = 0, 1, 2
+    P_ALL, P_PID, P_PGID, P_PIDFD = 0, 1, 2, 3
+    pidfd_nonblock = False
     if options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | 0xE0000000) \
             or not options & (WEXITED | WSTOPPED | WCONTINUED):
         return -E.EINVAL
@@ -217,6 +219,19 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
 
         def match(c: Task) -> bool:
             return c.signal is not None and c.signal.pgid == pgid
+    elif idtype == P_PIDFD:
+        # the child a pidfd names (pidfd_get_pid): a descriptor that is no pidfd is EBADF, and
+        # a non-blocking pidfd makes the wait non-blocking too (EAGAIN instead of sleeping)
+        if upid < 0:
+            return -E.EINVAL
+        f = task.files.get(upid) if task.files is not None else None
+        if not isinstance(f, PidFdFile):
+            return -E.EBADF
+        tgid = f.task.tgid
+        pidfd_nonblock = f.nonblock
+
+        def match(c: Task) -> bool:
+            return c.tgid == tgid
     else:
         return -E.EINVAL
     parent = k.tasks.get(task.tgid, task)
@@ -251,6 +266,8 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
         return err or _put_waitid(k, task, infop, SIGCHLD, code, c.tgid, status)
     if options & WNOHANG and not probe:
         return _put_waitid(k, task, infop, 0, 0, 0, 0)
+    if pidfd_nonblock and not probe:
+        return _put_waitid(k, task, infop, 0, 0, 0, 0) or -E.EAGAIN
     return None
 
 

@@ -17,6 +17,7 @@ What is modelled, as Linux does it:
   rewrites the siginfo); a signal above 64 is EIO.  PTRACE_KILL sends SIGKILL.  A tracer that exits
   detaches its tracees (exit_ptrace), resuming a stopped one.
 * **Inspecting**: PTRACE_GETSIGINFO / SETSIGINFO (the stop's siginfo; EINVAL when none),
+  PTRACE_PEEKSIGINFO (the siginfos still queued, per thread or shared, without dequeuing),
   PTRACE_PEEKTEXT/PEEKDATA (the word is stored at ``data``; EIO when unmapped) and
   PTRACE_POKETEXT/POKEDATA (FOLL_FORCE: read-only text pages are written too),
   PTRACE_GETREGSET / SETREGSET on an iovec: the length is cut to the regset's size and written
@@ -335,9 +336,44 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
         return 0
     if request == PTRACE_GET_SYSCALL_INFO:
         return ptrace_get_syscall_info(k, task, child, link, addr, data)
+    if request == PTRACE_PEEKSIGINFO:
+        return ptrace_peek_siginfo(task, child, addr, data)
     if request in (PTRACE_GETREGSET, PTRACE_SETREGSET):
         return ptrace_regset(k, task, child, request, addr, data)
     return -E.EIO          # PEEKUSR, INTERRUPT, ... (see the module docstring)
+
+
+PTRACE_PEEKSIGINFO, PTRACE_PEEKSIGINFO_SHARED = 0x4209, 1
+SIGINFO_SIZE = 128
+
+
+def ptrace_peek_siginfo(task: "Task", child: "Task", uargs: int, buf: int) -> int:
+    """PTRACE_PEEKSIGINFO: copy siginfos still queued for the tracee -- its own queue, or with
+    PTRACE_PEEKSIGINFO_SHARED its process's -- starting ``off`` entries in, at most ``nr`` of
+    them, without dequeuing.  Returns how many were copied; a fault after the first is a short
+    count, a fault on the first EFAULT (as a partial read() reports)."""
+    try:
+        raw = task.mm.read(uargs, 16)           # struct ptrace_peeksiginfo_args: off, flags, nr
+    except MemoryFault:
+        return -E.EFAULT
+    off = int.from_bytes(raw[:8], "little")
+    flags = int.from_bytes(raw[8:12], "little")
+    nr = int.from_bytes(raw[12:16], "little", signed=True)
+    if flags & ~PTRACE_PEEKSIGINFO_SHARED or nr < 0 or off >> 63:
+        return -E.EINVAL
+    if flags & PTRACE_PEEKSIGINFO_SHARED:
+        pending = child.signal.shared_pending if child.signal is not None else None
+    else:
+        pending = child.sigstate.pending if child.sigstate is not None else None
+    queue = list(pending.queue) if pending is not None else []
+    done = 0
+    for info in queue[off:off + nr]:
+        try:
+            task.mm.write(buf + done * SIGINFO_SIZE, info.to_bytes())
+        except MemoryFault:
+            return done or -E.EFAULT
+        done += 1
+    return done
 
 
 def ptrace_get_syscall_info(k: Any, task: "Task", child: "Task", link: PtraceLink, size: int, uptr: int) -> int:

@@ -15,6 +15,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.machine.memory import OutOfMemory
 from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.resource import copy_rlimits
 from emukern.kernel.signal import copy_signals
 from emukern.kernel.signal import rseq
@@ -72,14 +73,21 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
     flags &= 0xFFFFFFFF
     if clone_flags_invalid(flags):
         return -E.EINVAL
+    if flags & CLONE_PIDFD:
+        # the legacy clone returns the pidfd through parent_tid, so it cannot also store the
+        # child's tid there; a detached child has no exit signal for a pidfd to wait on
+        if flags & (CLONE_DETACHED | CLONE_PARENT_SETTID):
+            return -E.EINVAL
+        return kernel_clone(k, cpu, task, flags, newsp, 0, tls, ctid, pidfd_ptr=ptid)
     return kernel_clone(k, cpu, task, flags, newsp, ptid, tls, ctid)
 
 
 def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls: int, ctid: int,
-                 clear_sighand: bool = False) -> int:
+                 clear_sighand: bool = False, pidfd_ptr: int = 0) -> int:
     """copy_process and the rest of kernel_clone, for clone and clone3 alike: ``flags`` is the
     legacy 32-bit word (its low byte the exit signal), ``newsp`` the child's stack pointer (0:
-    the parent's), ``clear_sighand`` clone3's CLONE_CLEAR_SIGHAND."""
+    the parent's), ``clear_sighand`` clone3's CLONE_CLEAR_SIGHAND, ``pidfd_ptr`` where
+    CLONE_PIDFD stores the new pidfd (an int in the parent's memory)."""
     if len([t for t in k.tasks.values() if t.alive]) >= k.config.max_tasks:
         return -E.EAGAIN
     cpu.charge(k.cost.fork)
@@ -119,6 +127,19 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     copy_rlimits(k, child, task, bool(flags & CLONE_THREAD))     # kernel/resource.py
     copy_process_attrs(child, task)          # creds, nice, policy (kernel/cred.py)
     rseq.rseq_fork(child, task, bool(flags & CLONE_VM))     # a forked process keeps its area
+    if flags & CLONE_PIDFD:
+        # pidfd_prepare and its put_user, before the child can run: the parent's new descriptor
+        # (close-on-exec) names the child; when the pointer is bad, the whole clone fails
+        pidfd = task.files.install(PidFdFile(k, child, False), cloexec=True)
+        if pidfd < 0:
+            _undo_copy(task, files, mm, flags)
+            return pidfd
+        try:
+            task.mm.write_u32(pidfd_ptr, pidfd)
+        except MemoryFault:
+            task.files.close(pidfd)
+            _undo_copy(task, files, mm, flags)
+            return -E.EFAULT
     if flags & CLONE_CHILD_CLEARTID:
         child.clear_child_tid = ctid
     # kernel_clone's put_user to the parent's word and schedule_tail's to the child's: the
@@ -147,6 +168,17 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
         task.vfork_child = child
         return wait_for_vfork_done(k, cpu, task)
     return tid
+
+
+def _undo_copy(task, files, mm, flags: int) -> None:
+    """Give back what a clone that fails late took: the copied descriptor table's references,
+    and the shared mm's user count or the copied mm's memory."""
+    if files is not task.files:
+        files.close_all()
+    if flags & CLONE_VM:
+        mm.users -= 1
+    else:
+        mm.release()
 
 
 def wait_for_vfork_done(k: "Kernel", cpu, task):
@@ -253,8 +285,8 @@ def clone3_args_valid(args: dict[str, int]) -> bool:
 def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
     """clone3: the arguments in a struct the caller sizes, mapped onto the one clone path
     (kernel_clone).  The child's stack pointer is stack + stack_size (stacks grow down on both
-    architectures).  What emukern has no object for is refused with EINVAL: CLONE_PIDFD (no
-    pidfds), set_tid (choosing the child's pid: a checkpoint/restore privilege), and
+    architectures).  CLONE_PIDFD stores a pidfd of the child at ``pidfd``.  What emukern has
+    no object for is refused with EINVAL: set_tid (choosing the child's pid: a checkpoint/restore privilege), and
     CLONE_INTO_CGROUP (no cgroups)."""
     if task.vfork_child is not None:        # woken in a CLONE_VFORK wait: not a new clone
         return wait_for_vfork_done(k, cpu, task)
@@ -267,7 +299,7 @@ def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
     if stack and not k.arch.access_ok(task, stack, stack_size):
         return -E.EINVAL
     flags = args["flags"]
-    if flags & (CLONE_PIDFD | CLONE_INTO_CGROUP) or args["set_tid_size"]:
+    if flags & CLONE_INTO_CGROUP or args["set_tid_size"]:
         return -E.EINVAL
     # the legacy word: clone3's flags below bit 32, with the exit signal where clone keeps it
     legacy = (flags & 0xFFFFFFFF & ~CSIGNAL) | args["exit_signal"]
@@ -275,7 +307,7 @@ def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
         return -E.EINVAL
     return kernel_clone(k, cpu, task, legacy, (stack + stack_size) & _U64 if stack else 0,
                         args["parent_tid"], args["tls"], args["child_tid"],
-                        clear_sighand=bool(flags & CLONE_CLEAR_SIGHAND))
+                        clear_sighand=bool(flags & CLONE_CLEAR_SIGHAND), pidfd_ptr=args["pidfd"])
 
 
 _U64 = (1 << 64) - 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.kernel.mm.mm_struct import map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
@@ -70,6 +71,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         # shmem_zero_setup: shared anonymous memory (also MAP_SHARED of /dev/zero) is one
         # buffer in every process forked from here; /proc/PID/maps names it so
         name = SHARED_ANON
+    if map_deny_write_exec(task.mm, None, prot):
+        return -E.EACCES          # mmap_region: writable and executable under MDWE
     size = page_up(length)
     if flags & MAP_FIXED:
         if addr % PAGE:
@@ -120,6 +123,7 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
 
 
 # ---- file-backed mmap (mm/mmap.c do_mmap with a file) -------------------------------------------
+DEV_ZERO_PRIVATE = "file:/dev/zero"      # a private mapping of /dev/zero: anonymous pages, a file name
 def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, str] | int:
     """The bytes and name of a file mapping, or -errno.  MAP_PRIVATE copies the file's pages
     (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
@@ -131,7 +135,10 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
     if off % 4096 or off >> 63:
         return -E.EINVAL
     if isinstance(f, DevZero):
-        return b"", "[anon]"                         # mmap of /dev/zero is anonymous memory
+        # mmap of /dev/zero is anonymous memory; a private one still names /dev/zero as its
+        # file (mmap_zero leaves vm_file set: /proc/PID/maps and map_files/ show it), a shared
+        # one becomes shmem (sys_mmap names it)
+        return b"", ("[anon]" if flags & 1 and not flags & 2 else DEV_ZERO_PRIVATE)
     if not isinstance(f, HostFile):
         return -E.ENODEV                             # pipes, directories, /proc files
     if not f.readable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.kernel.mm.mm_struct import map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.syscalls import PROT_WRITE, prot_str
@@ -69,6 +70,9 @@ def sys_mprotect(k: "Kernel", cpu, task, addr, length, prot, *a):
         lo, hi = max(m.start, addr), min(m.end, end)
         if prot & PROT_WRITE and fs_namei.shared_readonly_in(task, lo, hi - lo):
             err = -E.EACCES
+            break
+        if map_deny_write_exec(mm, m.perms, prot):
+            err = -E.EACCES         # MDWE: no write+exec, no exec gained
             break
         done = min(m.end, end)
     if not err and done < end:

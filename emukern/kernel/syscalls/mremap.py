@@ -90,7 +90,7 @@ def _resize_is_valid(k: "Kernel", mm, addr, old_len, new_len, flags) -> int:
         return -E.EFAULT
     if not old_len and not is_shared(m):
         return -E.EINVAL          # "duplicating" a private mapping makes no sense: refused
-    if flags & MREMAP_DONTUNMAP and not is_shared(m) and m.name != "[anon]":
+    if flags & MREMAP_DONTUNMAP and not is_shared(m) and m.name not in ("[anon]", "file:/dev/zero"):
         return -E.EINVAL          # emukern: a private file mapping's old range cannot refault
     if old_len > vma_end(mm, addr) - addr:
         return -E.EFAULT          # "We can't remap across vm area boundaries"

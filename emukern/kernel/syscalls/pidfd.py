@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel.cred import cred_of
 from emukern.kernel.fs.pidfs import PidFdFile, _exited
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import base as signal_base
@@ -33,6 +34,21 @@ def sys_pidfd_open(k: "Kernel", cpu, task, pid, flags, *a):
     if not flags & PIDFD_THREAD and not t.is_thread_leader:
         return -E.ENOENT            # a thread's TID names no process
     return task.files.install(PidFdFile(k, t, bool(flags & PIDFD_NONBLOCK)), cloexec=True)
+
+
+def ptrace_may_access(caller, target) -> bool:
+    """__ptrace_may_access with real credentials (PTRACE_MODE_ATTACH_REALCREDS), as
+    pidfd_getfd asks: its own process always; else the caller's real uid and gid must match
+    the target's real, effective and saved ids, and a target that made itself non-dumpable
+    needs privilege besides (CAP_SYS_PTRACE: euid 0 in emukern's model, kernel/cred.py)."""
+    if caller.tgid == target.tgid:
+        return True
+    me, them = cred_of(caller), cred_of(target)
+    privileged = me.euid == 0
+    same = (me.uid == them.uid == them.euid == them.suid and me.gid == them.gid == them.egid == them.sgid)
+    if not same and not privileged:
+        return False
+    return target.mm is None or target.mm.dumpable == 1 or privileged
 
 
 def _pidfd(task, fd: int) -> PidFdFile | None:
@@ -72,6 +88,8 @@ def sys_pidfd_getfd(k: "Kernel", cpu, task, pidfd, targetfd, flags, *a):
         return -E.EBADF
     if _exited(f.task, k) or f.task.files is None:
         return -E.ESRCH
+    if not ptrace_may_access(task, f.task):
+        return -E.EPERM
     other = f.task.files.get(s32(targetfd))
     if other is None:
         return -E.EBADF

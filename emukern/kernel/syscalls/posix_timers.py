@@ -1,7 +1,8 @@
 """timer_create / timer_settime / timer_gettime / timer_getoverrun / timer_delete
 <-> kernel/time/posix-timers.c.
 
-Per-process POSIX timers on CLOCK_REALTIME and CLOCK_MONOTONIC (both the same simulated clock),
+Per-process POSIX timers on CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC and CLOCK_BOOTTIME (all the
+same simulated clock; an absolute expiry is read on the realtime or the monotonic scale),
 kept in the process's signal state as ``PosixTimer``, each charged to RLIMIT_SIGPENDING
 (timer_create past it: EAGAIN); expiry and signal delivery are in
 kernel/signal/timers.py.
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.cred import cred_of
 from emukern.kernel.resource import rlimit
-from emukern.kernel.fs.meta import realtime_to_cycles
+from emukern.kernel.fs.meta import REALTIME_CLOCKS, realtime_to_cycles
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.signal.defs import NSIG, s32
@@ -23,11 +24,16 @@ from emukern.kernel.signal.state import PosixTimer
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
+# the clocks a timer can run on: CLOCK_REALTIME and CLOCK_TAI (the realtime clock, TAI offset 0),
+# CLOCK_MONOTONIC and CLOCK_BOOTTIME (the same clock: the machine never suspends).  The _ALARM
+# clocks are refused (EINVAL): there is no RTC to wake a suspended machine
+TIMER_CLOCKS = (0, 1, 7, 11)
+
 
 def sys_timer_create(k: "Kernel", cpu, task, clockid, sevp, timerid_ptr, *a):
     signal_base._sig_init(k, task)
     clockid = s32(clockid)
-    if clockid not in (0, 1):               # CLOCK_REALTIME, CLOCK_MONOTONIC
+    if clockid not in TIMER_CLOCKS:
         return -E.EINVAL
     if not _sigqueue_alloc_ok(k, task):
         return -E.EAGAIN                    # alloc_posix_timer: sigqueue_alloc refused
@@ -96,7 +102,7 @@ def sys_timer_settime(k: "Kernel", cpu, task, timerid, flags, new, old, *a):
         tm.expires = 0
         return 0
     if flags & 1:                                   # TIMER_ABSTIME: a reading of its clock
-        at = realtime_to_cycles(k, value) if getattr(tm, "clockid", 1) == 0 else k.clock.cycles_for_ns(value)
+        at = realtime_to_cycles(k, value) if getattr(tm, "clockid", 1) in REALTIME_CLOCKS else k.clock.cycles_for_ns(value)
         tm.expires = max(at, cpu.now + 1)
     else:
         tm.expires = cpu.now + max(1, k.clock.cycles_for_ns(value))

@@ -13,6 +13,7 @@ import struct
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.mm.mm_struct import MDWE_NO_INHERIT, MDWE_REFUSE_EXEC_GAIN
 from emukern.kernel import errno as E
 from emukern.kernel.mm.uaccess import copy_from_user
 from emukern.kernel.signal import base as signal_base
@@ -136,8 +137,46 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
     if option == 16:           # PR_GET_NAME
         task.mm.write(a2, task.comm.encode("utf-8", "surrogateescape")[:15].ljust(16, b"\0"))
         return 0
+    if option == PR_SET_PDEATHSIG:
+        if not 0 <= a2 <= 64:
+            return -E.EINVAL                    # !valid_signal()
+        task.pdeath_signal = a2
+        return 0
+    if option == PR_GET_PDEATHSIG:
+        task.mm.write_u32(a2, task.pdeath_signal)
+        return 0
+    if option == PR_GET_DUMPABLE:
+        return task.mm.dumpable
+    if option == PR_SET_DUMPABLE:
+        if a2 not in (0, 1):
+            return -E.EINVAL                    # SUID_DUMP_ROOT (2) only from the sysctl
+        task.mm.dumpable = a2
+        return 0
+    if option == PR_SET_MDWE:
+        return prctl_set_mdwe(task, a2, a3, a4, a5)
+    if option == PR_GET_MDWE:
+        return -E.EINVAL if a2 or a3 or a4 or a5 else task.mm.mdwe
     ret = k.arch.prctl(cpu, task, option, a2, a3, a4, a5)
     return -E.EINVAL if ret is None else ret
+
+
+PR_SET_MDWE, PR_GET_MDWE = 65, 66
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 2, 3, 4
+
+
+def prctl_set_mdwe(task, bits: int, a3: int, a4: int, a5: int) -> int:
+    """PR_SET_MDWE: memory-deny-write-execute for the process's mm, once on never off.  Unused
+    arguments and unknown bits are EINVAL, as is NO_INHERIT without REFUSE_EXEC_GAIN (it only
+    qualifies it); asking for other bits than those already set is EPERM."""
+    if a3 or a4 or a5 or bits & ~(MDWE_REFUSE_EXEC_GAIN | MDWE_NO_INHERIT):
+        return -E.EINVAL
+    if bits & MDWE_NO_INHERIT and not bits & MDWE_REFUSE_EXEC_GAIN:
+        return -E.EINVAL
+    cur = task.mm.mdwe
+    if cur and cur != bits:
+        return -E.EPERM
+    task.mm.mdwe = bits
+    return 0
 
 
 # ---- process groups and sessions -------------------------------------------------------------
