@@ -185,6 +185,40 @@ class OutputFile(File):
         return done
 
 
+# pipe buffer sizes and limits (fs/pipe.c; the /proc/sys/fs knobs at their defaults)
+PAGE_SIZE = 4096
+PIPE_DEF_BUFFERS = 16               # a new pipe's slots: 16 pages, 64 KiB
+PIPE_MIN_DEF_BUFFERS = 2            # what a user past pipe-user-pages-soft gets instead
+PIPE_MAX_SIZE = 1 << 20             # fs.pipe-max-size: the most F_SETPIPE_SZ gives without privilege
+PIPE_USER_PAGES_SOFT = 16384        # fs.pipe-user-pages-soft (pages one user's pipes may hold)
+PIPE_USER_PAGES_HARD = 0            # fs.pipe-user-pages-hard (0: no hard limit)
+
+
+class PipeUser:
+    """The per-user pipe page count (user_struct->pipe_bufs) of one machine: account_pipe_buffers
+    keeps it, and the soft and hard limits above are checked against it."""
+
+    def __init__(self) -> None:
+        self.bufs: dict[int, int] = {}
+
+    def account(self, uid: int, old: int, new: int) -> int:
+        """account_pipe_buffers: move ``uid``'s count from ``old`` slots to ``new``; the new total."""
+        n = self.bufs.get(uid, 0) + new - old
+        if n:
+            self.bufs[uid] = n
+        else:
+            self.bufs.pop(uid, None)
+        return n
+
+    @staticmethod
+    def too_many_soft(n: int) -> bool:
+        return bool(PIPE_USER_PAGES_SOFT) and n > PIPE_USER_PAGES_SOFT
+
+    @staticmethod
+    def too_many_hard(n: int) -> bool:
+        return bool(PIPE_USER_PAGES_HARD) and n > PIPE_USER_PAGES_HARD
+
+
 @dataclass(eq=False)
 class Pipe:
     ino: int = 0            # its pipefs inode number (get_next_ino), what fstat reports
@@ -197,6 +231,53 @@ class Pipe:
     # (kernel/preempt.py), so the other end waits for it (mutex_lock sleeps) meanwhile
     mutex_owner: Any = None
     lockwait: WaitQueue = field(default_factory=lambda: WaitQueue("pipe_lock"))
+    # pipe->max_usage: how many page slots the ring may fill (F_SETPIPE_SZ changes it)
+    max_usage: int = PIPE_DEF_BUFFERS
+    # the machine's MemoryPool the queued pages are charged to (None: uncharged): Linux
+    # allocates each pipe buffer page with __GFP_ACCOUNT, so a guest filling many pipes meets
+    # its memory limit instead of growing the host's memory
+    pool: Any = None
+    charged: int = 0        # bytes charged to ``pool`` now: the queued bytes' whole pages
+    # the per-user account (PipeUser), its uid, and pipe->nr_accounted (slots counted there)
+    users: Any = None
+    uid: int = 0
+    nr_accounted: int = 0
+
+    @property
+    def size(self) -> int:
+        """The pipe's capacity in bytes (F_GETPIPE_SZ)."""
+        return self.max_usage * PAGE_SIZE
+
+    def room(self) -> int:
+        return self.size - len(self.buf)
+
+    def charge_to(self, nbytes: int) -> bool:
+        """Charge the pages that ``nbytes`` queued bytes fill; False (nothing changed) when the
+        machine's memory limit refuses them — pipe_write's failed alloc_page."""
+        want = -(-nbytes // PAGE_SIZE) * PAGE_SIZE
+        if self.pool is None or want <= self.charged:
+            return True
+        try:
+            self.pool.charge(want - self.charged, "pipe buffer")
+        except OutOfMemory:
+            return False
+        self.charged = want
+        return True
+
+    def settle(self) -> None:
+        """Give back the pages the queue no longer fills (after a read takes bytes out)."""
+        have = -(-len(self.buf) // PAGE_SIZE) * PAGE_SIZE
+        if self.pool is not None and have < self.charged:
+            self.pool.uncharge(self.charged - have)
+            self.charged = have
+
+    def free(self) -> None:
+        """free_pipe_info: the last end is gone; its bytes, pages and user account go too."""
+        self.buf.clear()
+        self.settle()
+        if self.users is not None and self.nr_accounted:
+            self.users.account(self.uid, self.nr_accounted, 0)
+            self.nr_accounted = 0
 
 
 O_NONBLOCK = 0o4000      # (asm-generic fcntl.h, the same on riscv64 and arm64)
@@ -224,11 +305,16 @@ class PipeEnd(File):
         return 0
 
     def on_close(self) -> list[WaitQueue]:
+        p = self.pipe
         if self.write_end:
-            self.pipe.writers -= 1
-            return [self.pipe.rwait]     # readers see EOF
-        self.pipe.readers -= 1
-        return [self.pipe.wwait]         # writers see EPIPE
+            p.writers -= 1
+            wq = p.rwait                 # readers see EOF
+        else:
+            p.readers -= 1
+            wq = p.wwait                 # writers see EPIPE
+        if p.readers == 0 and p.writers == 0:
+            p.free()                     # (a FIFO's O_RDWR end frees after its second count)
+        return [wq]
 
 
 class SysctlFile(File):

@@ -61,7 +61,7 @@ class Fifo:
 
     def __init__(self, k: "Kernel", key: tuple[int, int], ino: int) -> None:
         self.key = key
-        self.pipe = Pipe(ino=ino)
+        self.pipe = Pipe(ino=ino, pool=k.mem)
         self.r_counter = 0
         self.w_counter = 0
         self.open_wait = OpenWait(k, self)
@@ -90,6 +90,7 @@ class FifoEnd(PipeEnd):
             wqs.append(self.pipe.wwait)
         if self.pipe.readers == 0 and self.pipe.writers == 0 and self.table.get(self.fifo.key) is self.fifo:
             del self.table[self.fifo.key]          # the last end: the pipe and its bytes go
+            self.pipe.free()
         return wqs
 
 

@@ -90,7 +90,7 @@ def file_poll(f: File, depth: int = 0) -> int | None:
     if isinstance(f, PipeEnd):
         p = f.pipe
         if f.write_end:
-            mask = EPOLLOUT | EPOLLWRNORM if len(p.buf) < 65536 else 0
+            mask = EPOLLOUT | EPOLLWRNORM if len(p.buf) < p.size else 0
             return mask | (EPOLLERR if p.readers == 0 else 0)
         mask = EPOLLIN | EPOLLRDNORM if p.buf else 0
         return mask | (EPOLLHUP if p.writers == 0 else 0)

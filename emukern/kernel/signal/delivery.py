@@ -337,7 +337,7 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
         if isinstance(f, PipeEnd):
             p = f.pipe
             if (name == "read" and (p.buf or p.writers == 0)) or \
-                    (name == "write" and (len(p.buf) < 65536 or p.readers == 0)):
+                    (name == "write" and (len(p.buf) < p.size or p.readers == 0)):
                 return None
     if name in ("nanosleep", "clock_nanosleep"):
         st = task.sigstate

@@ -4,7 +4,7 @@
 descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only file kinds that
 keep status flags (a socket's O_NONBLOCK).  The record-lock commands F_GETLK/F_SETLK/F_SETLKW
 and their OFD forms (fcntl_getlk, fcntl_setlk) turn the guest's ``struct flock`` into a byte
-range and hand it to ``fs/locks.py``.  Any other command is EINVAL.
+range and hand it to ``fs/locks.py``; F_SETPIPE_SZ/F_GETPIPE_SZ go to pipe.py's ``pipe_fcntl``.  Any other command is EINVAL.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from emukern.kernel.fs.locks import F_RDLCK, F_UNLCK, F_WRLCK, OFFSET_MAX, SEEK_
 from emukern.kernel.sysret import BLOCK
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls import file as syscalls_file
+from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.fs.uapi import (
     F_DUPFD,
     F_DUPFD_CLOEXEC,
@@ -159,4 +160,6 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
         return (2 if f.readable and f.writable else (1 if f.writable else 0)) | nb
     if cmd in LOCK_CMDS:
         return _fcntl_lock(k, cpu, task, f, cmd, arg)
+    if cmd in (syscalls_pipe.F_SETPIPE_SZ, syscalls_pipe.F_GETPIPE_SZ):
+        return syscalls_pipe.pipe_fcntl(k, cpu, task, f, cmd, arg)
     return -E.EINVAL

@@ -7,14 +7,33 @@ full pipe takes what fits (a short write), and writing with no reader raises SIG
 pipe2's O_NONBLOCK is kept on each end (``PipeEnd.nonblock``, also fcntl F_SETFL): an empty
 pipe read or a full pipe written is EAGAIN instead of a sleep; O_CLOEXEC marks both descriptors
 close-on-exec.
+
+A pipe's queued bytes are charged, a page at a time, to the machine's memory pool (Linux
+allocates each buffer page with __GFP_ACCOUNT): a write the limit refuses takes what was charged
+already, or fails with ENOMEM when it took nothing.  The per-user page count of
+account_pipe_buffers is kept too (``pipe_user``): past fs.pipe-user-pages-soft an unprivileged
+user's new pipes get 2 pages, past the hard limit pipe2 is ENFILE.  ``pipe_fcntl`` is
+F_SETPIPE_SZ/F_GETPIPE_SZ (pipe_set_size), whose size above fs.pipe-max-size, or above the
+user's page limits, is EPERM without CAP_SYS_RESOURCE, and EBUSY when the bytes queued do not
+fit the new size.
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
-from emukern.kernel.files import Pipe, PipeEnd
+from emukern.kernel.cred import cred_of
+from emukern.kernel.files import (
+    PAGE_SIZE,
+    PIPE_DEF_BUFFERS,
+    PIPE_MAX_SIZE,
+    PIPE_MIN_DEF_BUFFERS,
+    Pipe,
+    PipeEnd,
+    PipeUser,
+)
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.mm.uaccess import copy_from_user_chunk, copy_to_user_chunk
 from emukern.kernel.signal import generate as signal_generate
@@ -70,6 +89,7 @@ def _pipe_read(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool 
         if r is P.PREEMPTED:
             return r
         del p.buf[:n]
+        p.settle()                      # the pages read empty are freed
         return n
     got = P.page_loop(k, cpu, task, res, count, chunk, P.IRQ, "pipe_read")
     if got is P.PREEMPTED:
@@ -92,7 +112,7 @@ def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool
             signal_generate.force_sig(k, cpu, task, E.SIGPIPE, None, "write to a pipe with no readers")
             # (send_sig: a handler or SIG_IGN decides; the write itself fails with EPIPE)
             return -E.EPIPE
-        if len(p.buf) >= 65536:
+        if len(p.buf) >= p.size:
             if nonblock:
                 return -E.EAGAIN
             k.sched.sleep_on(cpu, task, p.wwait, "pipe_write")
@@ -103,18 +123,28 @@ def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool
             return BLOCK
         cpu.charge(k.cost.syscall_body + k.cost.pipe_op)
 
+    refused = False
+
     def chunk(o: int, n: int) -> Any:
-        n = min(n, 65536 - len(p.buf))
+        nonlocal refused
+        n = min(n, p.size - len(p.buf))
         if n <= 0:
+            return 0
+        if not p.charge_to(len(p.buf) + n):
+            refused = True              # alloc_page failed: the write ends here
             return 0
         data = copy_from_user_chunk(k, cpu, task, buf + o, n, res, "pipe_write")
         if data is P.PREEMPTED:
+            p.settle()
             return data
         p.buf += data
+        p.settle()                      # (a faulting copy takes fewer bytes than were charged)
         return len(data)
     got = P.page_loop(k, cpu, task, res, count, chunk, P.IRQ, "pipe_write")
     if got is P.PREEMPTED:
         return got
+    if got == 0 and refused:
+        got = -E.ENOMEM
     _pipe_unlock(k, cpu, p)
     if got > 0:
         k.sched.wake_queue(p.rwait, cpu.now)
@@ -126,10 +156,100 @@ def sys_pipe2(k: "Kernel", cpu, task, fds_ptr, flags, *a):
         return -E.EINVAL
     if task.mm.find(fds_ptr) is None:
         return -E.EFAULT
-    p = Pipe(ino=fs_namei.get_next_ino(k, cpu))
+    p = alloc_pipe_info(k, task, fs_namei.get_next_ino(k, cpu))
+    if p is None:
+        return -E.ENFILE                # get_pipe_inode failed: create_pipe_files' ENFILE
     nonblock, cloexec = bool(flags & O_NONBLOCK), bool(flags & O_CLOEXEC)
-    rfd = task.files.install(PipeEnd(p, write=False, nonblock=nonblock), cloexec=cloexec)
-    wfd = task.files.install(PipeEnd(p, write=True, nonblock=nonblock), cloexec=cloexec)
+    rend, wend = PipeEnd(p, write=False, nonblock=nonblock), PipeEnd(p, write=True, nonblock=nonblock)
+    rfd = task.files.install(rend, cloexec=cloexec)
+    wfd = task.files.install(wend, cloexec=cloexec) if rfd >= 0 else rfd
+    if rfd < 0 or wfd < 0:              # no descriptor for one end: neither is kept
+        if rfd >= 0:
+            task.files.close(rfd)
+        else:
+            rend.on_close()
+        wend.on_close()                 # (the last end frees the pipe and its accounting)
+        return wfd
     task.mm.write(fds_ptr, rfd.to_bytes(4, "little") + wfd.to_bytes(4, "little"))
     cpu.charge(k.cost.pipe_op)
     return 0
+
+
+# ---- pipe buffer accounting (fs/pipe.c alloc_pipe_info, pipe_set_size) ---------------------------
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032      # (F_LINUX_SPECIFIC_BASE + 7, + 8)
+
+# each machine's per-user pipe page counts, beside its memory pool
+_USERS: "weakref.WeakKeyDictionary[Any, PipeUser]" = weakref.WeakKeyDictionary()
+
+
+def pipe_user(k: "Kernel") -> PipeUser:
+    users = _USERS.get(k.mem)
+    if users is None:
+        users = _USERS[k.mem] = PipeUser()
+    return users
+
+
+def _unprivileged(task) -> bool:
+    """pipe_is_unprivileged_user: neither CAP_SYS_RESOURCE nor CAP_SYS_ADMIN (emukern: euid 0
+    has every capability)."""
+    return cred_of(task).euid != 0
+
+
+def alloc_pipe_info(k: "Kernel", task, ino: int) -> Pipe | None:
+    """alloc_pipe_info: a pipe of 16 pages, fewer when pipe-max-size is below that; 2 pages once
+    an unprivileged user's pipes hold more than pipe-user-pages-soft; None (ENFILE) past the
+    hard limit."""
+    bufs = PIPE_DEF_BUFFERS
+    if bufs * PAGE_SIZE > PIPE_MAX_SIZE and _unprivileged(task):
+        bufs = PIPE_MAX_SIZE // PAGE_SIZE
+    users, uid = pipe_user(k), cred_of(task).uid
+    n = users.account(uid, 0, bufs)
+    if users.too_many_soft(n) and _unprivileged(task):
+        n = users.account(uid, bufs, PIPE_MIN_DEF_BUFFERS)
+        bufs = PIPE_MIN_DEF_BUFFERS
+    if users.too_many_hard(n) and _unprivileged(task):
+        users.account(uid, bufs, 0)
+        return None
+    return Pipe(ino=ino, max_usage=bufs, pool=k.mem, users=users, uid=uid, nr_accounted=bufs)
+
+
+def round_pipe_size(size: int) -> int:
+    """round_pipe_size: a page at least, the next power of two, 0 (EINVAL) above 2 GiB."""
+    if size > 1 << 31:
+        return 0
+    if size < PAGE_SIZE:
+        return PAGE_SIZE
+    return 1 << (size - 1).bit_length()
+
+
+def pipe_set_size(k: "Kernel", cpu, task, p: Pipe, arg: int) -> int:
+    """pipe_set_size: the new size in bytes, or -errno."""
+    size = round_pipe_size(arg & 0xFFFFFFFF)
+    slots = size // PAGE_SIZE
+    if slots == 0:
+        return -E.EINVAL
+    if slots > p.max_usage and size > PIPE_MAX_SIZE and _unprivileged(task):
+        return -E.EPERM
+    users = p.users if p.users is not None else pipe_user(k)
+    n = users.account(p.uid, p.nr_accounted, slots)
+    if slots > p.nr_accounted and (users.too_many_hard(n) or users.too_many_soft(n)) \
+            and _unprivileged(task):
+        users.account(p.uid, slots, p.nr_accounted)
+        return -E.EPERM
+    # pipe_resize_ring: the bytes queued must fit the new ring (a page per slot)
+    if -(-len(p.buf) // PAGE_SIZE) > slots:
+        users.account(p.uid, slots, p.nr_accounted)
+        return -E.EBUSY
+    p.users, p.max_usage, p.nr_accounted = users, slots, slots
+    k.sched.wake_queue(p.wwait, cpu.now)     # a larger ring has room for writers
+    return p.size
+
+
+def pipe_fcntl(k: "Kernel", cpu, task, f, cmd: int, arg: int) -> int:
+    """pipe_fcntl: F_SETPIPE_SZ and F_GETPIPE_SZ; a file that is not a pipe is EBADF."""
+    if not isinstance(f, PipeEnd):
+        return -E.EBADF
+    cpu.charge(k.cost.syscall_body)
+    if cmd == F_SETPIPE_SZ:
+        return pipe_set_size(k, cpu, task, f.pipe, arg)
+    return f.pipe.size

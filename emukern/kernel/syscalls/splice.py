@@ -46,7 +46,7 @@ def get_pipe_info(f: Any) -> Pipe | None:
 
 
 def _room(p: Pipe) -> int:
-    return PIPE_SIZE - len(p.buf)
+    return p.room()
 
 
 def _lock(k: "Kernel", cpu, task, *pipes: Pipe) -> bool:
@@ -87,6 +87,9 @@ def _wait_for_data(k: "Kernel", cpu, task, p: Pipe, nonblock: bool) -> Any:
 
 
 def _pipe_put(k: "Kernel", cpu, p: Pipe, data: bytes) -> None:
+    # the pages are charged as pipe_write's are; a refusal is not undone here (the bytes are
+    # in the kernel already, at most the pipe's size): they go uncharged until read
+    p.charge_to(len(p.buf) + len(data))
     p.buf += data
     if data:
         k.sched.wake_queue(p.rwait, cpu.now)
@@ -94,6 +97,7 @@ def _pipe_put(k: "Kernel", cpu, p: Pipe, data: bytes) -> None:
 
 def _pipe_take(k: "Kernel", cpu, p: Pipe, n: int) -> None:
     del p.buf[:n]
+    p.settle()
     if n:
         k.sched.wake_queue(p.wwait, cpu.now)
 
