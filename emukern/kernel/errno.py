@@ -3,7 +3,7 @@ EPERM, ENOENT, ESRCH, EINTR, EIO = 1, 2, 3, 4, 5
 EBADF, ECHILD, EAGAIN, ENOMEM, EACCES, EFAULT = 9, 10, 11, 12, 13, 14
 EEXIST, ENODEV, ENOTDIR, EISDIR, EINVAL, EMFILE = 17, 19, 20, 21, 22, 24
 ESPIPE, EPIPE, ERANGE, ENOSYS, ETIMEDOUT = 29, 32, 34, 38, 110
-ENXIO, E2BIG, EBUSY = 6, 7, 16
+ENXIO, E2BIG, EBUSY, ENFILE = 6, 7, 16, 23
 
 NAMES = {v: k for k, v in dict(globals()).items() if k.isupper() and isinstance(v, int)}
 

@@ -15,6 +15,9 @@ matter for msync's EBUSY; every mapped page is resident anyway.
 """
 from __future__ import annotations
 
+import mmap
+import os
+import weakref
 from typing import Any
 
 from emukern.errors import MemoryFault
@@ -138,6 +141,10 @@ MFD_HUGE_MASK = 0x3F << 26
 MFD_NAME_MAX_LEN = 255 - len("memfd:")          # 249
 EFBIG = 27                                      # asm-generic/errno-base.h
 SHM_DEV = 0x1                                   # st_dev of the kernel's internal shm mount
+SHM_CAPACITY = 1 << 40                          # the largest memfd (EFBIG past it)
+# the seals (F_ADD_SEALS, include/uapi/linux/fcntl.h)
+F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE = 1, 2, 4, 8
+F_SEAL_FUTURE_WRITE, F_SEAL_EXEC = 0x10, 0x20
 
 
 def _memfd_file_class():
@@ -159,20 +166,68 @@ def _memfd_file_class():
 
         kind = "memfd"
 
-        def __init__(self, name: str, pool: Any = None) -> None:
+        def __init__(self, name: str, pool: Any = None, seals: int = F_SEAL_SEAL) -> None:
             node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV)
             super().__init__(node, 2, -1)           # O_RDWR
             self.length = 0
-            self.pages: dict[int, bytearray] = {}
+            # page index -> page; once shared (``host_fd`` >= 0) the bytes live in the host
+            # memfd and the values are None: the dict then only says which pages are charged
+            self.pages: dict[int, bytearray | None] = {}
             self.pool = pool                        # the machine's MemoryPool (None: uncharged)
+            # the seals (F_ADD_SEALS); without MFD_ALLOW_SEALING F_SEAL_SEAL is set from the start
+            self.seals = seals
+            # shared mappings that are or may become writable (mapping_map_writable): F_SEAL_WRITE
+            # is EBUSY while any is mapped — counted by the host views still alive
+            self.writable_views: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+            # a sparse host memfd holding the bytes, made by the first MAP_SHARED mapping so
+            # that every mapping, in every process, and read/write see one set of pages
+            # (as /dev/shm's files do, kernel/fs/shmfs.py); -1 until then
+            self.host_fd = -1
 
         def size(self) -> int:
             return self.length
 
+        # ---- the shared (host memfd) form ----------------------------------------------------
+        def share(self) -> int:
+            """Move the bytes into a sparse host memfd (once): 0, or -ENOMEM/-ENFILE when the
+            host refuses one."""
+            if self.host_fd >= 0:
+                return 0
+            try:
+                fd = os.memfd_create("emukern-memfd", os.MFD_CLOEXEC)
+            except OSError as e:
+                return -E.ENFILE if e.errno in (E.EMFILE, E.ENFILE) else -E.ENOMEM
+            try:
+                os.ftruncate(fd, SHM_CAPACITY)
+                for idx, page in self.pages.items():
+                    if page is not None:
+                        os.pwrite(fd, page, idx * PAGE)
+            except OSError:
+                os.close(fd)
+                return -E.ENOMEM
+            self.pages = dict.fromkeys(self.pages)
+            self.host_fd = fd
+            return 0
+
+        def shared_view(self, off: int, length: int, writable: bool) -> mmap.mmap:
+            """A host MAP_SHARED mapping of the file's pages [off, off+length) (OSError when the
+            host refuses it)."""
+            view = mmap.mmap(self.host_fd, length, flags=mmap.MAP_SHARED,
+                             prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=off)
+            if writable:
+                self.writable_views.add(view)
+            return view
+
+        def has_writable_mappings(self) -> bool:
+            return any(not v.closed for v in self.writable_views)
+
+        # ---- the file operations -------------------------------------------------------------
         def pread(self, count: int, off: int) -> bytes | int:
             end = min(self.length, off + min(count, MAX_IO))
             if end <= off:
                 return b""
+            if self.host_fd >= 0:
+                return os.pread(self.host_fd, end - off, off)
             out = bytearray(end - off)          # zeros: the holes
             pos = off
             while pos < end:
@@ -187,13 +242,21 @@ def _memfd_file_class():
         def pwrite(self, data: bytes, off: int) -> int:
             if off + len(data) > 1 << 40:
                 return -EFBIG
+            if data and self.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE):
+                return -E.EPERM                     # shmem_write_begin: sealed against writes
+            if self.seals & F_SEAL_GROW and off + len(data) > self.length:
+                # ... or against growing: the page-sized pieces that end inside the file are
+                # written, the first that would grow it is EPERM
+                stop = self.length // PAGE * PAGE
+                data = data[:max(0, stop - off)]
+                if not data:
+                    return -E.EPERM
             done = 0
             while done < len(data):
                 idx, in_page = divmod(off + done, PAGE)
                 n = min(PAGE - in_page, len(data) - done)
                 piece = data[done: done + n]
-                page = self.pages.get(idx)
-                if page is None:
+                if idx not in self.pages:
                     if not any(piece):
                         done += n                   # zeros onto a hole: it stays a hole
                         continue
@@ -202,8 +265,12 @@ def _memfd_file_class():
                             self.pool.charge(PAGE, "memfd page")
                         except OutOfMemory:
                             break                   # shmem's charge failed: a short write
-                    page = self.pages[idx] = bytearray(PAGE)
-                page[in_page: in_page + n] = piece
+                    self.pages[idx] = None if self.host_fd >= 0 else bytearray(PAGE)
+                page = self.pages[idx]
+                if page is None:
+                    os.pwrite(self.host_fd, piece, off + done)
+                else:
+                    page[in_page: in_page + n] = piece
                 done += n
             if done:
                 self.length = max(self.length, off + done)
@@ -215,22 +282,45 @@ def _memfd_file_class():
         def truncate(self, length: int) -> int:
             if length > 1 << 40:
                 return -EFBIG
+            if (length < self.length and self.seals & F_SEAL_SHRINK) or \
+                    (length > self.length and self.seals & F_SEAL_GROW):
+                return -E.EPERM                     # shmem_setattr: the size is sealed
             if length < self.length:
                 first = page_up(length) // PAGE     # pages wholly past the new end go
                 for idx in [i for i in self.pages if i >= first]:
                     self._drop(idx)
-                tail = self.pages.get(length // PAGE)
-                if tail is not None and length % PAGE:
-                    tail[length % PAGE:] = bytes(PAGE - length % PAGE)   # reads past EOF grow zeros
+                if self.host_fd >= 0:
+                    os.ftruncate(self.host_fd, length)          # frees the host pages past it
+                    os.ftruncate(self.host_fd, SHM_CAPACITY)    # ... which read as zeros again
+                else:
+                    tail = self.pages.get(length // PAGE)
+                    if tail is not None and length % PAGE:
+                        tail[length % PAGE:] = bytes(PAGE - length % PAGE)   # reads past EOF grow zeros
             self.length = length
             return 0
+
+        def _last_data(self, lo: int, hi: int) -> int | None:
+            """The index of the last page in [lo, hi) that may hold data, or None."""
+            if self.host_fd < 0:
+                return max((i for i in self.pages if lo <= i < hi), default=None)
+            last, pos = None, lo * PAGE             # the host's SEEK_DATA/SEEK_HOLE walk
+            while pos < hi * PAGE:
+                try:
+                    start = os.lseek(self.host_fd, pos, os.SEEK_DATA)
+                except OSError:                     # ENXIO: no data after pos
+                    break
+                if start >= hi * PAGE:
+                    break
+                pos = os.lseek(self.host_fd, start, os.SEEK_HOLE)
+                last = min(hi * PAGE, pos) // PAGE - (0 if pos % PAGE else 1)
+            return last
 
         def mmap_bytes(self, count: int, off: int) -> bytes:
             """The file's bytes for a private copy of [off, off+count), cut after the last page
             that holds data: the mapping reads the rest as zeros anyway, so a mapping over a
             large hole needs no host memory for it."""
             end = min(self.length, off + count)
-            last = max((i for i in self.pages if off // PAGE <= i < page_up(end) // PAGE), default=None)
+            last = self._last_data(off // PAGE, page_up(end) // PAGE)
             if last is None:
                 return b""
             stop = min(end, (last + 1) * PAGE)
@@ -254,6 +344,9 @@ def _memfd_file_class():
             self.fd = -1
             for idx in list(getattr(self, "pages", ())):
                 self._drop(idx)
+            if getattr(self, "host_fd", -1) >= 0:
+                os.close(self.host_fd)              # (mappings keep their own host views)
+                self.host_fd = -1
 
     return MemfdFile
 

@@ -4,7 +4,8 @@
 descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only file kinds that
 keep status flags (a socket's O_NONBLOCK).  The record-lock commands F_GETLK/F_SETLK/F_SETLKW
 and their OFD forms (fcntl_getlk, fcntl_setlk) turn the guest's ``struct flock`` into a byte
-range and hand it to ``fs/locks.py``; F_SETPIPE_SZ/F_GETPIPE_SZ go to pipe.py's ``pipe_fcntl``.  Any other command is EINVAL.
+range and hand it to ``fs/locks.py``; F_SETPIPE_SZ/F_GETPIPE_SZ go to pipe.py's ``pipe_fcntl``, F_ADD_SEALS/F_GET_SEALS
+to memfd.py's ``memfd_fcntl``.  Any other command is EINVAL.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from emukern.kernel.fs.locks import F_RDLCK, F_UNLCK, F_WRLCK, OFFSET_MAX, SEEK_
 from emukern.kernel.sysret import BLOCK
 from emukern.kernel.fs.file import VfsFile
 from emukern.kernel.syscalls import file as syscalls_file
+from emukern.kernel.syscalls import memfd as syscalls_memfd
 from emukern.kernel.syscalls import pipe as syscalls_pipe
 from emukern.kernel.fs.uapi import (
     F_DUPFD,
@@ -162,4 +164,6 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
         return _fcntl_lock(k, cpu, task, f, cmd, arg)
     if cmd in (syscalls_pipe.F_SETPIPE_SZ, syscalls_pipe.F_GETPIPE_SZ):
         return syscalls_pipe.pipe_fcntl(k, cpu, task, f, cmd, arg)
+    if cmd in (syscalls_memfd.F_ADD_SEALS, syscalls_memfd.F_GET_SEALS):
+        return syscalls_memfd.memfd_fcntl(k, cpu, task, f, cmd, arg)
     return -E.EINVAL

@@ -1,8 +1,10 @@
 """brk / mmap / munmap / remap_file_pages <-> mm/mmap.c (brk is mm/mmap.c's too).
 
 ``sys_mmap`` maps anonymous memory or a file (``mmap_file``): MAP_PRIVATE copies the file's
-pages and MAP_SHARED of a file is modelled read-only, as emukern's shared file mappings are
-whole-file copies.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
+pages and MAP_SHARED of a root file is modelled read-only, as emukern's shared file mappings of
+those are whole-file copies.  A /dev/shm file or a memfd is the exception: its MAP_SHARED
+mapping is a host mapping of the host memfd holding its pages, shared with read/write, with
+every other mapping and across fork.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
 old break when it cannot.  The address search is kernel/mm/mmap.py's ``get_unmapped_area``.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.fs.uapi import _s32
@@ -60,6 +63,18 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
             if not shm.readable or (prot & 2 and not shm.writable):
                 return -E.EACCES
             name = SHARED_PREFIX + shm.node.path
+        elif shm is not None and getattr(shm, "kind", "") == "memfd":
+            # shmem_mmap of a memfd: its pages move into a host memfd, mapped shared here
+            if off % PAGE or off >> 63 or off + page_up(length) > SHM_CAPACITY:
+                return -E.EINVAL
+            if not shm.readable or (prot & 2 and not shm.writable):
+                return -E.EACCES
+            if prot & 2 and shm.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE):
+                return -E.EPERM             # memfd_check_seals_mmap
+            err = shm.share()
+            if err:
+                return err
+            name = SHARED_PREFIX + shm.node.path
         else:
             shm = None
     if not flags & MAP_ANONYMOUS and shm is None:
@@ -96,7 +111,14 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     m = task.mm.map(start, size, prot_str(prot), name, data)
     if shm is not None:
         try:
-            m.buf = shm.inode.shared_view(off, size)      # every mapping of it: the same pages
+            if isinstance(shm, ShmFile):
+                m.buf = shm.inode.shared_view(off, size)  # every mapping of it: the same pages
+            else:
+                # a shared mapping of a writable description may become writable (mprotect):
+                # it counts as a writer (is_shared_maywrite) unless sealed, which clears
+                # VM_MAYWRITE
+                m.buf = shm.shared_view(off, size, shm.writable and not shm.seals & (
+                    F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))
         except OSError:                                   # the host refused the mapping
             task.mm.unmap(start, size)
             return -E.ENOMEM
