@@ -8,6 +8,7 @@ terminal, /dev/null) and output goes straight to it, a host error becoming the g
 from __future__ import annotations
 
 import os
+import resource
 
 from collections import deque
 from dataclasses import dataclass, field
@@ -21,6 +22,36 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 
 PIPE_BUF_SIZE = 65536
+
+
+# ---- host descriptors (fs.file-max -> ENFILE) ----------------------------------------------------
+# Every open regular file of the root, /dev/shm file and shared memfd holds a descriptor of
+# emukern's own host process, and the host's RLIMIT_NOFILE is shared by every guest process of
+# every machine in it.  Linux's answer to "the system holds too many files" is fs.file-max and
+# ENFILE; emukern's file-max is the host's soft limit less a reserve kept for emukern itself
+# (its engines, snapshots, the host's stdio, the test harness), and it is checked where the
+# kernel takes a host descriptor.  The check needs no count: the host gives the lowest free
+# number, so a new descriptor at or above the bound means the process already holds that many.
+HOST_FD_RESERVE_MIN = 128               # descriptors always left to emukern itself ...
+HOST_FD_RESERVE_SHARE = 8               # ... or an eighth of the host's limit, if more
+
+
+def host_file_max() -> int:
+    """The number of host descriptors the process may hold before guest opens get ENFILE."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft > 1 << 20:
+        soft = 1 << 20
+    return max(32, soft - max(HOST_FD_RESERVE_MIN, soft // HOST_FD_RESERVE_SHARE))
+
+
+def host_fd_admit(fd: int) -> bool:
+    """alloc_empty_file's file-max check for a host descriptor the kernel just took: True to
+    keep it, False (and it is closed) when the process holds ``host_file_max()`` already — the
+    caller answers ENFILE.  Unlike Linux, root is not exempt: the host's limit is real."""
+    if fd < host_file_max():
+        return True
+    os.close(fd)
+    return False
 
 
 class WaitQueue:

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, cast
 
 from emukern.kernel import errno as E
-from emukern.kernel.files import SysctlFile
+from emukern.kernel.files import SysctlFile, host_fd_admit
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
 from emukern.kernel.fs.file import DirFile, HostFile, VfsFile
 from emukern.kernel.fs.procfs import ProcFs
@@ -192,7 +192,11 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
     try:
         fd = node.host.open(hflags)         # openat(held parent, name, O_NOFOLLOW)
     except OSError as e:
+        if e.errno in (E.EMFILE, E.ENFILE):
+            return -E.ENFILE                # the host itself is out of descriptors
         return -(e.errno or E.EACCES)
+    if not host_fd_admit(fd):
+        return -E.ENFILE                    # the machine holds fs.file-max host descriptors
     if node.created or hflags & os.O_TRUNC:   # a new file, or one O_TRUNC emptied: its times change
         from emukern.kernel.fs import meta as fs_meta     # (meta imports this module)
         if node.created:

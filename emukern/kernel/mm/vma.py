@@ -22,6 +22,7 @@ from typing import Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.files import host_fd_admit
 from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
 from emukern.kernel.fs.file import MAX_IO, HostFile
 from emukern.kernel.fs.vfs import Node
@@ -197,6 +198,8 @@ def _memfd_file_class():
                 fd = os.memfd_create("emukern-memfd", os.MFD_CLOEXEC)
             except OSError as e:
                 return -E.ENFILE if e.errno in (E.EMFILE, E.ENFILE) else -E.ENOMEM
+            if not host_fd_admit(fd):
+                return -E.ENFILE                    # fs.file-max: see kernel/files.py
             try:
                 os.ftruncate(fd, SHM_CAPACITY)
                 for idx, page in self.pages.items():
