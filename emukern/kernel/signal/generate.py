@@ -85,20 +85,24 @@ def send_signal(k: "Kernel", cpu: "Cpu", t: Task, info: KSigInfo, group: bool) -
 
 def sigpending_full(k: "Kernel", t: Task) -> bool:
     """Would one more queued siginfo for ``t`` pass its RLIMIT_SIGPENDING?  Linux counts every
-    queued siginfo of every task of the receiver's user (ucounts); emukern counts them when a
-    signal that may be refused is sent (real-time, or carrying its own data): kill's signals
-    are always queued (override_rlimit) and never need the count.  Posix timers' signals are
-    preallocated in Linux (never refused at expiry) and are not checked either."""
+    siginfo allocated for the receiver's user (ucounts): the ones queued on its tasks, and the
+    one each of the user's posix timers holds from timer_create to timer_delete (sigqueue_alloc
+    with SIGQUEUE_PREALLOC, counted while the timer exists, whether its signal is queued or
+    not: a queued timer signal is its timer's own siginfo, counted once).  emukern counts them
+    when a signal that may be refused is sent (real-time, or carrying its own data): kill's
+    signals are always queued (override_rlimit) and a timer's expiry uses the siginfo it already
+    holds, so neither is checked."""
     limit = rlimit(k, t, RLIMIT_SIGPENDING)
     uid = cred_of(t).uid
     queued, groups = 0, set()
     for x in k.tasks.values():
         if not x.alive or x.sigstate is None or cred_of(x).uid != uid:
             continue
-        queued += len(x.sigstate.pending.queue)
+        queued += sum(1 for i in x.sigstate.pending.queue if i.timerid is None)
         if x.signal is not None and id(x.signal) not in groups:
             groups.add(id(x.signal))
-            queued += len(x.signal.shared_pending.queue)
+            queued += sum(1 for i in x.signal.shared_pending.queue if i.timerid is None)
+            queued += len(getattr(x.signal, "posix_timers", ()))
         if queued >= limit:
             return True
     return False
