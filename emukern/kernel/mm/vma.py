@@ -261,6 +261,8 @@ def _memfd_file_class():
                 piece = data[done: done + n]
                 if idx not in self.pages:
                     if not any(piece):
+                        if self.host_fd >= 0:       # (a page only a mapping wrote holds data)
+                            os.pwrite(self.host_fd, piece, off + done)
                         done += n                   # zeros onto a hole: it stays a hole
                         continue
                     if self.pool is not None:

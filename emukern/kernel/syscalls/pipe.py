@@ -22,6 +22,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
 from emukern.kernel.cred import cred_of
@@ -133,7 +134,11 @@ def _pipe_write(k: "Kernel", cpu, task, p: Pipe, buf, count, res, nonblock: bool
         if not p.charge_to(len(p.buf) + n):
             refused = True              # alloc_page failed: the write ends here
             return 0
-        data = copy_from_user_chunk(k, cpu, task, buf + o, n, res, "pipe_write")
+        try:
+            data = copy_from_user_chunk(k, cpu, task, buf + o, n, res, "pipe_write")
+        except MemoryFault:
+            p.settle()                  # nothing was queued: the page charged for it goes back
+            raise
         if data is P.PREEMPTED:
             p.settle()
             return data

@@ -50,6 +50,11 @@ int main(void)
     }
     wait(&st);
     printf("parent sees child: %c %c\n", p[200], p[300]);
+    {
+        static const char zeros[8];
+        pwrite(fd, zeros, 8, 4096);             /* over a page only the mapping wrote */
+        printf("zeros over the map's page: %d\n", p[4096] == 0 && p[4103] == 0 && p[4096 + 8] == 0);
+    }
     show("F_ADD_SEALS write while mapped", fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE));
     munmap(p, 8192);
     munmap(q, 4096);
