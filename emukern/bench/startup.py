@@ -44,7 +44,10 @@ def wall(argv: list[str], env: dict[str, str], runs: int) -> float:
     total = 0.0
     for _ in range(runs):
         t = time.perf_counter()
-        p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        # (run from emukern's own root: `python -m` puts the working directory first on the
+        # path, and another checkout there would be the one measured)
+        p = subprocess.run(argv, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, timeout=120)
         total += time.perf_counter() - t
         if p.returncode != 0:

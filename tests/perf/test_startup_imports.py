@@ -50,3 +50,8 @@ def test_a_run_imports_only_its_own_architecture(arch):
     # the run itself did happen on that architecture
     own = "emukern.machine.cpu_riscv" if arch == "riscv64" else "emukern.machine.cpu_arm64"
     assert own in mods
+
+
+def test_the_default_realtime_shortcut_is_that_time():
+    from emukern import config
+    assert config._DEFAULT_REALTIME_NS == config.parse_realtime(config.DEFAULT_REALTIME + " ")
