@@ -345,9 +345,10 @@ class Arm64Cpu(Cpu):
         uc_internal.configure(uc, "ctl_set_cpu_model", A.UC_CPU_ARM64_MAX)
         self._vtlb = False          # on Unicorn's virtual TLB (see "Machine pages"; set below)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
-        super().__init__(index, clock, uc)
         # the alignment check of the atomics Unicorn runs itself (see _flush_exits)
+        self._native_atomics = True
         self._atomic_cb = uc_internal.CODE_CFUNC(self._atomic_check)
+        super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
         # Machine pages (see "Machine pages" in the module docstring): the stub code is
@@ -1082,10 +1083,24 @@ class Arm64Cpu(Cpu):
     # counted once, when it retires.  EMUKERN_ATOMIC_EXITS=1 keeps every atomic an exit.
     NATIVE_ATOMICS = os.environ.get("EMUKERN_ATOMIC_EXITS", "") in ("", "0")
 
+    def drop_engines(self) -> None:
+        """(the counter is about to count per instruction, with its hook added after the
+        atomics' hooks: their stop could no longer tell whether the atomic was counted, so the
+        atomics become exits again, for the rest of the run)"""
+        super().drop_engines()
+        self._native_atomics = False
+        hooks = self._engine_rec.local_hooks
+        if hooks:
+            for hh in hooks.values():
+                uc_internal.hook_del_local(self.uc, hh)
+            hooks.clear()
+            self._exits_dirty = True
+            self._flush_exits()
+
     def _flush_exits(self) -> None:
         if not self._exits_dirty:
             return
-        if not self.NATIVE_ATOMICS:
+        if not (self.NATIVE_ATOMICS and self._native_atomics):
             super()._flush_exits()
             return
         atomics, hooks = self._atomics, self._engine_rec.local_hooks

@@ -54,3 +54,21 @@ def test_misaligned_atomics_fault_as_on_the_exit_path(cguest, monkeypatch):
                      [str(t) for t in m._loaded().trap_log]))
     assert b"BUS_ADRALN" in outs[1][0]
     assert outs[0] == outs[1]
+
+
+def test_counting_per_instruction_turns_the_atomics_back_into_exits(cguest, monkeypatch):
+    """The debugger's exact counting (set_exact) adds its count hook after the atomics' hooks;
+    the atomics go back to being exits, and the run records the same."""
+    prog = cguest("lse_atomics", "arm64", "-march=armv8.3-a")
+    outs = []
+    for native, exact in ((False, False), (True, True)):
+        monkeypatch.setattr(Arm64Cpu, "NATIVE_ATOMICS", native)
+        m = Machine(arch="arm64")
+        m.load(prog)
+        k = m._loaded()
+        if exact:
+            for c in k.cpus:
+                c.counter.set_exact(True)
+        r = m.run()
+        outs.append((r.stdout, r.user_insns, [str(t) for t in k.trap_log]))
+    assert outs[0] == outs[1]
