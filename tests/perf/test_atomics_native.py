@@ -1,6 +1,7 @@
 """arm64 LSE atomics run inside Unicorn (machine/cpu_arm64.py, "LSE atomics run inside
-Unicorn"): a multi-threaded glibc program no longer stops the CPU at each of its atomics, and
-everything it records is what the exit path (EMUKERN_ATOMIC_EXITS=1) records."""
+Unicorn"; opt-in, EMUKERN_NATIVE_ATOMICS=1, while a livelock in real Debian programs is open):
+a multi-threaded glibc program no longer stops the CPU at each of its atomics, and everything
+it records is what the exit path (the default) records."""
 from __future__ import annotations
 
 import json
