@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from emukern.bench import peers
+from emukern.bench import startup as bench_startup
 from emukern.bench import switch as bench_switch
 from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary
 from emukern.resources import guest_asm_dir
@@ -483,6 +484,8 @@ MEASUREMENTS: list[Measurement] = [
                 lambda cfg: bench_switch.m_switch(cfg, QEMU, ARCHES)),
     Measurement("programs", "Debian programs (shell, sort, python3, sqlite3, gzip, xz, bash forks, a pipeline): "
                 "CPU vs qemu-user, with the raw-Unicorn MIPS floor", m_programs),
+    Measurement("startup", "wall time of a whole `emukern run -q hello.S` (warm caches) vs a bare interpreter",
+                lambda cfg: bench_startup.m_startup(cfg, ARCHES)),
 ]
 # the figures `emukern reproduce` shows (it runs the MRS sweep and fp-pidbench as experiments itself)
 REPRODUCE_SET = ("mips", "syscall")

@@ -12,13 +12,8 @@ import os
 import sys
 from typing import Sequence
 
-from emukern.cli.bench import add_bench_command, add_reproduce_command
-from emukern.cli.debug import add_debug_commands
-from emukern.cli.info import add_info_command, print_examples
-from emukern.cli.oracle import add_oracle_commands
-from emukern.cli.run import add_run_command, build_machine, check_output_file
-from emukern.cli.selftests import add_selftests_command
-from emukern.cli.sweep import add_sweep_command
+from emukern.cli.info import print_examples
+from emukern.cli.run import build_machine, check_output_file
 from emukern.errors import EmukernError
 # (the names tests and scripts import from emukern.cli, kept importable from here)
 from emukern.options import (KCONFIG, apply_kconfig, config_from_args, machine_options,  # noqa: F401
@@ -55,20 +50,37 @@ examples:
 """
 
 
-def make_parser() -> argparse.ArgumentParser:
+# each command's module and the function that adds its subparser(s), in --help order; the
+# commands an adder defines (debug adds gdbserver, oracle adds linux and compare)
+_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("run",), "emukern.cli.run", "add_run_command"),
+    (("info",), "emukern.cli.info", "add_info_command"),
+    (("reproduce",), "emukern.cli.bench", "add_reproduce_command"),
+    (("bench",), "emukern.cli.bench", "add_bench_command"),
+    (("sweep",), "emukern.cli.sweep", "add_sweep_command"),
+    (("selftests",), "emukern.cli.selftests", "add_selftests_command"),
+    (("linux", "compare"), "emukern.cli.oracle", "add_oracle_commands"),
+    (("debug", "gdbserver"), "emukern.cli.debug", "add_debug_commands"),
+)
+
+
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command`` (a command's name, e.g. "run"), only that
+    command's subparser.  A run parses its own options and nothing else: building every
+    command's parser (and importing what their --help texts list, such as the selftest
+    catalogue) is a good part of a short run's start-up.  The result parses that command's
+    words exactly as the whole parser does; any other word gets the whole parser."""
+    import importlib
     p = argparse.ArgumentParser(prog="emukern", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     from emukern import __version__
     p.add_argument("--version", action="version", version=f"emukern {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    add_run_command(sub)
-    add_info_command(sub)
-    add_reproduce_command(sub)
-    add_bench_command(sub)
-    add_sweep_command(sub)
-    add_selftests_command(sub)
-    add_oracle_commands(sub)
-    add_debug_commands(sub)
+    known = any(command in names for names, _m, _f in _COMMANDS)
+    for names, module, adder in _COMMANDS:
+        if known and command not in names:
+            continue
+        getattr(importlib.import_module(module), adder)(sub)
     return p
 
 
@@ -112,8 +124,9 @@ def parse_command_line(parser: argparse.ArgumentParser, words: Sequence[str]) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser()
-    a = parse_command_line(parser, sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = make_parser(words[0] if words else None)
+    a = parse_command_line(parser, words)
     if not getattr(a, "command", None):
         parser.print_help()
         return 0

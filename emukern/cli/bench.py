@@ -14,7 +14,8 @@ from emukern.options import parse_int
 # emukern.bench.selfbench.MEASUREMENTS)
 EXPERIMENT_NAMES = ("selfbench", "kernel_core", "rvv_unit", "riscv_vector", "arm64_mrs", "arm64_sve",
                     "riscv_kmv", "arm64_sve_upstream", "policy_study")
-MEASUREMENT_NAMES = ("mips", "syscall", "signal", "pidbench", "rvv", "vsetvli", "mrs-sweep", "switch", "programs")
+MEASUREMENT_NAMES = ("mips", "syscall", "signal", "pidbench", "rvv", "vsetvli", "mrs-sweep", "switch", "programs",
+                     "startup")
 
 
 def _positive_int(text: str) -> int:

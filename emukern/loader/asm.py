@@ -132,20 +132,43 @@ def _run_tool(args: list[str], cwd: str | None = None) -> subprocess.CompletedPr
     raise AssertionError("unreachable")
 
 
+def _version_file(path: str, st: os.stat_result) -> Path:
+    """Where the version a tool printed is kept between runs: named after the tool's path and
+    the identity of the file it runs (device, inode, size, mtime), so an upgraded or replaced
+    tool is asked again.  Asking costs two processes (~30 ms each) on every start-up of a run
+    whose ELF is already cached."""
+    ident = f"{path}\0{os.path.realpath(path)}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    return cache_dir() / "tool-versions" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".txt")
+
+
 def _tool_version(path: str) -> str:
     try:
-        key = (path, os.stat(path).st_mtime)
+        st: os.stat_result | None = os.stat(path)
+        key = (path, st.st_mtime if st else 0.0)
     except OSError:
-        key = (path, 0.0)
+        st, key = None, (path, 0.0)
     with _lock:
         v = _version_cache.get(key)
+    if v is not None:
+        return v
+    vfile = _version_file(path, st) if st is not None else None
+    if vfile is not None:
+        try:
+            v = vfile.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            v = None
     if v is None:
         r = _run_tool([path, "--version"])
         v = (r.stdout + r.stderr).strip()
         # llvm-mc --version lists the host CPU; drop it so the key is machine independent.
         v = "\n".join(ln for ln in v.splitlines() if "Host CPU" not in ln)
-        with _lock:
-            _version_cache[key] = v
+        if vfile is not None and r.returncode == 0 and v:
+            try:
+                _atomic_write(vfile, v.encode("utf-8"))
+            except OSError:
+                pass                  # a read-only cache: ask again next time
+    with _lock:
+        _version_cache[key] = v
     return v
 
 

@@ -384,9 +384,70 @@ def _load(blob: bytes, path: str | None, allow_interp: bool = False,
     return img
 
 
+_SHT_SYMTAB_KINDS = (2, 11, 0x6ffffff3)      # SHT_SYMTAB, SHT_DYNSYM, SHT_SUNW_LDYNSYM
+_SHN_UNDEF, _SHN_ABS = 0, 0xfff1
+_STT_SECTION, _STT_FILE, _STB_LOCAL = 3, 4, 0
+
+
+def _cstr(blob: bytes, off: int) -> str:
+    end = blob.index(b"\0", off)
+    return blob[off:end].decode("latin-1")
+
+
+def _read_symbols_quick(blob: bytes, bias: int) -> dict[str, int] | None:
+    """:func:`_read_symbols` for the common case, a well-formed little-endian ELF64 (every guest
+    emukern loads), read with struct alone: importing pyelftools costs a run that only needs the
+    symbols ~40 ms of start-up.  None: anything unusual (another class or byte order, extended
+    section numbering, a malformed table), for pyelftools to read and judge as before.  Same
+    answer as the pyelftools reader: the last section named .symtab, latin-1 names."""
+    if len(blob) < 64 or blob[4] != 2 or blob[5] != 1:
+        return None
+    e_shoff, = struct.unpack_from("<Q", blob, 0x28)
+    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", blob, 0x3A)
+    if e_shoff == 0 or e_shnum == 0:
+        return {}
+    if e_shentsize != 64 or e_shstrndx >= e_shnum or e_shoff + e_shnum * 64 > len(blob):
+        return None
+    shdrs = [struct.unpack_from("<IIQQQQIIQQ", blob, e_shoff + 64 * i) for i in range(e_shnum)]
+    str_off = shdrs[e_shstrndx][4]
+    named = None
+    for sh in shdrs:
+        if _cstr(blob, str_off + sh[0]) == ".symtab":
+            named = sh
+    if named is None:
+        return {}
+    _n, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, sh_entsize = named
+    if sh_type not in _SHT_SYMTAB_KINDS:
+        return {}
+    if sh_entsize != 24 or sh_link >= e_shnum or sh_offset + sh_size > len(blob):
+        return None
+    names_off = shdrs[sh_link][4]
+    glob: dict[str, int] = {}
+    loc: dict[str, int] = {}
+    for i in range(sh_size // 24):
+        st_name, st_info, _other, st_shndx, value, _size = struct.unpack_from("<IBBHQQ", blob, sh_offset + 24 * i)
+        name = _cstr(blob, names_off + st_name)
+        if not name or name.startswith("$"):
+            continue
+        if (st_info & 0xf) in (_STT_SECTION, _STT_FILE) or st_shndx == _SHN_UNDEF:
+            continue
+        if st_shndx != _SHN_ABS:
+            value += bias
+        target = loc if (st_info >> 4) == _STB_LOCAL else glob
+        target.setdefault(name, value)
+    return {**loc, **glob}
+
+
 def _read_symbols(blob: bytes, bias: int, warnings: list[str]) -> dict[str, int]:
     """Named, defined symbols from ``.symtab`` (globals win over locals of the same name)."""
     import io
+
+    try:
+        quick = _read_symbols_quick(blob, bias)
+    except (struct.error, ValueError, IndexError):   # truncated or unterminated: pyelftools says what
+        quick = None
+    if quick is not None:
+        return quick
 
     try:
         from elftools.elf.elffile import ELFFile

@@ -84,6 +84,15 @@ def find_atomic_words(data: bytes, base: int, found: dict[int, "Atomic"] | None 
     return out
 
 
+def unicorn_performs_right(a: Atomic) -> bool:
+    """Whether Unicorn 2.1.4's own execution of ``a`` (when aligned) gives the architectural
+    result.  Its LDSMAX/LDSMIN (and STSMAX/STSMIN) compare the operands of a byte, halfword or
+    word unsigned, as a 64-bit compare of zero-extended values: 0x80 vs 0x7f picks 0x80 for
+    the maximum (guest_asm/c/lse_atomics.c against qemu-aarch64 7.2 shows it).  Those stay
+    performed here; every other atomic Unicorn may run itself."""
+    return a.op not in ("smax", "smin")
+
+
 def alignment_esr(a: Atomic) -> int:
     """ESR_EL1 of the alignment fault: a data abort from EL0, WnR for the writing forms."""
     return (ESR_EC_DABT_LOW << 26) | ESR_IL | (ESR_WNR if a.writes else 0) | DFSC_ALIGNMENT
@@ -164,4 +173,4 @@ def perform(a: Atomic, mm, addr: int, reg, set_reg) -> None:
 
 
 __all__ = ["Atomic", "decode_atomic", "find_atomic_words", "alignment_esr", "perform", "MemoryFault",
-           "DFSC_ALIGNMENT"]
+           "DFSC_ALIGNMENT", "unicorn_performs_right"]

@@ -108,6 +108,7 @@ in ``stub_stats``.
 from __future__ import annotations
 
 import ctypes
+import os
 import mmap
 from collections import Counter
 from dataclasses import dataclass, fields
@@ -120,7 +121,7 @@ from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
 
 from emukern.errors import MemoryFault
-from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform
+from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform, unicorn_performs_right
 from emukern.machine.a64_unallocated import find_aborting_words
 from emukern.machine.clock import Clock
 from emukern.machine.counter import CodeGuard, NativeCounter, _CounterStruct
@@ -344,6 +345,9 @@ class Arm64Cpu(Cpu):
         uc_internal.configure(uc, "ctl_set_cpu_model", A.UC_CPU_ARM64_MAX)
         self._vtlb = False          # on Unicorn's virtual TLB (see "Machine pages"; set below)
         self._atomics: dict[int, Atomic] = {}   # scanned LSE atomics by address (a64_atomics)
+        # the alignment check of the atomics Unicorn runs itself (see _flush_exits)
+        self._native_atomics = True
+        self._atomic_cb = uc_internal.CODE_CFUNC(self._atomic_check)
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
@@ -1064,6 +1068,73 @@ class Arm64Cpu(Cpu):
         for pc in fp16:
             self._atomics.pop(pc, None)
         return fp16 + find_atomic_words(data[:PAGE], page, self._atomics)
+
+    # LSE atomics run inside Unicorn, not as exits.  A scanned atomic used to be an exit word:
+    # every one a multi-threaded glibc executes (its locks, reference counts and cancellation
+    # state: about eight per pipe round trip between two threads) stopped the run, was performed
+    # here in Python and started the run again -- ~35 us where Unicorn needs nanoseconds.  What
+    # Unicorn does not do is the alignment fault of a CPU without FEAT_LSE2, so each atomic word
+    # gets a code hook on its own address, in the engine whose scan found it, that only tests
+    # the address register: aligned (every atomic a compiler emits) it returns and Unicorn
+    # performs the instruction (but for the signed min/max that Unicorn gets wrong:
+    # a64_atomics.unicorn_performs_right); misaligned it stops the run before the instruction, and the run
+    # loop finds the CPU at an address of _exits and takes the exit path (_exit_reached), which
+    # raises the fault as before.  The counts are those of the exit path: the instruction is
+    # counted once, when it retires.  Opt-in (EMUKERN_NATIVE_ATOMICS=1) for now: the pipe
+    # ping-pong and lse_atomics.c record exactly what the exit path records, but the policy
+    # study's real Debian programs (tests/bench/test_policy_study.py) livelocked with it: a run
+    # restarted at an atomic's address forever without retiring it (cause not found yet; an
+    # atomic on a page emukern write-protects, which QEMU's atomic helpers treat apart, is the
+    # first suspect).
+    NATIVE_ATOMICS = os.environ.get("EMUKERN_NATIVE_ATOMICS", "") not in ("", "0")
+
+    def drop_engines(self) -> None:
+        """(the counter is about to count per instruction, with its hook added after the
+        atomics' hooks: their stop could no longer tell whether the atomic was counted, so the
+        atomics become exits again, for the rest of the run)"""
+        super().drop_engines()
+        self._native_atomics = False
+        hooks = self._engine_rec.local_hooks
+        if hooks:
+            for hh in hooks.values():
+                uc_internal.hook_del_local(self.uc, hh)
+            hooks.clear()
+            self._exits_dirty = True
+            self._flush_exits()
+
+    def _flush_exits(self) -> None:
+        if not self._exits_dirty:
+            return
+        if not (self.NATIVE_ATOMICS and self._native_atomics):
+            super()._flush_exits()
+            return
+        atomics, hooks = self._atomics, self._engine_rec.local_hooks
+        want = {pc for pc in self._exits if pc in atomics and unicorn_performs_right(atomics[pc])}
+        for pc in [p for p in hooks if p not in want]:
+            uc_internal.hook_del_local(self.uc, hooks.pop(pc))
+        for pc in want:
+            if pc not in hooks:
+                hh = uc_internal.hook_code_local(self.uc, self._atomic_cb, pc, pc)
+                if hh is not None:          # (refused: it stays an exit)
+                    hooks[pc] = hh
+        self.uc.ctl_set_exits(sorted(pc for pc in self._exits if pc not in hooks))
+        self._exits_dirty = False
+
+    def _atomic_check(self, _uch: int, pc: int, _size: int, _ud: int) -> None:
+        """The code hook of one atomic word (see above): return to let Unicorn perform it, or
+        stop before it, with the count of the instructions before it."""
+        try:
+            a = self._atomics.get(pc)
+            if a is not None:
+                base = self.sp if a.rn == 31 else self._read(_X[a.rn])
+                if not base % a.align:
+                    return
+            c = self.counter
+            c.fix(pc)                   # (block counting: through pc inclusive ...)
+            c.count -= 1                # (... and any counting: pc itself has not run)
+            self.uc.emu_stop()
+        except BaseException as exc:    # noqa: BLE001 - a ctypes callback must not raise
+            uc_internal.keep_hook_exception(self.uc, exc)
 
     def _exit_reached(self, pc: int) -> bool:
         """An unallocated fp16 word that Unicorn would abort on: the CPU's answer to it is an

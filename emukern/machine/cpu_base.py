@@ -106,7 +106,7 @@ class _Engine:
     scan-on-execute state, and the counter's split hooks that live in it."""
 
     __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
-                 "scan_gen", "code_gen", "splits")
+                 "scan_gen", "code_gen", "splits", "local_hooks")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle
@@ -120,6 +120,8 @@ class _Engine:
         self.scan_gen = -1
         self.code_gen = 0
         self.splits: tuple[int, list[tuple[int, int]], int | None] = (0, [], None)
+        # hooks the architecture keeps in this engine alone, by address (arm64: its atomics)
+        self.local_hooks: dict[int, Any] = {}
 
     def serves(self) -> AddressSpace | None:
         """The live address space this engine is kept for (None: none, or it was released)."""

@@ -264,16 +264,18 @@ class RiscvCpu(Cpu):
         self.set_pc(ctx["pc"])
 
     # (f0..f31 in one libunicorn call each way: per-register calls were most of a switch)
+    # (fcsr through the direct libunicorn call too: the binding's reg_write is ~15 us of Python,
+    # and a switch to a task with an FP context restores it)
     def save_fp(self) -> dict[str, Any]:
-        return {"f": self.batch_reader(regs.RISCV64_F)(), "fcsr": self.uc.reg_read(R.UC_RISCV_REG_FCSR)}
+        return {"f": self.batch_reader(regs.RISCV64_F)(), "fcsr": self._read(R.UC_RISCV_REG_FCSR)}
 
     def load_fp(self, st: dict[str, Any]) -> None:
         self.batch_writer(regs.RISCV64_F)(st["f"])
-        self.uc.reg_write(R.UC_RISCV_REG_FCSR, st["fcsr"])
+        self._write(R.UC_RISCV_REG_FCSR, st["fcsr"])
 
     def reset_fp(self) -> None:
         self.batch_writer(regs.RISCV64_F)(_ZERO_F)
-        self.uc.reg_write(R.UC_RISCV_REG_FCSR, 0)
+        self._write(R.UC_RISCV_REG_FCSR, 0)
 
     @property
     def fs(self) -> int:
@@ -283,8 +285,15 @@ class RiscvCpu(Cpu):
 
     @fs.setter
     def fs(self, value: int) -> None:
-        st = self._mstatus() & ~(3 << MSTATUS_FS_SHIFT)
-        self._mstatus(st | (value & 3) << MSTATUS_FS_SHIFT)
+        # read-modify-write in one M-mode window (each change of the hart's mode costs ~2 us
+        # inside Unicorn, and every context switch sets FS)
+        w = self._write
+        w(R.UC_RISCV_REG_PRIV, 3)
+        try:
+            st = self._read(R.UC_RISCV_REG_MSTATUS) & ~(3 << MSTATUS_FS_SHIFT)
+            w(R.UC_RISCV_REG_MSTATUS, st | (value & 3) << MSTATUS_FS_SHIFT)
+        finally:
+            w(R.UC_RISCV_REG_PRIV, 0)
 
     def _mstatus(self, value: int | None = None) -> int:
         """Read (or write) mstatus.  Unicorn's register API checks CSR privilege against the
@@ -294,14 +303,16 @@ class RiscvCpu(Cpu):
 
     def _csr(self, rid: int, value: int | None = None) -> int:
         """Read (or first write) a CSR at M-mode, then back to U-mode (see :meth:`_mstatus`)."""
-        uc = self.uc
-        uc.reg_write(R.UC_RISCV_REG_PRIV, 3)
+        # (the direct libunicorn calls of Cpu._read/_write: the same C functions as the
+        # binding's reg_read/reg_write, without its ~5 us of Python per call)
+        w = self._write
+        w(R.UC_RISCV_REG_PRIV, 3)
         try:
             if value is not None:
-                uc.reg_write(rid, value)
-            return int(uc.reg_read(rid))
+                w(rid, value)
+            return self._read(rid)
         finally:
-            uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
+            w(R.UC_RISCV_REG_PRIV, 0)
 
     def reg_read(self, name: str) -> int:
         """:meth:`Cpu.reg_read`; a privileged CSR (mstatus, sepc, ...) read at M-mode, as

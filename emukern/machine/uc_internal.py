@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 else:
     from unicorn import Uc, UcError
 
-from unicorn import UC_HOOK_INTR
+from unicorn import UC_HOOK_CODE, UC_HOOK_INTR
 from unicorn.arm64_const import UC_ARM64_REG_CP_REG
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
 from unicorn.unicorn_py3.unicorn import uclib as _uclib
@@ -83,6 +83,24 @@ def hook_del_native(uc: Uc, hh: ctypes.c_size_t) -> int:
     if es is not None:
         es.forget_hook(hh.value)
     return int(_uclib.uc_hook_del(handle(uc), hh))
+
+
+CODE_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
+
+
+def hook_code_local(uc: Uc, cb: Any, begin: int, end: int) -> ctypes.c_size_t | None:
+    """A UC_HOOK_CODE ctypes callback (``cb``, a :data:`CODE_CFUNC`) for ``begin..end`` on the
+    engine ``uc`` points at *now* only: not recorded for new engines (the caller keeps such
+    hooks per engine).  The handle, or None when libunicorn refuses it."""
+    hh = ctypes.c_size_t()
+    status = _uclib.uc_hook_add(handle(uc), ctypes.byref(hh), UC_HOOK_CODE, ctypes.cast(cb, ctypes.c_void_p),
+                                None, ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    return None if status else hh
+
+
+def hook_del_local(uc: Uc, hh: ctypes.c_size_t) -> None:
+    """``uc_hook_del`` of a :func:`hook_code_local` handle on the engine ``uc`` points at now."""
+    _uclib.uc_hook_del(handle(uc), hh)
 
 
 def add_intr_callback(uc: Uc, hook: Callable[[int, int, Any], None]) -> Any:

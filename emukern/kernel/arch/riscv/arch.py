@@ -169,10 +169,12 @@ class RiscvArch(ArchBase[RiscvCpu]):
         return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
 
     # --- lazy FP: __switch_to_fpu (arch/riscv/include/asm/switch_to.h) ----------------------------
-    def fstate_save(self, cpu: RiscvCpu, task: "Task") -> bool:
+    def fstate_save(self, cpu: RiscvCpu, task: "Task", fs: int | None = None) -> bool:
         """fstate_save: only a Dirty context is written back (then marked Clean): a task that
-        has not written an f register since its last save or restore costs nothing."""
-        if cpu.fs != FS_DIRTY:
+        has not written an f register since its last save or restore costs nothing.  ``fs``:
+        the CPU's FS when the caller has just read it (each read of sstatus is a trip into
+        M-mode through Unicorn's register API)."""
+        if (cpu.fs if fs is None else fs) != FS_DIRTY:
             return False
         task.thread.fp = cpu.save_fp()
         cpu.charge(self.k.cost.fp_save)
@@ -198,8 +200,8 @@ class RiscvArch(ArchBase[RiscvCpu]):
         """__switch_to: __switch_to_fpu's fstate_save(prev); riscv_v_vstate_save for vectors."""
         assert isinstance(cpu, RiscvCpu)
         if prev.alive:
-            self.fstate_save(cpu, prev)
-            prev.thread.fs = cpu.fs
+            fs = cpu.fs
+            prev.thread.fs = FS_CLEAN if self.fstate_save(cpu, prev, fs) else fs
         vector.riscv_v_switch_from(self.k, cpu, prev)
 
     def switch_to(self, cpu: RiscvCpu, nxt: "Task") -> None:

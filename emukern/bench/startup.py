@@ -1,0 +1,93 @@
+"""Start-up: the wall time of a whole `emukern run -q hello.S`, per architecture, from a fresh
+interpreter to its exit, with every cache warm (the assembled ELF, the tool versions, Python's
+bytecode).  For a short guest this is nearly all of what a user waits for, and it is dominated
+by imports, not by emulation.
+
+The floor beside it is the same interpreter doing nothing (``python -c pass``): what no change
+to emukern can remove.  The rounds alternate (stats.alternate).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from emukern.bench.stats import Target, Unavailable, alternate, figure
+from emukern.resources import guest_asm_dir
+
+# the start-up issue's target: a warm `emukern run guest_asm/riscv/hello.S` in 0.3 s of wall time
+TARGET_STARTUP_S = 0.3
+EK, FLOOR = "emukern run -q hello.S", "python -c pass"
+GUEST_DIR = {"riscv64": "riscv", "arm64": "arm64"}
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the timed runs: this process's, with the emukern package it imported
+    first on the path, and bytecode writing allowed, so the warm-up run leaves the .pyc files a
+    warm start reads (an installed emukern has them from pip)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def hello_argv(arch: str) -> list[str]:
+    return [sys.executable, "-m", "emukern.cli", "run", "-q", str(guest_asm_dir() / GUEST_DIR[arch] / "hello.S")]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def wall(argv: list[str], env: dict[str, str], runs: int, cpu: list[float] | None = None) -> float:
+    """Mean wall seconds of ``runs`` runs of ``argv`` (each must exit 0); the mean CPU seconds
+    (user + system, the run's own children included) go to ``cpu``: on a loaded machine the
+    wall time is mostly waiting for a core, and the CPU time still compares two builds."""
+    total = 0.0
+    c0 = _children_cpu()
+    for _ in range(runs):
+        t = time.perf_counter()
+        # (run from emukern's own root: `python -m` puts the working directory first on the
+        # path, and another checkout there would be the one measured)
+        p = subprocess.run(argv, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=120)
+        total += time.perf_counter() - t
+        if p.returncode != 0:
+            raise Unavailable(f"{' '.join(argv[2:])} exited with {p.returncode}: "
+                              f"{p.stderr.decode(errors='replace').strip()[:200]}")
+    if cpu is not None:
+        cpu.append((_children_cpu() - c0) / runs)
+    return total / runs
+
+
+def m_startup(cfg: Any, arches: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One figure per architecture (``cfg``: selfbench.Settings)."""
+    env = child_env()
+    runs = 1 if cfg.quick else 3
+    out = []
+    for arch in arches:
+        cfg.say(f"{arch} start-up")
+        argv = hello_argv(arch)
+        try:
+            wall(argv, env, 1)         # warm: assemble (once), tool versions, bytecode
+        except Unavailable:
+            pass                       # the timed rounds report it
+        cpu: dict[str, list[float]] = {EK: [], FLOOR: []}
+        runners: dict[str, Callable[[], float]] = {
+            EK: lambda a=argv: wall(a, env, runs, cpu[EK]),
+            FLOOR: lambda: wall([sys.executable, "-c", "pass"], env, runs, cpu[FLOOR])}
+        samples, notes = alternate(runners, cfg.reps)
+        cpu_median = {who: statistics.median(xs) for who, xs in cpu.items() if xs}
+        cfg.say(f"{arch} start-up CPU medians: " + ", ".join(f"{w} {v:.3f} s" for w, v in cpu_median.items()))
+        out.append(figure(f"{arch} start-up: emukern run -q hello.S (wall, warm caches)", "s", EK, samples,
+                          notes, Target("<=", TARGET_STARTUP_S, "value"), key=f"{arch}.startup", arch=arch,
+                          runs_per_sample=runs, cpu_median_s=cpu_median))
+    return out
