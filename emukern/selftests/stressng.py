@@ -320,6 +320,18 @@ def run_in_process(name: str, arch: str, ops: int, time_limit: float) -> Outcome
     return o
 
 
+def _vm_hwm_kb(pid: int) -> int:
+    """/proc/PID/status's VmHWM (the peak RSS of the process's current mm), 0 when gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def run_emukern(name: str, arch: str, ops: int = DEFAULT_OPS, time_limit: float = 120.0) -> Outcome:
     """One stressor under emukern, in a child process: its verdict, host time and peak RSS."""
     cmd = [sys.executable, "-m", "emukern.selftests.stressng", "--child", name, arch, str(ops), str(time_limit)]
@@ -329,7 +341,9 @@ def run_emukern(name: str, arch: str, ops: int = DEFAULT_OPS, time_limit: float 
                                 start_new_session=True)
         killed = False
         deadline = t0 + time_limit + 60        # the child stops itself at time_limit; this is a hang
+        hwm_kb = 0
         while True:
+            hwm_kb = max(hwm_kb, _vm_hwm_kb(proc.pid))
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
@@ -340,7 +354,10 @@ def run_emukern(name: str, arch: str, ops: int = DEFAULT_OPS, time_limit: float 
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    host_mb = ru.ru_maxrss / 1024.0
+    # the child's own address space's peak (VmHWM, sampled while it runs): wait4's ru_maxrss
+    # also counts the parent's pages the child held between fork and exec (Linux carries maxrss
+    # across exec), so under a 2.6 GB pytest worker every run "peaked" at 2.6 GB
+    host_mb = (hwm_kb or ru.ru_maxrss) / 1024.0
     last = text.strip().splitlines()[-1] if text.strip() else ""
     try:
         o = Outcome(**json.loads(last))
