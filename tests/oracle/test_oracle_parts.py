@@ -289,7 +289,12 @@ def test_compare_root_gives_both_sides_the_same_tree(capsys: pytest.CaptureFixtu
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """emukern reads DIR as its guest root; the real side gets DIR in its initramfs (the boot is
     stubbed: the "real" output is what readroot prints over that initramfs's files)."""
-    from conftest import build_c_guest
+    import importlib.util            # this folder's conftest by path: "conftest" may be another folder's
+    spec = importlib.util.spec_from_file_location("oracle_conftest", Path(__file__).with_name("conftest.py"))
+    assert spec is not None and spec.loader is not None
+    oracle_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle_conftest)
+    build_c_guest = oracle_conftest.build_c_guest
     import emukern.oracle.kernels as k
     import emukern.oracle.qemu as q
     from emukern.oracle.console import ConsoleLog, ProgramRun
