@@ -12,13 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
-from emukern.kernel.cred import cred_of
-from emukern.kernel.resource import rlimit
 from emukern.kernel.fs.meta import REALTIME_CLOCKS, realtime_to_cycles
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import timers as signal_timers
 from emukern.kernel.signal.defs import NSIG, s32
-from emukern.kernel.signal.generate import RLIMIT_SIGPENDING
+from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal.state import PosixTimer
 
 if TYPE_CHECKING:
@@ -35,7 +33,10 @@ def sys_timer_create(k: "Kernel", cpu, task, clockid, sevp, timerid_ptr, *a):
     clockid = s32(clockid)
     if clockid not in TIMER_CLOCKS:
         return -E.EINVAL
-    if not _sigqueue_alloc_ok(k, task):
+    # sigqueue_alloc(SIGQUEUE_PREALLOC): the timer's own siginfo, charged to the creator's
+    # user for the timer's life, without the override kill's signals get: the same count a
+    # refusable signal is checked against
+    if signal_generate.sigpending_full(k, task):
         return -E.EAGAIN                    # alloc_posix_timer: sigqueue_alloc refused
     sigs = task.signal
     tm = PosixTimer(timerid=len(sigs.posix_timers) and max(sigs.posix_timers) + 1 or 0)
@@ -59,28 +60,6 @@ def sys_timer_create(k: "Kernel", cpu, task, clockid, sevp, timerid_ptr, *a):
     sigs.posix_timers[tm.timerid] = tm
     task.mm.write_u32(timerid_ptr, tm.timerid)
     return 0
-
-
-def _sigqueue_alloc_ok(k: "Kernel", task) -> bool:
-    """Linux gives every posix timer its signal's siginfo when the timer is made
-    (sigqueue_alloc, SIGQUEUE_PREALLOC), charged to the creator's user's RLIMIT_SIGPENDING
-    count until timer_delete or exit, without the override kill's signals get: past the
-    limit timer_create is EAGAIN.  The count is the user's timers plus the siginfos queued for
-    the user's tasks (a queued timer signal is its timer's own siginfo: counted once)."""
-    limit = rlimit(k, task, RLIMIT_SIGPENDING)
-    uid = cred_of(task).uid
-    used, groups = 0, set()
-    for x in k.tasks.values():
-        if not x.alive or x.sigstate is None or cred_of(x).uid != uid:
-            continue
-        used += sum(1 for i in x.sigstate.pending.queue if i.timerid is None)
-        if x.signal is not None and id(x.signal) not in groups:
-            groups.add(id(x.signal))
-            used += sum(1 for i in x.signal.shared_pending.queue if i.timerid is None)
-            used += len(getattr(x.signal, "posix_timers", ()))
-        if used >= limit:
-            return False
-    return True
 
 
 def sys_timer_settime(k: "Kernel", cpu, task, timerid, flags, new, old, *a):
