@@ -41,6 +41,11 @@ class SelfTest:
     # Makefile target, and which version it is (build.py says how)
     upstream: str = ""
     upstream_version: str = ""
+    # libraries its Makefile links that a static cross build has to get elsewhere (build.py says how):
+    # Debian -dev packages whose .a it links (fetched for the test's arch), and a source file of its
+    # own directory that the Makefile builds as a shared library, built here as lib<name>.a instead
+    deb_libs: tuple[str, ...] = ()
+    static_lib: str = ""
 
     @property
     def suite(self) -> str:
@@ -212,6 +217,38 @@ GENERIC: list[SelfTest] = [
     *_generic("vDSO", ("vdso_test_gettimeofday", "vdso_test_getcpu", "vdso_test_abi",
                        "vdso_test_clock_getres")),
     *_generic("sync", ("sync_test",)),
+    # ---- what NOT_RUN_GENERIC left for "not done yet" -------------------------------------------
+    *_generic("rseq", ("basic_test", "basic_percpu_ops_test", "basic_percpu_ops_mm_cid_test"),
+              static_lib="rseq.c", make_vars=("TEST_GEN_PROGS_EXTENDED=",), time_limit=30.0,
+              note="librseq is rseq.c built into each test (librseq.a, the Makefile's -lrseq) instead of "
+                   "librseq.so: the registration uses glibc's own __rseq_offset/__rseq_size, as it does "
+                   "when dynamically linked against a glibc that registers rseq"),
+    # run_param_test.sh runs every param_test build over 8 test types with -r 1000 and 6 threads per
+    # CPU; here each of the four builds runs one type, -r 100 (the script's SLOW_REPS) -t 4
+    *[SelfTest(a, "rseq", prog, generic=True, kind="exit", args=("-T", typ, *more, "-r", "100", "-t", "4"),
+               static_lib="rseq.c", make_vars=("TEST_GEN_PROGS_EXTENDED=",), time_limit=60.0,
+               note=f"run_param_test.sh's {what} case, -r 100 -t 4 (the script: -r 1000, 6 threads per CPU)")
+      for a in (_A, _R)
+      for prog, typ, more, what in (("param_test", "s", (), "spinlock"),
+                                    ("param_test_compare_twice", "l", (), "list"),
+                                    ("param_test_mm_cid", "r", (), "membarrier"),
+                                    ("param_test_mm_cid_compare_twice", "b", ("-M",), "buffer with barrier"))],
+    *_generic("openat2", ("openat2_test", "resolve_test", "rename_attack_test"),
+              make_vars=("CFLAGS=-Wall -O2 -g -D_GNU_SOURCE=",), time_limit=30.0,
+              note="built without its -fsanitize=address,undefined -static-libasan (CFLAGS= on make's "
+                   "command line): ASan has no static runtime, and the sanitizers check the test's own "
+                   "code, not the kernel's answers"),
+    *_generic("mqueue", ("mq_open_tests",), deb_libs=("libpopt-dev",),
+              note="links Debian trixie's static libpopt.a of its arch (libpopt-dev)"),
+    *_generic("timers", ("mqueue-lat",), time_limit=30.0),
+    *_generic("clone3", ("clone3_cap_checkpoint_restore",), deb_libs=("libcap-dev",),
+              note="links Debian trixie's static libcap.a of its arch (libcap-dev)"),
+    *_generic("capabilities", ("test_execve",), deb_libs=("libcap-ng-dev",), helpers=("validate_cap",),
+              note="links Debian trixie's static libcap-ng.a (libcap-ng-dev); validate_cap is the helper "
+                   "it execs (its TEST_GEN_FILES)"),
+    *_generic("splice", ("default_file_splice_read",), kind="exit",
+              note="default_file_splice_read.sh's run: stdin is empty (the script's </dev/null) and it "
+                   "must write nothing"),
 ]
 
 SUITES = ("vector", "generic", "all")
