@@ -49,6 +49,13 @@ PIDBENCH_ITERS = 100                   # -> 100 << 8 = 25,600 getpid calls per l
 PIDBENCH_REAL = 10000                  # upstream: 10000 << 8 = 2,560,000 per loop
 UPSTREAM_DIR = Path(os.environ.get("EMUKERN_UPSTREAM_SRC", "/work/shared/seeds-upstream"))
 _OWN_INCLUDE = Path(__file__).with_name("include")
+# trixie's .a files were compiled against glibc 2.41, whose headers turn sscanf/strtol & co. into
+# their C23 entry points (__isoc23_*: they also accept "0b" binary input); the cross toolchains'
+# glibc 2.36 has only the C99 ones.  Each C23 name is linked to the C99 function (libcap-ng's and
+# libcap's /proc/self/status parsing and popt's option numbers never meet a "0b" prefix).
+_C23_ALIASES = [f"-Wl,--defsym=__isoc23_{n}={c99}" for n, c99 in
+                (("sscanf", "__isoc99_sscanf"), ("strtol", "strtol"), ("strtoul", "strtoul"),
+                 ("strtoll", "strtoll"), ("strtoull", "strtoull"))]
 _PIDBENCH_LINE = re.compile(r"^(\s*mov\s+x20,\s*#)10000(\s*)$", re.M)
 
 
@@ -132,7 +139,7 @@ class Builder:
             d = self.deb_lib_root(t.arch, pkg)
             inc.append(f"-I{d}/usr/include")
             lib.append(f"-L{d}/usr/lib/{TRIPLES[t.arch]}")
-        return [f"USERCFLAGS={' '.join(inc)}", f"USERLDFLAGS={' '.join(lib)}"]
+        return [f"USERCFLAGS={' '.join(inc)}", f"USERLDFLAGS={' '.join(lib + _C23_ALIASES)}"]
 
     def _static_lib(self, t: SelfTest) -> subprocess.CompletedProcess[str] | None:
         """Build ``t.static_lib`` into lib<name>.a in its OUTPUT (None: nothing to build)."""
