@@ -247,7 +247,8 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            for key, entry in sorted({**FIXED_SYSCTLS, **self.k.sysctl.entries}.items()):
+            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.sysctl.entries}
+            for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue
                 rest = key[len(prefix) + 1:] if prefix else key
