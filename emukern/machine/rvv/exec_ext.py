@@ -111,10 +111,17 @@ def run_elem(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecResult:
             b = a
         dl = sl + sp.d
         old = list(u._read(d.vd, dl, start, n)) if sp.acc or not d.vm else None
-        r, sat = sp.fn(a, b, old, sew, u.vxrm)
-        if not d.vm:
+        if d.vm:
+            r, sat = sp.fn(a, b, old, sew, u.vxrm)
+        else:
+            # only active elements are computed: a masked-off one must not set vxsat
             assert old is not None
-            r = [p if c == "1" else o for p, o, c in zip(r, old, u._mask_str(start, n))]
+            act = [k for k, c in enumerate(u._mask_str(start, n)) if c == "1"]
+            ra, sat = sp.fn([a[k] for k in act], [b[k] for k in act],
+                            [old[k] for k in act], sew, u.vxrm)
+            r = old
+            for k, val in zip(act, ra):
+                r[k] = val
         u._write(d.vd, dl, start, r)
         if sat:
             u.vxsat = 1
