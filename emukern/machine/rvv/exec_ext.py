@@ -477,8 +477,8 @@ def run_mask_unary(u: "RVVUnit", d: Insn, x: XRegs, mem: VectorMemory) -> ExecRe
         bits = (before << 1) | 1
     else:
         bits = (1 << first) if src else 0
-    old = u._reg_int(d.vd)
-    u._set_reg_int(d.vd, (old & ~active) | (bits & active))
+    prev = u._reg_int(d.vd)
+    u._set_reg_int(d.vd, (prev & ~active) | (bits & active))
     return u._result("mask", 0, True)
 
 
