@@ -14,7 +14,7 @@ CPUs with full preemption, once under each ``arm64-sve`` value, and counts per p
 * syscalls entered with TIF_SVE set, SVE flushes (syscall, trap, P-only), total cycles.
 
 RISC-V's Debian userland hardly uses V, so its half runs programs built here with an RVV
-auto-vectorising compiler (emukern.bench.rvv_programs: zlib's minigzip both ways, a memcpy/strlen
+auto-vectorising compiler (emukern.bench.rvv_programs: zlib's minigzip and bzip2 both ways, a memcpy/strlen
 pipe between two processes) under ``riscv-discard`` eager, deferred and optimize-restore, with the
 sysctl ``abi.riscv_v_vstate_discard`` at 0 and 1: vector saves, restores, discards, first-use
 traps, executed vector instructions and cycles.
@@ -25,6 +25,7 @@ packages without a network, no vectorising compiler -- is skipped with the reaso
 """
 from __future__ import annotations
 
+import bz2
 import gzip
 import hashlib
 import shutil
@@ -232,6 +233,8 @@ def riscv_programs(size: str) -> list[tuple[str, Path, list[str], bytes]]:
     text = _text(size)
     return [("minigzip -6", bins["minigzip"], ["-6"], text),
             ("minigzip -d", bins["minigzip"], ["-d"], gzip.compress(text, 6, mtime=0)),
+            ("bzip2 -9", bins["bzip2"], ["-9c"], text),
+            ("bzip2 -d", bins["bzip2"], ["-dc"], bz2.compress(text, 9)),
             ("vpipe", bins["vpipe"], [{"quick": "60", "default": "150"}.get(size, "400")], b"")]
 
 

@@ -13,7 +13,9 @@ from ...errors import IllegalInstruction
 from . import alu
 from . import exec_arith as A
 from . import exec_cfg as C
+from . import exec_ext as E
 from . import exec_mem as M
+from . import exec_memx as MX
 from .insn import Insn
 
 NOT_IMPL = "is not implemented by emukern's RVV unit"
@@ -194,12 +196,32 @@ def _decode_opv(w: int) -> Insn:
             if vs1 not in (0, 1, 3, 7):
                 return _reserved(w, f"vmv<nr>r.v with nr={vs1 + 1}")
             return Insn(w, f"vmv{vs1 + 1}r.v", A.run_mvnr, nregs=vs1 + 1, ops=("vd", "vs2"))
+        if f6 in E.OPI_EXT and letter in E.OPI_EXT[f6][1]:
+            name, _, spec = E.OPI_EXT[f6]
+            sfx2 = {"V": "wv", "X": "wx", "I": "wi"}[letter] if spec.s2 == 1 else sfx
+            ops = _generic_ops(f3)
+            if letter == "I" and name in E.UIMM_EXT:
+                imm, ops = vs1, VIU
+            return Insn(w, f"{name}.{sfx2}", E.run_elem, form=form, imm=imm, ops=ops,
+                        spec=spec, kind=spec.kind)
         if f6 in _OPI_UNIMPL and letter in _OPI_UNIMPL[f6][1]:
             base, sfxs = _OPI_UNIMPL[f6]
             ops = _generic_ops(f3)
             if sfxs[letter].endswith("m"):
                 ops = ops[:3] + ("v0",)
-            return _unimpl(w, f"{base}.{sfxs[letter]}", ops)
+            name = f"{base}.{sfxs[letter]}"
+            if base in ("vrgather", "vrgatherei16"):
+                if letter == "I":
+                    imm, ops = vs1, VIU
+                return Insn(w, name, E.run_gather, form=form, imm=imm, ops=ops, kind="permute")
+            if base in ("vadc", "vmadc", "vsbc", "vmsbc"):
+                if base.startswith("vm") and vm:
+                    name, ops = name[:-1], ops[:3]      # no carry in: vmadc.vv & co.
+                return Insn(w, name, E.run_carry, form=form, imm=imm, ops=ops)
+            if base in ("vwredsumu", "vwredsum"):
+                return Insn(w, name, E.run_wreduce, form=form, a_signed=base == "vwredsum",
+                            ops=ops, kind="reduce")
+            return _unimpl(w, name, ops)
         return _reserved(w, where)
 
     # OPMVV / OPMVX
@@ -227,11 +249,12 @@ def _decode_opv(w: int) -> Insn:
             if vs1 == 17:
                 return Insn(w, "vid.v", A.run_vid, ops=("vd", "mask"))
             if vs1 in _VMUNARY0:
-                return _unimpl(w, _VMUNARY0[vs1], ("vd", "vs2", "mask"))
+                return Insn(w, _VMUNARY0[vs1], E.run_mask_unary, ops=("vd", "vs2", "mask"))
             return _reserved(w, f"VMUNARY0 vs1={vs1}")
         if f6 == 0x12:                       # VXUNARY0
-            if vs1 in _VXUNARY0:
-                return _unimpl(w, _VXUNARY0[vs1], ("vd", "vs2", "mask"))
+            if vs1 in E.VXUNARY0:
+                name, spec = E.VXUNARY0[vs1]
+                return Insn(w, name, E.run_elem, form=form, spec=spec, ops=("vd", "vs2", "mask"))
             return _reserved(w, f"VXUNARY0 vs1={vs1}")
     else:
         if f6 == 0x10:                       # VRXUNARY0
@@ -247,6 +270,17 @@ def _decode_opv(w: int) -> Insn:
         kind = "div" if "div" in name or "rem" in name else "mul"
         return Insn(w, f"{name}.{sfx}", A.run_binop, form=form, fn=fn, a_signed=asg,
                     b_signed=bsg, ops=VV if letter == "V" else VX, kind=kind)
+    if f6 in E.OPM_EXT and letter in E.OPM_EXT[f6][1]:
+        name, _, spec, sv, sx = E.OPM_EXT[f6]
+        ops = _generic_ops(f3)
+        if spec.acc:                 # llvm prints the multiply-add forms vd, vs1/rs1, vs2
+            ops = ("vd", ops[2], "vs2", "mask")
+        return Insn(w, f"{name}.{sv if letter == 'V' else sx}", E.run_elem, form=form,
+                    spec=spec, ops=ops, kind=spec.kind)
+    if f6 == 0x17 and letter == "V":
+        if not vm:
+            return _reserved(w, "vcompress.vm with vm=0")
+        return Insn(w, "vcompress.vm", E.run_compress, ops=("vd", "vs2", "vs1"), kind="permute")
     if f6 in _OPM_UNIMPL and letter in _OPM_UNIMPL[f6][1]:
         base, sfxs = _OPM_UNIMPL[f6]
         return _unimpl(w, f"{base}.{sfxs[letter]}", _generic_ops(f3))
@@ -287,7 +321,8 @@ def _decode_mem(w: int) -> Insn:
     if mop == 0:
         if sub == 0:
             if nf:
-                return _unimpl(w, f"v{ls}seg{nf + 1}e{eew}.v", base_ops)
+                return Insn(w, f"v{ls}seg{nf + 1}e{eew}.v", MX.run_memx, form="unit",
+                            eew_log2=el2, nregs=nf + 1, ops=base_ops, kind=kind)
             return Insn(w, f"v{ls}e{eew}.v", run, form="unit", eew_log2=el2, ops=base_ops,
                         kind=kind)
         if sub == 0b01000:                   # whole registers
@@ -310,20 +345,22 @@ def _decode_mem(w: int) -> Insn:
                         kind=kind)
         if sub == 0b10000 and load:
             if nf:
-                return _unimpl(w, f"vlseg{nf + 1}e{eew}ff.v", base_ops)
+                return Insn(w, f"vlseg{nf + 1}e{eew}ff.v", MX.run_memx, form="ff",
+                            eew_log2=el2, nregs=nf + 1, ops=base_ops, kind=kind)
             return Insn(w, f"vle{eew}ff.v", run, form="ff", eew_log2=el2, ops=base_ops,
                         kind=kind)
         return _reserved(w, f"unit-stride {'lumop' if load else 'sumop'}={sub:#x}")
     if mop == 2:
         ops = ("vd", "mem", "rs2") + mask_op
         if nf:
-            return _unimpl(w, f"v{ls}sseg{nf + 1}e{eew}.v", ops)
+            return Insn(w, f"v{ls}sseg{nf + 1}e{eew}.v", MX.run_memx, form="strided",
+                        eew_log2=el2, nregs=nf + 1, ops=ops, kind=kind)
         return Insn(w, f"v{ls}se{eew}.v", run, form="strided", eew_log2=el2, ops=ops, kind=kind)
     order = "u" if mop == 1 else "o"
     ops = ("vd", "mem", "vs2") + mask_op
-    if nf:
-        return _unimpl(w, f"v{ls}{order}xseg{nf + 1}ei{eew}.v", ops)
-    return _unimpl(w, f"v{ls}{order}xei{eew}.v", ops)
+    name = f"v{ls}{order}xseg{nf + 1}ei{eew}.v" if nf else f"v{ls}{order}xei{eew}.v"
+    return Insn(w, name, MX.run_memx, form="indexed", eew_log2=el2, nregs=nf + 1, ops=ops,
+                kind=kind)
 
 
 def _decode_csr(w: int) -> Insn:

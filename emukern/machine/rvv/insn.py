@@ -21,7 +21,7 @@ class Insn:
 
     __slots__ = ("word", "name", "run", "vd", "vs1", "vs2", "rs1", "rs2", "rd", "vm", "imm",
                  "form", "fn", "a_signed", "b_signed", "eew_log2", "nregs", "kind", "reason",
-                 "csr", "funct3", "ops", "swar")
+                 "csr", "funct3", "ops", "swar", "spec")
 
     def __init__(self, word: int, name: str, run: Handler, **fields: Any) -> None:
         self.word = word
@@ -45,5 +45,6 @@ class Insn:
         self.funct3 = (word >> 12) & 7
         self.ops: tuple[str, ...] = ()
         self.swar: Any = None
+        self.spec: Any = None     # widths and element function (exec_ext.Spec)
         for k, v in fields.items():
             setattr(self, k, v)

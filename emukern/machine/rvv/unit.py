@@ -11,12 +11,16 @@ Policy choices (the spec leaves these to the implementation):
 * **vl = min(AVL, VLMAX)** for every vsetvl*.  ``vsetvli x0, x0, ...`` keeps vl when the new
   vtype has the same VLMAX as the current one; otherwise (including when vtype is currently
   vill) it sets vill and vl=0, one of the behaviours the spec allows for this reserved use.
-* Reductions, vcpop.m and vfirst.m raise IllegalInstruction when vstart != 0 (allowed by
-  the spec).  Reductions with vl=0 leave vd untouched.
+* Reductions (widening ones too), vcpop.m, vfirst.m, vcompress.vm, viota.m and
+  vmsbf/vmsif/vmsof.m raise IllegalInstruction when vstart != 0 (allowed by the spec).
+  Reductions with vl=0 leave vd untouched.
+* Indexed and segment accesses run in element order (a legal order for the unordered forms
+  too); a fault sets vstart to the faulting segment, as for unit-stride.
 * A memory fault inside a load/store sets vstart to the faulting element, keeps the elements
   before it, and re-raises the MemoryFault.  Because vstart changed, the CPU should treat
   the vector state as dirty whenever ``unit.vstart != 0`` after such a fault.
-* ELEN is 64 and XLEN is 64; only integer instructions are implemented.  Everything else in
+* ELEN is 64 and XLEN is 64; the integer, fixed-point, mask, permutation and load/store
+  instructions of RVV 1.0 are implemented, floating-point ones are not.  Everything else in
   the vector encoding space raises IllegalInstruction naming the instruction.
 
 ``dlen`` (datapath width, the spec's DLEN) only feeds the cost model; it defaults to VLEN,
