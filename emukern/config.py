@@ -70,7 +70,7 @@ class MachineConfig:
     General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
     ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
     (SMP lock-step, cycles), ``sched`` ("fair": Linux's EEVDF fair class; "rr": round-robin),
-    ``stdin`` (bytes the guest reads).
+    ``vdso`` (map Linux's vDSO at exec), ``stdin`` (bytes the guest reads).
     RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
     arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``, ``has_pac``,
@@ -135,6 +135,9 @@ class MachineConfig:
     # the run-queue policy (kernel/sched.py): "fair" is Linux's EEVDF fair class
     # (kernel/sched_fair.py); "rr" the plain round-robin queue emukern used before it
     sched: str = "fair"
+    # map the vDSO at exec (kernel/vdso: [vvar], [vdso], AT_SYSINFO_EHDR), as Linux always does;
+    # False keeps the one-page sigreturn trampoline and an auxv without AT_SYSINFO_EHDR
+    vdso: bool = True
     stdin: bytes = b""
     trace_traps: bool = False
     # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
