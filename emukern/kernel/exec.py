@@ -351,7 +351,7 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     # AT_RSEQ_FEATURE_SIZE is offsetof(struct rseq, end) (28 with mm_cid), AT_RSEQ_ALIGN 32
     # the vDSO (arch_setup_additional_pages): [vvar], then the image, whose sigreturn trampoline
     # sits where the one-page trampoline of --vdso off does (kernel/vdso)
-    if k.config.vdso:
+    if want_vdso(k, image):
         vdso_base: int | None = vdso.map_vdso(k, mm, signal_delivery.sigtramp_addr(k))
     else:
         vdso_base = None
@@ -371,6 +371,12 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     mm.write(lay.sp, lay.blob)
     mm.saved_auxv = lay.auxv          # (/proc/self/auxv)
     task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)
+
+
+def want_vdso(k: "Kernel", image: Any) -> bool:
+    """--vdso: "on", "off", or "auto" (on for what a C toolchain linked; see MachineConfig.vdso)."""
+    mode = k.config.vdso
+    return mode == "on" or (mode == "auto" and (image.interp is not None or image.has_notes))
 
 
 def exec_commit(k: "Kernel", task: Task) -> None:
