@@ -47,6 +47,12 @@ class ArchBase(Generic[CpuT]):
     # where PTRACE_GET_SYSCALL_INFO finds the user pc, sp, syscall number, first argument and
     # return value: 8-byte slots of the NT_PRSTATUS regset (syscall_get_nr & co., per arch)
     SYSCALL_SLOTS: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    # the vDSO (kernel/vdso): its source under guest_asm/vdso/, the symbol version and the symbols
+    # the arch's vdso.lds.S exports, and which of them is the sigreturn trampoline
+    VDSO_SOURCE = ""
+    VDSO_VERSION = ""
+    VDSO_SYMBOLS: tuple[str, ...] = ()
+    VDSO_SIGRETURN = ""
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
