@@ -317,6 +317,13 @@ NOT_RUN_GENERIC = {
         "epoll's wakeup tests are a kselftest_harness of 70+ cases left for the next step",
     "generic/vDSO (correctness, getrandom, chacha)": "vdso_test_correctness links -ldl (no static "
                                                      "dlopen); getrandom/chacha need vgetrandom in the vDSO",
+    "generic/memfd (fuse_test, run_hugetlbfs_test.sh)": "fuse_test maps a file of a FUSE mount (fuse_mnt, "
+        "libfuse) to check that a seal waits for pinned pages: the model has no FUSE; the hugetlbfs run "
+        "is memfd_test with MFD_HUGETLB, and there is no hugetlbfs",
+    "generic/mm (va_high_addr_switch, write_to_hugetlbfs, compaction_test, thuge-gen, transhuge-stress)":
+        "va_high_addr_switch.sh and write_to_hugetlbfs need hugetlbfs pages; compaction_test and the "
+        "transhuge/thuge programs measure physical-memory compaction and huge pages, which a "
+        "page-granular process model has none of",
 }
 
 
