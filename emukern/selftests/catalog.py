@@ -185,7 +185,9 @@ GENERIC: list[SelfTest] = [
     *_generic("mm", ("mremap_test",), time_limit=15.0,
               note="validates every remapped byte of regions up to 1 GB: bounded at 15 host seconds"),
     *_generic("mm", ("map_fixed_noreplace", "mremap_dontunmap", "mlock2-tests",
-                     "mlock-random-test", "madv_populate", "mdwe_test", "map_populate")),
+                     "madv_populate", "mdwe_test", "map_populate")),
+    *_generic("mm", ("mlock-random-test",), deb_libs=("libcap-dev",),
+              note="links Debian trixie's static libcap.a of its arch (libcap-dev), as its Makefile's -lcap"),
     *_generic("timers", ("nanosleep", "nsleep-lat", "set-timer-lat")),
     *_generic("timers", ("posix_timers",), time_limit=15.0,
               note="ITIMER_VIRTUAL/PROF need seconds of CPU time: bounded at 15 host seconds"),
@@ -252,6 +254,24 @@ GENERIC: list[SelfTest] = [
     *_generic("splice", ("default_file_splice_read",), kind="exit",
               note="default_file_splice_read.sh's run: stdin is empty (the script's </dev/null) and it "
                    "must write nothing"),
+    # ---- the core syscall layer: core, ipc, filelock, memfd, mincore, cachestat, fchmodat2,
+    # pid_namespace, and mm's process-model programs ----------------------------------------------
+    *_generic("core", ("close_range_test", "unshare_test"), time_limit=30.0),
+    *_generic("ipc", ("msgque",), time_limit=30.0),
+    *_generic("filelock", ("ofdlocks",), time_limit=30.0),
+    *_generic("memfd", ("memfd_test",), time_limit=60.0),
+    *_generic("mincore", ("mincore_selftest",), time_limit=30.0),
+    *_generic("cachestat", ("test_cachestat",), time_limit=30.0),
+    *_generic("fchmodat2", ("fchmodat2_test",), make_vars=("CFLAGS=-Wall -O2 -g $(KHDR_INCLUDES)",), time_limit=30.0,
+              note="built without its -fsanitize=address,undefined -static-libasan (CFLAGS= on make's "
+                   "command line): ASan has no static runtime, and the sanitizers check the test's own "
+                   "code, not the kernel's answers"),
+    *_generic("pid_namespace", ("regression_enomem",), time_limit=30.0),
+    *_generic("mm", ("mseal_test", "seal_elf", "mrelease_test", "on-fault-limit", "droppable",
+                     "mkdirty", "cow"), time_limit=60.0),
+    *_generic("mm", ("virtual_address_range",), time_limit=60.0),
+    *_generic("mm", ("memfd_secret",), deb_libs=("libcap-dev",), time_limit=30.0,
+              note="links Debian trixie's static libcap.a of its arch (libcap-dev), as its Makefile's -lcap"),
 ]
 
 SUITES = ("vector", "generic", "all")
@@ -300,6 +320,13 @@ NOT_RUN_GENERIC = {
         "epoll's wakeup tests are a kselftest_harness of 70+ cases left for the next step",
     "generic/vDSO (getrandom, chacha)": "they need vgetrandom in the vDSO (emukern's exports none, "
                                         "so glibc's getrandom is the syscall)",
+    "generic/memfd (fuse_test, run_hugetlbfs_test.sh)": "fuse_test maps a file of a FUSE mount (fuse_mnt, "
+        "libfuse) to check that a seal waits for pinned pages: the model has no FUSE; the hugetlbfs run "
+        "is memfd_test with MFD_HUGETLB, and there is no hugetlbfs",
+    "generic/mm (va_high_addr_switch, write_to_hugetlbfs, compaction_test, thuge-gen, transhuge-stress)":
+        "va_high_addr_switch.sh and write_to_hugetlbfs need hugetlbfs pages; compaction_test and the "
+        "transhuge/thuge programs measure physical-memory compaction and huge pages, which a "
+        "page-granular process model has none of",
 }
 
 

@@ -247,7 +247,8 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.sysctl.entries}
+            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
+                     **self.k.sysctl.entries}
             for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import itertools
 import weakref
 from typing import Any
 
@@ -148,6 +149,12 @@ F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE = 1, 2, 4, 8
 F_SEAL_FUTURE_WRITE, F_SEAL_EXEC = 0x10, 0x20
 
 
+# the host views behind shared memfd mappings made through a writable, unsealed description:
+# VM_MAYWRITE, so mprotect may add PROT_WRITE to them later (a split mapping keeps its view)
+SHARED_MAYWRITE: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+_MEMFD_INODES = itertools.count(1)      # the identity of each memfd's inode (fs/meta.py's key)
+
+
 def _memfd_file_class():
     """MemfdFile, built on first use (fs.file imports the files module, as this one does)."""
 
@@ -168,7 +175,9 @@ def _memfd_file_class():
         kind = "memfd"
 
         def __init__(self, name: str, pool: Any = None, seals: int = F_SEAL_SEAL) -> None:
-            node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV)
+            # two memfds of one name are two inodes: a chmod of one must not show in the other
+            node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV,
+                        extra={"inode": next(_MEMFD_INODES)})
             super().__init__(node, 2, -1)           # O_RDWR
             self.length = 0
             # page index -> page; once shared (``host_fd`` >= 0) the bytes live in the host
@@ -219,6 +228,7 @@ def _memfd_file_class():
                              prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=off)
             if writable:
                 self.writable_views.add(view)
+                SHARED_MAYWRITE.add(view)
             return view
 
         def has_writable_mappings(self) -> bool:

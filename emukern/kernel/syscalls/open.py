@@ -38,6 +38,7 @@ from emukern.kernel.fs.uapi import (
 )
 from emukern.kernel.sysret import s64
 from emukern.kernel.syscalls import inotify as syscalls_inotify
+from emukern.kernel.syscalls import memfd as syscalls_memfd
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -113,6 +114,9 @@ def sys_fchmod(k: "Kernel", cpu, task, fd, mode, *a):
     node = getattr(f, "node", None)
     if node is None:
         return -E.EBADF if not isinstance(f, PipeEnd) else 0
+    r = syscalls_memfd.memfd_setattr_mode(k, f, mode)
+    if r:
+        return r
     return fs_meta._chmod(k, cpu, task, node, mode)
 
 
