@@ -1,10 +1,10 @@
 """brk / mmap / munmap / remap_file_pages <-> mm/mmap.c (brk is mm/mmap.c's too).
 
 ``sys_mmap`` maps anonymous memory or a file (``mmap_file``): MAP_PRIVATE copies the file's
-pages and MAP_SHARED of a root file is modelled read-only, as emukern's shared file mappings of
-those are whole-file copies.  A /dev/shm file or a memfd is the exception: its MAP_SHARED
-mapping is a host mapping of the host memfd holding its pages, shared with read/write, with
-every other mapping and across fork.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
+pages.  A MAP_SHARED mapping of a file is a host mapping of the host file holding its pages,
+shared with read/write, with every other mapping and across fork: the root file's own host
+descriptor (kernel/fs/file.py's ``new_file_view``), or the host memfd of a /dev/shm file or a
+memfd.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
 old break when it cannot.  The address search is kernel/mm/mmap.py's ``get_unmapped_area``.
 """
 from __future__ import annotations
@@ -75,6 +75,14 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
             if err:
                 return err
             name = SHARED_PREFIX + shm.node.path
+        elif isinstance(shm, HostFile) and shm.fd >= 0 and not hasattr(shm, "mmap_bytes"):
+            # a regular file of the root: a host MAP_SHARED mapping of the file itself, so
+            # stores reach the file and every other mapping of it (fs/file.py)
+            if off % PAGE or off >> 63:
+                return -E.EINVAL
+            if not shm.readable or (prot & 2 and not shm.writable):
+                return -E.EACCES                     # do_mmap: no FMODE_WRITE, no shared writes
+            name = SHARED_PREFIX + shm.node.path
         else:
             shm = None
     if not flags & MAP_ANONYMOUS and shm is None:
@@ -113,6 +121,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         try:
             if isinstance(shm, ShmFile):
                 m.buf = shm.inode.shared_view(off, size)  # every mapping of it: the same pages
+            elif getattr(shm, "kind", "") != "memfd":
+                m.buf = shm.shared_view(off, size)        # the root file's own pages
             else:
                 # a shared mapping of a writable description may become writable (mprotect):
                 # it counts as a writer (is_shared_maywrite) unless sealed, which clears
@@ -147,10 +157,10 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
 # ---- file-backed mmap (mm/mmap.c do_mmap with a file) -------------------------------------------
 DEV_ZERO_PRIVATE = "file:/dev/zero"      # a private mapping of /dev/zero: anonymous pages, a file name
 def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, str] | int:
-    """The bytes and name of a file mapping, or -errno.  MAP_PRIVATE copies the file's pages
-    (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
-    is modelled read-only — a shared writable mapping would need write-back (-ENODEV).
-    Bytes past the end of the file read as zero."""
+    """The bytes and name of a private file mapping, or -errno.  MAP_PRIVATE copies the file's
+    pages (copy-on-write has the same result: the guest's stores never reach the file).  Bytes
+    past the end of the file read as zero.  A MAP_SHARED mapping reaches here only for files
+    with no host file of their own to map (synthetic ones): read-only copies, writable ENODEV."""
     f = task.files.get(_s32(fd))
     if f is None:
         return -E.EBADF
