@@ -258,6 +258,50 @@ def is_shared(m: Mapping) -> bool:
     return m.name.startswith(SHARED_PREFIX)
 
 
+# Buffers whose tail the guest may not touch, and how many bytes from their start it may: the
+# kernel's shared file mappings longer than their file (the pages past the file's end raise
+# SIGBUS in Linux).  The CPUs map such a tail with no access at all, so a guest load or store
+# there is a memory fault the kernel sees.  Empty for nearly every run.
+_ACCESS_LIMIT: "weakref.WeakKeyDictionary[mmap.mmap, int]" = weakref.WeakKeyDictionary()
+# every live address space, so a changed limit can tell those that map the buffer (their CPUs
+# remap it on the version bump)
+_SPACES: "weakref.WeakSet[AddressSpace]" = weakref.WeakSet()
+
+
+def set_access_limit(buf: mmap.mmap, limit: int | None) -> None:
+    """The guest may touch only the first ``limit`` bytes of ``buf`` (None: all of it)."""
+    old = _ACCESS_LIMIT.get(buf)
+    if limit is None or limit >= len(buf):
+        if old is None:
+            return
+        del _ACCESS_LIMIT[buf]
+    elif old == limit:
+        return
+    else:
+        _ACCESS_LIMIT[buf] = limit
+    for space in list(_SPACES):
+        if any(m.buf is buf for m in space.mappings):
+            space.version += 1
+
+
+def access_limit(buf: mmap.mmap) -> int | None:
+    """How many bytes from its start the guest may touch in ``buf`` (None: all)."""
+    return _ACCESS_LIMIT.get(buf) if _ACCESS_LIMIT else None
+
+
+def engine_regions(m: Mapping, prot: int) -> list[tuple[int, int, int, int]]:
+    """(start, size, prot, host address) of what a CPU maps for ``m``: the whole mapping with
+    ``prot``, or with an access limit on its buffer, the part past it with no access."""
+    host = m.host_addr()
+    lim = _ACCESS_LIMIT.get(m.buf)
+    if lim is None or m.offset + m.size <= lim:
+        return [(m.start, m.size, prot, host)]
+    ok = max(0, lim - m.offset)
+    out = [(m.start, ok, prot, host)] if ok else []
+    out.append((m.start + ok, m.size - ok, 0, host + ok))
+    return out
+
+
 @dataclass(eq=False)
 class AddressSpace:
     """A process's memory: its mappings and the host buffers behind them, and the accessors the
@@ -286,6 +330,9 @@ class AddressSpace:
     _hit: Mapping | None = field(default=None, repr=False)
     _vmacache: list[Mapping | None] = field(default_factory=lambda: [None] * 4, repr=False)
     _starts_list: list[int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _SPACES.add(self)
 
     # ----- layout -----------------------------------------------------------------------------
     def _changed(self) -> None:

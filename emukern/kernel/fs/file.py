@@ -19,6 +19,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs.vfs import DT_OF_MODE, S_IFDIR, Node
+from emukern.machine.memory import set_access_limit
 
 O_ACCMODE, O_WRONLY, O_RDWR, O_APPEND = 3, 1, 2, 0x400
 SEEK_SET, SEEK_CUR, SEEK_END = 0, 1, 2
@@ -112,7 +113,9 @@ def write_kernel_bytes(f: File, data: bytes, off: int | None) -> int | None:
 # mapped file's size (ftruncate, truncate, a write that extends it, O_TRUNC), every mapping of
 # that file is brought up to date in place, at the same host addresses (the engines hold raw
 # pointers): pages the file now covers become the file's, pages it lost become zero pages.
-# The guest's accesses to those zero pages read zeros where Linux raises SIGBUS (not modelled).
+# The CPUs map those zero pages with no access (machine/memory.py's ``set_access_limit``), so
+# the guest's load or store there faults and the page-fault handler raises SIGBUS (BUS_ADRERR),
+# as Linux's filemap_fault does past i_size; the kernel's own copies read zeros there.
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -161,6 +164,12 @@ class SharedFileView:
             # the file's end (a smaller ``want`` above cannot fail but for lack of memory)
             raise OSError(ctypes.get_errno(), "mmap of a shared file view")
         self.valid = want
+        # the guest's accesses past the file's last page fault (SIGBUS, see past_eof)
+        set_access_limit(buf, want)
+
+    def past_eof(self, buf_off: int) -> bool:
+        """Is byte ``buf_off`` of the mapping in a page wholly past the file's end?"""
+        return buf_off >= self.valid
 
 
 # the host mappings of each host file (st_dev, st_ino), and what each one is
