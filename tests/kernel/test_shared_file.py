@@ -48,3 +48,41 @@ def test_shared_file_probe_under_qemu_user(cguest, tmp_path, arch):
                        capture_output=True, timeout=120)
     assert q.returncode == 0, q.stderr
     assert q.stdout.decode() == EXPECTED.read_text()
+
+
+BIG_MAP = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int fd = open("/tmp/big", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ftruncate(fd, 64 << 20);
+	char *p = mmap(0, 64 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) { perror("mmap"); return 1; }
+	for (int i = 0; i < 64; i++) p[i << 20] = 'a' + i % 26;
+	pid_t c = fork();
+	if (c == 0) { p[1] = '!'; _exit(0); }
+	waitpid(c, 0, 0);
+	char b[2];
+	pread(fd, b, 2, 0);
+	printf("%c%c %c\n", b[0], b[1], p[63 << 20]);
+	munmap(p, 64 << 20);
+	return 0;
+}
+"""
+
+
+def test_shared_file_mapping_is_not_charged_as_guest_memory(cguest, tmp_path):
+    """A 64 MiB shared mapping of a root file (and its fork) under a 32 MiB --mem-limit: the
+    file's pages are the host's page cache, not the machine's guest memory."""
+    src = tmp_path / "big_map.c"
+    src.write_text(BIG_MAP)
+    root = tmp_path / "root"
+    (root / "tmp").mkdir(parents=True)
+    m = Machine(arch="arm64", root=str(root), root_rw=True, mem_limit=32 << 20)
+    r = m.load(cguest(src, "arm64"), []).run()
+    assert (r.exit_status, r.stdout) == (0, b"a! l\n"), r.message
+    assert (root / "tmp" / "big").stat().st_size == 64 << 20

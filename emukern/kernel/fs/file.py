@@ -19,7 +19,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs.vfs import DT_OF_MODE, S_IFDIR, Node
-from emukern.machine.memory import set_access_limit
+from emukern.machine.memory import set_access_limit, set_uncharged
 
 O_ACCMODE, O_WRONLY, O_RDWR, O_APPEND = 3, 1, 2, 0x400
 SEEK_SET, SEEK_CUR, SEEK_END = 0, 1, 2
@@ -204,6 +204,7 @@ def new_file_view(fd: int, file_off: int, length: int, maywrite: bool) -> mmap.m
         raise
     _VIEW_OF[buf] = view
     _FILE_VIEWS.setdefault(view.key, weakref.WeakSet()).add(buf)
+    set_uncharged(buf)          # the file's pages: not the machine's guest memory
     return buf
 
 

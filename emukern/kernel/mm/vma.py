@@ -23,7 +23,7 @@ from typing import Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import host_fd_admit
-from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
+from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, is_uncharged, page_up
 from emukern.kernel.fs.file import MAX_IO, HostFile, file_view
 from emukern.kernel.fs.vfs import Node
 from emukern.machine.memory import AS_LIMIT
@@ -88,10 +88,12 @@ def _insert(mm: Any, m: Mapping) -> None:
         mm.code_gen += 1          # code appeared where the CPUs' scans did not look
 
 
-def _charge(mm: Any, size: int, what: str) -> None:
+def _charge(mm: Any, size: int, what: str, buf: Any = None) -> None:
+    """Count ``size`` more mapped bytes (of ``buf``: a file's pages are not charged to the
+    machine's memory pool, see machine/memory.py's set_uncharged)."""
     if mm.mapped + size > AS_LIMIT:
         raise OutOfMemory(f"{what}: address-space limit")
-    if mm.pool is not None:
+    if mm.pool is not None and (buf is None or not is_uncharged(buf)):
         mm.pool.charge(size, what)
     mm.mapped += size
 

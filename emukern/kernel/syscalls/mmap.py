@@ -16,11 +16,12 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import vma as mm_vma
 from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.fs.uapi import _s32
-from emukern.machine.memory import PAGE, SHARED_ANON, SHARED_PREFIX, OutOfMemory, page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, SHARED_PREFIX, Mapping, OutOfMemory, page_up
 from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
@@ -116,13 +117,21 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         start = mm_mmap.get_unmapped_area(k, task.mm, addr, size)
         if start < PAGE:
             return -E.ENOMEM
+    if shm is not None and not isinstance(shm, ShmFile) and getattr(shm, "kind", "") != "memfd":
+        # the root file's own pages: a host mapping of the file, counted in the address space
+        # but not charged to the machine's memory (the host's page cache holds them)
+        try:
+            view = shm.shared_view(off, size)
+        except OSError:                                   # the host refused the mapping
+            return -E.ENOMEM
+        mm_vma._charge(task.mm, size, name, view)
+        mm_vma._insert(task.mm, Mapping(start, size, prot_str(prot), name, view))
+        return start
     m = task.mm.map(start, size, prot_str(prot), name, data)
     if shm is not None:
         try:
             if isinstance(shm, ShmFile):
                 m.buf = shm.inode.shared_view(off, size)  # every mapping of it: the same pages
-            elif getattr(shm, "kind", "") != "memfd":
-                m.buf = shm.shared_view(off, size)        # the root file's own pages
             else:
                 # a shared mapping of a writable description may become writable (mprotect):
                 # it counts as a writer (is_shared_maywrite) unless sealed, which clears
