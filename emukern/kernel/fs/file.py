@@ -235,7 +235,13 @@ def file_size_changed(fd: int) -> None:
     for buf in list(views):
         view = _VIEW_OF.get(buf)
         if view is not None:
-            view.fit(buf, st.st_size)
+            try:
+                view.fit(buf, st.st_size)
+            except OSError:
+                # the host would not map the file's new pages: they stay zero pages the guest
+                # cannot touch (a shrink only maps anonymous pages, which fails only when the
+                # host is out of memory altogether)
+                pass
 
 
 class HostFile(VfsFile):

@@ -122,8 +122,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         # but not charged to the machine's memory (the host's page cache holds them)
         try:
             view = shm.shared_view(off, size)
-        except OSError:                                   # the host refused the mapping
-            return -E.ENOMEM
+        except OSError as e:                              # the host refused the mapping
+            return -E.ENODEV if e.errno == E.ENODEV else -E.ENOMEM
         mm_vma._charge(task.mm, size, name, view)
         mm_vma._insert(task.mm, Mapping(start, size, prot_str(prot), name, view))
         return start
@@ -208,8 +208,8 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
 
 def sys_remap_file_pages(k: "Kernel", cpu, task, start, size, prot, pgoff, flags, *a):
     """mm/mmap.c remap_file_pages: Linux 6.x emulates it with mmap of a shared file mapping;
-    prot must be 0, and the range must lie in one VM_SHARED vma, else EINVAL.  emukern's
-    shared file mappings are whole-file copies that cannot be re-pointed at another file
-    offset, so a valid call is answered as Linux does for a non-shared one: EINVAL."""
+    prot must be 0, and the range must lie in one VM_SHARED vma, else EINVAL.  Not modelled:
+    emukern does not re-point part of a shared file mapping at another file offset, so a valid
+    call is answered as Linux does for a non-shared one: EINVAL."""
     cpu.charge(k.cost.mmap_op)
     return -E.EINVAL
