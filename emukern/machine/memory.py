@@ -258,6 +258,72 @@ def is_shared(m: Mapping) -> bool:
     return m.name.startswith(SHARED_PREFIX)
 
 
+# Buffers whose tail the guest may not touch, and how many bytes from their start it may: the
+# kernel's shared file mappings longer than their file (the pages past the file's end raise
+# SIGBUS in Linux).  The CPUs map such a tail with no access at all, so a guest load or store
+# there is a memory fault the kernel sees.  Empty for nearly every run.
+_ACCESS_LIMIT: "weakref.WeakKeyDictionary[mmap.mmap, int]" = weakref.WeakKeyDictionary()
+# every live address space, so a changed limit can tell those that map the buffer (their CPUs
+# remap it on the version bump)
+_SPACES: "weakref.WeakSet[AddressSpace]" = weakref.WeakSet()
+
+
+def set_access_limit(buf: mmap.mmap, limit: int | None) -> None:
+    """The guest may touch only the first ``limit`` bytes of ``buf`` (None: all of it)."""
+    old = _ACCESS_LIMIT.get(buf)
+    if limit is None or limit >= len(buf):
+        if old is None:
+            return
+        del _ACCESS_LIMIT[buf]
+    elif old == limit:
+        return
+    else:
+        _ACCESS_LIMIT[buf] = limit
+    for space in list(_SPACES):
+        if any(m.buf is buf for m in space.mappings):
+            space.version += 1
+
+
+def access_limit(buf: mmap.mmap) -> int | None:
+    """How many bytes from its start the guest may touch in ``buf`` (None: all)."""
+    return _ACCESS_LIMIT.get(buf) if _ACCESS_LIMIT else None
+
+
+# Buffers whose pages are a file's (the kernel's shared mappings of a root file): the host's page
+# cache, not the machine's guest memory, so mapping them charges nothing to the MemoryPool (as
+# Linux's overcommit accounting leaves shared file mappings out of Committed_AS).  They still
+# count in an address space's ``mapped`` (its address-space limit).
+_UNCHARGED: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+
+
+def set_uncharged(buf: mmap.mmap) -> None:
+    """Mappings of ``buf`` are not charged to the pool (see _UNCHARGED)."""
+    _UNCHARGED.add(buf)
+
+
+def is_uncharged(buf: mmap.mmap) -> bool:
+    return bool(_UNCHARGED) and buf in _UNCHARGED
+
+
+def _uncharged_bytes(mappings: "list[Mapping]") -> int:
+    if not _UNCHARGED:
+        return 0
+    return sum(m.size for m in mappings if m.buf in _UNCHARGED)
+
+
+def engine_regions(m: Mapping, prot: int) -> list[tuple[int, int, int, int]]:
+    """(start, size, prot, host address) of what a CPU maps for ``m``: the whole mapping with
+    ``prot``, or with an access limit on its buffer, the part past it with no access."""
+    host = m.host_addr()
+    lim = _ACCESS_LIMIT.get(m.buf)
+    if lim is None or m.offset + m.size <= lim:
+        return [(m.start, m.size, prot, host)]
+    ok = max(0, lim - m.offset)
+    out = [(m.start, ok, prot, host)] if ok else []
+    out.append((m.start + ok, m.size - ok, 0, host + ok))
+    return out
+
+
 @dataclass(eq=False)
 class AddressSpace:
     """A process's memory: its mappings and the host buffers behind them, and the accessors the
@@ -286,6 +352,9 @@ class AddressSpace:
     _hit: Mapping | None = field(default=None, repr=False)
     _vmacache: list[Mapping | None] = field(default_factory=lambda: [None] * 4, repr=False)
     _starts_list: list[int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _SPACES.add(self)
 
     # ----- layout -----------------------------------------------------------------------------
     def _changed(self) -> None:
@@ -357,13 +426,15 @@ class AddressSpace:
         """Remove [start, start+size), splitting mappings at page granularity (munmap)."""
         end = start + page_up(size)
         keep: list[Mapping] = []
-        removed = 0
+        removed = free = 0          # (free: bytes of them that were never charged)
         for m in self.mappings:
             if m.end <= start or m.start >= end:
                 keep.append(m)
                 continue
             lo, hi = max(m.start, start), min(m.end, end)
             removed += hi - lo
+            if _UNCHARGED and m.buf in _UNCHARGED:
+                free += hi - lo
             # give the host pages back now (a split mapping keeps its buffer alive); a shared
             # mapping's pages stay: other address spaces map the same buffer
             if not is_shared(m):
@@ -376,7 +447,7 @@ class AddressSpace:
         self._changed()
         self.mapped -= removed
         if self.pool is not None:
-            self.pool.uncharge(removed)
+            self.pool.uncharge(removed - free)
         self.version += 1
 
     def release(self) -> None:
@@ -385,11 +456,12 @@ class AddressSpace:
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
         # (a shared buffer is left to the garbage collector: another address space may map it)
         bufs = {id(m.buf): m.buf for m in self.mappings if not is_shared(m)}
+        free = _uncharged_bytes(self.mappings)
         self.released = True
         self.mappings = []
         self._changed()
         if self.pool is not None:
-            self.pool.uncharge(self.mapped)
+            self.pool.uncharge(self.mapped - free)
         self.mapped = 0
         self.version += 1
         for buf in bufs.values():
@@ -422,7 +494,7 @@ class AddressSpace:
         a shared one (MAP_SHARED) is the same buffer in both (dup_mmap shares its pages)."""
         child = type(self)(pool=self.pool)     # (the kernel's subclass copies its own fields)
         if self.pool is not None:
-            self.pool.charge(self.mapped, "fork")
+            self.pool.charge(self.mapped - _uncharged_bytes(self.mappings), "fork")
         child.mapped = self.mapped
         try:
             self._copy_into(child)

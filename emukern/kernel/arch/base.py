@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import vma as mm_vma
+from emukern.kernel.signal.defs import BUS_ADRERR
 from emukern.kernel.signal import generate as signal_generate
 
 
@@ -169,6 +171,11 @@ class ArchBase(Generic[CpuT]):
             if trap.addr is not None and mm_mmap.expand_stack(k, task, trap.addr):
                 trap.decision = f"stack grown to cover {trap.addr:#x}; retry the access"
                 cpu.sync_mm()
+                return
+            if trap.addr is not None and mm_vma.file_page_past_eof(task.mm, trap.addr, trap.access):
+                signal_generate.force_sig(k, cpu, task, E.SIGBUS, trap,
+                                          f"access to {trap.addr:#x}, past the end of the mapped file",
+                                          bus_code=BUS_ADRERR)
                 return
             signal_generate.force_sig(k, cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
                         f"of unmapped or protected address {trap.addr:#x}")

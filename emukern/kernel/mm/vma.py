@@ -24,8 +24,8 @@ from typing import Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import host_fd_admit
-from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
-from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, is_uncharged, page_up
+from emukern.kernel.fs.file import MAX_IO, HostFile, file_view
 from emukern.kernel.fs.vfs import Node
 from emukern.machine.memory import AS_LIMIT
 
@@ -89,12 +89,25 @@ def _insert(mm: Any, m: Mapping) -> None:
         mm.code_gen += 1          # code appeared where the CPUs' scans did not look
 
 
-def _charge(mm: Any, size: int, what: str) -> None:
+def _charge(mm: Any, size: int, what: str, buf: Any = None) -> None:
+    """Count ``size`` more mapped bytes (of ``buf``: a file's pages are not charged to the
+    machine's memory pool, see machine/memory.py's set_uncharged)."""
     if mm.mapped + size > AS_LIMIT:
         raise OutOfMemory(f"{what}: address-space limit")
-    if mm.pool is not None:
+    if mm.pool is not None and (buf is None or not is_uncharged(buf)):
         mm.pool.charge(size, what)
     mm.mapped += size
+
+
+def file_page_past_eof(mm: Any, addr: int, access: str | None) -> bool:
+    """A fault at ``addr`` that the mapping allows, in a page of a root file's shared mapping
+    wholly past the file's end: filemap_fault's VM_FAULT_SIGBUS (kernel/fs/file.py maps those
+    pages with no access in the CPUs)."""
+    m = mm.find(addr)
+    if m is None or not is_shared(m) or (access is not None and access not in m.perms):
+        return False
+    view = file_view(m.buf)
+    return view is not None and view.past_eof(m.offset + addr - m.start)
 
 
 def _locked(mm: Any) -> list[list[int]]:

@@ -14,7 +14,7 @@ from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import EROFS
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.kernel.fs.file import MAX_IO, HostFile, file_size_changed
 from emukern.kernel.fs.meta import (
     EFBIG,
     ENODEV,
@@ -178,6 +178,7 @@ def sys_truncate(k: "Kernel", cpu, task, path_ptr, length, *a):
         fd = node.host.open(os.O_WRONLY | os.O_NONBLOCK)    # (openat of the held parent, O_NOFOLLOW)
         try:
             os.ftruncate(fd, length)
+            file_size_changed(fd)          # its shared mappings follow the new size
         finally:
             os.close(fd)
     except OSError as e:
