@@ -83,13 +83,26 @@ def _host_buffer(size: int, what: str, fd: int = -1) -> mmap.mmap:
     file; a host refusal is OutOfMemory, never OSError."""
     try:
         if fd < 0:
-            return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            _no_huge_pages(buf, 0, size)
+            return buf
         return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     except (OSError, OverflowError, MemoryError) as exc:
         raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
                           f"({getattr(exc, 'strerror', None) or exc})") from None
 
 
+def _no_huge_pages(buf: mmap.mmap, offset: int, size: int) -> None:
+    """Keep the host's transparent huge pages out of guest memory: on a host whose THP is
+    "always", one touched byte would fault in 512 pages at once, and the guest's residency
+    (read from the host, see page_states) must count the pages the guest touched."""
+    try:
+        buf.madvise(_MADV_NOHUGEPAGE, offset, size)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+_MADV_NOHUGEPAGE = getattr(mmap, "MADV_NOHUGEPAGE", 15)
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
@@ -193,6 +206,7 @@ def _detach(buf: mmap.mmap, offset: int, size: int) -> bool:
                      mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
     if got != addr:
         return False
+    _no_huge_pages(buf, offset, size)
     _DETACHED.setdefault(buf, []).append((offset, offset + size))
     return True
 

@@ -94,3 +94,29 @@ def test_smaps_layout_and_rollup(cguest):
         ["Rss", "Pss", "Pss_Dirty", "Pss_Anon", "Pss_File", "Pss_Shmem"]
     for key in ("VmLck:", "VmRSS:", "RssAnon:", "RssFile:", "RssShmem:"):
         assert re.search(rf"^{key}\s+\d+ kB$", status, re.M), key
+
+
+def test_dontneed_after_fork_reads_zero_in_later_forks():
+    """A fork turns a private buffer into a view of a frozen snapshot; MADV_DONTNEED there must
+    give zeros (not the snapshot's bytes) and no page, and so must a later fork's copy."""
+    from emukern.machine.memory import (PAGE, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO, AddressSpace, discard,
+                                        page_states)
+    mm = AddressSpace()
+    base = 0x10000
+    mm.map(base, 4 * PAGE, "rw-", "[anon]")
+    mm.write(base, b"\xaa" * 4 * PAGE)
+    child = mm.fork()
+    m = mm.find(base)
+    assert page_states(m, base, base + 4 * PAGE) == bytes([PAGE_SHARED]) * 4
+    discard(m, base + PAGE, base + 2 * PAGE)
+    assert page_states(m, base, base + 2 * PAGE) == bytes([PAGE_SHARED, PAGE_NONE])
+    assert mm.read(base + PAGE, PAGE) == bytes(PAGE)
+    assert page_states(m, base + PAGE, base + 2 * PAGE) == bytes([PAGE_ZERO])   # the read's zero page
+    assert child.read(base + PAGE, PAGE) == b"\xaa" * PAGE              # the child's copy is its own
+    mm.write(base + 2 * PAGE, b"\x55")
+    assert page_states(m, base + 2 * PAGE, base + 3 * PAGE) == bytes([PAGE_OWN])
+    grandchild = mm.fork()
+    assert grandchild.read(base + PAGE, PAGE) == bytes(PAGE)            # not the snapshot's bytes
+    assert grandchild.read(base, 1) == b"\xaa" and grandchild.read(base + 2 * PAGE, 1) == b"\x55"
+    for a in (child, grandchild, mm):
+        a.release()
