@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import MAX_IO, DevNull, DevRandom, DevZero, MemFile, RandomStream, VfsFile
-from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, locked_bytes
+from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, lock_sync, locked_bytes
 from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO,
                                     is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
@@ -421,6 +421,7 @@ def proc_smaps_rollup(t: "Task") -> bytes:
 def status_rss(t: "Task") -> str:
     """task_mem's VmLck, VmRSS and its three parts (anonymous, file, shmem pages), in kB."""
     anon = file = shmem = 0
+    lock_sync(t.mm)
     for m in t.mm.mappings:
         u = _usage(t, m, m.start, m.end)
         anon, file, shmem = anon + u["anon"], file + u["file"], shmem + u["shmem"]
@@ -455,6 +456,7 @@ class PagemapFile(VfsFile):
             return b""
         out = bytearray(8 * ((end - start) // PAGE))
         mm = self.task.mm
+        lock_sync(mm)
         for m in mm.mappings:
             lo, hi = max(m.start, start), min(m.end, end)
             if lo >= hi:

@@ -161,6 +161,12 @@ def _lock_sync(mm: Any) -> None:
     _lock_publish(mm, recs)
 
 
+def lock_sync(mm: Any) -> None:
+    """Settle the lock flags before residency is read: the mappings made since
+    mlockall(MCL_FUTURE) are locked, and faulted in, when anything looks (see _lock_sync)."""
+    _lock_sync(mm)
+
+
 def lock_populate(m: Mapping, lo: int, hi: int) -> None:
     """populate_vma_page_range for a lock: a private writable mapping is faulted in for write
     (its pages become its own), any other accessible one for read; PROT_NONE is left alone."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import s32
-from emukern.kernel.mm.vma import _U64, VM_LOCKED, _pieces, lock_segments
+from emukern.kernel.mm.vma import _U64, VM_LOCKED, _pieces, lock_segments, lock_sync
 from emukern.machine.memory import PAGE, PAGE_NONE, discard, is_shared, page_states, page_up, populate
 from emukern.kernel.mm.uaccess import copy_to_user
 
@@ -113,6 +113,7 @@ def sys_mincore(k: "Kernel", cpu, task, start, length, vec, *a):
         return -E.ENOMEM
     pages = page_up(length) // PAGE
     mm = task.mm
+    lock_sync(mm)
     out = bytearray()
     cur, end = start, start + pages * PAGE
     while cur < end:
