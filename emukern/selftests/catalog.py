@@ -181,6 +181,9 @@ GENERIC: list[SelfTest] = [
               note="validates every remapped byte of regions up to 1 GB: bounded at 15 host seconds"),
     *_generic("mm", ("map_fixed_noreplace", "mremap_dontunmap", "mlock2-tests",
                      "mlock-random-test", "madv_populate", "mdwe_test", "map_populate")),
+    *_generic("mm", ("cow",),
+              note="its base-page cases (COW after fork, vmsplice across fork): the THP, hugetlb, "
+                   "swap (MADV_PAGEOUT) and gup_test cases skip themselves, as the model has none"),
     *_generic("timers", ("nanosleep", "nsleep-lat", "set-timer-lat")),
     *_generic("timers", ("posix_timers",), time_limit=15.0,
               note="ITIMER_VIRTUAL/PROF need seconds of CPU time: bounded at 15 host seconds"),
@@ -245,9 +248,10 @@ NOT_RUN_GENERIC = {
                                     "alarmtimer-suspend: they set the system clock or need RTC/suspend",
     "generic/timers (rtcpie, mqueue-lat, raw_skew)": "need /dev/rtc, POSIX message queues, or "
                                                      "minutes of NTP-adjusted time",
-    "generic/mm (hugetlb, THP, KSM, uffd, gup, hmm, migration, pkeys, soft-dirty, pagemap)":
-        "need hugetlbfs, transparent huge pages, userfaultfd, debugfs gup_test, NUMA, protection keys "
-        "or /proc/pid/pagemap bits: a page-granular process model without them",
+    "generic/mm (hugetlb, THP, KSM, uffd, gup, hmm, migration, pkeys, soft-dirty, mkdirty, pagemap_ioctl)":
+        "need hugetlbfs, transparent huge pages, userfaultfd, debugfs gup_test, NUMA, protection keys, "
+        "/proc/self/mem or the PAGEMAP_SCAN ioctl; soft-dirty skips itself on arm64 and riscv64 (6.12 "
+        "has no soft-dirty tracking there: no 'sd' in VmFlags, on the real kernels too)",
     "generic/proc (kthread, setns, hidepid, multiple-procfs, subset-pid, pid-vm, uptime-002)":
         "about kernel threads, namespaces (setns/unshare), mount options of procfs, or x86 vsyscall; "
         "uptime-002 pins to every CPU in turn",
