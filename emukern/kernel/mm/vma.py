@@ -10,8 +10,9 @@ one vma" rules of mremap are asked of such a run (:func:`vma_end`).
 
 The guest runs as root (getuid() == 0), so it has CAP_IPC_LOCK: like Linux's can_do_mlock and
 mlock_future_ok for a capable task, RLIMIT_MEMLOCK never refuses a lock here.  Locked ranges
-are kept per mm (not inherited by fork, as Linux's VM_LOCKED is cleared in the child) and only
-matter for msync's EBUSY; every mapped page is resident anyway.
+are kept per mm with the pages they lock (not inherited by fork, as Linux's VM_LOCKED is cleared
+in the child): msync's EBUSY, /proc/PID/smaps's Locked and VmFlags, and the maps lines split at
+their edges read them (see "VM_LOCKED / VM_LOCKONFAULT" below).
 """
 from __future__ import annotations
 
