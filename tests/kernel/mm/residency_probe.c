@@ -158,5 +158,17 @@ int main(void)
 	}
 	int st;
 	waitpid(pid, &st, 0);
+	/* mm->def_flags: mappings made after mlockall(MCL_FUTURE) come locked and faulted in, with
+	 * MCL_ONFAULT locked but faulted in only where touched */
+	SEM("mlockall_future", mlockall(MCL_FUTURE));
+	map = mmap(NULL, N * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	show("future");
+	SEM("munlockall", munlockall());
+	show("future-unlocked");
+	SEM("mlockall_future_onfault", mlockall(MCL_FUTURE | MCL_ONFAULT));
+	map = mmap(NULL, N * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	map[0] = 1;
+	show("future-onfault");
+	SEM("munlockall", munlockall());
 	return 0;
 }

@@ -1,7 +1,8 @@
 """Page residency (emukern/machine/memory.py page_states, kernel/fs/procfs.py smaps/pagemap/
 status, kernel/syscalls/madvise.py, mlock.py) seen by tests/kernel/mm/residency_probe.c: one
 8-page anonymous mapping through a touch, MADV_DONTNEED, MADV_POPULATE_WRITE/READ,
-mlock2(MLOCK_ONFAULT), mlock, munlock and a fork, with the error cases of each call.
+mlock2(MLOCK_ONFAULT), mlock, munlock and a fork, with the error cases of each call; then two
+mappings made after mlockall(MCL_FUTURE) and mlockall(MCL_FUTURE | MCL_ONFAULT).
 
 residency_probe.expected is emukern's output, the same on both arches.  residency_probe.linux-6.12
 is what Debian's 6.12.117 kernels printed for it (`emukern compare --kernel debian-13-arm64` and
@@ -61,6 +62,11 @@ def test_residency_probe(cguest, arch):
     assert (f["child"]["exclusive"], f["child"]["rss"], f["child"]["pss"]) == (0, 32, 16)
     assert (f["child-written"]["exclusive"], f["child-written"]["private_dirty"],
             f["child-written"]["pss"]) == (1, 4, 18)
+    # MCL_FUTURE: a new mapping comes locked and faulted in; with MCL_ONFAULT only what is touched
+    assert {k: f["future"][k] for k in ("rss", "locked", "lo", "lf")} == {"rss": 32, "locked": 32, "lo": 1, "lf": 0}
+    assert f["future-unlocked"]["lo"] == f["future-unlocked"]["vmlck"] == 0
+    assert {k: f["future-onfault"][k] for k in ("present", "rss", "locked", "lo", "lf")} == \
+        {"present": 1, "rss": 4, "locked": 4, "lo": 1, "lf": 1}
     assert "sem: populate_hole=-1 errno=12" in out and "sem: populate_write_ro=-1 errno=22" in out
 
 
