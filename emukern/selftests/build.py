@@ -17,6 +17,16 @@ the ``v_helpers.h`` the 6.12 tree does not have (emukern's own three helpers).
 
 A program that does not build is reported with the compiler's first error line as its reason.
 
+Two kinds of library have no static cross build to link, and are supplied so that the Makefile's
+own rule still links the program: a Debian ``-dev`` package of the test's architecture
+(``SelfTest.deb_libs``: libpopt for mqueue, libcap-ng for capabilities, libcap for clone3) is fetched
+with :class:`emukern.debian.AptFetcher`, unpacked under the build cache, and named to make through
+lib.mk's ``USERCFLAGS``/``USERLDFLAGS`` (-I/-L: the linker takes its ``.a`` under ``-static``); and
+a library the directory builds from its own source as a shared object (``SelfTest.static_lib``:
+rseq's ``librseq.so`` from ``rseq.c``) is compiled with the same flags into ``lib<name>.a`` in
+``OUTPUT`` -- the Makefile already passes ``-L$(OUTPUT) -l<name>`` -- so the code is linked into each
+test instead (the test's make_vars then drop the ``.so`` from its prerequisites).
+
 fp-pidbench is also built with a smaller iteration count: the one documented substitution is its
 ``mov x20, #10000`` (then ``lsl x20, x20, #8``: 2,560,000 getpid calls per loop) becoming
 ``mov x20, #PIDBENCH_ITERS``, compiled with the very command its Makefile rule uses.
@@ -39,6 +49,13 @@ PIDBENCH_ITERS = 100                   # -> 100 << 8 = 25,600 getpid calls per l
 PIDBENCH_REAL = 10000                  # upstream: 10000 << 8 = 2,560,000 per loop
 UPSTREAM_DIR = Path(os.environ.get("EMUKERN_UPSTREAM_SRC", "/work/shared/seeds-upstream"))
 _OWN_INCLUDE = Path(__file__).with_name("include")
+# trixie's .a files were compiled against glibc 2.41, whose headers turn sscanf/strtol & co. into
+# their C23 entry points (__isoc23_*: they also accept "0b" binary input); the cross toolchains'
+# glibc 2.36 has only the C99 ones.  Each C23 name is linked to the C99 function (libcap-ng's and
+# libcap's /proc/self/status parsing and popt's option numbers never meet a "0b" prefix).
+_C23_ALIASES = [f"-Wl,--defsym=__isoc23_{n}={c99}" for n, c99 in
+                (("sscanf", "__isoc99_sscanf"), ("strtol", "strtol"), ("strtoul", "strtoul"),
+                 ("strtoll", "strtoll"), ("strtoull", "strtoull"))]
 _PIDBENCH_LINE = re.compile(r"^(\s*mov\s+x20,\s*#)10000(\s*)$", re.M)
 
 
@@ -102,13 +119,60 @@ class Builder:
         env.pop("MFLAGS", None)
         return env
 
+    def deb_lib_root(self, arch: str, package: str) -> Path:
+        """``package`` (a Debian -dev package of ``arch``) unpacked under the build cache."""
+        from emukern.debian import AptFetcher, extract
+        dest = self.root / "deb" / arch / package
+        stamp = dest / ".emukern-unpacked"
+        if not stamp.exists():
+            deb = AptFetcher("trixie", arch).download(package)
+            extract(deb, dest, lambda n: n.startswith("usr/include/") or n.startswith("usr/lib/"))
+            stamp.touch()
+        return dest
+
+    def _lib_vars(self, t: SelfTest) -> list[str]:
+        """make variables that point its link at the Debian libraries it needs."""
+        if not t.deb_libs:
+            return []
+        inc, lib = [], []
+        for pkg in t.deb_libs:
+            d = self.deb_lib_root(t.arch, pkg)
+            inc.append(f"-I{d}/usr/include")
+            lib.append(f"-L{d}/usr/lib/{TRIPLES[t.arch]}")
+        return [f"USERCFLAGS={' '.join(inc)}", f"USERLDFLAGS={' '.join(lib + _C23_ALIASES)}"]
+
+    def _static_lib(self, t: SelfTest) -> subprocess.CompletedProcess[str] | None:
+        """Build ``t.static_lib`` into lib<name>.a in its OUTPUT (None: nothing to build)."""
+        if not t.static_lib:
+            return None
+        out = self.outdir(t)
+        name = Path(t.static_lib).stem
+        lib = out / f"lib{name}.a"
+        if lib.exists():
+            return None
+        triple = TRIPLES[t.arch]
+        d = self.src.selftests / t.srcdir
+        obj = out / f"{name}.o"
+        # the flags of the directory's own shared-library rule (rseq: -O2 -Wall -g -I./ and the
+        # headers), without -shared -fPIC
+        cmd = [f"{triple}-gcc", "-O2", "-Wall", "-g", "-I./", "-isystem", str(self.headers(t.arch)),
+               f"-I{self.src.tree}/tools/include", "-D_GNU_SOURCE=", "-c", t.static_lib, "-o", str(obj)]
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            return p
+        return subprocess.run([f"{triple}-ar", "rcs", str(lib), str(obj)], capture_output=True, text=True,
+                              timeout=60)
+
     def _make(self, t: SelfTest, target: str) -> subprocess.CompletedProcess[str]:
         triple = TRIPLES[t.arch]
         out = self.outdir(t)
         out.mkdir(parents=True, exist_ok=True)
+        pre = self._static_lib(t)
+        if pre is not None and pre.returncode != 0:
+            return pre
         cmd = ["make", "-C", str(self.src.selftests / t.srcdir), f"ARCH={t.karch}",
                f"CROSS_COMPILE={triple}-", f"CC={triple}-gcc -static", f"OUTPUT={out}",
-               f"KHDR_INCLUDES=-isystem {self.headers(t.arch)}", *t.make_vars, target]
+               f"KHDR_INCLUDES=-isystem {self.headers(t.arch)}", *t.make_vars, *self._lib_vars(t), target]
         return subprocess.run(cmd, env=self._env(t), capture_output=True, text=True, timeout=600)
 
     def build(self, t: SelfTest) -> Built:
@@ -123,6 +187,13 @@ class Builder:
             return Built(t, None, f"no {TRIPLES[t.arch]}-gcc (install gcc-{TRIPLES[t.arch].replace('_', '-')})")
         if t.upstream:
             return self._build_upstream(t, d, out)
+        from emukern.debian import FetchError
+        try:
+            return self._build_make(t, d, out)
+        except FetchError as exc:
+            return Built(t, None, f"its static library could not be fetched: {exc.message}")
+
+    def _build_make(self, t: SelfTest, d: Path, out: Path) -> Built:
         if t.make_target:
             p = self._make(t, t.make_target)
             made = d / t.make_target

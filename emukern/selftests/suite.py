@@ -21,7 +21,9 @@ def build_with_helpers(b: Builder, t: SelfTest) -> Built:
     else:
         built = b.build(t)
     for h in t.helpers:
-        ht = BY_ID.get(f"{t.arch}/{t.dir}/{h}") or SelfTest(t.arch, t.dir, h, kind="helper", generic=t.generic)
+        # a helper of the same directory links what its test links (validate_cap: libcap-ng)
+        ht = BY_ID.get(f"{t.arch}/{t.dir}/{h}") or SelfTest(t.arch, t.dir, h, kind="helper", generic=t.generic,
+                                                           deb_libs=t.deb_libs)
         hb = b.build(ht)
         if not hb.ok and built.ok and h in ("rdvl-sve", "vstate_exec_nolibc", "fpsimd-test", "sve-test"):
             return Built(t, None, f"its helper {h} did not build: {hb.reason}")

@@ -104,11 +104,11 @@ def test_regset_tables_match_the_uapi_structs():
     sizes = {r.name: r.total for r in arm64_regset.ARM64_REGSETS}
     # user_pt_regs: 31 + sp, pc, pstate; user_fpsimd_state: 32 x 16 + fpsr, fpcr, 2 reserved;
     # NT_ARM_TLS: TPIDR_EL0, TPIDR2_EL0; user_hwdebug_state: dbg_info, pad, 16 x (addr, ctrl, pad)
-    # NT_ARM_SVE: DIV_ROUND_UP(SVE_PT_SIZE(SVE_VQ_MAX, SVE_PT_REGS_SVE), 16) units of 16 bytes;
+    # NT_ARM_SVE: DIV_ROUND_UP(SVE_PT_SIZE(ARCH_SVE_VQ_MAX=16, SVE_PT_REGS_SVE), 16) units of 16 bytes;
     # user_pac_mask (data, insn), the enabled-keys long, user_pac_address_keys (4 x __uint128_t),
     # user_pac_generic_keys (1 x __uint128_t)
     assert sizes == {"NT_PRSTATUS": 272, "NT_PRFPREG": 528, "NT_ARM_TLS": 16,
-                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 279584,
+                     "NT_ARM_HW_BREAK": 264, "NT_ARM_HW_WATCH": 264, "NT_ARM_SVE": 8768,
                      "NT_ARM_PAC_MASK": 16, "NT_ARM_PAC_ENABLED_KEYS": 8, "NT_ARM_PACA_KEYS": 64,
                      "NT_ARM_PACG_KEYS": 16, "NT_ARM_TAGGED_ADDR_CTRL": 8}
     # NT_RISCV_VECTOR: __riscv_v_regset_state's 5 longs + 32 registers at RISCV_MAX_VLENB (8192)

@@ -63,9 +63,11 @@ KNOWN: dict[tuple[int, str], str] = {
     (0, "vptrace"): ORDER + "; and with the knob at 0 the clobber riscv_v_ucontext_save and the "
                     "return to user would do is skipped, so what they leave is the register file: "
                     "GETREGSET at the syscall stop reads the tracee's live registers (vl 1 vtype "
-                    "0xc0; emukern keeps the stale image, vl 4 vtype 0x11), and the tracee resumes "
-                    "with the tracer's own vector state (vl 40 vtype 0xc3 from the tracer's "
-                    "auto-vectorised copies; emukern: the tracee's live vl 1 vtype 0xc0)",
+                    "0xc0, emukern too since the save copies the tracer CPU's register file), and "
+                    "the tracee resumes with whatever the register file holds: on the real "
+                    "kernel vl 40 vtype 0xc3 (the tracer's auto-vectorised copies after the "
+                    "save), under emukern vl 256 vtype 0xc3 (the GETREGSET save's own e8/m8 "
+                    "vsetvli; the tracer runs no vector code after it)",
 }
 
 

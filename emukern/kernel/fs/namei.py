@@ -11,8 +11,10 @@ picks the first process's cwd, ``fs_fork`` is copy_process's cwd/umask part (CLO
 from __future__ import annotations
 
 import os
+import struct
 from typing import TYPE_CHECKING, cast
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import SysctlFile, host_fd_admit
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
@@ -32,6 +34,12 @@ from emukern.kernel.fs.uapi import (
     O_RDWR,
     O_TRUNC,
     O_WRONLY,
+    RESOLVE_BENEATH,
+    RESOLVE_CACHED,
+    RESOLVE_IN_ROOT,
+    RESOLVE_NO_MAGICLINKS,
+    RESOLVE_NO_SYMLINKS,
+    RESOLVE_NO_XDEV,
     _s32,
 )
 from emukern.machine.cpu_base import Cpu
@@ -42,6 +50,9 @@ if TYPE_CHECKING:
 
 
 LAST_INO_BATCH = 1024
+# the open flags an O_PATH descriptor keeps (F_GETFL shows them): it opens nothing, so only the
+# ones that shaped its lookup
+O_PATH_FLAGS = {a: O_PATH | O_DIRECTORY[a] | O_NOFOLLOW[a] for a in ("arm64", "riscv64")}
 
 def fs_init(k: "Kernel") -> None:
     """Mount the guest root with /proc and /dev over it (the kernel's boot-time mounts)."""
@@ -101,15 +112,18 @@ def _start_dir(k: "Kernel", task, dirfd: int) -> Node | int:
     return node
 
 
-def path_lookup(k: "Kernel", task, dirfd: int, path: str, follow: bool = True) -> Node | int:
-    """filename_lookup: resolve ``path`` for ``task`` (relative to dirfd or its cwd)."""
+def path_lookup(k: "Kernel", task, dirfd: int, path: str, follow: bool = True,
+                resolve: int = 0) -> Node | int:
+    """filename_lookup: resolve ``path`` for ``task`` (relative to dirfd or its cwd).
+    ``resolve``: openat2's RESOLVE_* flags; a scoped one (BENEATH, IN_ROOT) takes its root from
+    dirfd even for an absolute path."""
     k.procfs.current = task
     start = None
-    if not path.startswith("/"):
+    if not path.startswith("/") or resolve & RESOLVE_IN_ROOT:
         start = _start_dir(k, task, dirfd)
         if isinstance(start, int):
             return start
-    return k.vfs.lookup(task, path, start, follow)
+    return k.vfs.lookup(task, path, start, follow, resolve)
 
 
 def _lookup_at(k: "Kernel", task, dirfd: int, path_ptr: int, follow: bool = True,
@@ -133,8 +147,9 @@ def _fd_node(k: "Kernel", task, fd: int) -> Node | int:
 
 
 # ---- open -----------------------------------------------------------------------------------
-def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
-    """do_filp_open: walk, maybe create, check, then the object's open."""
+def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, resolve: int = 0) -> int:
+    """do_filp_open: walk, maybe create, check, then the object's open (``resolve``: openat2's
+    RESOLVE_* restrictions on the walk)."""
     arch = k.config.arch
     flags &= 0xFFFFFFFF
     path = _user_path(k, task, path_ptr)
@@ -144,7 +159,13 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
     acc = flags & O_ACCMODE
     want_w = acc in (O_WRONLY, O_RDWR) or bool(flags & O_TRUNC)
     cloexec = bool(flags & O_CLOEXEC)
-    node = path_lookup(k, task, dirfd, path, follow=not flags & O_NOFOLLOW[arch])
+    node = path_lookup(k, task, dirfd, path, follow=not flags & O_NOFOLLOW[arch], resolve=resolve)
+    if node == -E.ENOENT and flags & O_CREAT and resolve:
+        # the name is made in its parent: that walk is restricted like the whole path's
+        head = path.rstrip("/").rpartition("/")[0] or ("/" if path.startswith("/") else ".")
+        parent = path_lookup(k, task, dirfd, head, resolve=resolve)
+        if isinstance(parent, int):
+            return parent
     if node == -E.ENOENT and flags & O_CREAT:
         made = _create(k, task, dirfd, path, mode)
         if isinstance(made, int):
@@ -155,11 +176,11 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
     if flags & O_CREAT and flags & O_EXCL and not node.created:
         return -E.EEXIST
     if node.is_link:
-        return -ELOOP if not flags & O_PATH else task.files.install(VfsFile(node, 0), cloexec=cloexec)
+        return -ELOOP if not flags & O_PATH else task.files.install(VfsFile(node, flags & O_PATH_FLAGS[arch]), cloexec=cloexec)
     if flags & O_DIRECTORY[arch] and not node.is_dir:
         return -E.ENOTDIR
     if flags & O_PATH:
-        return task.files.install(VfsFile(node, 0), cloexec=cloexec)
+        return task.files.install(VfsFile(node, flags & O_PATH_FLAGS[arch]), cloexec=cloexec)
     if node.is_dir:
         if want_w or flags & O_CREAT:
             return -E.EISDIR
@@ -205,6 +226,67 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode) -> int:
                 fs_meta.file_update_time(k, cpu, parent)
         fs_meta.file_update_time(k, cpu, node, created=node.created)
     return task.files.install(HostFile(node, flags, fd), cloexec=cloexec)
+
+
+# ---- openat2 ---------------------------------------------------------------------------------
+OPEN_HOW_SIZE_VER0 = 24                 # struct open_how {u64 flags; u64 mode; u64 resolve}
+PAGE_SIZE = 4096
+# every O_* flag open knows (the same bits on both arches: arm64 only swaps four of them)
+VALID_OPEN_FLAGS = 0x7FFFC3
+O_TMPFILE_BIT = 0x400000                # __O_TMPFILE (O_TMPFILE is it with O_DIRECTORY)
+EOPNOTSUPP = 95
+S_IALLUGO = 0o7777
+VALID_RESOLVE_FLAGS = (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+                       | RESOLVE_IN_ROOT | RESOLVE_CACHED)
+
+
+def build_open_flags(k: "Kernel", flags: int, mode: int, resolve: int) -> int:
+    """build_open_flags' checks of an open_how, which openat2 makes strictly (openat drops unknown
+    bits instead): 0 or -EINVAL/-EAGAIN."""
+    arch = k.config.arch
+    if flags & ~VALID_OPEN_FLAGS or resolve & ~VALID_RESOLVE_FLAGS:
+        return -E.EINVAL
+    if resolve & RESOLVE_BENEATH and resolve & RESOLVE_IN_ROOT:
+        return -E.EINVAL
+    if flags & (O_CREAT | O_TMPFILE_BIT):
+        if mode & ~S_IALLUGO:
+            return -E.EINVAL
+    elif mode:
+        return -E.EINVAL                # a mode means nothing without a file to create
+    if flags & O_TMPFILE_BIT:
+        # O_TMPFILE is __O_TMPFILE with O_DIRECTORY, never with O_CREAT, and writable
+        if flags & (O_TMPFILE_BIT | O_DIRECTORY[arch] | O_CREAT) != O_TMPFILE_BIT | O_DIRECTORY[arch]:
+            return -E.EINVAL
+        if (flags & O_ACCMODE) not in (O_WRONLY, O_RDWR):
+            return -E.EINVAL
+    if flags & O_PATH and flags & ~(O_DIRECTORY[arch] | O_NOFOLLOW[arch] | O_PATH | O_CLOEXEC):
+        return -E.EINVAL                # an O_PATH descriptor opens nothing: no other flags
+    if resolve & RESOLVE_CACHED and flags & (O_TRUNC | O_CREAT | O_TMPFILE_BIT):
+        return -E.EAGAIN                # these may block: never answered from the cache alone
+    return 0
+
+
+def do_sys_openat2(k: "Kernel", cpu, task, dirfd, path_ptr, how_ptr, usize) -> int:
+    """openat2: the open_how struct (copy_struct_from_user's size rules), its checks, then the
+    walk with its RESOLVE_* restrictions.  A valid O_TMPFILE is EOPNOTSUPP: the root has no
+    unnamed-file support (what a filesystem without ->tmpfile answers)."""
+    if usize < OPEN_HOW_SIZE_VER0:
+        return -E.EINVAL
+    if usize > PAGE_SIZE:
+        return -E.E2BIG
+    try:
+        if usize > OPEN_HOW_SIZE_VER0 and any(task.mm.read(how_ptr + OPEN_HOW_SIZE_VER0,
+                                                            usize - OPEN_HOW_SIZE_VER0)):
+            return -E.E2BIG             # a newer struct whose extra fields this kernel lacks
+        flags, mode, resolve = struct.unpack("<3Q", task.mm.read(how_ptr, OPEN_HOW_SIZE_VER0))
+    except MemoryFault:
+        return -E.EFAULT
+    err = build_open_flags(k, flags, mode, resolve)
+    if err:
+        return err
+    if flags & O_TMPFILE_BIT:
+        return -EOPNOTSUPP
+    return do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode, resolve=resolve)
 
 
 def lookup_parent(k: "Kernel", task, dirfd: int, path: str) -> tuple[Node, str] | int:

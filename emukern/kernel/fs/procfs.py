@@ -50,6 +50,12 @@ def _link(path: str, target: Callable[[], str]) -> Node:
     return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target)
 
 
+def _magic_link(path: str, target: Callable[[], str]) -> Node:
+    """A /proc/<pid> link whose target is an object, not a name (proc_pid_get_link jumps to it):
+    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one."""
+    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra={"magic": True})
+
+
 def _file(path: str, content: Callable[[], bytes], mode: int = 0o444) -> Node:
     return Node(path, S_IFREG | mode, dev=PROC_DEV, content=content)
 
@@ -133,9 +139,9 @@ class ProcFs:
 
         def children() -> dict[str, Node]:
             return {
-                "exe": _link(base + "/exe", lambda: exe_path(t)),
-                "cwd": _link(base + "/cwd", lambda: getattr(fs_of(t).cwd, "path", "/")),
-                "root": _link(base + "/root", lambda: "/"),
+                "exe": _magic_link(base + "/exe", lambda: exe_path(t)),
+                "cwd": _magic_link(base + "/cwd", lambda: getattr(fs_of(t).cwd, "path", "/")),
+                "root": _magic_link(base + "/root", lambda: "/"),
                 "maps": _file(base + "/maps", lambda: proc_maps(t)),
                 "smaps": _file(base + "/smaps", lambda: proc_smaps(t)),
                 "smaps_rollup": _file(base + "/smaps_rollup", lambda: proc_smaps_rollup(t)),
@@ -147,7 +153,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 **self.pid_extra(t, base),
             }
@@ -162,7 +168,7 @@ class ProcFs:
                                                  for x in sorted(self._threads(t), key=lambda x: x.tid)}),
             "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             "map_files": _dir(base + "/map_files", lambda: {
-                name: _link(f"{base}/map_files/{name}", lambda target=target: target)
+                name: _magic_link(f"{base}/map_files/{name}", lambda target=target: target)
                 for name, target in map_files(t)}, mode=0o500),
             "syscall": _seq_file(base + "/syscall", lambda: self.proc_syscall(t)),
             "wchan": _file(base + "/wchan", lambda: proc_wchan(t)),
@@ -184,7 +190,7 @@ class ProcFs:
         """/proc/<pid>/task/<tid>: the thread's own status, stat and comm; its process's files."""
         def children() -> dict[str, Node]:
             return {
-                "exe": _link(base + "/exe", lambda: exe_path(t)),
+                "exe": _magic_link(base + "/exe", lambda: exe_path(t)),
                 "maps": _file(base + "/maps", lambda: proc_maps(t)),
                 "cmdline": _file(base + "/cmdline", lambda: b"".join(
                     a.encode("utf-8", "surrogateescape") + b"\0" for a in t.argv)),
@@ -192,7 +198,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             }
@@ -249,7 +255,8 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            for key, entry in sorted({**FIXED_SYSCTLS, **self.k.sysctl.entries}.items()):
+            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.sysctl.entries}
+            for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue
                 rest = key[len(prefix) + 1:] if prefix else key

@@ -24,6 +24,10 @@ O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_CLOEXEC, O_PATH = 0o100, 0o200, 0o1000, 0o
 O_DIRECTORY = {"arm64": 0o40000, "riscv64": 0o200000}
 O_NOFOLLOW = {"arm64": 0o100000, "riscv64": 0o400000}
 W_OK, X_OK = 2, 1
+# openat2's struct open_how.resolve (include/uapi/linux/openat2.h)
+RESOLVE_NO_XDEV, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS = 0x01, 0x02, 0x04
+RESOLVE_BENEATH, RESOLVE_IN_ROOT, RESOLVE_CACHED = 0x08, 0x10, 0x20
+RESOLVE_SCOPED = RESOLVE_BENEATH | RESOLVE_IN_ROOT
 
 
 def _stat_bytes(mode: int, size: int = 0, rdev: int = 0, ino: int = 1) -> bytes:

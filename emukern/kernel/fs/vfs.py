@@ -40,7 +40,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
-from emukern.kernel.fs import ELOOP, ENAMETOOLONG, MAXSYMLINKS, PATH_MAX
+from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EXDEV, MAXSYMLINKS, PATH_MAX
+from emukern.kernel.fs.uapi import (RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS,
+                                    RESOLVE_NO_XDEV, RESOLVE_SCOPED)
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -297,16 +299,28 @@ class Vfs:
             os.close(fd)
 
     # ---- the walk ------------------------------------------------------------------------------
-    def walk(self, path: str, start: Node, follow: bool = True) -> Node | int:
+    def walk(self, path: str, start: Node, follow: bool = True, resolve: int = 0) -> Node | int:
         """Resolve ``path`` from ``start`` (used for relative paths): the final Node or -errno.
 
         ``follow=False`` is ``AT_SYMLINK_NOFOLLOW``/``O_NOFOLLOW``/``lstat``: a final symlink is
-        returned itself.  A trailing ``/`` demands a directory (and follows a final link)."""
+        returned itself.  A trailing ``/`` demands a directory (and follows a final link).
+
+        ``resolve`` holds openat2's RESOLVE_* restrictions (0 for every other caller): no
+        symlinks at all (ELOOP), no /proc magic links (ELOOP), no mount crossing (EXDEV: a
+        mount here is a change of ``dev``, the root's, /proc's or /dev's), or a lookup scoped to
+        ``start`` -- BENEATH refuses to leave it (EXDEV), IN_ROOT treats it as ``/``; both refuse
+        magic links (EXDEV), whose target is an object a scope cannot check."""
         if not path:
             return -E.ENOENT
         if len(path.encode("utf-8", "surrogateescape")) >= PATH_MAX:
             return -ENAMETOOLONG
-        stack: list[Node] = [self.root_node() if path.startswith("/") else start]
+        top = start if resolve & RESOLVE_SCOPED else None      # a scoped lookup's own root
+        if path.startswith("/"):
+            if resolve & RESOLVE_BENEATH:
+                return -EXDEV
+            stack: list[Node] = [top if top is not None else self.root_node()]
+        else:
+            stack = [start]
         must_dir = path.endswith("/")
         todo = [c for c in reversed(path.split("/"))]
         links = 0
@@ -318,20 +332,33 @@ class Vfs:
             if not cur.is_dir:
                 return -E.ENOTDIR
             if name == "..":
+                if top is not None and cur.path == top.path and cur.dev == top.dev:
+                    if resolve & RESOLVE_BENEATH:
+                        return -EXDEV       # ".." out of the directory it must stay beneath
+                    continue                # IN_ROOT: ".." of its root is its root
                 if len(stack) > 1:          # follow_dotdot: never above the root
+                    if resolve & RESOLVE_NO_XDEV and stack[-2].dev != cur.dev:
+                        return -EXDEV
                     stack.pop()
                 elif cur.path != "/":
-                    stack = [self._parent_of(cur)]
+                    up = self._parent_of(cur)
+                    if resolve & RESOLVE_NO_XDEV and up.dev != cur.dev:
+                        return -EXDEV
+                    stack = [up]
                 continue
             if len(name.encode("utf-8", "surrogateescape")) > 255:
                 return -ENAMETOOLONG
             node = self.child(cur, name)
             if node is None:
                 return -E.ENOENT
+            if resolve & RESOLVE_NO_XDEV and node.dev != cur.dev:
+                return -EXDEV               # into a mount point
             last = all(c in ("", ".") for c in todo)
             if node.is_link and (not last or follow or must_dir):
                 links += 1
                 if links > MAXSYMLINKS:
+                    return -ELOOP
+                if resolve & RESOLVE_NO_SYMLINKS:
                     return -ELOOP
                 try:
                     target = node.link_target()
@@ -339,8 +366,20 @@ class Vfs:
                     return -E.ENOENT
                 if not target:
                     return -E.ENOENT
+                if resolve and node.extra.get("magic"):
+                    jumped = self._jump_link(target, cur, resolve)
+                    if isinstance(jumped, int):
+                        return jumped
+                    stack = [jumped]
+                    continue
                 if target.startswith("/"):
-                    stack = [self.root_node()]   # an absolute link restarts at the guest root
+                    if resolve & RESOLVE_BENEATH:
+                        return -EXDEV
+                    # an absolute link restarts at the guest root (a scoped lookup's own root)
+                    root = top if top is not None else self.root_node()
+                    if resolve & RESOLVE_NO_XDEV and root.dev != cur.dev:
+                        return -EXDEV
+                    stack = [root]
                 todo.extend(reversed(target.split("/")))
                 continue
             stack.append(node)
@@ -348,6 +387,22 @@ class Vfs:
         if must_dir and not node.is_dir:
             return -E.ENOTDIR
         return node
+
+    def _jump_link(self, target: str, cur: Node, resolve: int) -> Node | int:
+        """nd_jump_link for a lookup with RESOLVE_* restrictions: a magic link lands on its object
+        without walking the names on the way (here: its path walked from the root, unrestricted),
+        unless the lookup forbids magic links (ELOOP), is scoped (EXDEV), or the object is on
+        another mount than the link's directory under NO_XDEV (EXDEV)."""
+        if resolve & RESOLVE_NO_MAGICLINKS:
+            return -ELOOP
+        if resolve & RESOLVE_SCOPED:
+            return -EXDEV
+        dest = self.walk(target, self.root_node())
+        if isinstance(dest, int):
+            return dest
+        if resolve & RESOLVE_NO_XDEV and dest.dev != cur.dev:
+            return -EXDEV
+        return dest
 
     def _parent_of(self, node: Node) -> Node:
         """``..`` of the directory a walk started in (a cwd or a dirfd): its parent's guest path
@@ -359,10 +414,11 @@ class Vfs:
             return up
         return Node(node.path.rpartition("/")[0] or "/", S_IFDIR | 0o755)
 
-    def lookup(self, task: "Task", path: str, start: Node | None = None, follow: bool = True) -> Node | int:
+    def lookup(self, task: "Task", path: str, start: Node | None = None, follow: bool = True,
+               resolve: int = 0) -> Node | int:
         if start is None:
             start = cwd_of(task, self)
-        return self.walk(path, start, follow)
+        return self.walk(path, start, follow, resolve)
 
     def parent_and_name(self, task: "Task", path: str, start: Node | None = None) -> tuple[Node, str] | int:
         """For create/unlink/mkdir: the parent directory and the last component."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.cred import cred_of
+from emukern.kernel.sysctl import SysctlEntry
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -127,6 +128,24 @@ class IpcNamespace:
     # POSIX message queues (ipc/mqueue.c's mqueue mount): name -> queue, bytes charged per uid
     mq: dict[str, Any] = field(default_factory=dict)
     mq_bytes: dict[int, int] = field(default_factory=dict)
+    # its limits, /proc/sys/fs/mqueue/* (ipc/mq_sysctl.c), writable by root: read at each mq_open
+    mq_sysctls: dict[str, SysctlEntry] = field(default_factory=lambda: mq_sysctl_table())
+
+
+HARD_MSGMAX, HARD_MSGSIZEMAX = 65536, 16 << 20     # what root may ask for, whatever the sysctls say
+MIN_MSGMAX, MIN_MSGSIZEMAX = 1, 128
+
+
+def mq_sysctl_table() -> dict[str, SysctlEntry]:
+    """The fs.mqueue sysctls with Linux's defaults and ranges (DFLT_QUEUESMAX, DFLT_MSGMAX/MSG,
+    DFLT_MSGSIZEMAX/MSGSIZE)."""
+    return {e.path: e for e in (
+        SysctlEntry("fs.mqueue.queues_max", 256, kind="int", minimum=0, maximum=2**31 - 1),
+        SysctlEntry("fs.mqueue.msg_max", 10, kind="int", minimum=MIN_MSGMAX, maximum=HARD_MSGMAX),
+        SysctlEntry("fs.mqueue.msgsize_max", 8192, kind="int", minimum=MIN_MSGSIZEMAX, maximum=HARD_MSGSIZEMAX),
+        SysctlEntry("fs.mqueue.msg_default", 10, kind="int", minimum=MIN_MSGMAX, maximum=HARD_MSGMAX),
+        SysctlEntry("fs.mqueue.msgsize_default", 8192, kind="int", minimum=MIN_MSGSIZEMAX,
+                    maximum=HARD_MSGSIZEMAX))}
 
 
 def ipc_ns(k: "Kernel") -> IpcNamespace:

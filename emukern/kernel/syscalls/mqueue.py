@@ -23,6 +23,7 @@ from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.meta import realtime_to_cycles
 from emukern.kernel.ipc import util as ipc_util
+from emukern.kernel.ipc.util import HARD_MSGMAX, HARD_MSGSIZEMAX
 from emukern.kernel.resource import rlimit
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal.state import KSigInfo
@@ -33,8 +34,7 @@ if TYPE_CHECKING:
 O_ACCMODE, O_WRONLY, O_RDWR, O_CREAT, O_EXCL = 3, 1, 2, 0o100, 0o200
 O_NONBLOCK, O_CLOEXEC = 0o4000, 0o2000000
 MQ_PRIO_MAX = 32768
-HARD_MSGMAX, HARD_MSGSIZEMAX = 65536, 16 << 20
-DFLT_MSGMAX, DFLT_MSGSIZE = 10, 8192
+ENOSPC = 28
 MQ_ATTR = struct.Struct("<qqqq32x")              # flags, maxmsg, msgsize, curmsgs
 SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD = 0, 1, 2
 SI_MESGQ = -3
@@ -131,15 +131,23 @@ def sys_mq_open(k: "Kernel", cpu, task, uname, oflag, mode, uattr, *a):
     if q is None:
         if not oflag & O_CREAT:
             return -E.ENOENT
-        maxmsg, msgsize = (attr[1], attr[2]) if attr else (DFLT_MSGMAX, DFLT_MSGSIZE)
-        if maxmsg <= 0 or msgsize <= 0:
-            return -E.EINVAL
+        lim = {key.rpartition(".")[2]: e.value for key, e in ns.mq_sysctls.items()}
         c = cred_of(task)
-        if c.euid == 0:                   # CAP_SYS_RESOURCE: the hard limits only
-            if maxmsg > HARD_MSGMAX or msgsize > HARD_MSGSIZEMAX:
+        if attr:
+            maxmsg, msgsize = attr[1], attr[2]
+            if maxmsg <= 0 or msgsize <= 0:
                 return -E.EINVAL
-        elif maxmsg > DFLT_MSGMAX or msgsize > DFLT_MSGSIZE:
-            return -E.EINVAL
+            if c.euid == 0:               # CAP_SYS_RESOURCE: the hard limits only
+                if maxmsg > HARD_MSGMAX or msgsize > HARD_MSGSIZEMAX:
+                    return -E.EINVAL
+            elif maxmsg > lim["msg_max"] or msgsize > lim["msgsize_max"]:
+                return -E.EINVAL
+        else:
+            # no attributes: the defaults, never above the maximums
+            maxmsg = min(lim["msg_default"], lim["msg_max"])
+            msgsize = min(lim["msgsize_default"], lim["msgsize_max"])
+        if len(ns.mq) >= lim["queues_max"] and c.euid != 0:
+            return -ENOSPC
         if msgsize > ((1 << 64) - 1) // maxmsg:
             return -EOVERFLOW
         charged = maxmsg * _MSG_MSG + min(maxmsg, MQ_PRIO_MAX) * _TREE_NODE + maxmsg * msgsize

@@ -239,6 +239,7 @@ SYSCALL_NAMES: dict[int, str] = {
     434: "pidfd_open",
     435: "clone3",
     436: "close_range",
+    437: "openat2",
     438: "pidfd_getfd",
     439: "faccessat2",
     441: "epoll_pwait2",

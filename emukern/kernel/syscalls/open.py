@@ -1,4 +1,4 @@
-"""openat / close and the attribute-changing calls <-> fs/open.c.
+"""openat, openat2 / close and the attribute-changing calls <-> fs/open.c.
 
 ``sys_openat`` goes through kernel/fs/namei.py's ``do_sys_openat``; the module also holds
 truncate/ftruncate, fallocate, faccessat(2), chdir/fchdir, fchmod(at/at2) and fchown(at), the
@@ -46,6 +46,12 @@ if TYPE_CHECKING:
 def sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, *a):
     fd = fs_namei.do_sys_openat(k, cpu, task, dirfd, path_ptr, flags, mode)   # kernel/fs/namei.py
     syscalls_inotify.fsnotify_create_open(k, cpu, task, fd)                  # IN_CREATE of O_CREAT
+    return fd
+
+
+def sys_openat2(k: "Kernel", cpu, task, dirfd, path_ptr, how_ptr, usize, *a):
+    fd = fs_namei.do_sys_openat2(k, cpu, task, dirfd, path_ptr, how_ptr, usize)  # kernel/fs/namei.py
+    syscalls_inotify.fsnotify_create_open(k, cpu, task, fd)
     return fd
 
 

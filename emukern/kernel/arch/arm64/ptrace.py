@@ -34,6 +34,7 @@ SVE_PT_VL_INHERIT = 2             # PR_SVE_VL_INHERIT >> 16
 SVE_PT_VL_ONEXEC = 4              # PR_SVE_SET_VL_ONEXEC >> 16
 SVE_VQ_BYTES = 16
 SVE_VQ_MAX = 512
+ARCH_SVE_VQ_MAX = 16              # ZCR_ELx.LEN's 4 bits: 2048-bit VL is the architecture's limit
 HEADER = struct.Struct("<IIHHHH")  # struct user_sve_header
 _FPSIMD_STATE = 528               # sizeof(struct user_fpsimd_state): V0-V31, FPSR, FPCR, 2 pads
 
@@ -60,8 +61,9 @@ def sve_pt_size(vq: int, flags: int) -> int:
 
 
 # the regset's size in SVE_VQ_BYTES units (aarch64_regsets[REGSET_SVE].n): a GETREGSET/SETREGSET
-# length is cut to it
-NT_ARM_SVE_UNITS = sve_pt_size(SVE_VQ_MAX, SVE_PT_REGS_SVE) // SVE_VQ_BYTES
+# length is cut to it.  It is sized for the largest VL the architecture allows (ARCH_SVE_VQ_MAX),
+# not the uapi's SVE_VQ_MAX: a 64 KiB iovec comes back as 8,768 bytes on Debian 13's 6.12
+NT_ARM_SVE_UNITS = sve_pt_size(ARCH_SVE_VQ_MAX, SVE_PT_REGS_SVE) // SVE_VQ_BYTES
 
 
 def _sync_saved_state(k: Any) -> None:
@@ -102,27 +104,30 @@ def fpr_set(k: Any, child: "Task", data: bytes, zeropad: bool = True) -> None:
 
 
 def sve_get(k: Any, child: "Task") -> bytes:
-    """sve_get_common(SVE_VEC): the header, then the FPSIMD form without TIF_SVE or the SVE form
-    with it, zero-padded to ALIGN(size, 16).  The caller has saved the live state of a task on
-    a CPU (fpsimd_preserve_current_state) where it can be live."""
+    """sve_get_common(SVE_VEC): the header, then the register form the *saved* state is in
+    (sve_init_header_from_task looks at fp_type, not TIF_SVE), zero-padded to ALIGN(size, 16).
+    So a task stopped inside a syscall after using SVE — TIF_SVE still set, but its state saved
+    in FPSIMD form, because fpsimd_syscall_enter lets the save drop the SVE-only bits — reads as
+    the FPSIMD form, as Debian 13's 6.12 shows it.  The caller has saved the live state of a task
+    on a CPU (fpsimd_preserve_current_state) where it can be live."""
     th = child.thread
     vl = th.vl // 8
     vq = vl // SVE_VQ_BYTES
     max_vl = max(supported_vls(k)) // 8
     flags = SVE_PT_VL_INHERIT if th.tif_sve_vl_inherit else 0
-    if th.tif_sve:
+    _sync_saved_state(k)
+    # (emukern can keep an SVE-form buffer for a task without TIF_SVE, which Linux never has
+    # outside streaming mode: that task's state is FPSIMD for every reader)
+    if th.tif_sve and th.fp_type == FP_STATE_SVE:
         flags |= SVE_PT_REGS_SVE
     size = sve_pt_size(vq, flags)
     head = HEADER.pack(size, sve_pt_size(max_vl // SVE_VQ_BYTES, SVE_PT_REGS_SVE), vl, max_vl, flags, 0)
     if not flags & SVE_PT_REGS_SVE:
         return head + fpr_get(k, child)
-    _sync_saved_state(k)
-    if th.fp_type != FP_STATE_SVE or th.sve_state_vl != th.vl:
-        # TIF_SVE with the state saved in FPSIMD form (a save made inside a syscall): the
-        # FPSIMD bits are the live ones, so the SVE view is built from them (fpsimd_to_sve)
-        # rather than shown from a stale SVE buffer
+    if th.sve_state_vl != th.vl:
+        # an SVE buffer laid out for another VL (a VL change queued on the task): the FPSIMD
+        # bits are the ones both layouts agree on
         fpsimd_to_sve(k, th)
-        th.fp_type = FP_STATE_SVE
     a = k.sve_area
     out = bytearray(size)
     out[:HEADER.size] = head

@@ -46,7 +46,9 @@ def regset_access(k: "Kernel", task: "Task", child: "Task", rs: Regset, write: b
     if rs.note != NT_RISCV_VECTOR:
         return None
     if not write:
-        got = riscv_vr_get(k, child, _vlenb(k))
+        # the tracer's CPU: its register file is what a save inside the tracer's GETREGSET reads
+        reader = k.cpus[task.cpu] if 0 <= task.cpu < len(k.cpus) else None
+        got = riscv_vr_get(k, child, _vlenb(k), reader)
         if isinstance(got, int):
             return got
         task.mm.write(base, got[:length])

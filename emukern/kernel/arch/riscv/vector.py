@@ -309,13 +309,18 @@ def _null_image(st: VState) -> None:
     st.vl, st.vtype, st.vstart = 0, VTYPE_VILL, 0
 
 
-def riscv_v_ucontext_save(k: "Kernel", cpu: RiscvCpu | None, task: "Task") -> str:
+def riscv_v_ucontext_save(k: "Kernel", cpu: RiscvCpu | None, task: "Task",
+                          reader_cpu: RiscvCpu | None = None) -> str:
     """riscv_v_ucontext_save (optimize-restore only): make the task's saved context agree with
     its sstatus.VS before a signal frame or GETREGSET copies it.  An Initial state's registers are
     "nulled", so the image becomes the clobbered state — without marking it Clean, so the state
     stays Initial (dead) for the switch-out and return-to-user decisions.  ``cpu`` is the CPU the
     task runs on (the signal path), None for a switched-out task (a stopped tracee: Linux nulls its
-    image through kernel-mode vector; the model writes the same bytes directly)."""
+    image through kernel-mode vector; the model writes the same bytes directly).  ``reader_cpu`` is
+    the CPU the tracer runs on: with the discard knob at 0 the nulling is skipped but the save that
+    follows it inside kernel_vector_begin still happens, so the image takes what that CPU's vector
+    register file holds — after a syscall stop with no vector use in between, the tracee's own
+    live registers (what the patched real kernel's GETREGSET shows)."""
     st = _vs(task)
     if cpu is not None:
         if cpu.vs != VS_INITIAL:
@@ -329,10 +334,14 @@ def riscv_v_ucontext_save(k: "Kernel", cpu: RiscvCpu | None, task: "Task") -> st
     if st.vs != VS_INITIAL:
         return f"switched out with VS={VS_NAMES[st.vs]}: the saved context is current"
     if not discard_enabled(k):
-        # the knob check inside __riscv_v_vstate_discard skips the clobber; what Linux would then
-        # save is whatever the CPU's registers hold inside kernel_vector_begin — not modelled:
-        # the image is left as it is
-        return "switched out with VS=Initial: clobber skipped (abi.riscv_v_vstate_discard=0), image kept"
+        # the knob check inside __riscv_v_vstate_discard skips the clobber; the save after it
+        # copies whatever the reading CPU's registers hold (the register file is per hart, and a
+        # switch-out with VS=Initial saved nothing, so the stale image is not what Linux reports)
+        if reader_cpu is None or reader_cpu.rvv is None:
+            return "switched out with VS=Initial: clobber skipped (abi.riscv_v_vstate_discard=0), image kept"
+        __riscv_v_vstate_save(k, reader_cpu, st)
+        return ("switched out with VS=Initial: clobber skipped (abi.riscv_v_vstate_discard=0), "
+                "the reading CPU's register file saved")
     _null_image(st)
     st.stats["discards"] += 1
     return "switched out with VS=Initial: image nulled"
@@ -378,7 +387,7 @@ def invalid_v_csr(vlenb: int, vstart: int, vl: int, vtype: int, vcsr: int) -> bo
     return n * sew > (1 << vlmul) * vlen          # VLMAX = LMUL * VLEN / SEW
 
 
-def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int) -> int | bytes:
+def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int, reader_cpu: RiscvCpu | None = None) -> int | bytes:
     """riscv_vr_get of a stopped (switched-out) tracee: an error before its first vector use
     (-EINVAL in 6.12, -ENODATA from 7.0).  eager / deferred: the saved context as it is — after a
     syscall under deferred that is a stale context, not the clobbered state.  optimize-restore:
@@ -390,7 +399,7 @@ def riscv_vr_get(k: "Kernel", target: "Task", vlenb: int) -> int | bytes:
     if st.vs == VS_OFF or st.datap is None:
         return -ENODATA if strict_v_regset(k) else -E.EINVAL
     if k.policies.effective("riscv-discard") == "optimize-restore":
-        st.last_decision = "GETREGSET: " + riscv_v_ucontext_save(k, None, target)
+        st.last_decision = "GETREGSET: " + riscv_v_ucontext_save(k, None, target, reader_cpu)
     hdr = b"".join((v & (2**64 - 1)).to_bytes(8, "little")
                    for v in (st.vstart, st.vl, st.vtype, st.vcsr, vlenb))
     return hdr + bytes(st.datap)
