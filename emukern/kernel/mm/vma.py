@@ -10,8 +10,9 @@ one vma" rules of mremap are asked of such a run (:func:`vma_end`).
 
 The guest runs as root (getuid() == 0), so it has CAP_IPC_LOCK: like Linux's can_do_mlock and
 mlock_future_ok for a capable task, RLIMIT_MEMLOCK never refuses a lock here.  Locked ranges
-are kept per mm (not inherited by fork, as Linux's VM_LOCKED is cleared in the child) and only
-matter for msync's EBUSY; every mapped page is resident anyway.
+are kept per mm with the pages they lock (not inherited by fork, as Linux's VM_LOCKED is cleared
+in the child): msync's EBUSY, /proc/PID/smaps's Locked and VmFlags, and the maps lines split at
+their edges read them (see "VM_LOCKED / VM_LOCKONFAULT" below).
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from typing import Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import host_fd_admit
-from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, is_uncharged, page_up
+from emukern.machine.memory import (PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, is_uncharged, page_up,
+                                   populate)
 from emukern.kernel.fs.file import MAX_IO, HostFile, file_view
 from emukern.kernel.fs.vfs import Node
 from emukern.machine.memory import AS_LIMIT
@@ -111,33 +113,144 @@ def file_page_past_eof(mm: Any, addr: int, access: str | None) -> bool:
 
 
 def _locked(mm: Any) -> list[list[int]]:
+    """The mm's locked address ranges, sorted and merged (what VM_LOCKED covers)."""
+    _lock_sync(mm)
     got = mm.__dict__.get("_mlocked")
     if got is None:
         got = mm.__dict__["_mlocked"] = []
     return got
 
 
-def _lock_ranges(mm: Any, start: int, end: int, lock: bool) -> None:
-    """Add [start, end) to (or take it from) the mm's locked ranges, kept sorted and merged."""
-    out: list[list[int]] = []
-    for a, b in _locked(mm):
-        if b <= start or a >= end:
-            out.append([a, b])
-            continue
-        if a < start:
-            out.append([a, start])
-        if b > end:
-            out.append([end, b])
-    if lock:
-        out.append([start, end])
-    out.sort()
+# ---- VM_LOCKED / VM_LOCKONFAULT ----------------------------------------------------------------
+# Linux keeps the lock flags on the vma, so they go with its pages: munmap drops them, a new
+# mapping at the same address starts unlocked, mremap carries them along.  emukern's mappings
+# are split and replaced freely, so each locked range is recorded with the host buffer and the
+# offset in it that backed it when it was locked (a lock record); a record whose pages are no
+# longer mapped there is dropped the next time the locks are read.  ``_mlocked`` is the merged
+# address view of the records (what msync and mremap ask).
+VM_LOCKED, VM_LOCKONFAULT = 1, 2
+
+
+def _lock_records(mm: Any) -> list[list[Any]]:
+    """[lo, hi, weakref to the buffer, offset of lo in it, flags] per locked piece."""
+    got = mm.__dict__.get("_mlock_recs")
+    if got is None:
+        got = mm.__dict__["_mlock_recs"] = []
+    return got
+
+
+def _lock_publish(mm: Any, recs: list[list[Any]]) -> None:
+    recs.sort(key=lambda r: r[0])
+    mm.__dict__["_mlock_recs"] = recs
     merged: list[list[int]] = []
-    for a, b in out:
-        if merged and merged[-1][1] >= a:
-            merged[-1][1] = max(merged[-1][1], b)
+    for r in recs:
+        if merged and merged[-1][1] >= r[0]:
+            merged[-1][1] = max(merged[-1][1], r[1])
         else:
-            merged.append([a, b])
+            merged.append([r[0], r[1]])
     mm.__dict__["_mlocked"] = merged
+    mm.__dict__["_mlock_version"] = mm.version
+
+
+def _lock_sync(mm: Any) -> None:
+    """Bring the lock records up to date with the mappings: drop what was unmapped or replaced,
+    and lock the mappings made since mlockall(MCL_FUTURE) (mm->def_flags) as Linux's mmap
+    would have, faulting them in unless MCL_ONFAULT was given."""
+    d = mm.__dict__
+    future = d.get("_mlock_future")
+    if d.get("_mlock_version") == mm.version and not future:
+        return
+    recs: list[list[Any]] = []
+    for lo, hi, ref, off, flags in d.get("_mlock_recs") or ():
+        buf = ref()
+        for m, plo, phi in _pieces(mm, lo, hi):
+            if m.buf is buf and m.offset + plo - m.start == off + plo - lo:
+                recs.append([plo, phi, ref, off + plo - lo, flags])
+    if future:
+        seen = d["_mlock_seen"]
+        for m in mm.mappings:
+            if m.buf not in seen:
+                seen.add(m.buf)
+                recs.append([m.start, m.end, weakref.ref(m.buf), m.offset, future])
+                if not future & VM_LOCKONFAULT:
+                    lock_populate(m, m.start, m.end)
+    _lock_publish(mm, recs)
+
+
+def lock_sync(mm: Any) -> None:
+    """Settle the lock flags before residency is read: the mappings made since
+    mlockall(MCL_FUTURE) are locked, and faulted in, when anything looks (see _lock_sync)."""
+    _lock_sync(mm)
+
+
+def lock_populate(m: Mapping, lo: int, hi: int) -> None:
+    """populate_vma_page_range for a lock: a private writable mapping is faulted in for write
+    (its pages become its own), any other accessible one for read; PROT_NONE is left alone."""
+    if m.perms.startswith("---"):
+        return
+    populate(m, lo, hi, "w" in m.perms and not is_shared(m))
+
+
+def _lock_ranges(mm: Any, start: int, end: int, lock: bool, flags: int = VM_LOCKED) -> None:
+    """Lock [start, end) with ``flags`` (or unlock it): the records are cut at its edges and
+    the mapped parts inside get one record each."""
+    _lock_sync(mm)
+    recs: list[list[Any]] = []
+    for r in _lock_records(mm):
+        lo, hi, ref, off, fl = r
+        if hi <= start or lo >= end:
+            recs.append(r)
+            continue
+        if lo < start:
+            recs.append([lo, start, ref, off, fl])
+        if hi > end:
+            recs.append([end, hi, ref, off + end - lo, fl])
+    if lock:
+        for m, lo, hi in _pieces(mm, start, end):
+            recs.append([lo, hi, weakref.ref(m.buf), m.offset + lo - m.start, flags | VM_LOCKED])
+    _lock_publish(mm, recs)
+
+
+def lock_unlock_all(mm: Any) -> None:
+    """munlockall: no vma stays locked and mm->def_flags loses its lock bits."""
+    d = mm.__dict__
+    d["_mlock_future"] = 0
+    d.pop("_mlock_seen", None)
+    _lock_publish(mm, [])
+
+
+def lock_future(mm: Any, flags: int) -> None:
+    """mlockall's mm->def_flags: the mappings made from now on are locked with ``flags`` (0:
+    none are).  The mappings there now count as seen."""
+    d = mm.__dict__
+    _lock_sync(mm)
+    d["_mlock_future"] = flags
+    if flags:
+        d["_mlock_seen"] = weakref.WeakSet(m.buf for m in mm.mappings)
+    else:
+        d.pop("_mlock_seen", None)
+
+
+def lock_segments(mm: Any, m: Mapping) -> list[tuple[int, int, int]]:
+    """(lo, hi, lock flags) covering mapping ``m`` in address order: the vmas Linux would show
+    for it, split where mlock/munlock changed the flags of part of it."""
+    _lock_sync(mm)
+    out: list[tuple[int, int, int]] = []
+    cur = m.start
+    for lo, hi, ref, _off, fl in _lock_records(mm):
+        if hi <= m.start or lo >= m.end or ref() is not m.buf:
+            continue
+        lo, hi = max(lo, m.start), min(hi, m.end)
+        if lo > cur:
+            out.append((cur, lo, 0))
+        if out and out[-1][1] == lo and out[-1][2] == fl:
+            out[-1] = (out[-1][0], hi, fl)
+        else:
+            out.append((lo, hi, fl))
+        cur = hi
+    if cur < m.end:
+        out.append((cur, m.end, 0))
+    return out
 
 
 def locked_bytes(mm: Any) -> int:
