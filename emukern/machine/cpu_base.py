@@ -596,6 +596,14 @@ class Cpu:
                 n, pairs, _clean = rec.splits
                 for at, hk in pairs[:n]:
                     uc_internal.hook_del_native(self.uc, ctypes.c_size_t(hk))
+                # the architecture's per-address hooks (arm64's atomics) belong to the code of
+                # the address space this engine served: left in, one would fire at the same
+                # address in the next program, whatever instruction is there now (the arm64
+                # atomics' livelock: a stale hook tested a register as an atomic's base and
+                # stopped the run before a plain instruction, again and again)
+                for hh in rec.local_hooks.values():
+                    uc_internal.hook_del_local(self.uc, hh)
+                rec.local_hooks.clear()
                 if rec.exits:
                     self.uc.ctl_set_exits([])
                 self.uc.ctl_flush_tb()
