@@ -32,6 +32,7 @@ from emukern.kernel.fs.poll import (
     _reaches,
     _ready,
     file_poll,
+    wake_count,
 )
 from emukern.kernel.sysret import BLOCK, s64
 
@@ -158,7 +159,7 @@ def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
             return -E.ENOENT
         if it.events & EPOLLEXCLUSIVE:
             return -E.EINVAL
-        it.events, it.data = ev, data
+        it.events, it.data, it.seen = ev, data, None    # ep_modify: re-queued if ready
     elif op == EPOLL_CTL_DEL:
         if ep.items.pop(key, None) is None:
             return -E.ENOENT
@@ -219,11 +220,16 @@ def ep_poll(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ns: int) ->
         buf = bytearray()
         for it, mask in ready:
             buf += mask.to_bytes(4, "little") + bytes(4) + it.data.to_bytes(8, "little")
+            if it.events & EPOLLET:
+                it.seen = wake_count(it.file)    # not put back on the ready list
             if it.events & EPOLLONESHOT:
                 it.events &= EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE | EPOLLWAKEUP
         if buf:
             task.mm.write(events, bytes(buf))
         return len(ready)
+    if task.sigpending:
+        # ep_poll: a signal ends the wait with EINTR, never restarted (whatever SA_RESTART says)
+        return -E.EINTR
     queues = [ep.wq]
     for it in ep.live_items():
         queues += _queues(it.file)
