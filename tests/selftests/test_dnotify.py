@@ -98,6 +98,35 @@ int main(void) {
 }
 """
 
+PWAIT_C = r"""
+#include <sys/epoll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <errno.h>
+#include <unistd.h>
+static volatile int handled;
+static void h(int s) { handled++; }
+int main(void) {
+    sigset_t block, empty, now;
+    int efd = epoll_create1(0), p[2];
+    struct epoll_event ev = { .events = EPOLLIN };
+    pipe(p);
+    epoll_ctl(efd, EPOLL_CTL_ADD, p[0], &ev);
+    signal(SIGUSR1, h);
+    sigemptyset(&block); sigaddset(&block, SIGUSR1); sigemptyset(&empty);
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    raise(SIGUSR1);                                   /* pending, blocked */
+    int r = epoll_pwait(efd, &ev, 1, 1000, &block);   /* still blocked: times out */
+    printf("blocked: r=%d handled=%d\n", r, handled);
+    r = epoll_pwait(efd, &ev, 1, -1, &empty);         /* unblocked for the wait: EINTR */
+    int err = errno;
+    sigprocmask(SIG_BLOCK, NULL, &now);
+    printf("empty: r=%d eintr=%d handled=%d still-blocked=%d\n", r, err == EINTR, handled,
+           sigismember(&now, SIGUSR1));
+    return 0;
+}
+"""
+
 
 def _run(tmp_path, monkeypatch, arch: str, name: str, source: str) -> str:
     src = tmp_path / f"{name}.c"
@@ -127,3 +156,11 @@ def test_epoll_edge_triggered_wakes_one_and_signal_gives_eintr(tmp_path, monkeyp
     # SA_RESTART (signal(7): epoll_wait is never restarted; qemu-user, which restarts it, is
     # not the reference here)
     assert _run(tmp_path, monkeypatch, arch, "ep", EPOLL_C) == "et: 1 0\nwoken=1 eintr=1\n"
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_epoll_pwait_waits_under_its_sigmask(tmp_path, monkeypatch, arch):
+    # set_user_sigmask: a signal the temporary mask unblocks ends the wait with EINTR after its
+    # handler ran, and the caller's mask is back afterwards (restore_saved_sigmask_unless)
+    assert _run(tmp_path, monkeypatch, arch, "pw", PWAIT_C) == (
+        "blocked: r=0 handled=0\nempty: r=-1 eintr=1 handled=1 still-blocked=1\n")
