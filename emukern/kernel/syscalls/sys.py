@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.mm.mm_struct import MDWE_NO_INHERIT, MDWE_REFUSE_EXEC_GAIN
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.mm.uaccess import copy_from_user
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
@@ -70,18 +71,23 @@ if TYPE_CHECKING:
 # ---- process ids -----------------------------------------------------------------------------
 def sys_getpid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
+    if task.pid_ns is not None:             # born in a pid namespace: its number there
+        return kpid.task_tgid_vnr(k, task, task)
     return task.tgid
 
 
 def sys_getppid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
     leader = k.tasks.get(task.tgid, task)
+    if task.pid_ns is not None:
+        # a parent outside the caller's namespace (the namespace's init's) has no number here: 0
+        return kpid.task_tgid_vnr(k, leader.parent, task) if leader.parent is not None else 0
     return leader.parent.tgid if leader.parent is not None else 0
 
 
 def sys_gettid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
-    return task.tid
+    return kpid.task_pid_own(task)
 
 
 def sys_getcpu(k: "Kernel", cpu, task, cpup, nodep, *a):
