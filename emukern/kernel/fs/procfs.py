@@ -178,7 +178,10 @@ class ProcFs:
                    for name, ino in fixed.items()}
             out["mnt"] = _link(base + "/ns/mnt", lambda: f"mnt:[{t.mnt_ns or kpid.PROC_MNT_INIT_INO}]")
             out["pid"] = _link(base + "/ns/pid", pid_ns)
-            out["pid_for_children"] = _link(base + "/ns/pid_for_children", children_ns)
+            # pidns_for_children_get: a namespace whose init is not born yet has no file to name
+            nxt = kpid.pid_ns_for_children(self.k, t)
+            if nxt.level == 0 or nxt.child_reaper is not None:
+                out["pid_for_children"] = _link(base + "/ns/pid_for_children", children_ns)
             return dict(sorted(out.items()))
         return _dir(base + "/ns", children, mode=0o511)
 
