@@ -212,8 +212,9 @@ class ProcFs:
         """The entries beside the basic ones: ``task/`` (one directory per live thread, named by
         its TID: what proc_task_readdir lists) and ``fdinfo/``."""
         return {
-            "task": _dir(base + "/task", lambda: {str(x.tid): self.tid_dir(x, f"{base}/task/{x.tid}")
-                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)}),
+            "task": _dir(base + "/task", lambda: {str(n): self.tid_dir(x, f"{base}/task/{n}")
+                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)
+                                                 if (n := self._nr(x, tgid=False))}),
             "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             "map_files": _dir(base + "/map_files", lambda: {
                 name: _link(f"{base}/map_files/{name}", lambda target=target: target)
