@@ -229,12 +229,11 @@ def alloc_pid(k: Any, ns: PidNamespace, set_tid: list[int], privileged: bool) ->
         tmp = tmp.parent
     if not ns.adding:
         return -E.ENOMEM
-    for level in range(1, ns.level + 1):
-        tmp = ns
-        while tmp.level > level:
-            tmp = tmp.parent                                     # type: ignore[assignment]
-        if not set_tid or ns.level - level >= len(set_tid):      # (set_tid leaves the cursor)
-            tmp.last_pid = chosen[level]
+    walk: PidNamespace | None = ns
+    while walk is not None and walk.level > 0:
+        if ns.level - walk.level >= len(set_tid):               # (a set_tid number leaves the cursor)
+            walk.last_pid = chosen[walk.level]
+        walk = walk.parent
     tid0 = chosen[0] or k.alloc_tid()
     return tid0, tuple(chosen[1:])
 
