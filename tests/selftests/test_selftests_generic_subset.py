@@ -17,7 +17,9 @@ SUBSET = ["futex_wait_timeout", "futex_wait_wouldblock", "futex_requeue", "futex
           "futex_requeue_pi_mismatched_ops", "futex_requeue_pi_signal_restart", "null-argv",
           "nanosleep", "proc-self-isnt-kthread", "fd-002-posix-eq", "proc-uptime-001", "proc-tid0",
           "eventfd_test", "pidfd_open_test", "kcmp_test", "pidfd_wait", "peeksiginfo", "proc-self-syscall",
-          "proc-self-wchan", "proc-self-map-files-001", "fd-001-lookup"]
+          "proc-self-wchan", "proc-self-map-files-001", "fd-001-lookup",
+          # pid namespaces and clone3 set_tid (kernel/pid.py)
+          "clone3_set_tid", "proc-loadavg-001", "pidfd_fdinfo_test"]
 
 
 @pytest.fixture(scope="module")
