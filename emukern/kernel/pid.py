@@ -54,8 +54,11 @@ class PidNamespace:
     child_reaper: "Task | None" = None
     last_pid: int = 0
     adding: bool = True
-    # the initial namespace hands out the inode numbers of the namespaces made later
+    # the initial namespace hands out the inode numbers of the namespaces made later, and
+    # keeps, per mount namespace (by inode number), the pid namespace its /proc was mounted
+    # in (a mount namespace not listed sees the boot-time /proc: the initial namespace)
     next_inum: int = _FIRST_GUEST_INUM
+    proc_views: "dict[int, PidNamespace]" = field(default_factory=dict)
 
     def root(self) -> "PidNamespace":
         ns = self
@@ -92,6 +95,27 @@ def alloc_ns_inum(k: Any) -> int:
     inum = root.next_inum
     root.next_inum += 1
     return inum
+
+
+def new_mount_ns(k: Any, old: int) -> int:
+    """copy_mnt_ns: a new mount namespace starts with a copy of ``old``'s mounts, its /proc
+    among them."""
+    inum = alloc_ns_inum(k)
+    views = k.init_pid_ns.proc_views
+    if old in views:
+        views[inum] = views[old]
+    return inum
+
+
+def proc_pid_ns(k: Any, reader: "Task | None") -> "PidNamespace | None":
+    """The pid namespace the /proc ``reader`` sees shows (proc_pid_ns of the mount's super
+    block): the one active where proc was mounted in the reader's mount namespace, and the
+    initial one (None) for the boot-time /proc -- a task born in a new pid namespace sees
+    the outer numbers until it mounts proc again."""
+    if reader is None or not reader.mnt_ns:
+        return None
+    ns = k.init_pid_ns.proc_views.get(reader.mnt_ns)
+    return ns if ns is not None and ns.level else None
 
 
 def task_active_pid_ns(k: Any, t: "Task") -> PidNamespace:

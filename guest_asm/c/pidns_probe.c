@@ -4,7 +4,8 @@
  * /proc/self/ns/pid links, unshare(CLONE_NEWPID) with the init's death ending the namespace
  * (fork: ENOMEM), and setns through a pidfd back to the caller's own namespace.
  * Only numbers that are the same on every kernel are printed: inside a new namespace they
- * start at 1; outer numbers are printed as relations ("matches"). */
+ * start at 1; outer numbers are printed as relations.  A /proc shows the pid namespace it was
+ * mounted in, so the first level mounts its own (in a mount namespace of its own). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -14,12 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWPID
 #define CLONE_NEWPID 0x20000000
+#endif
+#ifndef CLONE_NEWNS
+#define CLONE_NEWNS 0x20000
 #endif
 
 struct clone_args_ { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
@@ -104,7 +109,13 @@ static int level2(int ready)
 	pid_t g = fork();
 	if (g == 0) {
 		nspid(0, buf, sizeof(buf));
-		out("ns2 child: getpid %d getppid %d NSpid:%s\n", getpid(), getppid(), buf);
+		/* the /proc it reads was mounted outside: its NSpid starts there, three levels up */
+		int fields = 0;
+		for (char *x = buf; *x; x++)
+			fields += *x == '\t';
+		const char *last = strrchr(buf, '\t');
+		out("ns2 child: getpid %d getppid %d NSpid: %d numbers, last %s\n", getpid(), getppid(),
+		    fields, last ? last + 1 : "-");
 		kill(getppid(), SIGUSR2);
 		_exit(3);
 	}
@@ -122,7 +133,7 @@ static int level2(int ready)
 		if (b == 0) {
 			char c;
 			close(p[1]);
-			read(p[0], &c, 1);          /* a is exiting: its end of the pipe is closed */
+			read(p[0], &c, 1);          /* a has exited and this init has reaped it */
 			for (int i = 0; i < 1000 && getppid() != 1; i++)
 				usleep(1000);       /* (Linux closes a's files before it reparents b) */
 			out("orphan: getpid %d getppid %d\n", getpid(), getppid());
@@ -131,9 +142,9 @@ static int level2(int ready)
 		_exit(0);
 	}
 	close(p[0]);
-	close(p[1]);
 	w = waitpid(a, &st, 0);
 	out("ns2 init: reaped a %d\n", w == a);
+	close(p[1]);
 	w = waitpid(-1, &st, 0);
 	out("ns2 init: reaped the orphan %d status %d\n", w, WEXITSTATUS(st));
 	out("ns2 init: kill(99, 0) %s\n", err(kill(99, 0)));
@@ -146,6 +157,13 @@ static int level1(void)
 	char buf[256], link[64] = "";
 	catch(SIGUSR1);
 	out("ns1 init: getpid %d getppid %d gettid %ld\n", getpid(), getppid(), syscall(SYS_gettid));
+	nspid(0, buf, sizeof(buf));
+	out("ns1 init: the outer /proc shows it as %s\n", strrchr(buf, '\t') && strrchr(buf, '\t') != strchr(buf, '\t') ? "outer and 1" : buf);
+	/* its own /proc (it was cloned with a mount namespace of its own) */
+	out("ns1 init: mount / private %s\n", err(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)));
+	out("ns1 init: mount proc %s\n", err(mount("proc", "/proc", "proc", 0, NULL)));
+	nspid(0, buf, sizeof(buf));
+	out("ns1 init: its own /proc: NSpid:%s\n", buf);
 	int r[2];
 	pipe(r);
 	long c2 = clone_ns(CLONE_NEWPID, NULL, 0);
@@ -216,7 +234,7 @@ int main(void)
 	out("set_tid [1, 3999]: returned 3999: %d\n", c == 3999);
 
 	/* two levels deep */
-	long c1 = clone_ns(CLONE_NEWPID, NULL, 0);
+	long c1 = clone_ns(CLONE_NEWPID | CLONE_NEWNS, NULL, 0);
 	if (c1 == 0)
 		_exit(level1());
 	waitpid(c1, &st, 0);

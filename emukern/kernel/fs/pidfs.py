@@ -52,15 +52,15 @@ class PidFdFile(File):
         return [wq]
 
     def show_fdinfo(self) -> str:
-        """pidfd_show_fdinfo: the process's number in the reader's pid namespace (0 when it
-        cannot see it, -1 once it is gone), then its numbers from there down to the namespace
-        it was born in."""
+        """pidfd_show_fdinfo: the process's number in the pid namespace of the /proc the
+        fdinfo file was read through (0 when it cannot see it, -1 once it is gone), then its
+        numbers from there down to the namespace it was born in."""
         if _exited(self.task, self.k):
             return "Pid:\t-1\nNSpid:\t-1\n"
-        reader = getattr(self.k.procfs, "current", None)
-        if self.task.pid_ns is None and (reader is None or reader.pid_ns is None):
+        view = kpid.proc_pid_ns(self.k, getattr(self.k.procfs, "current", None))
+        if self.task.pid_ns is None and view is None:
             return f"Pid:\t{self.task.tgid}\nNSpid:\t{self.task.tgid}\n"
-        ns = reader.pid_ns if reader is not None and reader.pid_ns is not None else self.k.init_pid_ns
+        ns = view if view is not None else self.k.init_pid_ns
         nrs = kpid.upids_of(self.k, self.task, ns)
         return f"Pid:\t{nrs[0] if nrs else 0}\nNSpid:\t" + "\t".join(map(str, nrs or [0])) + "\n"
 

@@ -136,11 +136,9 @@ class ProcFs:
         return fn().encode() if fn is not None else b""
 
     def reader_ns(self) -> Any:
-        """The pid namespace /proc shows: the reading task's (None: the initial one).  A proc
-        mounted inside a namespace shows that namespace; emukern's one /proc shows each
-        reader its own, which is the same for the programs that mount it again there."""
-        cur = self.current
-        return cur.pid_ns if cur is not None else None
+        """The pid namespace /proc shows the reading task (None: the initial one): the one
+        the reader's mount namespace mounted proc in (kernel/pid.py's proc_pid_ns)."""
+        return kpid.proc_pid_ns(self.k, self.current)
 
     def _nr(self, t: "Task | None", tgid: bool = True) -> int:
         """``t``'s process (or thread) number as the reader sees it; 0 when it cannot."""
@@ -156,7 +154,8 @@ class ProcFs:
         all tasks, and the last pid handed out in the reader's pid namespace."""
         live = [t for t in self.k.tasks.values() if t.alive]
         running = sum(1 for t in live if t.state == TaskState.RUNNABLE)
-        ns = self.reader_ns() or self.k.init_pid_ns
+        # (the reader's own namespace here, not the mount's: loadavg_proc_show)
+        ns = kpid.task_active_pid_ns(self.k, self.current) if self.current is not None else self.k.init_pid_ns
         return f"0.00 0.00 0.00 {running}/{len(live)} {kpid.ns_last_pid(self.k, ns)}\n".encode()
 
     def ns_links(self, t: "Task", base: str) -> Node:

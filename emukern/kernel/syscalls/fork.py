@@ -149,7 +149,7 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     # a new mount namespace (root only; another caller's flag is ignored, as before): emukern's
     # mount tree is one, so the namespace is a name that lets its owner make the changes
     # kernel/syscalls/nsproxy.py accepts there
-    child.mnt_ns = kpid.alloc_ns_inum(k) if flags & CLONE_NEWNS and cred_of(task).euid == 0 else task.mnt_ns
+    child.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns) if flags & CLONE_NEWNS and cred_of(task).euid == 0 else task.mnt_ns
     child.exe = task.exe          # mm->exe_file comes with the copied (or shared) mm: /proc/self/exe
     ctx = cpu.save_context()
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)

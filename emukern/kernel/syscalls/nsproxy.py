@@ -4,9 +4,10 @@ ksys_unshare, kernel/nsproxy.c and fs/namespace.c.
 Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (euid 0, kernel/cred.py):
 pid namespaces in full (kernel/pid.py: unshare(CLONE_NEWPID) makes the caller's *next child*
 the init of a new namespace, and setns joins one through a pidfd), and mount namespaces as a
-name only: emukern has one fixed mount tree, so in a namespace of its own a task may make the
-changes that leave what it sees unchanged -- propagation flags, and proc mounted again over
-/proc (procfs already shows each reader its own pid namespace).  Every other namespace kind
+name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
+may make only the changes that leave the tree's files where they are -- propagation flags, and
+proc mounted again over /proc, which from then on shows that mount namespace the pid namespace
+of the task that mounted it (kernel/pid.py's proc_pid_ns).  Every other namespace kind
 (uts, ipc, net, user, cgroup, time) still answers as Linux answers a caller without
 CAP_SYS_ADMIN: EPERM, as do joining one and any other change to the mounts.  What unshare can
 do without a namespace it does: give the caller its own descriptor table (CLONE_FILES) or
@@ -87,7 +88,7 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
             return -E.ENOSPC
         task.pid_ns_for_children = ns
     if flags & CLONE_NEWNS:
-        task.mnt_ns = kpid.alloc_ns_inum(k)
+        task.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns)
     if flags & CLONE_FS and _shared(k, task, "fs"):
         task.fs = dataclasses.replace(fs_of(task))
     if flags & CLONE_FILES and _shared(k, task, "files"):
@@ -146,8 +147,8 @@ def _user_str(task, addr: int) -> str | None:
 
 def sys_mount(k: "Kernel", cpu, task, source, target, fstype, flags, data, *a):
     """mount in a mount namespace of the caller's own: a propagation change (MS_PRIVATE and its
-    kin, the mount's own type, no source) and proc mounted over /proc leave emukern's one tree
-    as the caller sees it, so they succeed; anything else is refused as before."""
+    kin alone) and proc mounted over /proc (its numbers then the caller's pid namespace's)
+    succeed; anything else would change emukern's one tree, and is refused as before."""
     cpu.charge(k.cost.syscall_body)
     if not _own_mount_ns(task):
         return -E.EPERM
@@ -155,13 +156,16 @@ def sys_mount(k: "Kernel", cpu, task, source, target, fstype, flags, data, *a):
     if flags & _PROPAGATION and not flags & ~(_PROPAGATION | MS_REC):
         return 0
     if _user_str(task, fstype) == "proc" and _user_str(task, target) in ("/proc", "/proc/"):
+        # (proc_fill_super: the new /proc shows the mounter's pid namespace)
+        k.init_pid_ns.proc_views[task.mnt_ns] = kpid.task_active_pid_ns(k, task)
         return 0
     return -E.EPERM
 
 
 def sys_umount2(k: "Kernel", cpu, task, target, flags, *a):
-    """umount2 in a mount namespace of the caller's own: /proc only (it is mounted again right
-    after, and reads the same either way); the rest of the tree stays."""
+    """umount2 in a mount namespace of the caller's own: /proc only, which programs do just
+    before mounting it again (emukern's /proc stays in place meanwhile); the rest of the
+    tree stays."""
     cpu.charge(k.cost.syscall_body)
     if _own_mount_ns(task) and _user_str(task, target) in ("/proc", "/proc/"):
         return 0
