@@ -7,7 +7,11 @@ The probe's expected lines are Linux 6.12's answers for a root caller, read off 
 (alloc_pid), kernel/pid_namespace.c (copy_pid_ns, zap_pid_ns_processes, pidns_install,
 pidns_for_children_get), kernel/fork.c and kernel/exit.c (find_child_reaper).  Its second half
 (from unshare on) is checked against the host kernel through qemu-user when the host lets the
-test make a pid namespace; qemu-user has no clone3, so the first half has no such oracle."""
+test make a pid namespace; qemu-user has no clone3, so the first half has no such oracle.
+``emukern compare --kernel debian-13-arm64`` of the whole probe agreed on 33 of its 35 lines;
+the two others come from the real kernel's runner starting the program as the init of a pid
+namespace of its own (level 1, not 0): the first line's inode number, and a two-number set_tid
+that is valid there (pid 1 taken: EEXIST) where emukern's level 0 has too few levels (EINVAL)."""
 from __future__ import annotations
 
 import shutil
