@@ -54,12 +54,13 @@ def sys_wait4(k: "Kernel", cpu, task, pid, status_ptr, options, rusage, *a):
             return err or num(c)
         jc = signal_jobctl.wait_task_stopped_continued(k, task, c, options, status_ptr)
         if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
-            return signal_exit.put_child_rusage(k, task, c, rusage) or jc
+            return signal_exit.put_child_rusage(k, task, c, rusage) or (num(c) if jc > 0 else jc)
     # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
     got = wait_task_traced(k, task, traced, status_ptr)
     if got:
         tracee = k.tasks.get(got)
-        return (signal_exit.put_child_rusage(k, task, tracee, rusage) if tracee is not None else 0) or got
+        return (signal_exit.put_child_rusage(k, task, tracee, rusage) if tracee is not None else 0) \
+            or (num(tracee) if tracee is not None and got > 0 else got)
     if options & WNOHANG:
         return 0
     wq = k.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))
