@@ -85,15 +85,19 @@ def sys_clone(k: "Kernel", cpu, task, flags, newsp, ptid, tls, ctid, *a):
 
 
 def _child_pid_ns(k: "Kernel", task, flags: int):
-    """copy_process's pid-namespace checks and copy_pid_ns: a new namespace (CLONE_NEWPID)
-    cannot go with a thread or a sibling (they must share the parent's namespace), nor can a
-    thread be made once unshare(CLONE_NEWPID) has moved the caller's children elsewhere; a new
-    namespace needs CAP_SYS_ADMIN and sits below the caller's pid_ns_for_children.  Answers
-    the namespace the child is born in, or a negative errno."""
-    if flags & (CLONE_NEWPID | CLONE_NEWUSER) and flags & (CLONE_THREAD | CLONE_PARENT):
+    """copy_process's pid-namespace checks and copy_pid_ns: a thread shares its group's
+    namespace, so it cannot come with a new one (CLONE_NEWPID, CLONE_NEWUSER) nor once
+    unshare(CLONE_NEWPID) has moved the caller's children elsewhere; a namespace's init may
+    not make siblings (CLONE_PARENT: they would have no reaper); a new namespace needs
+    CAP_SYS_ADMIN and sits below the caller's pid_ns_for_children.  Answers the namespace the
+    child is born in, or a negative errno."""
+    if flags & CLONE_THREAD and (flags & (CLONE_NEWPID | CLONE_NEWUSER) or (
+            task.pid_ns_for_children is not None
+            and task.pid_ns_for_children is not kpid.task_active_pid_ns(k, task))):
         return -E.EINVAL
-    if flags & CLONE_THREAD and task.pid_ns_for_children is not None \
-            and task.pid_ns_for_children is not kpid.task_active_pid_ns(k, task):
+    if flags & CLONE_PARENT and task.pid_ns is not None \
+            and task.pid_ns.child_reaper is k.tasks.get(task.tgid, task):
+        # (a namespace's init is SIGNAL_UNKILLABLE; the first process keeps emukern's answer)
         return -E.EINVAL
     ns = kpid.pid_ns_for_children(k, task)
     if flags & CLONE_NEWPID:
