@@ -22,7 +22,7 @@ from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
+from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, SA_NOCLDWAIT, SIG_IGN, SIGCHLD, SIGKILL
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
@@ -108,9 +108,6 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
         k.percpu[cpu.index].need_resched = True
         cpu.stop()
     _remove_from_queues(k, task)
-
-
-SIGKILL = 9
 
 
 def forget_original_parent(k: "Kernel", cpu, task: Task) -> None:
