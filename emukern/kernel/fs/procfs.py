@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.signal import base as signal_base
+from emukern.kernel import pid as kpid
 
 
 SYS_DEV = 0x15
@@ -118,15 +119,25 @@ class ProcFs:
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
             cur = self.current
+            ns = self.reader_ns()
             if cur is not None:
-                out["self"] = _link("/proc/self", lambda: str(cur.tgid))
-                out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
+                if ns is None:
+                    out["self"] = _link("/proc/self", lambda: str(cur.tgid))
+                    out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
+                else:
+                    me, tg = kpid.pid_nr_ns(self.k, cur, ns), kpid.task_tgid_nr_ns(self.k, cur, ns)
+                    out["self"] = _link("/proc/self", lambda: str(tg))
+                    out["thread-self"] = _link("/proc/thread-self", lambda: f"{tg}/task/{me}")
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
             out["uptime"] = _seq_file("/proc/uptime", self.uptime)
+            out["loadavg"] = _seq_file("/proc/loadavg", self.loadavg)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
-                    out[str(t.tgid)] = self.pid_dir(t)
+                    if ns is None:
+                        out[str(t.tgid)] = self.pid_dir(t)
+                    elif (nr := kpid.pid_nr_ns(self.k, t, ns)):
+                        out[str(nr)] = self.pid_dir(t, nr)       # (only what the reader's namespace sees)
             return out
         return _dir("/proc", children)
 
@@ -134,8 +145,57 @@ class ProcFs:
         fn = getattr(self.k.arch, "cpuinfo", None)
         return fn().encode() if fn is not None else b""
 
-    def pid_dir(self, t: "Task") -> Node:
-        base = f"/proc/{t.tgid}"
+    def reader_ns(self) -> Any:
+        """The pid namespace /proc shows the reading task (None: the initial one): the one
+        the reader's mount namespace mounted proc in (kernel/pid.py's proc_pid_ns)."""
+        return kpid.proc_pid_ns(self.k, self.current)
+
+    def _nr(self, t: "Task | None", tgid: bool = True) -> int:
+        """``t``'s process (or thread) number as the reader sees it; 0 when it cannot."""
+        ns = self.reader_ns()
+        if t is None:
+            return 0
+        if ns is None:
+            return t.tgid if tgid else t.tid
+        return kpid.task_tgid_nr_ns(self.k, t, ns) if tgid else kpid.pid_nr_ns(self.k, t, ns)
+
+    def loadavg(self) -> bytes:
+        """loadavg_proc_show: the load averages (emukern keeps none: 0.00), the runnable and
+        all tasks, and the last pid handed out in the reader's pid namespace."""
+        live = [t for t in self.k.tasks.values() if t.alive]
+        running = sum(1 for t in live if t.state == TaskState.RUNNABLE)
+        # (the reader's own namespace here, not the mount's: loadavg_proc_show)
+        ns = kpid.task_active_pid_ns(self.k, self.current) if self.current is not None else self.k.init_pid_ns
+        return f"0.00 0.00 0.00 {running}/{len(live)} {kpid.ns_last_pid(self.k, ns)}\n".encode()
+
+    def ns_links(self, t: "Task", base: str) -> Node:
+        """/proc/<pid>/ns: one link per namespace kind, ``kind:[inode]`` (ns_get_name); the
+        pid namespace ones name the task's own and its children's, the mount one its mount
+        namespace; the others are the boot-time instances every task shares."""
+        def pid_ns() -> str:
+            return f"pid:[{kpid.task_active_pid_ns(self.k, t).inum}]"
+
+        def children_ns() -> str:
+            return f"pid:[{kpid.pid_ns_for_children(self.k, t).inum}]"
+        fixed = {"cgroup": kpid.PROC_CGROUP_INIT_INO, "ipc": kpid.PROC_IPC_INIT_INO,
+                 "net": kpid.PROC_NET_INIT_INO, "time": kpid.PROC_TIME_INIT_INO,
+                 "time_for_children": kpid.PROC_TIME_INIT_INO, "user": kpid.PROC_USER_INIT_INO,
+                 "uts": kpid.PROC_UTS_INIT_INO}
+
+        def children() -> dict[str, Node]:
+            out = {name: _link(f"{base}/ns/{name}", lambda name=name, ino=ino: f"{name.split('_')[0]}:[{ino}]")
+                   for name, ino in fixed.items()}
+            out["mnt"] = _link(base + "/ns/mnt", lambda: f"mnt:[{t.mnt_ns or kpid.PROC_MNT_INIT_INO}]")
+            out["pid"] = _link(base + "/ns/pid", pid_ns)
+            # pidns_for_children_get: a namespace whose init is not born yet has no file to name
+            nxt = kpid.pid_ns_for_children(self.k, t)
+            if nxt.level == 0 or nxt.child_reaper is not None:
+                out["pid_for_children"] = _link(base + "/ns/pid_for_children", children_ns)
+            return dict(sorted(out.items()))
+        return _dir(base + "/ns", children, mode=0o511)
+
+    def pid_dir(self, t: "Task", nr: int = 0) -> Node:
+        base = f"/proc/{nr or t.tgid}"
 
         def children() -> dict[str, Node]:
             return {
@@ -164,14 +224,16 @@ class ProcFs:
         """The entries beside the basic ones: ``task/`` (one directory per live thread, named by
         its TID: what proc_task_readdir lists) and ``fdinfo/``."""
         return {
-            "task": _dir(base + "/task", lambda: {str(x.tid): self.tid_dir(x, f"{base}/task/{x.tid}")
-                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)}),
+            "task": _dir(base + "/task", lambda: {str(n): self.tid_dir(x, f"{base}/task/{n}")
+                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)
+                                                 if (n := self._nr(x, tgid=False))}),
             "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             "map_files": _dir(base + "/map_files", lambda: {
                 name: _magic_link(f"{base}/map_files/{name}", lambda target=target: target)
                 for name, target in map_files(t)}, mode=0o500),
             "syscall": _seq_file(base + "/syscall", lambda: self.proc_syscall(t)),
             "wchan": _file(base + "/wchan", lambda: proc_wchan(t)),
+            "ns": self.ns_links(t, base),
         }
 
     def proc_syscall(self, t: "Task") -> bytes:
@@ -223,18 +285,40 @@ class ProcFs:
         """proc_pid_status: the fields programs parse, from the model (uid/gid 0: emukern's
         processes run as root)."""
         ppid = t.parent.tgid if t.parent is not None else 0
+        tgid, pid = t.tgid, t.tgid
+        ns = self.reader_ns()
+        if ns is not None:
+            # the numbers as the reader's namespace sees them (a parent outside it: 0)
+            ppid = self._nr(t.parent)
+            tgid, pid = self._nr(t), self._nr(t)
         cpus = sorted(t.affinity) if t.affinity else list(range(len(self.k.cpus)))
         vm = sum(m.size for m in t.mm.mappings) // 1024
         state = "R (running)" if t.state.value == "runnable" else "S (sleeping)" if t.alive else "Z (zombie)"
         if t.alive and t.wait_reason.startswith("traced"):
             state = "t (tracing stop)"                 # kernel/ptrace.py's ptrace-stop
         tracer = t.ptrace.tracer.tgid if t.ptrace is not None else 0
-        return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
-                f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
-                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nKthread:\t0\nVmSize:\t{vm:8d} kB\n"
+        return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{tgid}\n"
+                f"Pid:\t{pid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\n{self.ns_status(t)}"
+                f"Kthread:\t0\nVmSize:\t{vm:8d} kB\n"
                 f"{status_rss(t)}"
                 f"Threads:\t{len(self._threads(t))}\n"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
+
+    def ns_status(self, t: "Task") -> str:
+        """proc_pid_status's NStgid, NSpid, NSpgid and NSsid: each number from the reader's pid
+        namespace down to the one the task was born in."""
+        ns = self.reader_ns() or self.k.init_pid_ns
+        leader = self.k.tasks.get(t.tgid, t)
+
+        def line(name: str, who: "Task | None") -> str:
+            nrs = kpid.upids_of(self.k, who, ns) if who is not None else []
+            return f"{name}:\t" + "\t".join(map(str, nrs or [0])) + "\n"
+        pgid, sid = signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t)
+        if ns.level == 0 and t.pid_ns is None:
+            return (f"NStgid:\t{t.tgid}\nNSpid:\t{t.tid}\nNSpgid:\t{pgid}\nNSsid:\t{sid}\n")
+        return (line("NStgid", leader) + line("NSpid", t) + line("NSpgid", self.k.tasks.get(pgid))
+                + line("NSsid", self.k.tasks.get(sid)))
 
     def proc_stat(self, t: "Task") -> bytes:
         """proc_pid_stat's first fields (pid, comm, state, ppid, pgrp, session, ..., utime, stime
@@ -245,7 +329,9 @@ class ProcFs:
         ppid = t.parent.tgid if t.parent is not None else 0
         state = "R" if t.state.value == "runnable" else "S" if t.alive else "Z"
         vm = sum(m.size for m in t.mm.mappings)
-        f = [t.tgid, f"({t.comm})", state, ppid, signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t), 0, -1, 0,
+        if self.reader_ns() is not None:
+            ppid = self._nr(t.parent)
+        f = [self._nr(t), f"({t.comm})", state, ppid, signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t), 0, -1, 0,
              0, 0, 0, 0, tick(sum(x.utime for x in th)), tick(sum(x.stime for x in th)), 0, 0, 20, 0,
              len(th), 0, tick(t.start_time), vm, vm // 4096]
         f += [0] * (52 - len(f))
