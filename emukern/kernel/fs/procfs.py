@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from emukern.errors import MemoryFault
+from emukern.kernel import errno as E
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
+from emukern.machine.memory import PAGE, is_shared
+from emukern.kernel.fs.file import MAX_IO, VfsFile
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
 
 if TYPE_CHECKING:
@@ -36,6 +40,12 @@ SYS_DEV = 0x15
 FIXED_SYSCTLS: dict[str, SysctlEntry] = {
     e.path: e for e in (SysctlEntry("vm.mmap_min_addr", 65536, mode=0o444, kind="int"),
                         SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
+
+
+# /proc/version (fs/proc/version.c): linux_proc_banner filled from the same utsname fields
+# uname(2) reports (kernel/syscalls/sys.py's sys_uname: release, version), with a builder and
+# compiler that say where the kernel really comes from
+PROC_VERSION = b"Linux version 6.12.0-emukern (root@emukern) (emukern) #1 SMP emukern\n"
 
 
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
@@ -119,6 +129,7 @@ class ProcFs:
                 out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
             out["uptime"] = _seq_file("/proc/uptime", self.uptime)
+            out["version"] = _file("/proc/version", lambda: PROC_VERSION)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
@@ -148,6 +159,7 @@ class ProcFs:
                 "fd": _dir(base + "/fd", lambda: {
                     str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+                "mem": _mem_node(base + "/mem", t),
                 **self.pid_extra(t, base),
             }
         return _dir(base, children)
@@ -369,4 +381,75 @@ class SeqFile(MemFile):
 def _seq_file(path: str, content: Callable[[], bytes]) -> Node:
     n = _file(path, content)
     n.opener = lambda flags, n=n: SeqFile(n, flags, content())
+    return n
+
+
+class ProcMemFile(VfsFile):
+    """/proc/PID/mem (fs/proc/base.c mem_rw): the file offset is a user address of the process,
+    and a read or write goes through its page tables as a debugger's would (FOLL_FORCE): pages
+    the process itself may not read or write are reached too, except that a write into a
+    read-only *shared* mapping is refused (forcing it would change the file or the other
+    processes' view; a private one just gets its own copy).  The mm is the one the process had
+    at open, as mem_open pins it: after that process execs or exits the reads see nothing.
+
+    The copy goes a page at a time, as access_remote_vm does: a page that cannot be reached
+    ends the transfer, which is short, or EIO when not even the first byte moved."""
+
+    kind = "proc-mem"
+
+    def __init__(self, node: Node, flags: int, mm: Any) -> None:
+        super().__init__(node, flags)
+        self.mm = mm
+
+    def _chunks(self, off: int, count: int):
+        end = off + min(count, MAX_IO)
+        while off < end:
+            n = min(PAGE - off % PAGE, end - off)
+            yield off, n
+            off += n
+
+    def _reachable(self, addr: int, write: bool) -> bool:
+        m = self.mm.find(addr)
+        if m is None or getattr(m, "secret", False):
+            return False               # unmapped, or secretmem: never reachable from outside
+        return not (write and "w" not in m.perms and is_shared(m))
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if self.mm.released or off >> 63:
+            return b""                 # the mm is gone: mmget_not_zero fails, nothing to read
+        out = bytearray()
+        for addr, n in self._chunks(off, count):
+            if not self._reachable(addr, False):
+                break
+            try:
+                out += self.mm.read(addr, n, need="")
+            except MemoryFault:
+                break
+        return bytes(out) if out or not count else -E.EIO
+
+    def pwrite(self, data: bytes, off: int) -> int:
+        if self.mm.released or off >> 63:
+            return 0
+        done = 0
+        for addr, n in self._chunks(off, len(data)):
+            if not self._reachable(addr, True):
+                break
+            try:
+                self.mm.write(addr, data[done: done + n], need="")
+            except MemoryFault:
+                break
+            done += n
+        return done if done or not data else -E.EIO
+
+    def llseek(self, offset: int, whence: int) -> int:
+        """mem_lseek: SEEK_SET and SEEK_CUR only; an address is any unsigned offset."""
+        if whence not in (0, 1):
+            return -E.EINVAL
+        self.pos = (offset if whence == 0 else self.pos + offset) & ((1 << 64) - 1)
+        return self.pos
+
+
+def _mem_node(path: str, t: "Task") -> Node:
+    n = Node(path, S_IFREG | 0o600, dev=PROC_DEV)
+    n.opener = lambda flags, n=n: ProcMemFile(n, flags, t.mm)
     return n
