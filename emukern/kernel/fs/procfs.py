@@ -18,6 +18,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.resource import nr_open_sysctl
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
 from emukern.machine.memory import PAGE, is_shared
@@ -73,6 +74,9 @@ class ProcFs:
         self.k = k
         self.current: "Task | None" = None       # the task doing the lookup (for /proc/self)
         self.random = RandomStream()
+        # writable sysctls that are no machine setting (kept out of the run's summary, like
+        # FIXED_SYSCTLS): fs.nr_open, which kernel/resource.py reads
+        self.fs_sysctls: dict[str, SysctlEntry] = {e.path: e for e in (nr_open_sysctl(),)}
 
     def mounts(self) -> dict[str, Callable[[], Node]]:
         return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root,
@@ -259,7 +263,7 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
+            table = {**FIXED_SYSCTLS, **self.fs_sysctls, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
                      **self.k.sysctl.entries}
             for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.resource import dup_fd_fits
 from emukern.kernel.syscalls import CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_THREAD, CLONE_VM
 
 if TYPE_CHECKING:
@@ -66,9 +67,12 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
         return -E.EINVAL
     if flags & CLONE_NEWNS_ALL:
         return -E.EPERM             # no CAP_SYS_ADMIN: one set of namespaces
+    new_files = flags & CLONE_FILES and _shared(k, task, "files")
+    if new_files and not dup_fd_fits(k, task.files.fds):
+        return -E.EMFILE            # the copy would pass fs.nr_open (lowered since the fds opened)
     if flags & CLONE_FS and _shared(k, task, "fs"):
         task.fs = dataclasses.replace(fs_of(task))
-    if flags & CLONE_FILES and _shared(k, task, "files"):
+    if new_files:
         task.files = task.files.dup_table()
     return 0
 
