@@ -38,6 +38,8 @@ class MmStruct(AddressSpace):
     mdwe: int = 0
     # prctl(PR_SET_DUMPABLE): 0 keeps unprivileged tracers and pidfd_getfd out (ptrace_may_access)
     dumpable: int = 1
+    # mseal(2)'s sealed ranges, [start, end) pairs kept sorted (kernel/mm/seal.py)
+    sealed: list = field(default_factory=list)
 
     @property
     def tagged_addr(self) -> bool:
@@ -85,6 +87,7 @@ class MmStruct(AddressSpace):
         child.mmap_base, child.bottom_up, child.mmap_end = self.mmap_base, self.bottom_up, self.mmap_end
         child.mdwe = mmf_init_mdwe(self.mdwe)
         child.dumpable = self.dumpable          # (mmf_init_flags keeps MMF_DUMPABLE_MASK)
+        child.sealed = [list(r) for r in self.sealed]   # dup_mmap copies VM_SEALED
         return child
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import s32
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.mm.vma import _U64
 from emukern.machine.memory import PAGE, page_up
 from emukern.kernel.mm.uaccess import copy_to_user
@@ -39,6 +40,8 @@ def sys_madvise(k: "Kernel", cpu, task, addr, length, advice, *a):
         return -E.EINVAL            # the length rounded up past the top
     if end == addr:
         return 0
+    if mm_seal.madvise_refused(task.mm, addr, end, s32(advice)):
+        return -E.EPERM             # discarding a sealed read-only anonymous vma's pages
     # madvise_walk_vmas: the mapped parts get the advice, a hole anywhere makes it ENOMEM
     covered = sum(min(m.end, end) - max(m.start, addr) for m in task.mm.mappings
                   if m.start < end and addr < m.end)

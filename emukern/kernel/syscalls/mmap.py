@@ -16,6 +16,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
@@ -94,6 +95,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
             return -E.EINVAL
         if addr + size > k.arch.STACK_TOP:
             return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
+        if mm_seal.range_sealed(task.mm, addr, addr + size):
+            return -E.EPERM       # mmap_region's unmap of what lies there meets a sealed vma
         task.mm.unmap(addr, size)
         start = addr
     elif flags & 0x100000:        # MAP_FIXED_NOREPLACE: exactly there, or EEXIST
@@ -139,6 +142,8 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
     # EINVAL, not "unmap everything" -- stress-ng's mmap stressor checks munmap(0, ~0) fails
     if not k.arch.access_ok(task, addr, length) or addr > USER_VA_LIMIT or length > USER_VA_LIMIT - addr:
         return -E.EINVAL
+    if mm_seal.range_sealed(task.mm, addr, addr + page_up(length)):
+        return -E.EPERM           # a sealed vma in the range: nothing is unmapped
     task.mm.unmap(addr, length)
     cpu.charge(k.cost.mmap_op)
     return 0
