@@ -57,10 +57,23 @@ def _link(path: str, target: Callable[[], str]) -> Node:
     return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target)
 
 
-def _magic_link(path: str, target: Callable[[], str]) -> Node:
+def _magic_link(path: str, target: Callable[[], str], obj: Node | None = None) -> Node:
     """A /proc/<pid> link whose target is an object, not a name (proc_pid_get_link jumps to it):
-    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one."""
-    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra={"magic": True})
+    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one.  ``obj`` is
+    the inode to land on when no name reaches it (a memfd's); without it the target is walked."""
+    extra: dict[str, Any] = {"magic": True}
+    if obj is not None:
+        extra["object"] = obj
+    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra=extra)
+
+
+def _fd_link(path: str, f: Any) -> Node:
+    """/proc/<pid>/fd/N: a link to what the descriptor names.  An unnamed memfd's inode is
+    reachable through it alone, so the link carries the inode (its opener makes a new open file
+    description of it, as opening the link does on Linux)."""
+    node = getattr(f, "node", None)
+    obj = node if getattr(f, "kind", "") == "memfd" and node is not None else None
+    return _magic_link(path, lambda: fd_target(f), obj)
 
 
 def _file(path: str, content: Callable[[], bytes], mode: int = 0o444) -> Node:
@@ -161,7 +174,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 "mem": _mem_node(base + "/mem", t),
                 **self.pid_extra(t, base),
@@ -207,7 +220,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             }
