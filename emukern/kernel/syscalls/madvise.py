@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import s32
 from emukern.kernel.mm import seal as mm_seal
+from emukern.kernel.mm.mm_struct import DROPPABLE_BUFS, drop_pages as mm_droppable_drop
 from emukern.kernel.mm.vma import _U64
 from emukern.machine.memory import PAGE, page_up
 from emukern.kernel.mm.uaccess import copy_to_user
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 # madvise_behavior_valid: NORMAL..DONTNEED, FREE..DODUMP's run (8-17), WIPEONFORK..
 # DONTNEED_LOCKED (18-24), COLLAPSE (25), HWPOISON and SOFT_OFFLINE (100, 101)
+MADV_DODUMP, MADV_KEEPONFORK, MADV_PAGEOUT = 17, 19, 21
 MADV_VALID = frozenset((0, 1, 2, 3, 4, *range(8, 26), 100, 101))
 _U64_MASK = (1 << 64) - 1
 
@@ -43,8 +45,14 @@ def sys_madvise(k: "Kernel", cpu, task, addr, length, advice, *a):
     if mm_seal.madvise_refused(task.mm, addr, end, s32(advice)):
         return -E.EPERM             # discarding a sealed read-only anonymous vma's pages
     # madvise_walk_vmas: the mapped parts get the advice, a hole anywhere makes it ENOMEM
-    covered = sum(min(m.end, end) - max(m.start, addr) for m in task.mm.mappings
-                  if m.start < end and addr < m.end)
+    hit = [m for m in task.mm.mappings if m.start < end and addr < m.end]
+    droppable = [m for m in hit if m.buf in DROPPABLE_BUFS]
+    if droppable and s32(advice) in (MADV_DODUMP, MADV_KEEPONFORK):
+        return -E.EINVAL            # a droppable vma is always left out of dumps and forks
+    if s32(advice) == MADV_PAGEOUT:
+        for m in droppable:         # reclaim drops such pages rather than writing them out
+            mm_droppable_drop(m, max(m.start, addr), min(m.end, end))
+    covered = sum(min(m.end, end) - max(m.start, addr) for m in hit)
     return 0 if covered == end - addr else -E.ENOMEM
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emukern.kernel.mm.mm_struct import map_deny_write_exec
+from emukern.kernel.mm.mm_struct import DROPPABLE_BUFS, map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
@@ -26,6 +26,12 @@ from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
+
+
+# the mapping type field of mmap's flags, and Linux 6.11's MAP_DROPPABLE type; the flags a
+# droppable mapping may not have
+MAP_TYPE, MAP_DROPPABLE = 0x0F, 0x08
+MAP_GROWSDOWN, MAP_LOCKED, MAP_HUGETLB = 0x100, 0x2000, 0x40000
 
 
 # ---- memory --------------------------------------------------------------------------------
@@ -53,6 +59,13 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     if length == 0 or length > 1 << 40:
         return -E.EINVAL if length == 0 else -E.ENOMEM
     data, name = b"", "[anon]"
+    droppable = flags & MAP_TYPE == MAP_DROPPABLE
+    if droppable:
+        # anonymous memory the kernel may empty under pressure: never file-backed, locked,
+        # huge or a stack; otherwise private memory (pages dropped, not copied by fork)
+        if not flags & MAP_ANONYMOUS or flags & (MAP_LOCKED | MAP_HUGETLB | MAP_GROWSDOWN):
+            return -E.EINVAL
+        flags = flags & ~MAP_TYPE | MAP_PRIVATE
     if not flags & (MAP_PRIVATE | MAP_SHARED):
         return -E.EINVAL
     shm = None
@@ -112,6 +125,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         if start < PAGE:
             return -E.ENOMEM
     m = task.mm.map(start, size, prot_str(prot), name, data)
+    if droppable:
+        DROPPABLE_BUFS.add(m.buf)
     if shm is not None:
         try:
             if isinstance(shm, ShmFile):
