@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import MAX_IO, DevNull, DevRandom, DevZero, MemFile, RandomStream, VfsFile
 from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, lock_sync, locked_bytes
 from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO,
                                     is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.resource import nr_open_sysctl
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
@@ -43,6 +45,12 @@ FIXED_SYSCTLS: dict[str, SysctlEntry] = {
                         SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
 
 
+# /proc/version (fs/proc/version.c): linux_proc_banner filled from the same utsname fields
+# uname(2) reports (kernel/syscalls/sys.py's sys_uname: release, version), with a builder and
+# compiler that say where the kernel really comes from
+PROC_VERSION = b"Linux version 6.12.0-emukern (root@emukern) (emukern) #1 SMP emukern\n"
+
+
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
     return Node(path, S_IFDIR | mode, dev=dev, children=children)
 
@@ -51,10 +59,23 @@ def _link(path: str, target: Callable[[], str]) -> Node:
     return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target)
 
 
-def _magic_link(path: str, target: Callable[[], str]) -> Node:
+def _magic_link(path: str, target: Callable[[], str], obj: Node | None = None) -> Node:
     """A /proc/<pid> link whose target is an object, not a name (proc_pid_get_link jumps to it):
-    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one."""
-    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra={"magic": True})
+    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one.  ``obj`` is
+    the inode to land on when no name reaches it (a memfd's); without it the target is walked."""
+    extra: dict[str, Any] = {"magic": True}
+    if obj is not None:
+        extra["object"] = obj
+    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra=extra)
+
+
+def _fd_link(path: str, f: Any) -> Node:
+    """/proc/<pid>/fd/N: a link to what the descriptor names.  An unnamed memfd's inode is
+    reachable through it alone, so the link carries the inode (its opener makes a new open file
+    description of it, as opening the link does on Linux)."""
+    node = getattr(f, "node", None)
+    obj = node if getattr(f, "kind", "") == "memfd" and node is not None else None
+    return _magic_link(path, lambda: fd_target(f), obj)
 
 
 def _file(path: str, content: Callable[[], bytes], mode: int = 0o444) -> Node:
@@ -68,6 +89,9 @@ class ProcFs:
         self.k = k
         self.current: "Task | None" = None       # the task doing the lookup (for /proc/self)
         self.random = RandomStream()
+        # writable sysctls that are no machine setting (kept out of the run's summary, like
+        # FIXED_SYSCTLS): fs.nr_open, which kernel/resource.py reads
+        self.fs_sysctls: dict[str, SysctlEntry] = {e.path: e for e in (nr_open_sysctl(),)}
 
     def mounts(self) -> dict[str, Callable[[], Node]]:
         return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root,
@@ -131,6 +155,7 @@ class ProcFs:
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
             out["uptime"] = _seq_file("/proc/uptime", self.uptime)
             out["loadavg"] = _seq_file("/proc/loadavg", self.loadavg)
+            out["version"] = _file("/proc/version", lambda: PROC_VERSION)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
@@ -213,8 +238,9 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+                "mem": _mem_node(base + "/mem", t),
                 **self.pid_extra(t, base),
             }
         return _dir(base, children)
@@ -260,7 +286,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             }
@@ -341,7 +367,7 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
+            table = {**FIXED_SYSCTLS, **self.fs_sysctls, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
                      **self.k.sysctl.entries}
             for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
@@ -653,4 +679,75 @@ class SeqFile(MemFile):
 def _seq_file(path: str, content: Callable[[], bytes]) -> Node:
     n = _file(path, content)
     n.opener = lambda flags, n=n: SeqFile(n, flags, content())
+    return n
+
+
+class ProcMemFile(VfsFile):
+    """/proc/PID/mem (fs/proc/base.c mem_rw): the file offset is a user address of the process,
+    and a read or write goes through its page tables as a debugger's would (FOLL_FORCE): pages
+    the process itself may not read or write are reached too, except that a write into a
+    read-only *shared* mapping is refused (forcing it would change the file or the other
+    processes' view; a private one just gets its own copy).  The mm is the one the process had
+    at open, as mem_open pins it: after that process execs or exits the reads see nothing.
+
+    The copy goes a page at a time, as access_remote_vm does: a page that cannot be reached
+    ends the transfer, which is short, or EIO when not even the first byte moved."""
+
+    kind = "proc-mem"
+
+    def __init__(self, node: Node, flags: int, mm: Any) -> None:
+        super().__init__(node, flags)
+        self.mm = mm
+
+    def _chunks(self, off: int, count: int):
+        end = off + min(count, MAX_IO)
+        while off < end:
+            n = min(PAGE - off % PAGE, end - off)
+            yield off, n
+            off += n
+
+    def _reachable(self, addr: int, write: bool) -> bool:
+        m = self.mm.find(addr)
+        if m is None or getattr(m, "secret", False):
+            return False               # unmapped, or secretmem: never reachable from outside
+        return not (write and "w" not in m.perms and is_shared(m))
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if self.mm.released or off >> 63:
+            return b""                 # the mm is gone: mmget_not_zero fails, nothing to read
+        out = bytearray()
+        for addr, n in self._chunks(off, count):
+            if not self._reachable(addr, False):
+                break
+            try:
+                out += self.mm.read(addr, n, need="")
+            except MemoryFault:
+                break
+        return bytes(out) if out or not count else -E.EIO
+
+    def pwrite(self, data: bytes, off: int) -> int:
+        if self.mm.released or off >> 63:
+            return 0
+        done = 0
+        for addr, n in self._chunks(off, len(data)):
+            if not self._reachable(addr, True):
+                break
+            try:
+                self.mm.write(addr, data[done: done + n], need="")
+            except MemoryFault:
+                break
+            done += n
+        return done if done or not data else -E.EIO
+
+    def llseek(self, offset: int, whence: int) -> int:
+        """mem_lseek: SEEK_SET and SEEK_CUR only; an address is any unsigned offset."""
+        if whence not in (0, 1):
+            return -E.EINVAL
+        self.pos = (offset if whence == 0 else self.pos + offset) & ((1 << 64) - 1)
+        return self.pos
+
+
+def _mem_node(path: str, t: "Task") -> Node:
+    n = Node(path, S_IFREG | 0o600, dev=PROC_DEV)
+    n.opener = lambda flags, n=n: ProcMemFile(n, flags, t.mm)
     return n

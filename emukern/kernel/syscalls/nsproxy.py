@@ -26,6 +26,7 @@ from emukern.kernel import pid as kpid
 from emukern.kernel.cred import cred_of
 from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.resource import dup_fd_fits
 from emukern.kernel.syscalls import CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_THREAD, CLONE_VM
 
 if TYPE_CHECKING:
@@ -75,6 +76,10 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
         return -E.EINVAL
     if flags & CLONE_VM and task.mm.users > 1:
         return -E.EINVAL
+    # unshare_fd comes before the namespaces in ksys_unshare: its EMFILE is answered first
+    new_files = flags & CLONE_FILES and _shared(k, task, "files")
+    if new_files and not dup_fd_fits(k, task.files.fds):
+        return -E.EMFILE            # the copy would pass fs.nr_open (lowered since the fds opened)
     if flags & CLONE_NEWNS_ALL:
         # unshare_nsproxy_namespaces: every new namespace needs CAP_SYS_ADMIN, and the kinds
         # emukern has no model for are refused as if the caller lacked it
@@ -91,7 +96,7 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
         task.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns)
     if flags & CLONE_FS and _shared(k, task, "fs"):
         task.fs = dataclasses.replace(fs_of(task))
-    if flags & CLONE_FILES and _shared(k, task, "files"):
+    if new_files:
         task.files = task.files.dup_table()
     return 0
 
