@@ -52,7 +52,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.cred import cred_of
 from emukern.kernel.files import FdTable, File, WaitQueue
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.net import unix_bind
+from emukern.kernel.net import net_namespace, unix_bind
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.sysret import BLOCK, s64
@@ -197,6 +197,7 @@ class UnixSocket(File):
         self.acceptq: deque[UnixSocket] = deque()
         self.peer_wait = WaitQueue("unix_peer_wait")   # connect()s waiting for room in acceptq
         self.embryo = False                 # made by connect, not accepted yet (no struct socket)
+        self.net: Any = None                # its network namespace (net_namespace.Net), for good
 
     def may_passcred(self) -> bool:
         """Either SO_PASSCRED or SO_PASSPIDFD: both need the sender's identity on each skb (and
@@ -287,6 +288,8 @@ class UnixSocket(File):
             return []         # (already released: the garbage collector closed it first)
         wqs = [self.wq, self.peer_wait]
         self.dead = True
+        if self.net is not None:
+            self.net.inuse[net_namespace.proto_name(self.type)] -= 1    # (unix_sock_destructor)
         self.shutdown = SHUTDOWN_MASK
         if self.names is not None:
             self.names.release(self)
@@ -389,9 +392,13 @@ def _unix_create(k: "Kernel", cpu, task, family, stype, protocol) -> Any:
     return stype, flags
 
 
-def _new_sock(k: "Kernel", cpu, task, stype, flags) -> UnixSocket:
+def _new_sock(k: "Kernel", cpu, task, stype, flags, net: Any = None) -> UnixSocket:
+    """unix_create1: the socket lives in ``net`` (by default its creator's network namespace)
+    for good, and counts there among its protocol's sockets until it is released."""
     sk = UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), _peer_identity(task))
     sk.pool = getattr(k, "mem", None)
+    sk.net = net if net is not None else net_namespace.task_net(k, task)
+    sk.net.inuse[net_namespace.proto_name(stype)] += 1
     return sk
 
 
@@ -506,7 +513,7 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
     if total > sk.sndbuf - 32:
         return -EMSGSIZE
     if addr is not None and namelen:
-        other = unix_bind.unix_find_other(k, task, addr, sk.type)
+        other = unix_bind.unix_find_other(k, task, addr, sk)
         if isinstance(other, int):
             return other
         if other.peer is not None and other.peer is not sk:
@@ -810,7 +817,7 @@ def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> A
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
-    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    other = unix_bind.unix_find_other(k, task, raw, sk)
     if isinstance(other, int):
         return other
     if not other.listening or other.shutdown & RCV_SHUTDOWN:
@@ -824,7 +831,7 @@ def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> A
         return -E.EINVAL
     if sk.peer is not None:
         return -EISCONN
-    newsk = _new_sock(k, cpu, task, sk.type, 0)
+    newsk = _new_sock(k, cpu, task, sk.type, 0, sk.net)   # (in the connecting socket's namespace)
     newsk.embryo = True
     newsk.creds = _peer_identity(task)              # the server side's peer is us
     newsk.peercred = _peer_identity(task)
@@ -852,7 +859,7 @@ def unix_dgram_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> An
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
-    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    other = unix_bind.unix_find_other(k, task, raw, sk)
     if isinstance(other, int):
         return other
     if other.peer is not None and other.peer is not sk:
