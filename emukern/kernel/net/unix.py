@@ -586,6 +586,16 @@ def _uninflight(fds: list[File] | None) -> None:
             f.inflight -= 1
 
 
+def _held_skbs(sk: "UnixSocket") -> list[Skb]:
+    """The skbs whose files a socket keeps alive: its own receive queue and, for a listener,
+    those of the connections it has not accepted yet (Linux's GC makes an embryo's in-flight
+    files edges of its listener: the embryo is reachable only through it)."""
+    out = list(sk.rq)
+    for embryo in sk.acceptq:
+        out += embryo.rq
+    return out
+
+
 def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
     """unix_gc: free the sockets that only in-flight skbs hold, when those skbs sit in the queues
     of such sockets themselves (a cycle no descriptor reaches: a socket sent over itself, two
@@ -602,13 +612,13 @@ def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
         if id(sk) in seen or sk.dead or sk.inflight == 0 or sk.refs != sk.inflight:
             continue
         seen[id(sk)] = sk
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             todo += [f for f in skb.fds or () if isinstance(f, UnixSocket)]
     if not seen:
         return []
     internal: dict[int, int] = {}
     for sk in seen.values():
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             for f in skb.fds or ():
                 if id(f) in seen:
                     internal[id(f)] = internal.get(id(f), 0) + 1
@@ -619,12 +629,12 @@ def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
         if id(sk) in live:
             continue
         live.add(id(sk))
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             alive += [f for f in skb.fds or () if id(f) in seen]
     garbage = [sk for key, sk in seen.items() if key not in live]
     files: list[File] = []
     for sk in garbage:
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             if skb.fds:
                 _uninflight(skb.fds)
                 files += skb.fds
