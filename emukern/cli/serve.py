@@ -1,0 +1,370 @@
+"""`emukern serve`: a warm worker that has already imported what a run needs, and forks once per
+run.  A short run spends nearly all of its time importing emukern and Unicorn (see
+``emukern bench --only startup``); a process that imported them once and forks a child per run
+pays that only once.  It is opt-in: ``EMUKERN_WARM=1 emukern run ...`` (or ``EMUKERN_WARM=PATH``
+for a socket other than the default) asks a running ``emukern serve`` to do the run, and falls
+back to an ordinary run when none answers or it cannot give exactly the same result.
+
+What the forked child is given, so that its output, exit status and files are those of an
+ordinary run: the client's own stdin/stdout/stderr descriptors (passed over the socket, so a
+pipe stays a pipe and a terminal a terminal), its working directory, environment, umask and
+resource limits, and Python's standard streams rebuilt the way a fresh interpreter builds them
+for those descriptors.  The worker refuses (and the client runs the program itself) when the
+client is another interpreter or another emukern tree, when a variable that is read while
+modules load differs (``EMUKERN_*``, ``PYTHON*``, the locale), or when a source file the worker
+loaded has changed since.  The worker only imports: it never runs a guest itself, so each
+child starts from the state a fresh process has after its imports.
+
+The protocol is one JSON request with the three descriptors attached (SCM_RIGHTS), then lines
+back: ``refuse REASON``, or ``start PID`` and, when the run ends, ``exit STATUS``.
+"""
+from __future__ import annotations
+
+import argparse
+import array
+import io
+import json
+import os
+import signal
+import socket
+import sys
+from typing import Any, Sequence
+
+# variables whose value is read while modules load (class attributes, module constants) or
+# that change how the interpreter itself behaves: a worker serves only clients that agree on
+# all of them, since its modules were loaded under its own values
+_LOAD_TIME_PREFIXES = ("EMUKERN_", "PYTHON", "LC_", "LANG")
+_NOT_LOAD_TIME = {"EMUKERN_WARM"}
+_RLIMITS = ("RLIMIT_NOFILE", "RLIMIT_STACK", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CORE",
+            "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_MEMLOCK")
+PROTOCOL = 1
+IN_WORKER = False
+
+
+def default_socket() -> str:
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "emukern")
+    return os.path.join(base, f"emukern-warm-{os.getuid()}.sock")
+
+
+def socket_path(setting: str) -> str:
+    """EMUKERN_WARM's value -> the socket: "1" (or "yes", "on") is the default one."""
+    return default_socket() if setting.lower() in ("1", "yes", "on", "true") else setting
+
+
+def _load_time_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(_LOAD_TIME_PREFIXES) and k not in _NOT_LOAD_TIME}
+
+
+def _package_dir() -> str:
+    import emukern
+    return os.path.dirname(os.path.abspath(emukern.__file__))
+
+
+def _rlimits() -> dict[str, list[int]]:
+    import resource
+    return {name: list(resource.getrlimit(getattr(resource, name))) for name in _RLIMITS
+            if hasattr(resource, name)}
+
+
+# ---- the client: the `emukern` process the user started ---------------------------------------
+
+def run_warm(words: Sequence[str], setting: str) -> int | None:
+    """Have a warm worker run ``emukern WORDS``; its exit status, or None when no worker answers
+    or it refused (the caller then runs the command itself, as if EMUKERN_WARM were unset)."""
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(socket_path(setting))
+    except OSError:
+        return None
+    with conn:
+        umask = os.umask(0)
+        os.umask(umask)
+        request = {"v": PROTOCOL, "argv": list(words), "cwd": os.getcwd(), "env": dict(os.environ),
+                   "exe": sys.executable, "pkg": _package_dir(), "umask": umask, "rlimits": _rlimits()}
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        try:
+            conn.sendmsg([json.dumps(request).encode() + b"\n"],
+                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        except OSError:
+            return None                   # e.g. a closed fd 0..2: the ordinary run copes with that
+        replies = conn.makefile("rb")
+        first = replies.readline().decode().split()
+        if len(first) != 2 or first[0] != "start":
+            return None                   # refused (or gone): nothing has been written yet
+        group = int(first[1])
+
+        def forward(sig: int, _frame: Any) -> None:
+            try:
+                os.killpg(group, sig)
+            except OSError:
+                pass
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, forward)
+        while True:
+            try:
+                last = replies.readline().decode().split()
+                break
+            except InterruptedError:
+                continue
+        if len(last) == 2 and last[0] == "exit":
+            return int(last[1])
+        print("emukern: internal error: the warm worker's child ended without an exit status",
+              file=sys.stderr)
+        return 70
+
+
+# ---- the worker ----------------------------------------------------------------------------------
+
+def add_serve_command(sub: Any) -> None:
+    s = sub.add_parser(
+        "serve", help="a warm worker: runs `emukern run` without paying for imports (EMUKERN_WARM=1)",
+        description=__doc__.split("\n\n")[0] + "\n\nStart it once (it stays in the foreground; "
+        "`&` it), then run with EMUKERN_WARM=1.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--socket", default=None, metavar="PATH", help=f"where to listen (default {default_socket()})")
+    s.add_argument("--no-preload", action="store_true",
+                   help="import only the command line (for testing the fallback paths)")
+    s.set_defaults(func=cmd_serve)
+
+
+def _modules_of_a_run() -> list[str]:
+    """The modules an `emukern run` of each example hello.S imports, in the order it imports
+    them, learnt from throwaway runs in forked children (so no guest ever runs in the worker)."""
+    from emukern.resources import guest_asm_dir
+    names: list[str] = []
+    for arch in ("riscv", "arm64"):
+        hello = guest_asm_dir() / arch / "hello.S"
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                   # the throwaway run
+            os.close(r)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            try:
+                from emukern.cli import main
+                os.environ["EMUKERN_NO_FORK"] = "1"
+                main(["run", str(hello)])
+            finally:
+                os.write(w, json.dumps(list(sys.modules)).encode())
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        os.waitpid(pid, 0)
+        try:
+            names += [n for n in json.loads(data) if n not in names]
+        except ValueError:
+            pass
+    return names
+
+
+def _loaded_sources() -> dict[str, int]:
+    """The emukern source files this worker has loaded, and their modification times."""
+    out = {}
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if path and mod.__name__.startswith("emukern"):
+            try:
+                out[path] = os.stat(path).st_mtime_ns
+            except OSError:
+                out[path] = -1
+    return out
+
+
+def _stale(sources: dict[str, int]) -> str | None:
+    for path, mtime in sources.items():
+        try:
+            now = os.stat(path).st_mtime_ns
+        except OSError:
+            now = -1
+        if now != mtime:
+            return f"{path} changed since the worker started"
+    return None
+
+
+def _refusal(req: dict[str, Any], sources: dict[str, int]) -> str | None:
+    if req.get("v") != PROTOCOL:
+        return "another protocol version"
+    if req.get("exe") != sys.executable:
+        return "another Python interpreter"
+    if req.get("pkg") != _package_dir():
+        return "another emukern tree"
+    if _load_time_env(req.get("env", {})) != _load_time_env(dict(os.environ)):
+        return "another load-time environment (EMUKERN_*, PYTHON*, locale)"
+    return _stale(sources)
+
+
+def _fresh_stdio() -> None:
+    """Rebuild sys.stdin/stdout/stderr over fds 0..2 as a fresh interpreter would for them
+    (line buffering on a terminal, stderr always line-buffered, unbuffered under -u), so output
+    interleaves exactly as in an ordinary run."""
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED")) or sys.flags.unbuffered
+    old = {0: sys.__stdin__, 1: sys.__stdout__, 2: sys.__stderr__}
+    made = {}
+    for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
+        try:
+            raw = io.FileIO(fd, mode, closefd=False)
+        except OSError:
+            made[fd] = None
+            continue
+        buffered = not unbuffered or fd == 0
+        buf: Any = (io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)) if buffered else raw
+        ref = old[fd]
+        made[fd] = io.TextIOWrapper(buf, encoding=getattr(ref, "encoding", None) or "utf-8",
+                                    errors=getattr(ref, "errors", None) or "strict", newline="\n",
+                                    line_buffering=buffered and (raw.isatty() or fd == 2),
+                                    write_through=not buffered)
+    sys.stdin = sys.__stdin__ = made[0]
+    sys.stdout = sys.__stdout__ = made[1]
+    sys.stderr = sys.__stderr__ = made[2]
+
+
+def _child(conn: socket.socket, fds: list[int], req: dict[str, Any], listener: socket.socket) -> None:
+    """The forked child: become the client's process, run the command, report its status."""
+    import atexit
+    import resource
+    listener.close()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # as in a fresh interpreter
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)                # Python ignores SIGPIPE
+    # a session (and group) of its own: the client's signals reach the supervised run too, and
+    # the client's terminal, if it passed one, is not a controlling terminal here to stop us on
+    os.setsid()
+    try:
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(req["cwd"])
+        os.umask(req["umask"])
+        for name, (soft, hard) in req["rlimits"].items():
+            if list(resource.getrlimit(getattr(resource, name))) != [soft, hard]:
+                resource.setrlimit(getattr(resource, name), (soft, hard))
+    except (OSError, ValueError) as exc:
+        conn.sendall(f"refuse cannot-take-the-client's-state:{type(exc).__name__}\n".encode())
+        os._exit(0)
+    global IN_WORKER
+    IN_WORKER = True                 # (EMUKERN_WARM is in the client's environment: do not ask again)
+    os.environ.clear()
+    os.environ.update(req["env"])
+    sys.argv = [sys.argv[0]] + list(req["argv"])
+    _fresh_stdio()
+    conn.sendall(f"start {os.getpid()}\n".encode())
+    from emukern.cli import main
+    rc: Any = 1
+    try:
+        rc = main(req["argv"])
+    except SystemExit as exc:        # argparse's usage errors and --help end this way
+        rc = exc.code
+        if rc is None:
+            rc = 0
+        elif not isinstance(rc, int):
+            print(rc, file=sys.stderr)
+            rc = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError:
+            pass
+    status = int(rc) & 0xFF
+    try:
+        conn.sendall(f"exit {status}\n".encode())
+    except OSError:
+        pass
+    os._exit(status)
+
+
+def _receive(conn: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    data, fds = b"", array.array("i")
+    while not data.endswith(b"\n"):
+        msg, anc, _flags, _addr = conn.recvmsg(1 << 20, socket.CMSG_SPACE(3 * fds.itemsize))
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+        if not msg:
+            break
+        data += msg
+    try:
+        return json.loads(data), list(fds)
+    except ValueError:
+        return None, list(fds)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def serve(path: str, preload: bool = True, ready: Any = None) -> int:
+    """Listen on ``path`` and fork one child per request, until SIGTERM/SIGINT."""
+    import importlib
+    if preload:
+        for name in _modules_of_a_run():
+            if name not in sys.modules:
+                try:
+                    importlib.import_module(name)
+                except ImportError:
+                    pass
+    import emukern.cli  # noqa: F401 - the child's main()
+    sources = _loaded_sources()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    listener.settimeout(1.0)         # wake up now and then to reap finished children
+    print(f"emukern serve: listening on {path} ({len(sources)} emukern modules loaded)",
+          file=sys.stderr, flush=True)
+    if ready is not None:
+        ready()
+    try:
+        while True:
+            _reap()
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(None)
+            req, fds = _receive(conn)
+            why = "bad request" if req is None else _refusal(req, sources)
+            if why is None and req is not None:
+                if os.fork() == 0:
+                    _child(conn, fds, req, listener)
+            else:
+                print(f"emukern serve: refused a run: {why} (the client runs it itself)",
+                      file=sys.stderr, flush=True)
+                try:
+                    conn.sendall(f"refuse {why}\n".encode())
+                except OSError:
+                    pass
+            for fd in fds:
+                os.close(fd)
+            conn.close()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def cmd_serve(a: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    return serve(a.socket or default_socket(), preload=not a.no_preload)
