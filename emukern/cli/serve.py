@@ -332,6 +332,7 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
           file=sys.stderr, flush=True)
     if ready is not None:
         ready()
+    served = refused = 0
     try:
         while True:
             _reap()
@@ -343,9 +344,14 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
             req, fds = _receive(conn)
             why = "bad request" if req is None else _refusal(req, sources)
             if why is None and req is not None:
+                served += 1
                 if os.fork() == 0:
-                    _child(conn, fds, req, listener)
+                    try:
+                        _child(conn, fds, req, listener)
+                    finally:
+                        os._exit(70)     # only if _child itself failed: never a second worker loop
             else:
+                refused += 1
                 print(f"emukern serve: refused a run: {why} (the client runs it itself)",
                       file=sys.stderr, flush=True)
                 try:
@@ -358,6 +364,7 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        print(f"emukern serve: {served} runs served, {refused} refused", file=sys.stderr, flush=True)
         listener.close()
         try:
             os.unlink(path)
