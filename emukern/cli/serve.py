@@ -28,92 +28,10 @@ import os
 import signal
 import socket
 import sys
-from typing import Any, Sequence
+from typing import Any
 
-# variables whose value is read while modules load (class attributes, module constants) or
-# that change how the interpreter itself behaves: a worker serves only clients that agree on
-# all of them, since its modules were loaded under its own values
-_LOAD_TIME_PREFIXES = ("EMUKERN_", "PYTHON", "LC_", "LANG")
-_NOT_LOAD_TIME = {"EMUKERN_WARM"}
-_RLIMITS = ("RLIMIT_NOFILE", "RLIMIT_STACK", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CORE",
-            "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_MEMLOCK")
-PROTOCOL = 1
-IN_WORKER = False
-
-
-def default_socket() -> str:
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "emukern")
-    return os.path.join(base, f"emukern-warm-{os.getuid()}.sock")
-
-
-def socket_path(setting: str) -> str:
-    """EMUKERN_WARM's value -> the socket: "1" (or "yes", "on") is the default one."""
-    return default_socket() if setting.lower() in ("1", "yes", "on", "true") else setting
-
-
-def _load_time_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(_LOAD_TIME_PREFIXES) and k not in _NOT_LOAD_TIME}
-
-
-def _package_dir() -> str:
-    import emukern
-    return os.path.dirname(os.path.abspath(emukern.__file__))
-
-
-def _rlimits() -> dict[str, list[int]]:
-    import resource
-    return {name: list(resource.getrlimit(getattr(resource, name))) for name in _RLIMITS
-            if hasattr(resource, name)}
-
-
-# ---- the client: the `emukern` process the user started ---------------------------------------
-
-def run_warm(words: Sequence[str], setting: str) -> int | None:
-    """Have a warm worker run ``emukern WORDS``; its exit status, or None when no worker answers
-    or it refused (the caller then runs the command itself, as if EMUKERN_WARM were unset)."""
-    try:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(socket_path(setting))
-    except OSError:
-        return None
-    with conn:
-        umask = os.umask(0)
-        os.umask(umask)
-        request = {"v": PROTOCOL, "argv": list(words), "cwd": os.getcwd(), "env": dict(os.environ),
-                   "exe": sys.executable, "pkg": _package_dir(), "umask": umask, "rlimits": _rlimits()}
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-        try:
-            conn.sendmsg([json.dumps(request).encode() + b"\n"],
-                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
-        except OSError:
-            return None                   # e.g. a closed fd 0..2: the ordinary run copes with that
-        replies = conn.makefile("rb")
-        first = replies.readline().decode().split()
-        if len(first) != 2 or first[0] != "start":
-            return None                   # refused (or gone): nothing has been written yet
-        group = int(first[1])
-
-        def forward(sig: int, _frame: Any) -> None:
-            try:
-                os.killpg(group, sig)
-            except OSError:
-                pass
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-            signal.signal(sig, forward)
-        while True:
-            try:
-                last = replies.readline().decode().split()
-                break
-            except InterruptedError:
-                continue
-        if len(last) == 2 and last[0] == "exit":
-            return int(last[1])
-        print("emukern: internal error: the warm worker's child ended without an exit status",
-              file=sys.stderr)
-        return 70
-
+from emukern.cli import warm
+from emukern.cli.warm import default_socket
 
 # ---- the worker ----------------------------------------------------------------------------------
 
@@ -186,13 +104,13 @@ def _stale(sources: dict[str, int]) -> str | None:
 
 
 def _refusal(req: dict[str, Any], sources: dict[str, int]) -> str | None:
-    if req.get("v") != PROTOCOL:
+    if req.get("v") != warm.PROTOCOL:
         return "another protocol version"
     if req.get("exe") != sys.executable:
         return "another Python interpreter"
-    if req.get("pkg") != _package_dir():
+    if req.get("pkg") != warm.package_dir():
         return "another emukern tree"
-    if _load_time_env(req.get("env", {})) != _load_time_env(dict(os.environ)):
+    if warm.load_time_env(req.get("env", {})) != warm.load_time_env(dict(os.environ)):
         return "another load-time environment (EMUKERN_*, PYTHON*, locale)"
     return _stale(sources)
 
@@ -248,8 +166,7 @@ def _child(conn: socket.socket, fds: list[int], req: dict[str, Any], listener: s
     except (OSError, ValueError) as exc:
         conn.sendall(f"refuse cannot-take-the-client's-state:{type(exc).__name__}\n".encode())
         os._exit(0)
-    global IN_WORKER
-    IN_WORKER = True                 # (EMUKERN_WARM is in the client's environment: do not ask again)
+    warm.IN_WORKER = True            # (EMUKERN_WARM is in the client's environment: do not ask again)
     os.environ.clear()
     os.environ.update(req["env"])
     sys.argv = [sys.argv[0]] + list(req["argv"])

@@ -75,25 +75,39 @@ def test_a_run_stays_within_its_import_budget(arch):
 CLIENT_PROBE = """
 import json, os, sys
 os.environ["EMUKERN_WARM"] = sys.argv[1]           # a socket nobody listens on: the client gives up
-import emukern.cli.serve as serve
+from emukern.cli import main
+rc = main(["run", "-q", "/nonexistent/x.S"])      # asks the (absent) worker, then runs it here
+print("RC=" + repr(rc))
+"""
+CLIENT_ONLY = """
+import json, sys
+import emukern.cli.warm as warm
 from emukern.cli import main
 print("MODULES=" + json.dumps(sorted(sys.modules)))
-print("RC=" + repr(serve.run_warm(["run", "-q", "x.S"], sys.argv[1])))
+print("RC=" + repr(warm.run_warm(["run", "-q", "x.S"], sys.argv[1])))
 """
 
 
 def test_the_warm_client_loads_no_machine(tmp_path):
-    """What EMUKERN_WARM costs the process the user starts: the command line and a socket, never
-    the kernel, the machine or unicorn (that is the worker's)."""
+    """What EMUKERN_WARM costs the process the user starts: emukern.cli's own module and the
+    client, never the parsers, the kernel, the machine or unicorn (those are the worker's)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-c", CLIENT_PROBE, str(tmp_path / "none.sock")],
+    p = subprocess.run([sys.executable, "-c", CLIENT_ONLY, str(tmp_path / "none.sock")],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     mods = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("MODULES="))[8:])
-    heavy = [m for m in mods if m.startswith(("emukern.api", "emukern.kernel", "emukern.machine",
-                                              "emukern.loader", "unicorn", "dataclasses"))]
+    own = sorted(m for m in mods if m.startswith("emukern"))
+    assert own == ["emukern", "emukern.cli", "emukern.cli.warm"], own
+    heavy = [m for m in mods if m.split(".")[0] in ("unicorn", "dataclasses", "argparse", "rich")]
     assert not heavy, heavy
     assert "RC=None" in p.stdout                      # no worker: the caller runs it itself
+
+
+def test_with_no_worker_the_run_happens_here(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", CLIENT_PROBE, str(tmp_path / "none.sock")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert "RC=2" in p.stdout and "/nonexistent/x.S" in p.stderr, (p.stdout, p.stderr)
 
 
 def test_the_default_realtime_shortcut_is_that_time():
