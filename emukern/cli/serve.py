@@ -112,6 +112,8 @@ def _refusal(req: dict[str, Any], sources: dict[str, int]) -> str | None:
         return "another emukern tree"
     if warm.load_time_env(req.get("env", {})) != warm.load_time_env(dict(os.environ)):
         return "another load-time environment (EMUKERN_*, PYTHON*, locale)"
+    if req.get("interp") != warm.interpreter_options():
+        return "other interpreter options (-O, -u, -X, -W)"
     return _stale(sources)
 
 
@@ -169,7 +171,7 @@ def _child(conn: socket.socket, fds: list[int], req: dict[str, Any], listener: s
     warm.IN_WORKER = True            # (EMUKERN_WARM is in the client's environment: do not ask again)
     os.environ.clear()
     os.environ.update(req["env"])
-    sys.argv = [sys.argv[0]] + list(req["argv"])
+    sys.argv = [req.get("argv0", sys.argv[0])] + list(req["argv"])
     _fresh_stdio()
     conn.sendall(f"start {os.getpid()}\n".encode())
     from emukern.cli import main
@@ -214,6 +216,15 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
         return None, list(fds)
 
 
+def _peer_uid(conn: socket.socket) -> int:
+    """The connecting process's user (SO_PEERCRED: pid, uid, gid), -1 if the host cannot say."""
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, array.array("i").itemsize * 3)
+    except (OSError, AttributeError):
+        return -1
+    return array.array("i", creds)[1]
+
+
 def _reap() -> None:
     while True:
         try:
@@ -242,7 +253,11 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
     except FileNotFoundError:
         pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    old_umask = os.umask(0o077)      # the socket is its owner's alone: a run is done as the worker's user
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old_umask)
     listener.listen(64)
     listener.settimeout(1.0)         # wake up now and then to reap finished children
     print(f"emukern serve: listening on {path} ({len(sources)} emukern modules loaded)",
@@ -260,6 +275,8 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
             conn.settimeout(None)
             req, fds = _receive(conn)
             why = "bad request" if req is None else _refusal(req, sources)
+            if _peer_uid(conn) != os.getuid():
+                why = "another user"
             if why is None and req is not None:
                 served += 1
                 if os.fork() == 0:

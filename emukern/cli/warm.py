@@ -55,6 +55,12 @@ def rlimits() -> dict[str, list[int]]:
             if hasattr(resource, name)}
 
 
+def interpreter_options() -> list[str]:
+    """The interpreter's command-line state that a forked child would inherit from the worker
+    instead (-O, -u, -X dev, -W ...): the worker serves only clients that were started alike."""
+    return [repr(sys.flags), repr(sorted(sys.warnoptions)), repr(sorted(sys._xoptions.items()))]
+
+
 def _lines(conn: Any) -> Iterator[list[str]]:
     """The worker's reply lines, as they come (a run may take long between the two)."""
     pending = b""
@@ -88,8 +94,9 @@ def _ask(conn: Any, words: Sequence[str], setting: str) -> int | None:
         return None
     umask = os.umask(0)
     os.umask(umask)
-    request = {"v": PROTOCOL, "argv": list(words), "cwd": os.getcwd(), "env": dict(os.environ),
-               "exe": sys.executable, "pkg": package_dir(), "umask": umask, "rlimits": rlimits()}
+    request = {"v": PROTOCOL, "argv": list(words), "argv0": sys.argv[0] if sys.argv else "",
+               "cwd": os.getcwd(), "env": dict(os.environ), "exe": sys.executable, "pkg": package_dir(),
+               "umask": umask, "rlimits": rlimits(), "interp": interpreter_options()}
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             stream.flush()

@@ -36,9 +36,10 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _run(words: list[str], stdin: bytes, merged: bool, env: dict[str, str], tmp: Path, mode: str):
+def _run(words: list[str], stdin: bytes, merged: bool, env: dict[str, str], tmp: Path, mode: str,
+         interp: tuple[str, ...] = ()):
     js = tmp / f"{mode}.json"
-    argv = [sys.executable, "-m", "emukern.cli"] + [w.replace("{json}", str(js)) for w in words]
+    argv = [sys.executable, *interp, "-m", "emukern.cli"] + [w.replace("{json}", str(js)) for w in words]
     p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT if merged else subprocess.PIPE, env=env, cwd=ROOT, timeout=300)
     return p.returncode, p.stdout, p.stderr, js.read_bytes() if js.exists() else None
@@ -85,12 +86,15 @@ def test_without_a_worker_or_when_refused_the_client_runs_it(tmp_path: Path) -> 
         # a variable read while modules load differs from the worker's: it refuses
         refused = _run(words, stdin, merged, _env(EMUKERN_WARM=str(sock), EMUKERN_ENGINES_PER_MM="1"),
                        tmp_path, "r")
+        # an interpreter started with other options (the child would inherit the worker's)
+        optimized = _run(words, stdin, merged, _env(EMUKERN_WARM=str(sock)), tmp_path, "o", ("-X", "dev"))
         # a worker that loads nothing in advance still gives the ordinary run
         served = _run(words, stdin, merged, _env(EMUKERN_WARM=str(sock)), tmp_path, "s")
     finally:
         log = _stop(proc)
-    assert refused == cold and served == cold
-    assert "refused a run: another load-time environment" in log and "1 runs served, 1 refused" in log, log
+    assert refused == cold and served == cold and optimized[:3] == cold[:3]
+    assert "refused a run: another load-time environment" in log, log
+    assert "refused a run: other interpreter options" in log and "1 runs served, 2 refused" in log, log
 
 
 @pytest.mark.parametrize("arch", ["riscv", "arm64"])
