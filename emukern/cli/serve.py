@@ -240,7 +240,7 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
     import importlib
     if preload:
         for name in _modules_of_a_run():
-            if name not in sys.modules:
+            if name not in sys.modules and not name.endswith("__main__"):   # (a __main__ runs a command)
                 try:
                     importlib.import_module(name)
                 except ImportError:
@@ -248,6 +248,15 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
     import emukern.cli  # noqa: F401 - the child's main()
     sources = _loaded_sources()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+        from emukern.errors import ConfigError
+        raise ConfigError(f"a worker already listens on {path}", hint="stop it first, or give --socket another path")
+    except OSError:
+        pass                         # nobody there: a socket file left by a worker that died is replaced
+    finally:
+        probe.close()
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -272,8 +281,15 @@ def serve(path: str, preload: bool = True, ready: Any = None) -> int:
                 conn, _ = listener.accept()
             except socket.timeout:
                 continue
+            conn.settimeout(10.0)    # a client that connects and says nothing does not stall the others
+            try:
+                req, fds = _receive(conn)
+            except OSError:
+                req, fds = None, []
             conn.settimeout(None)
-            req, fds = _receive(conn)
+            if req is None and not fds:
+                conn.close()         # a connection that sent nothing (another worker checking the path)
+                continue
             why = "bad request" if req is None else _refusal(req, sources)
             if _peer_uid(conn) != os.getuid():
                 why = "another user"
