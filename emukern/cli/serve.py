@@ -121,9 +121,10 @@ def _fresh_stdio() -> None:
     """Rebuild sys.stdin/stdout/stderr over fds 0..2 as a fresh interpreter would for them
     (line buffering on a terminal, stderr always line-buffered, unbuffered under -u), so output
     interleaves exactly as in an ordinary run."""
-    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED")) or sys.flags.unbuffered
     old = {0: sys.__stdin__, 1: sys.__stdout__, 2: sys.__stderr__}
-    made = {}
+    # -u or PYTHONUNBUFFERED: the worker's own streams say (a client that differs was refused)
+    unbuffered = warm.unbuffered_stdio()
+    made: dict[int, Any] = {}
     for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
         try:
             raw = io.FileIO(fd, mode, closefd=False)
@@ -137,9 +138,9 @@ def _fresh_stdio() -> None:
                                     errors=getattr(ref, "errors", None) or "strict", newline="\n",
                                     line_buffering=buffered and (raw.isatty() or fd == 2),
                                     write_through=not buffered)
-    sys.stdin = sys.__stdin__ = made[0]
-    sys.stdout = sys.__stdout__ = made[1]
-    sys.stderr = sys.__stderr__ = made[2]
+    for name, fd in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
+        setattr(sys, name, made[fd])
+        setattr(sys, f"__{name}__", made[fd])   # (a fresh interpreter's: the same object)
 
 
 def _child(conn: socket.socket, fds: list[int], req: dict[str, Any], listener: socket.socket) -> None:

@@ -5,7 +5,7 @@ socket and signal modules (``_socket``, ``_signal``), whose Python wrappers spen
 milliseconds building enums, and nothing of emukern beyond this file."""
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]
 import _socket
 import array
 import json
@@ -58,7 +58,17 @@ def rlimits() -> dict[str, list[int]]:
 def interpreter_options() -> list[str]:
     """The interpreter's command-line state that a forked child would inherit from the worker
     instead (-O, -u, -X dev, -W ...): the worker serves only clients that were started alike."""
-    return [repr(sys.flags), repr(sorted(sys.warnoptions)), repr(sorted(sys._xoptions.items()))]
+    return [repr(sys.flags), repr(sorted(sys.warnoptions)), repr(sorted(sys._xoptions.items())),
+            repr(unbuffered_stdio())]
+
+
+def unbuffered_stdio() -> bool:
+    """Whether this interpreter's stdout/stderr are unbuffered (-u, PYTHONUNBUFFERED), which
+    sys.flags does not show: such streams write through."""
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            return bool(getattr(stream, "write_through", False))
+    return bool(os.environ.get("PYTHONUNBUFFERED"))
 
 
 def _lines(conn: Any) -> Iterator[list[str]]:

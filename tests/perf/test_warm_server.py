@@ -29,8 +29,8 @@ CASES = {
 }
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "EMUKERN_WARM"}
+def _env(*drop: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "EMUKERN_WARM" and k not in drop}
     env["PYTHONPATH"] = str(ROOT)
     env.update(extra)
     return env
@@ -45,9 +45,9 @@ def _run(words: list[str], stdin: bytes, merged: bool, env: dict[str, str], tmp:
     return p.returncode, p.stdout, p.stderr, js.read_bytes() if js.exists() else None
 
 
-def _start(sock: Path, *extra: str) -> subprocess.Popen[bytes]:
+def _start(sock: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, "-m", "emukern.cli", "serve", "--socket", str(sock), *extra],
-                            env=_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            env=env or _env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     assert proc.stderr is not None
     line = proc.stderr.readline().decode()
@@ -111,3 +111,21 @@ def test_a_served_run_reports_the_guests_exit_status(tmp_path: Path, arch: str) 
     finally:
         _stop(proc)
     assert cold[0] == 3 and warm == cold
+
+
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_buffering_of_the_streams_is_the_ordinary_runs(tmp_path: Path, unbuffered: str | None) -> None:
+    """With and without PYTHONUNBUFFERED (the child rebuilds Python's streams as a fresh
+    interpreter would): stdout and stderr into one pipe interleave the same way."""
+    base = _env("PYTHONUNBUFFERED", **({"PYTHONUNBUFFERED": unbuffered} if unbuffered else {}))
+    sock = tmp_path / "warm.sock"
+    proc = _start(sock, "--no-preload", env=base)
+    try:
+        for name in ("trace-merged", "hello-summary", "usage-error"):
+            words, stdin, _merged = CASES[name]
+            cold = _run(words, stdin, True, base, tmp_path, "cold")
+            warm = _run(words, stdin, True, dict(base, EMUKERN_WARM=str(sock)), tmp_path, "warm")
+            assert warm == cold, name
+    finally:
+        log = _stop(proc)
+    assert "3 runs served, 0 refused" in log, log
