@@ -7,20 +7,32 @@ import graph: no module outside it imports it (tests/foundation/test_cli_layers.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Sequence
 
-from emukern.cli.info import print_examples
-from emukern.cli.run import build_machine, check_output_file
-from emukern.errors import EmukernError
-# (the names tests and scripts import from emukern.cli, kept importable from here)
-from emukern.options import (KCONFIG, apply_kconfig, config_from_args, machine_options,  # noqa: F401
-                             warn_other_arch_options)
+TYPE_CHECKING = False                # (not typing's: a run handed to a warm worker never loads typing)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Sequence
 
 __all__ = ["main", "make_parser", "apply_kconfig", "config_from_args", "machine_options", "KCONFIG",
            "warn_other_arch_options", "build_machine", "check_output_file", "print_examples"]
+
+# the names tests and scripts import from emukern.cli, and the module each comes from: loaded on
+# first use (PEP 562), so that a run handed to a warm worker (EMUKERN_WARM) loads none of them
+_REEXPORTS = {"print_examples": "emukern.cli.info", "build_machine": "emukern.cli.run",
+              "check_output_file": "emukern.cli.run", "KCONFIG": "emukern.options",
+              "apply_kconfig": "emukern.options", "config_from_args": "emukern.options",
+              "machine_options": "emukern.options", "warn_other_arch_options": "emukern.options"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _REEXPORTS:
+        import importlib
+        value = getattr(importlib.import_module(_REEXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 DESCRIPTION = """\
 emukern runs real RISC-V (RV64GCV) and AArch64 (with SVE) Linux user programs inside Unicorn,
@@ -61,6 +73,7 @@ _COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("selftests",), "emukern.cli.selftests", "add_selftests_command"),
     (("linux", "compare"), "emukern.cli.oracle", "add_oracle_commands"),
     (("debug", "gdbserver"), "emukern.cli.debug", "add_debug_commands"),
+    (("serve",), "emukern.cli.serve", "add_serve_command"),
 )
 
 
@@ -70,6 +83,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     command's parser (and importing what their --help texts list, such as the selftest
     catalogue) is a good part of a short run's start-up.  The result parses that command's
     words exactly as the whole parser does; any other word gets the whole parser."""
+    import argparse
     import importlib
     p = argparse.ArgumentParser(prog="emukern", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +101,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _program_may_follow_dashes(parser: argparse.ArgumentParser) -> None:
     """Make the `program` and `args` positionals of every command that has them optional
     (missing: None and []), for a command line with a `--`, after which main() finds the program."""
+    import argparse
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sp in action.choices.values():
@@ -125,6 +140,16 @@ def parse_command_line(parser: argparse.ArgumentParser, words: Sequence[str]) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    setting = os.environ.get("EMUKERN_WARM")
+    if setting and words[:1] == ["run"] and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__:
+        # opt-in: a warm `emukern serve` does the run (None: there is none, or it cannot give
+        # this run's exact result, and the run happens here as usual)
+        from emukern.cli import warm
+        if not warm.IN_WORKER:
+            rc = warm.run_warm(words, setting)
+            if rc is not None:
+                return rc
+    from emukern.errors import EmukernError
     parser = make_parser(words[0] if words else None)
     a = parse_command_line(parser, words)
     if not getattr(a, "command", None):
