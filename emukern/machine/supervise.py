@@ -70,12 +70,15 @@ def run_supervised(work: Callable[[], int], *, what: str, json_path: str | None 
         finally:
             _flush_std()
             os._exit(rc if isinstance(rc, int) and 0 <= rc < 256 else EXIT_INTERNAL)
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except KeyboardInterrupt:     # the child got the SIGINT too and reports it itself
-            continue
+    # The child is in the same process group, so a Ctrl-C reaches it and it reports it itself
+    # (exit 130).  The parent only waits: it ignores SIGINT meanwhile, because a
+    # KeyboardInterrupt raised just after waitpid reaped the child would lose its status and
+    # the retried waitpid would fail with ECHILD (an "internal error" instead of the exit 130).
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGINT, old_int)
     if os.WIFEXITED(status):
         return os.WEXITSTATUS(status)
     sig = os.WTERMSIG(status)
