@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.signal import base as signal_base
+from emukern.kernel.cred import CAP_LAST_CAP, cred_of
 
 
 SYS_DEV = 0x15
@@ -35,7 +36,10 @@ SYS_DEV = 0x15
 # never wraps, so no pid below that is reused
 FIXED_SYSCTLS: dict[str, SysctlEntry] = {
     e.path: e for e in (SysctlEntry("vm.mmap_min_addr", 65536, mode=0o444, kind="int"),
-                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
+                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"),
+                        # the highest capability number this kernel knows (CAP_CHECKPOINT_RESTORE):
+                        # libcap and libcap-ng size their sets by it
+                        SysctlEntry("kernel.cap_last_cap", CAP_LAST_CAP, mode=0o444, kind="int"))}
 
 
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
@@ -225,8 +229,17 @@ class ProcFs:
         return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
                 f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
                 f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nKthread:\t0\nVmSize:\t{vm:8d} kB\n"
-                f"Threads:\t{len(self._threads(t))}\n"
+                f"Threads:\t{len(self._threads(t))}\n{self._status_caps(t)}"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
+
+    @staticmethod
+    def _status_caps(t: "Task") -> str:
+        """task_cap (fs/proc/array.c): the five capability sets as 16 hex digits each, then
+        whether execve may grant privilege (NoNewPrivs)."""
+        c = cred_of(t)
+        sets = (("CapInh", c.cap_inheritable), ("CapPrm", c.cap_permitted), ("CapEff", c.cap_effective),
+                ("CapBnd", c.cap_bset), ("CapAmb", c.cap_ambient))
+        return "".join(f"{name}:\t{v:016x}\n" for name, v in sets) + f"NoNewPrivs:\t{int(t.no_new_privs)}\n"
 
     def proc_stat(self, t: "Task") -> bytes:
         """proc_pid_stat's first fields (pid, comm, state, ppid, pgrp, session, ..., utime, stime

@@ -48,10 +48,17 @@ from emukern.kernel.cred import (
     ST_RELATIME,
     ST_VALID,
     TMPFS_MAGIC,
+    CAP_SETGID,
+    CAP_SETUID,
+    CAP_SYS_NICE,
     Cred,
     _u32,
+    capable,
     cred_of,
+    fix_setfsuid,
+    fix_setuid,
 )
+from emukern.kernel.syscalls import capability as syscalls_capability
 from emukern.kernel.uapi import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
 from emukern.kernel.sysret import U64, s64
 from emukern.kernel.fs.file import DirFile, HostFile
@@ -156,11 +163,21 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
         return prctl_set_mdwe(task, a2, a3, a4, a5)
     if option == PR_GET_MDWE:
         return -E.EINVAL if a2 or a3 or a4 or a5 else task.mm.mdwe
+    if option in syscalls_capability.CAP_PRCTL_OPTIONS:     # security_task_prctl: commoncap
+        return syscalls_capability.cap_task_prctl(task, option, a2, a3, a4, a5)
+    if option == PR_SET_NO_NEW_PRIVS:
+        if a2 != 1 or a3 or a4 or a5:
+            return -E.EINVAL                    # it can be set, never cleared
+        task.no_new_privs = True
+        return 0
+    if option == PR_GET_NO_NEW_PRIVS:
+        return -E.EINVAL if a2 or a3 or a4 or a5 else int(task.no_new_privs)
     ret = k.arch.prctl(cpu, task, option, a2, a3, a4, a5)
     return -E.EINVAL if ret is None else ret
 
 
 PR_SET_MDWE, PR_GET_MDWE = 65, 66
+PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 38, 39
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 2, 3, 4
 
 
@@ -321,6 +338,19 @@ _UIDS = ('uid', 'euid', 'suid', 'fsuid')
 _GIDS = ('gid', 'egid', 'sgid', 'fsgid')
 
 
+def _id_cap(names: tuple[str, ...]) -> int:
+    """The capability that lets a task set any id of this kind: CAP_SETUID or CAP_SETGID."""
+    return CAP_SETUID if names is _UIDS else CAP_SETGID
+
+
+def _commit_ids(k: "Kernel", cpu, task, old: Cred, new: Cred, names: tuple[str, ...]) -> int:
+    """commit_creds after a set*id change: a uid change first lets the capability sets follow
+    it (security_task_fix_setuid); a gid change leaves them alone."""
+    if names is _UIDS:
+        new = fix_setuid(old, new)
+    return _set_cred(k, cpu, task, new)
+
+
 def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
     """__sys_setuid / __sys_setgid: root sets all four ids; anyone else only the effective
     (and fs) id, to the real or the saved one."""
@@ -328,10 +358,10 @@ def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
     r, e, s, fs = names
     if v == NO_ID:
         return -E.EINVAL
-    if c.euid == 0:
-        return _set_cred(k, cpu, task, replace(c, **{r: v, e: v, s: v, fs: v}))
+    if capable(task, _id_cap(names)):
+        return _commit_ids(k, cpu, task, c, replace(c, **{r: v, e: v, s: v, fs: v}), names)
     if v in (getattr(c, r), getattr(c, s)):
-        return _set_cred(k, cpu, task, replace(c, **{e: v, fs: v}))
+        return _commit_ids(k, cpu, task, c, replace(c, **{e: v, fs: v}), names)
     return -E.EPERM
 
 
@@ -343,7 +373,7 @@ def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
     rv, ev, c = _u32(rv), _u32(ev), cred_of(task)
     r, e, s, fs = names
     old_r, old_e, old_s = getattr(c, r), getattr(c, e), getattr(c, s)
-    priv = c.euid == 0
+    priv = capable(task, _id_cap(names))
     if rv != NO_ID and not priv and rv not in (old_r, old_e):
         return -E.EPERM
     if ev != NO_ID and not priv and ev not in (old_r, old_e, old_s):
@@ -351,7 +381,7 @@ def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
     new_r = old_r if rv == NO_ID else rv
     new_e = old_e if ev == NO_ID else ev
     new_s = new_e if rv != NO_ID or (ev != NO_ID and ev != old_r) else old_s
-    return _set_cred(k, cpu, task, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}))
+    return _commit_ids(k, cpu, task, c, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}), names)
 
 
 def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[str, ...]) -> int:
@@ -360,10 +390,10 @@ def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[s
     c = cred_of(task)
     new = [_u32(v) for v in vals]
     olds = tuple(getattr(c, n) for n in names[:3])
-    if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
+    if not capable(task, _id_cap(names)) and any(v != NO_ID and v not in olds for v in new):
         return -E.EPERM
     nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
-    return _set_cred(k, cpu, task, replace(c, **dict(zip(names, (nr, ne, ns, ne)))))
+    return _commit_ids(k, cpu, task, c, replace(c, **dict(zip(names, (nr, ne, ns, ne)))), names)
 
 
 def _setfsid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
@@ -371,8 +401,9 @@ def _setfsid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
     four ids (root: to anything), and never fail."""
     v, c = _u32(v), cred_of(task)
     old = getattr(c, names[3])
-    if v != NO_ID and (c.euid == 0 or v in tuple(getattr(c, n) for n in names)):
-        task.cred = replace(c, **{names[3]: v})
+    if v != NO_ID and v != old and (capable(task, _id_cap(names)) or v in tuple(getattr(c, n) for n in names)):
+        new = replace(c, **{names[3]: v})
+        task.cred = fix_setfsuid(c, new) if names is _UIDS else new
     cpu.charge(k.cost.syscall_body)
     return old
 
@@ -430,7 +461,7 @@ def sys_getgroups(k: "Kernel", cpu, task, size, ptr, *a):
 def sys_setgroups(k: "Kernel", cpu, task, size, ptr, *a):
     """setgroups: CAP_SETGID (root) only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
     size = _u32(size)
-    if cred_of(task).euid != 0:    # may_setgroups comes before the size check
+    if not capable(task, CAP_SETGID):    # may_setgroups comes before the size check
         return -E.EPERM
     if size >= 1 << 31 or size > NGROUPS_MAX:
         return -E.EINVAL
@@ -488,7 +519,7 @@ def sys_setpriority(k: "Kernel", cpu, task, which, who, niceval, *a):
     c = cred_of(task)
     for t in targets:
         tc = cred_of(t)
-        if c.euid != 0 and (c.euid not in (tc.uid, tc.euid) or n < t.nice):
+        if not capable(task, CAP_SYS_NICE) and (c.euid not in (tc.uid, tc.euid) or n < t.nice):
             return -E.EACCES if n < t.nice else -E.EPERM      # set_one_prio
         t.nice = n
     return 0
@@ -528,7 +559,7 @@ def _setscheduler(k: "Kernel", cpu, task, pid, policy: int | None, param) -> int
     if prio >= 1 << 31 or prio > MAX_RT_PRIO - 1 or rt != (prio != 0):
         return -E.EINVAL
     me, tc = cred_of(task), cred_of(t)
-    if me.euid != 0 and (rt or me.euid not in (tc.uid, tc.euid)):      # check_same_owner
+    if not capable(task, CAP_SYS_NICE) and (rt or me.euid not in (tc.uid, tc.euid)):      # check_same_owner
         return -E.EPERM             # no CAP_SYS_NICE (RLIMIT_RTPRIO is 0 by default)
     t.sched_policy, t.rt_priority, t.sched_reset_on_fork = policy, prio, reset
     cpu.charge(k.cost.syscall_body)
