@@ -94,6 +94,20 @@ class Cred:
 ROOT = Cred()
 
 
+def commit_creds(task: "Task", new: Cred) -> None:
+    """commit_creds: install ``new``.  A change of the effective or fs ids, or a permitted set
+    that grew, makes the process's memory non-dumpable (suid_dumpable is 0: no core, no
+    unprivileged ptrace or pidfd_getfd) and forgets the parent-death signal, so a program that
+    changed privilege is not exposed to what its old identity could do to it."""
+    old = cred_of(task)
+    if (old.euid != new.euid or old.egid != new.egid or old.fsuid != new.fsuid
+            or old.fsgid != new.fsgid or new.cap_permitted & ~old.cap_permitted):
+        if task.mm is not None:
+            task.mm.dumpable = 0
+        task.pdeath_signal = 0
+    task.cred = new
+
+
 def capable(task: "Task", cap: int) -> bool:
     """capable()/ns_capable(): does the task hold ``cap`` in its effective set?  emukern has one
     user namespace, so this is the whole question Linux's cap_capable asks."""

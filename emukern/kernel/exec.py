@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.cred import PER_CLEAR_ON_SETID, bprm_creds_from_file, cred_of
+from emukern.kernel.cred import PER_CLEAR_ON_SETID, bprm_creds_from_file, commit_creds, cred_of
 from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
@@ -296,16 +296,19 @@ def bprm_creds(k: "Kernel", task: "Task", node: Node) -> tuple[Any, bool, bool]:
 
 
 def commit_exec_creds(task: "Task", new: Any, secure: bool, per_clear: bool) -> None:
-    """begin_new_exec's credential half: commit_creds, then what a privilege change costs the
-    process -- a set-id program's memory is not dumpable (suid_dumpable 0), a secure exec
-    forgets its parent-death signal, and the personality loses its PER_CLEAR_ON_SETID flags."""
-    task.cred = new if task.cred is not None or new != cred_of(task) else None
+    """begin_new_exec's credential half, on the new mm: the personality loses its
+    PER_CLEAR_ON_SETID flags after a set-id exec, a secure exec forgets its parent-death signal;
+    the memory is dumpable unless the *old* credentials were already set-id (Linux looks at
+    current before it commits), then commit_creds makes it non-dumpable if the ids or the
+    permitted set changed."""
+    old = cred_of(task)
     if per_clear:
         task.personality &= ~PER_CLEAR_ON_SETID
-    if new.euid != new.uid or new.egid != new.gid:
-        task.mm.dumpable = 0
     if secure:
         task.pdeath_signal = 0
+    task.mm.dumpable = 0 if old.euid != old.uid or old.egid != old.gid else 1
+    if task.cred is not None or new != old:
+        commit_creds(task, new)
 
 
 def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:

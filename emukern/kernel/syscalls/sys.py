@@ -5,7 +5,9 @@ Process ids, sessions and process groups, credentials (the set*id family and the
 (prlimit64, via kernel/resource.py), uname, prctl, umask, getrusage, times, sysinfo,
 get/setpriority and personality.  It also holds helpers other syscall modules share: the
 sched_setscheduler checks (``_setscheduler``), ``_fsync``, ``_statfs_bytes`` and ``_prw``
-(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities).
+(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities); the
+set*id calls move the capability sets with the uids (kernel/cred.py's ``fix_setuid``), and
+prctl's capability options are security/commoncap.c's (kernel/syscalls/capability.py).
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ from emukern.kernel.cred import (
     Cred,
     _u32,
     capable,
+    commit_creds,
     cred_of,
     fix_setfsuid,
     fix_setuid,
@@ -288,7 +291,7 @@ def sys_sysinfo(k: "Kernel", cpu, task, info, *a):
 
 # ---- credentials (kernel/sys.c) -----------------------------------------------------------
 def _set_cred(k: "Kernel", cpu, task, new: Cred) -> int:
-    task.cred = new                 # commit_creds
+    commit_creds(task, new)
     cpu.charge(k.cost.syscall_body)
     return 0
 
@@ -352,7 +355,7 @@ def _commit_ids(k: "Kernel", cpu, task, old: Cred, new: Cred, names: tuple[str, 
 
 
 def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
-    """__sys_setuid / __sys_setgid: root sets all four ids; anyone else only the effective
+    """__sys_setuid / __sys_setgid: with CAP_SETUID (CAP_SETGID) all four ids; else only the effective
     (and fs) id, to the real or the saved one."""
     v, c = _u32(v), cred_of(task)
     r, e, s, fs = names
@@ -367,7 +370,7 @@ def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
 
 def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
     """__sys_setreuid / __sys_setregid: the new real id must be the old real or effective
-    one, the new effective one of the old three (root: anything); the saved id follows the
+    one, the new effective one of the old three (with CAP_SETUID/CAP_SETGID: anything); the saved id follows the
     new effective id when the real id is set or the effective one moves away from the old
     real id."""
     rv, ev, c = _u32(rv), _u32(ev), cred_of(task)
@@ -398,12 +401,13 @@ def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[s
 
 def _setfsid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
     """setfsuid / setfsgid always return the old fs id; they change it only to one of the
-    four ids (root: to anything), and never fail."""
+    four ids (with CAP_SETUID/CAP_SETGID: to anything), and never fail; a uid change lets
+    the effective capabilities follow the fsuid (cap_task_fix_setuid's LSM_SETID_FS)."""
     v, c = _u32(v), cred_of(task)
     old = getattr(c, names[3])
     if v != NO_ID and v != old and (capable(task, _id_cap(names)) or v in tuple(getattr(c, n) for n in names)):
         new = replace(c, **{names[3]: v})
-        task.cred = fix_setfsuid(c, new) if names is _UIDS else new
+        commit_creds(task, fix_setfsuid(c, new) if names is _UIDS else new)
     cpu.charge(k.cost.syscall_body)
     return old
 
@@ -459,7 +463,7 @@ def sys_getgroups(k: "Kernel", cpu, task, size, ptr, *a):
 
 
 def sys_setgroups(k: "Kernel", cpu, task, size, ptr, *a):
-    """setgroups: CAP_SETGID (root) only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
+    """setgroups: CAP_SETGID only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
     size = _u32(size)
     if not capable(task, CAP_SETGID):    # may_setgroups comes before the size check
         return -E.EPERM
@@ -507,7 +511,7 @@ def sys_getpriority(k: "Kernel", cpu, task, which, who, *a):
 
 
 def sys_setpriority(k: "Kernel", cpu, task, which, who, niceval, *a):
-    """setpriority: the nice value clamped to -20..19 (root may lower it)."""
+    """setpriority: the nice value clamped to -20..19 (CAP_SYS_NICE may lower it)."""
     targets = _prio_targets(k, task, _u32(which) if _u32(which) < 3 else 3, s64(who) & 0xFFFFFFFF)
     if isinstance(targets, int):
         return targets
