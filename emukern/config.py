@@ -61,6 +61,7 @@ def sve_vl_valid_bits(vl: int) -> bool:
 
 
 SCHED_POLICIES = ("fair", "rr")
+VDSO_MODES = ("auto", "on", "off")
 
 
 @dataclass
@@ -70,7 +71,7 @@ class MachineConfig:
     General: ``arch`` ("riscv64" | "arm64"), ``cpus`` (1..64), ``freq_hz`` (cycles -> time),
     ``hz`` (CONFIG_HZ), ``max_insns`` (user-instruction budget; None = none), ``quantum``
     (SMP lock-step, cycles), ``sched`` ("fair": Linux's EEVDF fair class; "rr": round-robin),
-    ``stdin`` (bytes the guest reads).
+    ``vdso`` (map Linux's vDSO at exec: "auto", "on", "off"), ``stdin`` (bytes the guest reads).
     RISC-V: ``vlen``, ``dlen`` (vector datapath width for the cost model), ``has_v``,
     ``vstate_discard_default`` (CONFIG_RISCV_ISA_V_VSTATE_DISCARD), ``riscv_v_default_allow``.
     arm64: ``sve_vl`` (default vector length, bits), ``sve_vls`` (supported lengths), ``has_sve``, ``has_pac``,
@@ -135,6 +136,13 @@ class MachineConfig:
     # the run-queue policy (kernel/sched.py): "fair" is Linux's EEVDF fair class
     # (kernel/sched_fair.py); "rr" the plain round-robin queue emukern used before it
     sched: str = "fair"
+    # the vDSO at exec (kernel/vdso: [vvar], [vdso], AT_SYSINFO_EHDR): "on" for every program, as
+    # Linux does; "off" keeps the one-page sigreturn trampoline and an auxv without
+    # AT_SYSINFO_EHDR; "auto" is "on" for programs a C toolchain linked (a PT_INTERP or a
+    # PT_NOTE: glibc, nolibc, Debian's programs) and "off" for hand-written assembly guests
+    # (emukern's ld.lld links leave neither), whose stack addresses and records then stay as
+    # they were before the vDSO (its auxv entry moves the initial stack down 16 bytes)
+    vdso: str = "auto"
     stdin: bytes = b""
     trace_traps: bool = False
     # the guest file system (kernel/fs): a host directory the guest sees as "/", read-only unless
@@ -188,6 +196,8 @@ class MachineConfig:
             raise ConfigError(f"--max-tasks must be between 1 and {MAX_TASKS_LIMIT}, got {self.max_tasks}")
         if self.quantum <= 0:
             raise ConfigError("--quantum must be positive")
+        if self.vdso not in VDSO_MODES:
+            raise ConfigError(f"unknown --vdso {self.vdso!r}", hint="use --vdso auto, on or off")
         if self.sched not in SCHED_POLICIES:
             raise ConfigError(f"unknown --sched {self.sched!r}", hint="use --sched fair or --sched rr")
         self.sysctls = normalize_sysctls(self.sysctls)

@@ -171,6 +171,12 @@ def machine_options(p: argparse.ArgumentParser, *, guest_stdin: bool = True) -> 
                    help="the run-queue policy: fair (Linux's EEVDF fair class: vruntime, nice weights, "
                         "virtual deadlines; the default) or rr (the plain round-robin queue, a whole tick "
                         "each, that emukern used before)")
+    g.add_argument("--vdso", choices=("auto", "on", "off"), default="auto",
+                   help="map the vDSO at exec ([vvar], [vdso], AT_SYSINFO_EHDR) as Linux does: glibc then "
+                        "calls its clock_gettime & co. (which make the syscall). auto (the default): for "
+                        "programs a C toolchain linked (an interpreter or ELF notes), not for hand-written "
+                        "assembly guests, whose stack addresses stay as before; on: every program; off: none "
+                        "(only the sigreturn trampoline page)")
     g.add_argument("--quantum", type=parse_int, default=2000, metavar="CYCLES",
                    help="SMP lock-step: how far one CPU may run ahead of the others (default 2000)")
     if guest_stdin:
@@ -205,7 +211,7 @@ def config_from_args(a: argparse.Namespace) -> Any:
         sysctls=parse_assignments(a.sysctl, "sysctl"), policies=parse_assignments(a.policy, "policy"),
         rlimits=parse_assignments(getattr(a, "rlimit", []), "rlimit"),
         costs={}, cost_file=a.cost_file, vstate_discard_default=a.vstate_discard_default,
-        max_insns=_max_insns(a), quantum=a.quantum, sched=getattr(a, "sched", "fair"), kernel=getattr(a, "kernel_version", None),
+        max_insns=_max_insns(a), quantum=a.quantum, sched=getattr(a, "sched", "fair"), vdso=getattr(a, "vdso", "auto"), kernel=getattr(a, "kernel_version", None),
         root=getattr(a, "root", None), root_rw=getattr(a, "root_rw", False),
         max_cycles=getattr(a, "max_cycles", None), timeout=getattr(a, "timeout", None),
         host_timeout=_host_timeout(a),

@@ -78,7 +78,7 @@ KERNEL_SUBLAYERS: dict[str, tuple[str, ...]] = {
                 "switches", "policies", "resource", "uapi", "cred", "files", "spinlock", "plugins",
                 "boot_checks"),
     # the subsystems underneath signals
-    "K1 mm/fs": ("mm", "fs", "net", "sysctl"),
+    "K1 mm/fs": ("mm", "fs", "net", "sysctl", "vdso"),
     # signal generation, delivery, job control, exit/wait, ptrace, core dumps; the tick (it runs
     # the interval timers) and the preemption points of long syscalls (they take the tick)
     "K2 signal": ("signal", "tick", "preempt"),

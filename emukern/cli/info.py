@@ -60,7 +60,8 @@ def print_examples() -> int:
     print("  run an assembly one with: emukern run guest_asm/<arch>/<file>.S   (assembled with LLVM, cached)")
     print("  build a C one first, e.g.: aarch64-linux-gnu-gcc -static -O2 -o prog guest_asm/c/<file>.c "
           "(or riscv64-linux-gnu-gcc), then: emukern run prog")
-    for sub in sorted(d for d in root.iterdir() if d.is_dir() and d.name != "include"):
+    # include/ holds .include files and vdso/ the kernel's vDSO images (kernel/vdso): neither is a guest
+    for sub in sorted(d for d in root.iterdir() if d.is_dir() and d.name not in ("include", "vdso")):
         files = sorted(p for p in sub.iterdir() if p.suffix in (".S", ".c"))
         if not files:
             continue

@@ -37,6 +37,7 @@ from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.uapi import USER_HZ
+from emukern.kernel import vdso
 from emukern.kernel.mm.layout import arch_pick_mmap_layout, stack_gap, topdown_base
 from emukern.kernel.resource import RLIMIT_STACK, rlimit
 from emukern.kernel.signal import flush_signal_handlers
@@ -379,13 +380,19 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     rnd = (task.tid * 0x9E3779B97F4A7C15 & (2**128 - 1)).to_bytes(16, "little")  # deterministic
     # AT_CLKTCK is CLOCKS_PER_SEC (USER_HZ, 100), whatever CONFIG_HZ the clock ticks at;
     # AT_RSEQ_FEATURE_SIZE is offsetof(struct rseq, end) (28 with mm_cid), AT_RSEQ_ALIGN 32
+    # the vDSO (arch_setup_additional_pages): [vvar], then the image, whose sigreturn trampoline
+    # sits where the one-page trampoline of --vdso off does (kernel/vdso)
+    if want_vdso(k, image):
+        vdso_base: int | None = vdso.map_vdso(k, mm, signal_delivery.sigtramp_addr(k))
+    else:
+        vdso_base = None
+        signal_delivery.map_sigtramp(k, mm)         # the sigreturn trampoline page alone
     # AT_UID..AT_EGID are the new program's ids, AT_SECURE says its privilege changed
     auxv = standard_auxv(image, hwcap=k.arch.hwcap(), hwcap2=k.arch.hwcap2(),
                          uid=cred.uid, euid=cred.euid, gid=cred.gid, egid=cred.egid, secure=int(secure),
-                         clktck=USER_HZ, base=interp[1] if interp else 0,
+                         clktck=USER_HZ, base=interp[1] if interp else 0, sysinfo_ehdr=vdso_base,
                          minsigstksz=signal_delivery.signal_minsigstksz(k), dlinfo=k.arch.arch_dlinfo(),
                          rseq=(RSEQ_FEATURE_SIZE, RSEQ_ALIGN) if k.version.rseq_auxv else None)
-    signal_delivery.map_sigtramp(k, mm)             # the sigreturn trampoline page (Linux: the vDSO's)
     lay = layout_initial_stack(stack_top, argv=argv, envp=envp, auxv=auxv, random16=rnd,
                                platform=k.arch.elf_platform, execfn=execfn)
     # Like Linux, map a small stack and grow it on faults (expand_stack) up to the rlimit (a
@@ -397,6 +404,12 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     mm.write(lay.sp, lay.blob)
     mm.saved_auxv = lay.auxv          # (/proc/self/auxv)
     task.exec_pending = (mm, interp[0] if interp else image.entry, lay.sp, argv)
+
+
+def want_vdso(k: "Kernel", image: Any) -> bool:
+    """--vdso: "on", "off", or "auto" (on for what a C toolchain linked; see MachineConfig.vdso)."""
+    mode = k.config.vdso
+    return mode == "on" or (mode == "auto" and (image.interp is not None or image.has_notes))
 
 
 def exec_commit(k: "Kernel", task: Task) -> None:

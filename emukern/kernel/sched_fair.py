@@ -32,7 +32,6 @@ the task wakes rather than by keeping it queued.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,7 +87,6 @@ class FairClass:
     def __init__(self, k: "Kernel") -> None:
         self.k = k
         self.min_vruntime = [0] * len(k.percpu)
-        self._se: "weakref.WeakKeyDictionary[Task, SchedEntity]" = weakref.WeakKeyDictionary()
         freq = k.config.freq_hz
         # sysctl_sched_base_slice in cycles, and the tick (the lag limit's floor)
         self.base_slice = max(1, BASE_SLICE_NS * freq // 10**9)
@@ -96,10 +94,23 @@ class FairClass:
 
     # ---- the entity ------------------------------------------------------------------------
     def se(self, task: Task) -> SchedEntity:
-        se = self._se.get(task)
-        if se is None:
-            se = self._se[task] = SchedEntity(weight=task_weight(task), slice=self.base_slice)
-        return se
+        # the entity lives on the task itself (Linux's task_struct embeds its sched_entity): a
+        # plain attribute read, where the weak mapping it used to be looked up in cost a Python
+        # call per lookup, and a pick or an update looks up every queued entity
+        try:
+            return task._fair_se        # type: ignore[attr-defined, no-any-return]
+        except AttributeError:
+            se = task._fair_se = SchedEntity(weight=task_weight(task), slice=self.base_slice)  # type: ignore[attr-defined]
+            return se
+
+    @staticmethod
+    def _known(task: Task) -> bool:
+        """Has this class given the task an entity yet (a task it has never queued is new)?"""
+        return "_fair_se" in task.__dict__
+
+    @staticmethod
+    def _entity(task: Task) -> SchedEntity | None:
+        return task.__dict__.get("_fair_se")
 
     def calc_delta_fair(self, delta: int, se: SchedEntity) -> int:
         """Real time -> the entity's virtual time: slower for a heavier (lower nice) task."""
@@ -129,26 +140,33 @@ class FairClass:
             se.vlag = se.vlag * se.weight // w
         se.weight = w
 
-    def avg_vruntime(self, pc: "PerCpu", extra: Task | None = None) -> int:
-        """V: the weight-averaged vruntime of the CPU's entities (min_vruntime when empty)."""
+    def _sums(self, pc: "PerCpu", extra: Task | None = None) -> tuple[int, int]:
+        """(sum of the weights, sum of weight x vruntime) over the CPU's entities but ``extra``:
+        Linux keeps these two sums in the cfs_rq (avg_load, avg_vruntime) for the same reason,
+        so that V and every eligibility test cost no walk of their own."""
         load = total = 0
+        se = self.se
         for t in self._members(pc):
             if t is extra:
                 continue
-            se = self.se(t)
-            load += se.weight
-            total += se.weight * se.vruntime
+            o = se(t)
+            load += o.weight
+            total += o.weight * o.vruntime
+        return load, total
+
+    def avg_vruntime(self, pc: "PerCpu", extra: Task | None = None) -> int:
+        """V: the weight-averaged vruntime of the CPU's entities (min_vruntime when empty)."""
+        load, total = self._sums(pc, extra)
         if not load:
             return self.min_vruntime[pc.index]
         return total // load
 
-    def entity_eligible(self, pc: "PerCpu", se: SchedEntity) -> bool:
-        """lag >= 0, tested as Linux does without a division: sum w_i (v_i - v) >= 0."""
-        acc = 0
-        for t in self._members(pc):
-            o = self.se(t)
-            acc += o.weight * (o.vruntime - se.vruntime)
-        return acc >= 0
+    def entity_eligible(self, pc: "PerCpu", se: SchedEntity, sums: tuple[int, int] | None = None) -> bool:
+        """lag >= 0, tested as Linux does without a division: sum w_i (v_i - v) >= 0, that is
+        sum w_i v_i - v sum w_i >= 0 (the same integers, so the same answer), from the queue's
+        sums (``sums``: already computed by the caller for this queue as it stands)."""
+        load, total = sums if sums is not None else self._sums(pc)
+        return total - se.vruntime * load >= 0
 
     def update_min_vruntime(self, pc: "PerCpu") -> None:
         vs = [self.se(t).vruntime for t in self._members(pc)]
@@ -197,17 +215,21 @@ class FairClass:
             return curr
         if curr is None and len(queued) == 1:
             return queued[0]
+        # one walk for the queue's sums, then each test is O(1): the pick is linear in the
+        # queue (it was quadratic, every candidate's eligibility a walk of its own)
+        sums = self._sums(pc)
         if curr is not None:
             cse = self.se(curr)
-            if not self.entity_eligible(pc, cse):
+            if not self.entity_eligible(pc, cse, sums):
                 curr = None
             elif cse.picked_deadline == cse.deadline:
                 return curr                 # RUN_TO_PARITY: its slice is not used up yet
         best: Task | None = None
         best_d = 0
+        load, total = sums
         for t in queued:
             se = self.se(t)
-            if (best is None or se.deadline < best_d) and self.entity_eligible(pc, se):
+            if (best is None or se.deadline < best_d) and total - se.vruntime * load >= 0:
                 best, best_d = t, se.deadline
         if best is None or (curr is not None and self.se(curr).deadline < best_d):
             best = curr
@@ -241,7 +263,7 @@ class FairClass:
         """enqueue_task_fair for a task joining ``pc``'s queue: a wake-up, a new task (one this
         class has not seen: ENQUEUE_INITIAL), or a runnable task moved from another CPU (its lag
         measured on the queue it left)."""
-        initial = task not in self._se
+        initial = not self._known(task)
         se = self.se(task)
         if se.on_rq == pc.index:
             return                          # a preempted task going back: already accounted
@@ -267,7 +289,7 @@ class FairClass:
 
     def dequeue_sleep(self, pc: "PerCpu", task: Task, now: int) -> None:
         """dequeue_entity for a task that blocks or exits: keep its lag for its wake-up."""
-        se = self._se.get(task)
+        se = self._entity(task)
         if se is None or se.on_rq is None:
             return
         if pc.curr is task:

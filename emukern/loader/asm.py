@@ -32,6 +32,7 @@ __all__ = [
     "LD_FLAGS",
     "assemble",
     "assemble_arm64_snippet",
+    "assemble_shared",
     "assemble_snippet",
     "cache_dir",
     "default_include_dirs",
@@ -423,6 +424,52 @@ def assemble(
                 "themselves (no libc)",
             )
         data = Path(exe).read_bytes()
+    _atomic_write(out, data)
+    return out
+
+
+def assemble_shared(source: str | Path, arch: str, *, linker_script: str, version_script: str,
+                    soname: str) -> Path:
+    """Assemble one source and link it as a shared object (ET_DYN) laid out by ``linker_script``
+    and exporting what ``version_script`` names (symbol versions); return the cached file's path.
+
+    What the kernel's vDSO images need (emukern/kernel/vdso.py): both hash tables, no build id,
+    one page size on both architectures.  Cached like :func:`assemble`, the scripts in the key.
+    """
+    arch = _norm_arch(arch)
+    src = Path(source)
+    try:
+        src_bytes = src.read_bytes()
+    except OSError as e:
+        raise AssemblerError(f"cannot read guest source {src}: {e.strerror or e}") from None
+    mc, ld = find_tools()
+    # riscv: the hard-float ABI's e_flags, which every riscv64 Linux object (the vDSO too) has
+    abi = ("-target-abi=lp64d",) if arch == "riscv64" else ()
+    mc_args = ["-filetype=obj", *MC_FLAGS[arch], *abi]
+    ld_args = ["-shared", "-soname", soname, "--strip-all", "--hash-style=both", "--build-id=none",
+               "-z", "max-page-size=4096", "-z", "common-page-size=4096", "--no-undefined",
+               "-T", "link.lds", "--version-script", "version.map"]
+    key = _cache_key([b"emukern-shared-v1", arch.encode(), src_bytes, linker_script.encode(),
+                      version_script.encode(), "\0".join(mc_args).encode(),
+                      "\0".join(ld_args).encode(), _tool_version(mc).encode(),
+                      _tool_version(ld).encode()])
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem) or "lib"
+    out = cache_dir() / f"{stem}-{arch}-{key[:24]}.so"
+    if out.is_file():
+        return out
+    with tempfile.TemporaryDirectory(prefix="emukern-asm-") as td:
+        Path(td, "link.lds").write_text(linker_script)
+        Path(td, "version.map").write_text(version_script)
+        obj, so = os.path.join(td, "lib.o"), os.path.join(td, "lib.so")
+        r = _run_tool([mc, *mc_args, str(src.resolve()), "-o", obj], cwd=td)
+        if r.returncode != 0 or not os.path.isfile(obj):
+            raise AssemblerError(f"assembling {src} for {arch} failed:\n"
+                                 f"{_clean_diagnostics(r.stderr or r.stdout, str(src), str(src))}")
+        r = _run_tool([ld, *ld_args, obj, "-o", so], cwd=td)
+        if r.returncode != 0 or not os.path.isfile(so):
+            raise AssemblerError(f"linking {src} for {arch} as a shared object failed:\n"
+                                 f"{(r.stderr or r.stdout).strip()}")
+        data = Path(so).read_bytes()
     _atomic_write(out, data)
     return out
 

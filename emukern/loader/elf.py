@@ -46,7 +46,7 @@ PHDR_TABLE_MAX = PAGE_SIZE     # ELF_MIN_ALIGN: the largest program header table
 MAX_SEGMENT = 1 << 30          # 1 GiB: beyond this a bss is almost surely a corrupt header
 
 ET_EXEC, ET_DYN = 2, 3
-PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_PHDR = 1, 2, 3, 6
+PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE, PT_PHDR = 1, 2, 3, 4, 6
 PF_X, PF_W, PF_R = 1, 2, 4
 EM_AARCH64, EM_RISCV = 183, 243
 
@@ -130,6 +130,7 @@ class ElfImage:
     load_bias: int = 0
     warnings: list[str] = field(default_factory=list)
     interp: str | None = None          # PT_INTERP path (only with allow_interp=True)
+    has_notes: bool = False            # a PT_NOTE (what a C toolchain's link leaves: ABI tag, build id)
 
     def mappings(self, page_size: int = PAGE_SIZE) -> list[Mapping]:
         """Page-aligned regions covering every segment (bss included).
@@ -289,6 +290,7 @@ def _load(blob: bytes, path: str | None, allow_interp: bool = False,
     loads = []
     has_phdr_seg = None
     interp_path: str | None = None
+    has_notes = False
     for i, (p_type, p_flags, p_offset, p_vaddr, _p_paddr, p_filesz, p_memsz, p_align) in \
             enumerate(phdrs):
         if p_type == PT_INTERP:
@@ -308,6 +310,8 @@ def _load(blob: bytes, path: str | None, allow_interp: bool = False,
                         "or link with -static; " + _HINT_STATIC, path=path)
         if p_type == PT_PHDR:
             has_phdr_seg = p_vaddr
+        if p_type == PT_NOTE:
+            has_notes = True
         if p_type == PT_LOAD:
             loads.append((i, p_flags, p_offset, p_vaddr, p_filesz, p_memsz, p_align))
 
@@ -379,7 +383,7 @@ def _load(blob: bytes, path: str | None, allow_interp: bool = False,
     brk_start = (max(s.end for s in segs) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1)
     img = ElfImage(arch=arch, entry=entry, segments=segs, brk_start=brk_start,
                    phdr_addr=phdr_addr, phent=e_phentsize, phnum=e_phnum, path=path,
-                   elf_type=elf_type, load_bias=bias, interp=interp_path)
+                   elf_type=elf_type, load_bias=bias, interp=interp_path, has_notes=has_notes)
     img.symbols = _read_symbols(blob, bias, img.warnings)
     return img
 

@@ -1080,13 +1080,13 @@ class Arm64Cpu(Cpu):
     # a64_atomics.unicorn_performs_right); misaligned it stops the run before the instruction, and the run
     # loop finds the CPU at an address of _exits and takes the exit path (_exit_reached), which
     # raises the fault as before.  The counts are those of the exit path: the instruction is
-    # counted once, when it retires.  Opt-in (EMUKERN_NATIVE_ATOMICS=1) for now: the pipe
-    # ping-pong and lse_atomics.c record exactly what the exit path records, but the policy
-    # study's real Debian programs (tests/bench/test_policy_study.py) livelocked with it: a run
-    # restarted at an atomic's address forever without retiring it (cause not found yet; an
-    # atomic on a page emukern write-protects, which QEMU's atomic helpers treat apart, is the
-    # first suspect).
-    NATIVE_ATOMICS = os.environ.get("EMUKERN_NATIVE_ATOMICS", "") not in ("", "0")
+    # counted once, when it retires.  On by default; EMUKERN_NATIVE_ATOMICS=0 keeps every
+    # atomic an exit.  (It was opt-in while the policy study's make -j loop livelocked with it:
+    # a spare engine taken for a new address space kept the old program's atomic hooks, and one
+    # of them, at an address where the new program has a plain instruction, found a misaligned
+    # "base" and stopped the run there on every restart.  A spare now drops them:
+    # cpu_base._fresh_engine.  The study's eight programs record the same bytes either way.)
+    NATIVE_ATOMICS = os.environ.get("EMUKERN_NATIVE_ATOMICS", "1") not in ("", "0")
 
     def drop_engines(self) -> None:
         """(the counter is about to count per instruction, with its hook added after the

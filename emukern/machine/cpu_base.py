@@ -50,7 +50,7 @@ from unicorn.unicorn_const import (UC_ERR_FETCH_PROT, UC_ERR_WRITE_PROT, UC_HOOK
 
 from emukern.machine.clock import Clock
 from emukern.machine.counter import make_counter
-from emukern.machine.memory import PAGE, AddressSpace, uc_prot
+from emukern.machine.memory import _ACCESS_LIMIT, PAGE, AddressSpace, engine_regions, uc_prot
 from emukern.machine.trap import Trap
 from emukern.machine import regs, uc_internal
 from emukern.machine.uc_internal import Uc, UcError
@@ -477,7 +477,10 @@ class Cpu:
         xruns = _page_runs(parked) if parked else []
         fresh: list[tuple[int, int]] = []
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
-        want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
+        if not _ACCESS_LIMIT:
+            want = {(m.start, m.size, uc_prot(m.perms) & ~strip, m.host_addr()) for m in mm.mappings}
+        else:           # (a buffer's tail the guest may not touch: mapped with no access)
+            want = {r for m in mm.mappings for r in engine_regions(m, uc_prot(m.perms) & ~strip)}
         have = set(self._mapped)
         for start, size, _prot, _host in sorted(have - want):
             self.uc.mem_unmap(start, size)
@@ -593,6 +596,14 @@ class Cpu:
                 n, pairs, _clean = rec.splits
                 for at, hk in pairs[:n]:
                     uc_internal.hook_del_native(self.uc, ctypes.c_size_t(hk))
+                # the architecture's per-address hooks (arm64's atomics) belong to the code of
+                # the address space this engine served: left in, one would fire at the same
+                # address in the next program, whatever instruction is there now (the arm64
+                # atomics' livelock: a stale hook tested a register as an atomic's base and
+                # stopped the run before a plain instruction, again and again)
+                for hh in rec.local_hooks.values():
+                    uc_internal.hook_del_local(self.uc, hh)
+                rec.local_hooks.clear()
                 if rec.exits:
                     self.uc.ctl_set_exits([])
                 self.uc.ctl_flush_tb()

@@ -83,13 +83,26 @@ def _host_buffer(size: int, what: str, fd: int = -1) -> mmap.mmap:
     file; a host refusal is OutOfMemory, never OSError."""
     try:
         if fd < 0:
-            return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            _no_huge_pages(buf, 0, size)
+            return buf
         return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     except (OSError, OverflowError, MemoryError) as exc:
         raise OutOfMemory(f"{what}: the host refused {size:#x} bytes "
                           f"({getattr(exc, 'strerror', None) or exc})") from None
 
 
+def _no_huge_pages(buf: mmap.mmap, offset: int, size: int) -> None:
+    """Keep the host's transparent huge pages out of guest memory: on a host whose THP is
+    "always", one touched byte would fault in 512 pages at once, and the guest's residency
+    (read from the host, see page_states) must count the pages the guest touched."""
+    try:
+        buf.madvise(_MADV_NOHUGEPAGE, offset, size)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+_MADV_NOHUGEPAGE = getattr(mmap, "MADV_NOHUGEPAGE", 15)
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
@@ -160,6 +173,12 @@ def _fork_buffer(buf: mmap.mmap) -> mmap.mmap:
         return nb
     nb = _host_buffer(len(buf), "fork", snap.fd)
     _SNAPSHOTS[nb] = snap
+    gone = _DETACHED.get(buf)
+    if gone:
+        # the parts the parent dropped (MADV_DONTNEED) read as zero in the child too, not as
+        # the snapshot's old bytes
+        for lo, hi in gone:
+            _detach(nb, lo, hi - lo)
     for lo, hi in dirty:
         nb[lo:hi] = buf[lo:hi]
     return nb
@@ -174,6 +193,24 @@ def _discard(buf: mmap.mmap, offset: int, size: int) -> None:
             pass
 
 
+# the parts of a snapshot view (see _fork_buffer) that were dropped since: anonymous host memory
+# now, so a later fork must not show the snapshot's bytes there
+_DETACHED: "weakref.WeakKeyDictionary[mmap.mmap, list[tuple[int, int]]]" = weakref.WeakKeyDictionary()
+
+
+def _detach(buf: mmap.mmap, offset: int, size: int) -> bool:
+    """Replace a page-aligned part of a snapshot view by fresh anonymous host memory at the same
+    host address (Unicorn holds raw pointers into it): it reads as zero and holds no page."""
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf)) + offset
+    got = _libc.mmap(addr, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
+    if got != addr:
+        return False
+    _no_huge_pages(buf, offset, size)
+    _DETACHED.setdefault(buf, []).append((offset, offset + size))
+    return True
+
+
 _PAGEMAP: list[int | None] = []      # [pid, fd]: that process's /proc/self/pagemap, opened on first use
 # a pagemap entry's top byte (bits 56..63): 0x80 present, 0x40 swapped, 0x20 a page of the
 # mapped file (not a private copy).  Each table maps it to b"1" for the pages wanted.
@@ -183,11 +220,8 @@ _WRITTEN_SINCE_SNAPSHOT = bytes(b"1"[0] if b & 0x40 or (b & 0x80 and not b & 0x2
 _RUN = re.compile(rb"1+")
 
 
-def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, int]] | None:
-    """The byte ranges of a host buffer whose pages the host has given it (present in RAM or
-    swapped out), from /proc/self/pagemap; in an anonymous buffer the rest never was touched
-    and reads as zero.  With ``_WRITTEN_SINCE_SNAPSHOT``, in a private view of a snapshot:
-    the pages it has its own copy of.  None when the host does not tell (no pagemap)."""
+def _pagemap_fd() -> int | None:
+    """This process's /proc/self/pagemap, opened on first use; None when the host has none."""
     if not _PAGEMAP or _PAGEMAP[0] != os.getpid():
         # (per process: an inherited descriptor would still show the parent's pages)
         if _PAGEMAP and _PAGEMAP[1] is not None:
@@ -197,7 +231,15 @@ def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, i
         except OSError:
             fd0 = None
         _PAGEMAP[:] = [os.getpid(), fd0]
-    fd = _PAGEMAP[1]
+    return _PAGEMAP[1]
+
+
+def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, int]] | None:
+    """The byte ranges of a host buffer whose pages the host has given it (present in RAM or
+    swapped out), from /proc/self/pagemap; in an anonymous buffer the rest never was touched
+    and reads as zero.  With ``_WRITTEN_SINCE_SNAPSHOT``, in a private view of a snapshot:
+    the pages it has its own copy of.  None when the host does not tell (no pagemap)."""
+    fd = _pagemap_fd()
     if fd is None or len(buf) % PAGE:
         return None
     base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
@@ -210,6 +252,85 @@ def _touched_runs(buf: mmap.mmap, table: bytes = _ANY_PAGE) -> list[tuple[int, i
         return None
     tops = entries[7::8].translate(table)     # little-endian: each entry's bits 56..63
     return [(h.start() * PAGE, h.end() * PAGE) for h in _RUN.finditer(tops)]
+
+
+# ---- page residency: which guest pages hold memory, read from the host ----------------------
+# Guest memory is host memory, so the host kernel already knows which guest pages were touched:
+# its pagemap tells, per page of a buffer, whether the page is there, whether it is the shared
+# zero page (a read of never-written anonymous memory) and whether another mapping shares it.
+# The codes page_states answers, one byte per page:
+PAGE_NONE = 0        # no page: never touched, or dropped (MADV_DONTNEED, munmap)
+PAGE_ZERO = 1        # the zero page, mapped by a read of untouched anonymous memory
+PAGE_OWN = 2         # a page of this mapping's own (written, or a file's private copy)
+PAGE_SHARED = 3      # a page shared with another copy: a fork's snapshot, a shared file's page
+PAGE_CACHED = 4      # a shared file's page in memory that this mapping has not faulted in
+# host pagemap top byte (bits 56..63): 0x80 present, 0x40 swapped, 0x20 file or shared, 0x01
+# exclusively mapped
+_STATE_OF_TOP = bytes(PAGE_OWN if t & 0x40 else
+                      (PAGE_SHARED if t & 0x20 else PAGE_OWN if t & 0x01 else PAGE_ZERO) if t & 0x80
+                      else PAGE_NONE for t in range(256))
+_libc.mincore.restype = ctypes.c_int
+_libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
+MADV_POPULATE_READ, MADV_POPULATE_WRITE = 22, 23
+
+
+def page_states(m: Mapping, lo: int, hi: int) -> bytes | None:
+    """One PAGE_* code per page of [lo, hi) (guest addresses inside ``m``), from the host's
+    pagemap of the buffer behind it; None when the host does not tell.  A page of a file the
+    buffer maps (a fork's snapshot, a shared memfd) that is in memory but not yet faulted into
+    this buffer is PAGE_SHARED for a snapshot (the fork copied the page table entry, as
+    Linux's copy_page_range does) and PAGE_CACHED for a shared file."""
+    n = (hi - lo) // PAGE
+    if n <= 0:
+        return b""
+    fd = _pagemap_fd()
+    if fd is None:
+        return None
+    addr = m.host_addr() + (lo - m.start)
+    try:
+        entries = os.pread(fd, 8 * n, addr // PAGE * 8)
+    except OSError:
+        return None
+    if len(entries) != 8 * n:
+        return None
+    states = entries[7::8].translate(_STATE_OF_TOP)
+    filed = m.buf in _SNAPSHOTS or is_shared(m)
+    if filed and PAGE_NONE in states:
+        vec = ctypes.create_string_buffer(n)
+        if _libc.mincore(addr, n * PAGE, vec) == 0:
+            cached = PAGE_CACHED if is_shared(m) else PAGE_SHARED
+            gone = [(a, b) for a, b in _DETACHED.get(m.buf, ())]
+            out = bytearray(states)
+            for i, v in enumerate(vec.raw):
+                if out[i] == PAGE_NONE and v & 1:
+                    off = m.offset + (lo - m.start) + i * PAGE
+                    if not any(a <= off < b for a, b in gone):
+                        out[i] = cached
+            states = bytes(out)
+    return states
+
+
+def populate(m: Mapping, lo: int, hi: int, write: bool) -> bool:
+    """Fault [lo, hi) of ``m`` in on the host (MADV_POPULATE_READ/WRITE): a read maps the zero
+    page of untouched anonymous memory, a write gives each page its own memory."""
+    try:
+        m.buf.madvise(MADV_POPULATE_WRITE if write else MADV_POPULATE_READ,
+                      m.offset + lo - m.start, hi - lo)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def discard(m: Mapping, lo: int, hi: int) -> None:
+    """MADV_DONTNEED [lo, hi) of a private mapping: its pages go and it reads as zero (a
+    snapshot view gets anonymous memory there, since dropping its pages would bring back the
+    snapshot's bytes)."""
+    off = m.offset + lo - m.start
+    if m.buf in _SNAPSHOTS:
+        if not _detach(m.buf, off, hi - lo):
+            m.buf[off: off + hi - lo] = bytes(hi - lo)      # the host refused: zeros, by hand
+        return
+    _discard(m.buf, off, hi - lo)
 
 
 def page_down(x: int) -> int:
@@ -258,6 +379,72 @@ def is_shared(m: Mapping) -> bool:
     return m.name.startswith(SHARED_PREFIX)
 
 
+# Buffers whose tail the guest may not touch, and how many bytes from their start it may: the
+# kernel's shared file mappings longer than their file (the pages past the file's end raise
+# SIGBUS in Linux).  The CPUs map such a tail with no access at all, so a guest load or store
+# there is a memory fault the kernel sees.  Empty for nearly every run.
+_ACCESS_LIMIT: "weakref.WeakKeyDictionary[mmap.mmap, int]" = weakref.WeakKeyDictionary()
+# every live address space, so a changed limit can tell those that map the buffer (their CPUs
+# remap it on the version bump)
+_SPACES: "weakref.WeakSet[AddressSpace]" = weakref.WeakSet()
+
+
+def set_access_limit(buf: mmap.mmap, limit: int | None) -> None:
+    """The guest may touch only the first ``limit`` bytes of ``buf`` (None: all of it)."""
+    old = _ACCESS_LIMIT.get(buf)
+    if limit is None or limit >= len(buf):
+        if old is None:
+            return
+        del _ACCESS_LIMIT[buf]
+    elif old == limit:
+        return
+    else:
+        _ACCESS_LIMIT[buf] = limit
+    for space in list(_SPACES):
+        if any(m.buf is buf for m in space.mappings):
+            space.version += 1
+
+
+def access_limit(buf: mmap.mmap) -> int | None:
+    """How many bytes from its start the guest may touch in ``buf`` (None: all)."""
+    return _ACCESS_LIMIT.get(buf) if _ACCESS_LIMIT else None
+
+
+# Buffers whose pages are a file's (the kernel's shared mappings of a root file): the host's page
+# cache, not the machine's guest memory, so mapping them charges nothing to the MemoryPool (as
+# Linux's overcommit accounting leaves shared file mappings out of Committed_AS).  They still
+# count in an address space's ``mapped`` (its address-space limit).
+_UNCHARGED: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+
+
+def set_uncharged(buf: mmap.mmap) -> None:
+    """Mappings of ``buf`` are not charged to the pool (see _UNCHARGED)."""
+    _UNCHARGED.add(buf)
+
+
+def is_uncharged(buf: mmap.mmap) -> bool:
+    return bool(_UNCHARGED) and buf in _UNCHARGED
+
+
+def _uncharged_bytes(mappings: "list[Mapping]") -> int:
+    if not _UNCHARGED:
+        return 0
+    return sum(m.size for m in mappings if m.buf in _UNCHARGED)
+
+
+def engine_regions(m: Mapping, prot: int) -> list[tuple[int, int, int, int]]:
+    """(start, size, prot, host address) of what a CPU maps for ``m``: the whole mapping with
+    ``prot``, or with an access limit on its buffer, the part past it with no access."""
+    host = m.host_addr()
+    lim = _ACCESS_LIMIT.get(m.buf)
+    if lim is None or m.offset + m.size <= lim:
+        return [(m.start, m.size, prot, host)]
+    ok = max(0, lim - m.offset)
+    out = [(m.start, ok, prot, host)] if ok else []
+    out.append((m.start + ok, m.size - ok, 0, host + ok))
+    return out
+
+
 @dataclass(eq=False)
 class AddressSpace:
     """A process's memory: its mappings and the host buffers behind them, and the accessors the
@@ -286,6 +473,9 @@ class AddressSpace:
     _hit: Mapping | None = field(default=None, repr=False)
     _vmacache: list[Mapping | None] = field(default_factory=lambda: [None] * 4, repr=False)
     _starts_list: list[int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _SPACES.add(self)
 
     # ----- layout -----------------------------------------------------------------------------
     def _changed(self) -> None:
@@ -357,13 +547,15 @@ class AddressSpace:
         """Remove [start, start+size), splitting mappings at page granularity (munmap)."""
         end = start + page_up(size)
         keep: list[Mapping] = []
-        removed = 0
+        removed = free = 0          # (free: bytes of them that were never charged)
         for m in self.mappings:
             if m.end <= start or m.start >= end:
                 keep.append(m)
                 continue
             lo, hi = max(m.start, start), min(m.end, end)
             removed += hi - lo
+            if _UNCHARGED and m.buf in _UNCHARGED:
+                free += hi - lo
             # give the host pages back now (a split mapping keeps its buffer alive); a shared
             # mapping's pages stay: other address spaces map the same buffer
             if not is_shared(m):
@@ -376,7 +568,7 @@ class AddressSpace:
         self._changed()
         self.mapped -= removed
         if self.pool is not None:
-            self.pool.uncharge(removed)
+            self.pool.uncharge(removed - free)
         self.version += 1
 
     def release(self) -> None:
@@ -385,11 +577,12 @@ class AddressSpace:
         The caller makes sure no CPU has this mm mapped any more (Unicorn holds raw pointers)."""
         # (a shared buffer is left to the garbage collector: another address space may map it)
         bufs = {id(m.buf): m.buf for m in self.mappings if not is_shared(m)}
+        free = _uncharged_bytes(self.mappings)
         self.released = True
         self.mappings = []
         self._changed()
         if self.pool is not None:
-            self.pool.uncharge(self.mapped)
+            self.pool.uncharge(self.mapped - free)
         self.mapped = 0
         self.version += 1
         for buf in bufs.values():
@@ -422,7 +615,7 @@ class AddressSpace:
         a shared one (MAP_SHARED) is the same buffer in both (dup_mmap shares its pages)."""
         child = type(self)(pool=self.pool)     # (the kernel's subclass copies its own fields)
         if self.pool is not None:
-            self.pool.charge(self.mapped, "fork")
+            self.pool.charge(self.mapped - _uncharged_bytes(self.mappings), "fork")
         child.mapped = self.mapped
         try:
             self._copy_into(child)

@@ -45,6 +45,7 @@ GENERIC_DIRS = (
     "futex", "sigaltstack", "timers", "clone3", "exec", "prctl", "mm", "kcmp", "rseq", "pidfd",
     "proc", "ptrace", "splice", "mqueue", "sync", "size", "openat2", "mount_setattr", "filesystems",
     "capabilities", "user_events", "vDSO", "timens", "sched", "signal", "membarrier", "uevent",
+    "core", "ipc", "filelock", "memfd", "mincore", "cachestat", "fchmodat2", "pid_namespace",
 )
 GENERIC_EXTRA = ("mm/gup_test.h",)     # outside selftests/, named in mm/Makefile's LOCAL_HDRS
 GENERIC_STAMP = ".emukern-generic"

@@ -1,5 +1,5 @@
 """arm64 LSE atomics run inside Unicorn (machine/cpu_arm64.py, "LSE atomics run inside
-Unicorn"; opt-in, EMUKERN_NATIVE_ATOMICS=1, while a livelock in real Debian programs is open):
+Unicorn"; on by default, EMUKERN_NATIVE_ATOMICS=0 turns it off):
 a multi-threaded glibc program no longer stops the CPU at each of its atomics, and everything
 it records is what the exit path (the default) records."""
 from __future__ import annotations

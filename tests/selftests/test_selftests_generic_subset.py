@@ -20,7 +20,10 @@ SUBSET = ["futex_wait_timeout", "futex_wait_wouldblock", "futex_requeue", "futex
           "proc-self-wchan", "proc-self-map-files-001", "fd-001-lookup",
           # rseq (librseq linked in), openat2's flag and struct checks, POSIX mqueue limits, splice
           "rseq/basic_test", "rseq/param_test", "rseq/param_test_mm_cid", "openat2_test", "mq_open_tests",
-          "mqueue-lat", "default_file_splice_read"]
+          "mqueue-lat", "default_file_splice_read",
+          # the core syscall layer: close_range/F_CREATED_QUERY, SysV msg queues (MSG_COPY,
+          # msg_next_id), OFD locks, fchmodat2, mlock with libcap
+          "close_range_test", "msgque", "ofdlocks", "fchmodat2_test", "mlock-random-test"]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,10 @@ def builder():
     from emukern.selftests.source import fetch_debian, source_cache
     if not any(source_cache().glob("*/.emukern-unpacked")):
         pytest.skip("linux-source-6.12 is not in the cache (run `emukern selftests` once)")
-    return Builder(fetch_debian())
+    from emukern.selftests.source import ensure_generic
+    src = fetch_debian()
+    ensure_generic(src)             # a cache unpacked before a directory joined GENERIC_DIRS
+    return Builder(src)
 
 
 @pytest.mark.parametrize("tid", [t.id for t in select(only=SUBSET, suite="generic")])

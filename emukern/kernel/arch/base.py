@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
     from emukern.machine.cpu_base import Cpu
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import vma as mm_vma
+from emukern.kernel.signal.defs import BUS_ADRERR
 from emukern.kernel.signal import generate as signal_generate
 
 
@@ -47,6 +49,12 @@ class ArchBase(Generic[CpuT]):
     # where PTRACE_GET_SYSCALL_INFO finds the user pc, sp, syscall number, first argument and
     # return value: 8-byte slots of the NT_PRSTATUS regset (syscall_get_nr & co., per arch)
     SYSCALL_SLOTS: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    # the vDSO (kernel/vdso): its source under guest_asm/vdso/, the symbol version and the symbols
+    # the arch's vdso.lds.S exports, and which of them is the sigreturn trampoline
+    VDSO_SOURCE = ""
+    VDSO_VERSION = ""
+    VDSO_SYMBOLS: tuple[str, ...] = ()
+    VDSO_SIGRETURN = ""
 
     def __init__(self, kernel: "Kernel") -> None:
         self.k = kernel
@@ -163,6 +171,11 @@ class ArchBase(Generic[CpuT]):
             if trap.addr is not None and mm_mmap.expand_stack(k, task, trap.addr):
                 trap.decision = f"stack grown to cover {trap.addr:#x}; retry the access"
                 cpu.sync_mm()
+                return
+            if trap.addr is not None and mm_vma.file_page_past_eof(task.mm, trap.addr, trap.access):
+                signal_generate.force_sig(k, cpu, task, E.SIGBUS, trap,
+                                          f"access to {trap.addr:#x}, past the end of the mapped file",
+                                          bus_code=BUS_ADRERR)
                 return
             signal_generate.force_sig(k, cpu, task, E.SIGSEGV, trap, f"{'write' if trap.access == 'w' else 'read' if trap.access == 'r' else 'fetch'} "
                         f"of unmapped or protected address {trap.addr:#x}")

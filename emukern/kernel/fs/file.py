@@ -6,16 +6,20 @@ file's own (shared by every descriptor that dup/fork made from one open, as in L
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import heapq
+import mmap
 import os
 import struct
+import weakref
 from typing import Any
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile
 from emukern.kernel.fs import EOVERFLOW
 from emukern.kernel.fs.vfs import DT_OF_MODE, S_IFDIR, Node
+from emukern.machine.memory import set_access_limit, set_uncharged
 
 O_ACCMODE, O_WRONLY, O_RDWR, O_APPEND = 3, 1, 2, 0x400
 SEEK_SET, SEEK_CUR, SEEK_END = 0, 1, 2
@@ -96,12 +100,162 @@ def write_kernel_bytes(f: File, data: bytes, off: int | None) -> int | None:
     return None
 
 
+# ---- MAP_SHARED of a root file: host mappings of the file itself ------------------------------
+# A shared mapping of a regular file of the root is a host MAP_SHARED mapping of the host file
+# the guest opened, so the guest's stores land in the host's page cache: read()/write() of the
+# file, and every other shared mapping of it (in this process, in a forked one, or mapped again
+# later) see the same pages at once, as on Linux.
+#
+# The host must never touch a page of such a mapping that lies wholly past the end of the file:
+# that raises SIGBUS in emukern itself.  So each mapping is one host buffer of the mapping's full
+# length whose pages past the file's last page are private anonymous zero pages, and only the
+# file's own pages are the file's (``SharedFileView.valid``).  Whenever emukern itself changes a
+# mapped file's size (ftruncate, truncate, a write that extends it, O_TRUNC), every mapping of
+# that file is brought up to date in place, at the same host addresses (the engines hold raw
+# pointers): pages the file now covers become the file's, pages it lost become zero pages.
+# The CPUs map those zero pages with no access (machine/memory.py's ``set_access_limit``), so
+# the guest's load or store there faults and the page-fault handler raises SIGBUS (BUS_ADRERR),
+# as Linux's filemap_fault does past i_size; the kernel's own copies read zeros there.
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_long)
+_MAP_FIXED = 0x10
+_PAGE = 4096
+_RW = mmap.PROT_READ | mmap.PROT_WRITE
+
+
+class SharedFileView:
+    """What the kernel keeps about one host mapping of a root file: the file (its own host
+    descriptor, so the guest may close its one), the file offset the mapping starts at, and how
+    many bytes from the start are the file's pages."""
+
+    __slots__ = ("fd", "key", "file_off", "length", "valid", "maywrite")
+
+    def __init__(self, fd: int, key: tuple[int, int], file_off: int, length: int, maywrite: bool) -> None:
+        self.fd = fd
+        self.key = key
+        self.file_off = file_off
+        self.length = length
+        self.valid = 0
+        # a mapping of a writable open file may be (or become, by mprotect) writable: the host
+        # maps it shared read-write.  One of a read-only open is a private read-only view of
+        # the file's pages (it still sees every write to them), so a forced kernel store can
+        # never reach the file
+        self.maywrite = maywrite
+
+    def fit(self, buf: mmap.mmap, size: int) -> None:
+        """Make the pages of ``buf`` that lie before the end of a file of ``size`` bytes the
+        file's, and the others zero pages."""
+        want = max(0, min(self.length, (size + _PAGE - 1) // _PAGE * _PAGE - self.file_off))
+        if want == self.valid or buf.closed:
+            return
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        if want > self.valid:
+            got = _libc.mmap(base + self.valid, want - self.valid, _RW,
+                             (mmap.MAP_SHARED if self.maywrite else mmap.MAP_PRIVATE) | _MAP_FIXED,
+                             self.fd, self.file_off + self.valid)
+        else:
+            got = _libc.mmap(base + want, self.valid - want, _RW,
+                             mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
+        if got == ctypes.c_void_p(-1).value:
+            # the host refused: the pages keep what they were; never leave a page mapped past
+            # the file's end (a smaller ``want`` above cannot fail but for lack of memory)
+            raise OSError(ctypes.get_errno(), "mmap of a shared file view")
+        self.valid = want
+        # the guest's accesses past the file's last page fault (SIGBUS, see past_eof)
+        set_access_limit(buf, want)
+
+    def past_eof(self, buf_off: int) -> bool:
+        """Is byte ``buf_off`` of the mapping in a page wholly past the file's end?"""
+        return buf_off >= self.valid
+
+
+# the host mappings of each host file (st_dev, st_ino), and what each one is
+_FILE_VIEWS: "dict[tuple[int, int], weakref.WeakSet[mmap.mmap]]" = {}
+_VIEW_OF: "weakref.WeakKeyDictionary[mmap.mmap, SharedFileView]" = weakref.WeakKeyDictionary()
+
+
+def file_view(buf: Any) -> SharedFileView | None:
+    """The shared file view ``buf`` is, or None (anonymous memory, a copy, shmem)."""
+    return _VIEW_OF.get(buf) if _VIEW_OF else None
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def new_file_view(fd: int, file_off: int, length: int, maywrite: bool) -> mmap.mmap:
+    """A host buffer of ``length`` bytes mapping the file open as host descriptor ``fd`` from
+    ``file_off`` (pages past its end are zero pages): OSError when the host refuses."""
+    st = os.fstat(fd)
+    buf = mmap.mmap(-1, length, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    own = os.dup(fd)
+    weakref.finalize(buf, _close_quietly, own)
+    view = SharedFileView(own, (st.st_dev, st.st_ino), file_off, length, maywrite)
+    try:
+        view.fit(buf, st.st_size)
+    except OSError:
+        buf.close()
+        raise
+    _VIEW_OF[buf] = view
+    _FILE_VIEWS.setdefault(view.key, weakref.WeakSet()).add(buf)
+    set_uncharged(buf)          # the file's pages: not the machine's guest memory
+    return buf
+
+
+def view_again(buf: mmap.mmap, offset: int, length: int) -> mmap.mmap | None:
+    """Another host mapping of the file ``buf`` maps, starting ``offset`` bytes into ``buf``
+    and ``length`` long (mremap growing a shared file mapping), or None when ``buf`` is no file
+    view or the host refuses."""
+    view = file_view(buf)
+    if view is None:
+        return None
+    try:
+        return new_file_view(view.fd, view.file_off + offset, length, view.maywrite)
+    except OSError:
+        return None
+
+
+def file_size_changed(fd: int) -> None:
+    """The host file open as ``fd`` may have changed size: every mapping of it follows."""
+    if not _FILE_VIEWS:
+        return
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return
+    views = _FILE_VIEWS.get((st.st_dev, st.st_ino))
+    if not views:
+        return
+    for buf in list(views):
+        view = _VIEW_OF.get(buf)
+        if view is not None:
+            try:
+                view.fit(buf, st.st_size)
+            except OSError:
+                # the host would not map the file's new pages: they stay zero pages the guest
+                # cannot touch (a shrink only maps anonymous pages, which fails only when the
+                # host is out of memory altogether)
+                pass
+
+
 class HostFile(VfsFile):
     """A regular file of the root directory, read (and, with --root-rw, written) on the host."""
 
     def __init__(self, node: Node, flags: int, fd: int) -> None:
         super().__init__(node, flags)
         self.fd = fd
+        if flags & 0o1000 and self.writable and fd >= 0:     # O_TRUNC emptied a mapped file?
+            file_size_changed(fd)
+
+    def shared_view(self, off: int, length: int) -> mmap.mmap:
+        """A MAP_SHARED mapping of [off, off+length) of this file (OSError: the host refused)."""
+        return new_file_view(self.fd, off, length, self.writable)
 
     def size(self) -> int:
         try:
@@ -117,16 +271,20 @@ class HostFile(VfsFile):
 
     def pwrite(self, data: bytes, off: int) -> int:
         try:
-            return os.pwrite(self.fd, data, off)
+            n = os.pwrite(self.fd, data, off)
         except OSError as e:
             return -(e.errno or E.EIO)
+        if _FILE_VIEWS:
+            file_size_changed(self.fd)          # a write past the end grows mapped pages
+        return n
 
     def truncate(self, length: int) -> int:
         try:
             os.ftruncate(self.fd, length)
-            return 0
         except OSError as e:
             return -(e.errno or E.EIO)
+        file_size_changed(self.fd)
+        return 0
 
     def on_close(self) -> list[Any]:
         self._release()

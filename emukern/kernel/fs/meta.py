@@ -94,6 +94,9 @@ def _meta_store(k: "Kernel") -> dict:
 
 
 def _meta_key(node: Node, f: Any = None) -> tuple | None:
+    own = node.extra.get("inode")
+    if own is not None:
+        return ("inode", own)           # an unnamed inode (memfd): its name is not its identity
     if node.host is None:
         return ("syn", node.dev, node.path)
     try:
@@ -137,7 +140,9 @@ def apply_meta(k: "Kernel", fields: dict[str, int], node: Node, f: Any = None) -
                       ctime=divmod(s.st_ctime_ns, 10**9))
     store = getattr(k.vfs, "meta", None)
     if store:
-        m = store.get(("syn", node.dev, node.path) if s is None else ("host", s.st_dev, s.st_ino))
+        own = node.extra.get("inode")
+        m = store.get(("inode", own) if own is not None else
+                      ("syn", node.dev, node.path) if s is None else ("host", s.st_dev, s.st_ino))
         if m:
             fields.update(m)
     return fields

@@ -18,7 +18,7 @@ from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import SysctlFile, host_fd_admit
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
-from emukern.kernel.fs.file import DirFile, HostFile, VfsFile
+from emukern.kernel.fs.file import DirFile, HostFile, VfsFile, file_view
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs import fifo as fs_fifo
 from emukern.kernel.fs.vfs import S_IFIFO, Node, Vfs, copy_fs, cwd_of, fs_of
@@ -389,10 +389,15 @@ def d_move(k: "Kernel", old: str, new: str, exchange: bool = False) -> None:
 def shared_readonly_in(task, addr: int, length: int) -> bool:
     """mprotect(PROT_WRITE) over a read-only MAP_SHARED file mapping is EACCES (mprotect_fixup
     checks VM_MAYWRITE, which a shared mapping of a read-only file lacks).  Shared anonymous
-    memory (shmem) may always be made writable."""
+    memory (shmem) may always be made writable, and so may a mapping of a root file opened for
+    writing (a host mapping of the file, kernel/fs/file.py)."""
     end = addr + length
-    return any(m.name.startswith("shared:") and m.name != SHARED_ANON and m.start < end and addr < m.end
-               for m in task.mm.mappings)
+    for m in task.mm.mappings:
+        if m.name.startswith("shared:") and m.name != SHARED_ANON and m.start < end and addr < m.end:
+            view = file_view(m.buf)
+            if view is None or not view.maywrite:
+                return True
+    return False
 
 
 def get_next_ino(k: "Kernel", cpu: Cpu) -> int:

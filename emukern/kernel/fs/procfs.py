@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from emukern.kernel.fs.file import DevNull, DevRandom, DevZero, MemFile, RandomStream
+from emukern.kernel import errno as E
+from emukern.kernel.fs.file import MAX_IO, DevNull, DevRandom, DevZero, MemFile, RandomStream, VfsFile
+from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, lock_sync, locked_bytes
+from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO,
+                                    is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
@@ -143,6 +147,9 @@ class ProcFs:
                 "cwd": _magic_link(base + "/cwd", lambda: getattr(fs_of(t).cwd, "path", "/")),
                 "root": _magic_link(base + "/root", lambda: "/"),
                 "maps": _file(base + "/maps", lambda: proc_maps(t)),
+                "smaps": _file(base + "/smaps", lambda: proc_smaps(t)),
+                "smaps_rollup": _file(base + "/smaps_rollup", lambda: proc_smaps_rollup(t)),
+                "pagemap": _pagemap_node(base + "/pagemap", t),
                 "auxv": _file(base + "/auxv", lambda: proc_auxv(t), mode=0o400),
                 "cmdline": _file(base + "/cmdline", lambda: b"".join(
                     a.encode("utf-8", "surrogateescape") + b"\0" for a in t.argv)),
@@ -229,6 +236,7 @@ class ProcFs:
         return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
                 f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
                 f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nKthread:\t0\nVmSize:\t{vm:8d} kB\n"
+                f"{status_rss(t)}"
                 f"Threads:\t{len(self._threads(t))}\n{self._status_caps(t)}"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
 
@@ -260,7 +268,8 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.sysctl.entries}
+            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
+                     **self.k.sysctl.entries}
             for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
                     continue
@@ -300,16 +309,206 @@ def fd_target(f: Any) -> str:
 def proc_maps(t: "Task") -> bytes:
     """show_map_vma: ``start-end perms offset dev inode``, the name padded to column 73 (private
     mappings show 'p').  emukern does not keep file offsets or inodes per mapping: both read 0."""
-    lines = []
-    for m in t.mm.mappings:
-        perms = m.perms + ("s" if m.name.startswith("shared:") else "p")
-        name = m.name.split(":", 1)[1] if m.name.startswith(("file:", "shared:")) else (
-            m.name if m.name.startswith("[") and m.name != "[anon]" else "")
-        if m.name == "elf":
-            name = exe_path(t)
-        head = f"{m.start:08x}-{m.end:08x} {perms} 00000000 00:00 0 "
-        lines.append((head.ljust(73) + name) if name else head.rstrip())
+    lines = [_map_line(t, m, lo, hi) for m in t.mm.mappings for lo, hi, _fl in lock_segments(t.mm, m)]
     return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def _map_line(t: "Task", m: Any, lo: int, hi: int) -> str:
+    """One show_map_vma line for [lo, hi) of mapping ``m`` (a mapping shows as more than one
+    vma where mlock/munlock gave part of it other flags, as Linux splits the vma)."""
+    perms = m.perms + ("s" if m.name.startswith("shared:") else "p")
+    name = m.name.split(":", 1)[1] if m.name.startswith(("file:", "shared:")) else (
+        m.name if m.name.startswith("[") and m.name != "[anon]" else "")
+    if m.name == "elf":
+        name = exe_path(t)
+    head = f"{lo:08x}-{hi:08x} {perms} 00000000 00:00 0 "
+    return (head.ljust(73) + name) if name else head.rstrip()
+
+
+# ---- residency: smaps, smaps_rollup, pagemap, status's VmRSS (fs/proc/task_mmu.c) ----------------
+_ANON_NAMES = frozenset(("[anon]", "[heap]", "[stack]", "file:/dev/zero"))
+
+
+def _is_anon(m: Any) -> bool:
+    """vma_is_anonymous, as smaps counts it: private memory with no file behind its pages."""
+    return m.name in _ANON_NAMES and not is_shared(m)
+
+
+def _usage(t: "Task", m: Any, lo: int, hi: int) -> dict[str, int]:
+    """smap_gather_stats for [lo, hi) of ``m``, in bytes (Pss exact to the byte, as Linux keeps
+    it shifted): every resident page counts in Rss except the zero page (vm_normal_page has no
+    page for it).  A page a fork shares (PAGE_SHARED in a private mapping) counts as shared by
+    two (the usual case; emukern does not keep map counts), its Pss half a page; the pages of a
+    shared mapping count as this process's own (mapped once).  Anonymous pages are dirty."""
+    states = page_states(m, lo, hi)
+    if states is None:                       # the host does not tell: all there, all private
+        states = bytes([PAGE_OWN]) * ((hi - lo) // PAGE)
+    own, shared = states.count(PAGE_OWN), states.count(PAGE_SHARED)
+    u = dict.fromkeys(("rss", "pss", "shared_clean", "shared_dirty", "private_clean",
+                       "private_dirty", "anon", "shmem", "file"), 0)
+    anon, shm = _is_anon(m), is_shared(m)
+    if shm:
+        own, shared = own + shared, 0
+    u["rss"] = (own + shared) * PAGE
+    u["pss"] = own * PAGE + shared * PAGE // 2
+    if anon or shm:
+        u["private_dirty"], u["shared_dirty"] = own * PAGE, shared * PAGE
+    else:
+        u["private_clean"], u["shared_clean"] = own * PAGE, shared * PAGE
+    if anon:
+        u["anon"] = u["rss"]
+    elif shm:
+        u["shmem"] = u["rss"]
+    else:
+        u["file"] = u["rss"]
+    return u
+
+
+def vm_flags(m: Any, lock: int) -> str:
+    """show_smap_vma_flags: the mnemonics in Linux's bit order.  No 'sd': arm64 and riscv have
+    no soft-dirty tracking in 6.12 (CONFIG_MEM_SOFT_DIRTY is not selectable there)."""
+    p, shm = m.perms, is_shared(m)
+    f = [n for n, on in (("rd", "r" in p), ("wr", "w" in p), ("ex", "x" in p), ("sh", shm),
+                         ("mr", True), ("mw", True), ("me", True), ("ms", shm),
+                         ("gd", m.name == "[stack]"), ("lo", bool(lock & VM_LOCKED)),
+                         ("lf", bool(lock & VM_LOCKONFAULT)),
+                         # VM_ACCOUNT: private writable memory charged to the commit limit
+                         ("ac", not shm and "w" in p and _is_anon(m))) if on]
+    return " ".join(f) + " "
+
+
+def _kb(n: int) -> int:
+    return n >> 10
+
+
+def _smap_body(u: dict[str, int], size: int | None, locked: int, rollup: bool) -> str:
+    rows: list[tuple[str, int]] = []
+    if size is not None:
+        rows += [("Size:", size), ("KernelPageSize:", PAGE), ("MMUPageSize:", PAGE)]
+    rows += [("Rss:", u["rss"]), ("Pss:", u["pss"]), ("Pss_Dirty:", u["pss_dirty"])]
+    if rollup:
+        rows += [("Pss_Anon:", u["pss_anon"]), ("Pss_File:", u["pss_file"]), ("Pss_Shmem:", u["pss_shmem"])]
+    rows += [("Shared_Clean:", u["shared_clean"]), ("Shared_Dirty:", u["shared_dirty"]),
+             ("Private_Clean:", u["private_clean"]), ("Private_Dirty:", u["private_dirty"]),
+             ("Referenced:", u["rss"]), ("Anonymous:", u["anon"]), ("KSM:", 0), ("LazyFree:", 0),
+             ("AnonHugePages:", 0), ("ShmemPmdMapped:", 0), ("FilePmdMapped:", 0),
+             ("Shared_Hugetlb:", 0)]
+    out = "".join(f"{n:<16}{_kb(v):8d} kB\n" for n, v in rows)
+    out += f"Private_Hugetlb: {0:7d} kB\n"            # (the one name too long for the column)
+    out += "".join(f"{n:<16}{_kb(v):8d} kB\n" for n, v in (("Swap:", 0), ("SwapPss:", 0), ("Locked:", locked)))
+    return out
+
+
+def _with_pss_parts(u: dict[str, int], m: Any) -> dict[str, int]:
+    u["pss_dirty"] = u["pss"] if _is_anon(m) or is_shared(m) else 0
+    u["pss_anon"] = u["pss"] if _is_anon(m) else 0
+    u["pss_shmem"] = u["pss"] if is_shared(m) else 0
+    u["pss_file"] = u["pss"] - u["pss_anon"] - u["pss_shmem"]
+    return u
+
+
+def proc_smaps(t: "Task") -> bytes:
+    """show_smap: each vma's maps line, its sizes and page counts, and its VmFlags."""
+    out = []
+    for m in t.mm.mappings:
+        for lo, hi, lock in lock_segments(t.mm, m):
+            u = _with_pss_parts(_usage(t, m, lo, hi), m)
+            out.append(_map_line(t, m, lo, hi) + "\n"
+                       + _smap_body(u, hi - lo, u["pss"] if lock & VM_LOCKED else 0, False)
+                       + "THPeligible:           0\n"
+                       + f"VmFlags: {vm_flags(m, lock)}\n")
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def proc_smaps_rollup(t: "Task") -> bytes:
+    """show_smaps_rollup: the sums over every vma, under one line spanning the first vma's
+    start to the last one's end, named [rollup]."""
+    maps = t.mm.mappings
+    if not maps:
+        return b""
+    total: dict[str, int] = {}
+    locked = 0
+    for m in maps:
+        for lo, hi, lock in lock_segments(t.mm, m):
+            u = _with_pss_parts(_usage(t, m, lo, hi), m)
+            for key, v in u.items():
+                total[key] = total.get(key, 0) + v
+            if lock & VM_LOCKED:
+                locked += u["pss"]
+    head = f"{maps[0].start:08x}-{maps[-1].end:08x} ---p 00000000 00:00 0 "
+    return (head.ljust(73) + "[rollup]\n" + _smap_body(total, None, locked, True)).encode()
+
+
+def status_rss(t: "Task") -> str:
+    """task_mem's VmLck, VmRSS and its three parts (anonymous, file, shmem pages), in kB."""
+    anon = file = shmem = 0
+    lock_sync(t.mm)
+    for m in t.mm.mappings:
+        u = _usage(t, m, m.start, m.end)
+        anon, file, shmem = anon + u["anon"], file + u["file"], shmem + u["shmem"]
+    lck = locked_bytes(t.mm)
+    return (f"VmLck:\t{_kb(lck):8d} kB\nVmRSS:\t{_kb(anon + file + shmem):8d} kB\n"
+            f"RssAnon:\t{_kb(anon):8d} kB\nRssFile:\t{_kb(file):8d} kB\nRssShmem:\t{_kb(shmem):8d} kB\n")
+
+
+# pagemap's entry bits (Documentation/admin-guide/mm/pagemap.rst)
+PM_PRESENT, PM_FILE, PM_MMAP_EXCLUSIVE = 1 << 63, 1 << 61, 1 << 56
+
+
+class PagemapFile(VfsFile):
+    """/proc/PID/pagemap: 8 bytes per virtual page at offset vpn * 8 (pagemap_read): bit 63
+    when a page is mapped there, 61 when it is a file's or shmem's page, 56 when this is its
+    only mapping, and a PFN of 0 (what a reader without CAP_SYS_ADMIN sees; emukern has no
+    physical frames to show).  Unmapped addresses and pages not faulted in read 0.  The
+    offset and the count must be multiples of 8 (EINVAL); reads past TASK_SIZE are empty."""
+
+    def __init__(self, node: Node, flags: int, t: "Task", task_size: int) -> None:
+        super().__init__(node, flags)
+        self.task = t
+        self.task_size = task_size
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if off % 8 or count % 8:
+            return -E.EINVAL
+        count = min(count, MAX_IO)
+        start = off // 8 * PAGE
+        end = min(self.task_size, start + count // 8 * PAGE)
+        if start >= end:
+            return b""
+        out = bytearray(8 * ((end - start) // PAGE))
+        mm = self.task.mm
+        lock_sync(mm)
+        for m in mm.mappings:
+            lo, hi = max(m.start, start), min(m.end, end)
+            if lo >= hi:
+                continue
+            states = page_states(m, lo, hi)
+            if states is None:
+                states = bytes([PAGE_OWN]) * ((hi - lo) // PAGE)
+            filed = not _is_anon(m)
+            for i, st in enumerate(states):
+                if st in (PAGE_NONE, PAGE_CACHED):
+                    continue
+                v = PM_PRESENT
+                if st != PAGE_ZERO:
+                    if filed:
+                        v |= PM_FILE
+                    if st == PAGE_OWN or (st == PAGE_SHARED and is_shared(m)):
+                        v |= PM_MMAP_EXCLUSIVE
+                j = (lo - start) // PAGE + i
+                out[8 * j: 8 * j + 8] = v.to_bytes(8, "little")
+        return bytes(out)
+
+
+def _pagemap_node(path: str, t: "Task") -> Node:
+    n = Node(path, S_IFREG | 0o400, dev=PROC_DEV)
+    n.opener = lambda flags, n=n: PagemapFile(n, flags, t, PAGEMAP_TASK_SIZE)
+    return n
+
+
+# where pagemap's entries end: the 48-bit user address space Debian's arm64 and riscv64 kernels
+# give a process (emukern maps nothing of the process's above it)
+PAGEMAP_TASK_SIZE = 1 << 48
 
 
 def map_files(t: "Task") -> list[tuple[str, str]]:

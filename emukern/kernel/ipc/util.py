@@ -62,12 +62,28 @@ class IpcIds:
     objs: dict[int, Any] = field(default_factory=dict)     # index -> object
     last_idx: int = -1
     seq: int = 0
+    # kernel.{msg,sem,shm}_next_id: checkpoint/restore asks for the id the next object gets
+    next_id: SysctlEntry | None = None
 
     def add(self, obj: Any) -> int:
         """ipc_addid: the next free index after the last one handed out, wrapping to 0 (and
-        bumping the sequence) at IPCMNI; -ENOSPC when the table is full."""
+        bumping the sequence) at IPCMNI; -ENOSPC when the table is full.  A *_next_id the
+        caller wrote wins once: its sequence, and the first free index from its own."""
         if len(self.objs) >= self.limit:
             return -ENOSPC
+        entry = self.next_id
+        if entry is not None and entry.value >= 0:
+            want, entry.value = entry.value, -1
+            idx = want % IPCMNI
+            while idx in self.objs:
+                idx += 1
+            if idx >= IPCMNI:
+                return -ENOSPC
+            perm = obj.perm
+            perm.seq = want // IPCMNI
+            perm.id = perm.seq * IPCMNI + idx
+            self.objs[idx] = obj
+            return perm.id
         idx = self.last_idx + 1
         for _ in range(IPCMNI):
             if idx >= IPCMNI:
@@ -130,6 +146,14 @@ class IpcNamespace:
     mq_bytes: dict[int, int] = field(default_factory=dict)
     # its limits, /proc/sys/fs/mqueue/* (ipc/mq_sysctl.c), writable by root: read at each mq_open
     mq_sysctls: dict[str, SysctlEntry] = field(default_factory=lambda: mq_sysctl_table())
+    # kernel.msg_next_id, sem_next_id, shm_next_id (ipc/ipc_sysctl.c): -1 until written
+    id_sysctls: dict[str, SysctlEntry] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for kind in ("msg", "sem", "shm"):
+            e = SysctlEntry(f"kernel.{kind}_next_id", -1, kind="int", minimum=-1, maximum=2**31 - 1)
+            self.id_sysctls[e.path] = e
+            getattr(self, kind).next_id = e
 
 
 HARD_MSGMAX, HARD_MSGSIZEMAX = 65536, 16 << 20     # what root may ask for, whatever the sysctls say

@@ -10,21 +10,24 @@ one vma" rules of mremap are asked of such a run (:func:`vma_end`).
 
 The guest runs as root (getuid() == 0), so it has CAP_IPC_LOCK: like Linux's can_do_mlock and
 mlock_future_ok for a capable task, RLIMIT_MEMLOCK never refuses a lock here.  Locked ranges
-are kept per mm (not inherited by fork, as Linux's VM_LOCKED is cleared in the child) and only
-matter for msync's EBUSY; every mapped page is resident anyway.
+are kept per mm with the pages they lock (not inherited by fork, as Linux's VM_LOCKED is cleared
+in the child): msync's EBUSY, /proc/PID/smaps's Locked and VmFlags, and the maps lines split at
+their edges read them (see "VM_LOCKED / VM_LOCKONFAULT" below).
 """
 from __future__ import annotations
 
 import mmap
 import os
+import itertools
 import weakref
 from typing import Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.files import host_fd_admit
-from emukern.machine.memory import PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, page_up
-from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.machine.memory import (PAGE, Mapping, OutOfMemory, _host_buffer, is_shared, is_uncharged, page_up,
+                                   populate)
+from emukern.kernel.fs.file import MAX_IO, HostFile, file_view
 from emukern.kernel.fs.vfs import Node
 from emukern.machine.memory import AS_LIMIT
 
@@ -88,42 +91,166 @@ def _insert(mm: Any, m: Mapping) -> None:
         mm.code_gen += 1          # code appeared where the CPUs' scans did not look
 
 
-def _charge(mm: Any, size: int, what: str) -> None:
+def _charge(mm: Any, size: int, what: str, buf: Any = None) -> None:
+    """Count ``size`` more mapped bytes (of ``buf``: a file's pages are not charged to the
+    machine's memory pool, see machine/memory.py's set_uncharged)."""
     if mm.mapped + size > AS_LIMIT:
         raise OutOfMemory(f"{what}: address-space limit")
-    if mm.pool is not None:
+    if mm.pool is not None and (buf is None or not is_uncharged(buf)):
         mm.pool.charge(size, what)
     mm.mapped += size
 
 
+def file_page_past_eof(mm: Any, addr: int, access: str | None) -> bool:
+    """A fault at ``addr`` that the mapping allows, in a page of a root file's shared mapping
+    wholly past the file's end: filemap_fault's VM_FAULT_SIGBUS (kernel/fs/file.py maps those
+    pages with no access in the CPUs)."""
+    m = mm.find(addr)
+    if m is None or not is_shared(m) or (access is not None and access not in m.perms):
+        return False
+    view = file_view(m.buf)
+    return view is not None and view.past_eof(m.offset + addr - m.start)
+
+
 def _locked(mm: Any) -> list[list[int]]:
+    """The mm's locked address ranges, sorted and merged (what VM_LOCKED covers)."""
+    _lock_sync(mm)
     got = mm.__dict__.get("_mlocked")
     if got is None:
         got = mm.__dict__["_mlocked"] = []
     return got
 
 
-def _lock_ranges(mm: Any, start: int, end: int, lock: bool) -> None:
-    """Add [start, end) to (or take it from) the mm's locked ranges, kept sorted and merged."""
-    out: list[list[int]] = []
-    for a, b in _locked(mm):
-        if b <= start or a >= end:
-            out.append([a, b])
-            continue
-        if a < start:
-            out.append([a, start])
-        if b > end:
-            out.append([end, b])
-    if lock:
-        out.append([start, end])
-    out.sort()
+# ---- VM_LOCKED / VM_LOCKONFAULT ----------------------------------------------------------------
+# Linux keeps the lock flags on the vma, so they go with its pages: munmap drops them, a new
+# mapping at the same address starts unlocked, mremap carries them along.  emukern's mappings
+# are split and replaced freely, so each locked range is recorded with the host buffer and the
+# offset in it that backed it when it was locked (a lock record); a record whose pages are no
+# longer mapped there is dropped the next time the locks are read.  ``_mlocked`` is the merged
+# address view of the records (what msync and mremap ask).
+VM_LOCKED, VM_LOCKONFAULT = 1, 2
+
+
+def _lock_records(mm: Any) -> list[list[Any]]:
+    """[lo, hi, weakref to the buffer, offset of lo in it, flags] per locked piece."""
+    got = mm.__dict__.get("_mlock_recs")
+    if got is None:
+        got = mm.__dict__["_mlock_recs"] = []
+    return got
+
+
+def _lock_publish(mm: Any, recs: list[list[Any]]) -> None:
+    recs.sort(key=lambda r: r[0])
+    mm.__dict__["_mlock_recs"] = recs
     merged: list[list[int]] = []
-    for a, b in out:
-        if merged and merged[-1][1] >= a:
-            merged[-1][1] = max(merged[-1][1], b)
+    for r in recs:
+        if merged and merged[-1][1] >= r[0]:
+            merged[-1][1] = max(merged[-1][1], r[1])
         else:
-            merged.append([a, b])
+            merged.append([r[0], r[1]])
     mm.__dict__["_mlocked"] = merged
+    mm.__dict__["_mlock_version"] = mm.version
+
+
+def _lock_sync(mm: Any) -> None:
+    """Bring the lock records up to date with the mappings: drop what was unmapped or replaced,
+    and lock the mappings made since mlockall(MCL_FUTURE) (mm->def_flags) as Linux's mmap
+    would have, faulting them in unless MCL_ONFAULT was given."""
+    d = mm.__dict__
+    future = d.get("_mlock_future")
+    if d.get("_mlock_version") == mm.version and not future:
+        return
+    recs: list[list[Any]] = []
+    for lo, hi, ref, off, flags in d.get("_mlock_recs") or ():
+        buf = ref()
+        for m, plo, phi in _pieces(mm, lo, hi):
+            if m.buf is buf and m.offset + plo - m.start == off + plo - lo:
+                recs.append([plo, phi, ref, off + plo - lo, flags])
+    if future:
+        seen = d["_mlock_seen"]
+        for m in mm.mappings:
+            if m.buf not in seen:
+                seen.add(m.buf)
+                recs.append([m.start, m.end, weakref.ref(m.buf), m.offset, future])
+                if not future & VM_LOCKONFAULT:
+                    lock_populate(m, m.start, m.end)
+    _lock_publish(mm, recs)
+
+
+def lock_sync(mm: Any) -> None:
+    """Settle the lock flags before residency is read: the mappings made since
+    mlockall(MCL_FUTURE) are locked, and faulted in, when anything looks (see _lock_sync)."""
+    _lock_sync(mm)
+
+
+def lock_populate(m: Mapping, lo: int, hi: int) -> None:
+    """populate_vma_page_range for a lock: a private writable mapping is faulted in for write
+    (its pages become its own), any other accessible one for read; PROT_NONE is left alone."""
+    if m.perms.startswith("---"):
+        return
+    populate(m, lo, hi, "w" in m.perms and not is_shared(m))
+
+
+def _lock_ranges(mm: Any, start: int, end: int, lock: bool, flags: int = VM_LOCKED) -> None:
+    """Lock [start, end) with ``flags`` (or unlock it): the records are cut at its edges and
+    the mapped parts inside get one record each."""
+    _lock_sync(mm)
+    recs: list[list[Any]] = []
+    for r in _lock_records(mm):
+        lo, hi, ref, off, fl = r
+        if hi <= start or lo >= end:
+            recs.append(r)
+            continue
+        if lo < start:
+            recs.append([lo, start, ref, off, fl])
+        if hi > end:
+            recs.append([end, hi, ref, off + end - lo, fl])
+    if lock:
+        for m, lo, hi in _pieces(mm, start, end):
+            recs.append([lo, hi, weakref.ref(m.buf), m.offset + lo - m.start, flags | VM_LOCKED])
+    _lock_publish(mm, recs)
+
+
+def lock_unlock_all(mm: Any) -> None:
+    """munlockall: no vma stays locked and mm->def_flags loses its lock bits."""
+    d = mm.__dict__
+    d["_mlock_future"] = 0
+    d.pop("_mlock_seen", None)
+    _lock_publish(mm, [])
+
+
+def lock_future(mm: Any, flags: int) -> None:
+    """mlockall's mm->def_flags: the mappings made from now on are locked with ``flags`` (0:
+    none are).  The mappings there now count as seen."""
+    d = mm.__dict__
+    _lock_sync(mm)
+    d["_mlock_future"] = flags
+    if flags:
+        d["_mlock_seen"] = weakref.WeakSet(m.buf for m in mm.mappings)
+    else:
+        d.pop("_mlock_seen", None)
+
+
+def lock_segments(mm: Any, m: Mapping) -> list[tuple[int, int, int]]:
+    """(lo, hi, lock flags) covering mapping ``m`` in address order: the vmas Linux would show
+    for it, split where mlock/munlock changed the flags of part of it."""
+    _lock_sync(mm)
+    out: list[tuple[int, int, int]] = []
+    cur = m.start
+    for lo, hi, ref, _off, fl in _lock_records(mm):
+        if hi <= m.start or lo >= m.end or ref() is not m.buf:
+            continue
+        lo, hi = max(lo, m.start), min(hi, m.end)
+        if lo > cur:
+            out.append((cur, lo, 0))
+        if out and out[-1][1] == lo and out[-1][2] == fl:
+            out[-1] = (out[-1][0], hi, fl)
+        else:
+            out.append((lo, hi, fl))
+        cur = hi
+    if cur < m.end:
+        out.append((cur, m.end, 0))
+    return out
 
 
 def locked_bytes(mm: Any) -> int:
@@ -148,6 +275,12 @@ F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE = 1, 2, 4, 8
 F_SEAL_FUTURE_WRITE, F_SEAL_EXEC = 0x10, 0x20
 
 
+# the host views behind shared memfd mappings made through a writable, unsealed description:
+# VM_MAYWRITE, so mprotect may add PROT_WRITE to them later (a split mapping keeps its view)
+SHARED_MAYWRITE: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+_MEMFD_INODES = itertools.count(1)      # the identity of each memfd's inode (fs/meta.py's key)
+
+
 def _memfd_file_class():
     """MemfdFile, built on first use (fs.file imports the files module, as this one does)."""
 
@@ -168,7 +301,9 @@ def _memfd_file_class():
         kind = "memfd"
 
         def __init__(self, name: str, pool: Any = None, seals: int = F_SEAL_SEAL) -> None:
-            node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV)
+            # two memfds of one name are two inodes: a chmod of one must not show in the other
+            node = Node(path=f"/memfd:{name} (deleted)", mode=0o100777, dev=SHM_DEV,
+                        extra={"inode": next(_MEMFD_INODES)})
             super().__init__(node, 2, -1)           # O_RDWR
             self.length = 0
             # page index -> page; once shared (``host_fd`` >= 0) the bytes live in the host
@@ -219,6 +354,7 @@ def _memfd_file_class():
                              prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=off)
             if writable:
                 self.writable_views.add(view)
+                SHARED_MAYWRITE.add(view)
             return view
 
         def has_writable_mappings(self) -> bool:

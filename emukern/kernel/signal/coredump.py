@@ -125,8 +125,8 @@ def _prpsinfo(t: "Task") -> bytes:
 
 def _dump_size(m: Any, data: bytes) -> int:
     """vma_dump_size under coredump_filter 0x33 (see the module docstring)."""
-    if m.name == "[vdso]":
-        return m.size                               # always_dump_vma
+    if m.name in ("[vdso]", "[vvar]"):
+        return m.size                               # always_dump_vma (special mappings have a name)
     file_backed = m.name == "elf" or m.name.startswith("file:")
     if not file_backed or "w" in m.perms:
         return m.size                               # anonymous, or written (has an anon_vma)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
+from emukern.kernel.fs.file import file_view
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.task import Task, TaskState
@@ -63,6 +64,13 @@ def futex_key(task: Task, uaddr: int, private: bool = False) -> tuple[int, int]:
     if not private:
         m = task.mm.find(uaddr)
         if m is not None and is_shared(m):
+            view = file_view(m.buf)
+            if view is not None:
+                # a root file's page: the inode and file offset (mappings made by separate
+                # mmap calls are separate host buffers of the same file); negative, apart from
+                # every id()
+                return (-1 - (view.key[1] << 64 | view.key[0]),
+                        view.file_off + m.offset + (uaddr - m.start))
             return (id(m.buf), m.offset + (uaddr - m.start))
     return (id(task.mm), uaddr)
 

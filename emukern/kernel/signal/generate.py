@@ -265,7 +265,8 @@ def _tkill(k: "Kernel", cpu, task, tgid: int, tid: int, sig: int) -> int:
     return send_signal(k, cpu, t, _kill_info(k, task, sig, SI_TKILL), False) if sig else 0
 
 
-def force_sig(k: "Kernel", cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str) -> None:
+def force_sig(k: "Kernel", cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str,
+              bus_code: int | None = None) -> None:
     """A signal the kernel raises for ``task`` (a fault, SIGPIPE).  A trap's signal is forced
     (force_sig_fault: it cannot be blocked or ignored) and goes to the handler if one is
     installed; otherwise it takes its default action on the way back to user mode.  The
@@ -293,7 +294,8 @@ def force_sig(k: "Kernel", cpu: Cpu, task: Task, sig: int, trap: Trap | None, wh
         mapped = trap.addr is not None and task.mm.find(trap.addr) is not None
         si_code, addr = (S.SEGV_ACCERR if mapped else S.SEGV_MAPERR), trap.addr
     elif sig == S.SIGBUS:
-        si_code, addr = S.BUS_ADRALN, trap.addr
+        # an alignment fault unless the caller says which bus error (BUS_ADRERR: no such page)
+        si_code, addr = (S.BUS_ADRALN if bus_code is None else bus_code), trap.addr
     elif sig == S.SIGTRAP:
         si_code, addr = S.TRAP_BRKPT, trap.pc
     else:

@@ -5,7 +5,8 @@ descriptor table's close-on-exec set, and F_GETFL/F_SETFL; F_SETFL reaches only 
 keep status flags (a socket's O_NONBLOCK).  The record-lock commands F_GETLK/F_SETLK/F_SETLKW
 and their OFD forms (fcntl_getlk, fcntl_setlk) turn the guest's ``struct flock`` into a byte
 range and hand it to ``fs/locks.py``; F_SETPIPE_SZ/F_GETPIPE_SZ go to pipe.py's ``pipe_fcntl``, F_ADD_SEALS/F_GET_SEALS
-to memfd.py's ``memfd_fcntl``.  Any other command is EINVAL.
+to memfd.py's ``memfd_fcntl``; F_CREATED_QUERY answers whether this open created the file.
+Any other command is EINVAL.
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7
 F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
 LOCK_CMDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
+# Linux 6.12: did the open that made this file description create the file (FMODE_CREATED)?
+F_CREATED_QUERY = 1028                  # (F_LINUX_SPECIFIC_BASE + 4)
 # struct flock on arm64 and riscv64: short l_type, short l_whence, (pad) off_t l_start,
 # off_t l_len, pid_t l_pid, (pad): 32 bytes
 FLOCK_SIZE = 32
@@ -162,6 +165,11 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
         return (2 if f.readable and f.writable else (1 if f.writable else 0)) | nb
     if cmd in LOCK_CMDS:
         return _fcntl_lock(k, cpu, task, f, cmd, arg)
+    if cmd == F_CREATED_QUERY:
+        # each open walks to a fresh Node, and only an O_CREAT that made the name marks it, so
+        # the flag belongs to this open file description as FMODE_CREATED does
+        node = getattr(f, "node", None)
+        return 1 if node is not None and node.created else 0
     if cmd in (syscalls_pipe.F_SETPIPE_SZ, syscalls_pipe.F_GETPIPE_SZ):
         return syscalls_pipe.pipe_fcntl(k, cpu, task, f, cmd, arg)
     if cmd in (syscalls_memfd.F_ADD_SEALS, syscalls_memfd.F_GET_SEALS):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.mm.vma import (
     MFD_ALLOW_SEALING,
     MFD_CLOEXEC,
@@ -94,9 +95,26 @@ def memfd_fcntl(k: "Kernel", cpu, task, f, cmd: int, arg: int) -> int:
         return -E.EPERM
     if arg & ~F_ALL_SEALS:
         return -E.EINVAL
+    if arg & F_SEAL_EXEC and memfd_mode(k, f) & 0o111:
+        # sealing an executable memfd against chmod also seals it against writes: it can never
+        # be both writable and executable (W^X from the moment of the seal)
+        arg |= F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE
     if seals & F_SEAL_SEAL:
         return -E.EPERM
     if arg & F_SEAL_WRITE and not seals & F_SEAL_WRITE and f.has_writable_mappings():
         return -E.EBUSY
     f.seals = seals | arg
     return 0
+
+
+def memfd_mode(k: "Kernel", f) -> int:
+    """The memfd's permission bits as fstat shows them (a chmod is kept in fs/meta.py's table)."""
+    return fs_meta._meta_entry(k, f.node)["mode"] & 0o7777
+
+
+def memfd_setattr_mode(k: "Kernel", f, mode: int) -> int:
+    """shmem_setattr's seal check: with F_SEAL_EXEC no chmod may change an execute bit (EPERM)."""
+    seals = getattr(f, "seals", None)
+    if seals is None or getattr(f, "kind", "") != "memfd" or not seals & F_SEAL_EXEC:
+        return 0
+    return -E.EPERM if (memfd_mode(k, f) ^ mode) & 0o111 else 0

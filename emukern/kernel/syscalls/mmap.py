@@ -1,10 +1,10 @@
 """brk / mmap / munmap / remap_file_pages <-> mm/mmap.c (brk is mm/mmap.c's too).
 
 ``sys_mmap`` maps anonymous memory or a file (``mmap_file``): MAP_PRIVATE copies the file's
-pages and MAP_SHARED of a root file is modelled read-only, as emukern's shared file mappings of
-those are whole-file copies.  A /dev/shm file or a memfd is the exception: its MAP_SHARED
-mapping is a host mapping of the host memfd holding its pages, shared with read/write, with
-every other mapping and across fork.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
+pages.  A MAP_SHARED mapping of a file is a host mapping of the host file holding its pages,
+shared with read/write, with every other mapping and across fork: the root file's own host
+descriptor (kernel/fs/file.py's ``new_file_view``), or the host memfd of a /dev/shm file or a
+memfd.  ``sys_brk`` grows or shrinks the [heap] mapping and, as Linux, returns the
 old break when it cannot.  The address search is kernel/mm/mmap.py's ``get_unmapped_area``.
 """
 from __future__ import annotations
@@ -16,11 +16,12 @@ from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import vma as mm_vma
 from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.fs.uapi import _s32
-from emukern.machine.memory import PAGE, SHARED_ANON, SHARED_PREFIX, OutOfMemory, page_up
+from emukern.machine.memory import PAGE, SHARED_ANON, SHARED_PREFIX, Mapping, OutOfMemory, page_up
 from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
@@ -75,6 +76,14 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
             if err:
                 return err
             name = SHARED_PREFIX + shm.node.path
+        elif isinstance(shm, HostFile) and shm.fd >= 0 and not hasattr(shm, "mmap_bytes"):
+            # a regular file of the root: a host MAP_SHARED mapping of the file itself, so
+            # stores reach the file and every other mapping of it (fs/file.py)
+            if off % PAGE or off >> 63:
+                return -E.EINVAL
+            if not shm.readable or (prot & 2 and not shm.writable):
+                return -E.EACCES                     # do_mmap: no FMODE_WRITE, no shared writes
+            name = SHARED_PREFIX + shm.node.path
         else:
             shm = None
     if not flags & MAP_ANONYMOUS and shm is None:
@@ -108,6 +117,16 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         start = mm_mmap.get_unmapped_area(k, task.mm, addr, size)
         if start < PAGE:
             return -E.ENOMEM
+    if shm is not None and not isinstance(shm, ShmFile) and getattr(shm, "kind", "") != "memfd":
+        # the root file's own pages: a host mapping of the file, counted in the address space
+        # but not charged to the machine's memory (the host's page cache holds them)
+        try:
+            view = shm.shared_view(off, size)
+        except OSError as e:                              # the host refused the mapping
+            return -E.ENODEV if e.errno == E.ENODEV else -E.ENOMEM
+        mm_vma._charge(task.mm, size, name, view)
+        mm_vma._insert(task.mm, Mapping(start, size, prot_str(prot), name, view))
+        return start
     m = task.mm.map(start, size, prot_str(prot), name, data)
     if shm is not None:
         try:
@@ -147,10 +166,10 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
 # ---- file-backed mmap (mm/mmap.c do_mmap with a file) -------------------------------------------
 DEV_ZERO_PRIVATE = "file:/dev/zero"      # a private mapping of /dev/zero: anonymous pages, a file name
 def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, str] | int:
-    """The bytes and name of a file mapping, or -errno.  MAP_PRIVATE copies the file's pages
-    (copy-on-write has the same result: the guest's stores never reach the file); MAP_SHARED
-    is modelled read-only — a shared writable mapping would need write-back (-ENODEV).
-    Bytes past the end of the file read as zero."""
+    """The bytes and name of a private file mapping, or -errno.  MAP_PRIVATE copies the file's
+    pages (copy-on-write has the same result: the guest's stores never reach the file).  Bytes
+    past the end of the file read as zero.  A MAP_SHARED mapping reaches here only for files
+    with no host file of their own to map (synthetic ones): read-only copies, writable ENODEV."""
     f = task.files.get(_s32(fd))
     if f is None:
         return -E.EBADF
@@ -189,8 +208,8 @@ def mmap_file(k: "Kernel", task, fd, length, prot, flags, off) -> tuple[bytes, s
 
 def sys_remap_file_pages(k: "Kernel", cpu, task, start, size, prot, pgoff, flags, *a):
     """mm/mmap.c remap_file_pages: Linux 6.x emulates it with mmap of a shared file mapping;
-    prot must be 0, and the range must lie in one VM_SHARED vma, else EINVAL.  emukern's
-    shared file mappings are whole-file copies that cannot be re-pointed at another file
-    offset, so a valid call is answered as Linux does for a non-shared one: EINVAL."""
+    prot must be 0, and the range must lie in one VM_SHARED vma, else EINVAL.  Not modelled:
+    emukern does not re-point part of a shared file mapping at another file offset, so a valid
+    call is answered as Linux does for a non-shared one: EINVAL."""
     cpu.charge(k.cost.mmap_op)
     return -E.EINVAL

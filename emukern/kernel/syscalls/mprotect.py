@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.kernel.mm import vma as mm_vma
 from emukern.kernel.mm.mm_struct import map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs import namei as fs_namei
@@ -68,7 +69,8 @@ def sys_mprotect(k: "Kernel", cpu, task, addr, length, prot, *a):
             err = -E.ENOMEM
             break
         lo, hi = max(m.start, addr), min(m.end, end)
-        if prot & PROT_WRITE and fs_namei.shared_readonly_in(task, lo, hi - lo):
+        if prot & PROT_WRITE and m.buf not in mm_vma.SHARED_MAYWRITE and \
+                fs_namei.shared_readonly_in(task, lo, hi - lo):
             err = -E.EACCES
             break
         if map_deny_write_exec(mm, m.perms, prot):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel.fs.file import view_again
 from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.mm.vma import (
     _U64,
@@ -135,9 +136,21 @@ def _grow_in_place(k: "Kernel", mm, addr, old_len, new_len) -> None:
     last = mm.find(addr + old_len - 1)
     grow = new_len - old_len
     if is_shared(last) and last.offset + last.size + grow <= len(last.buf):
-        _charge(mm, grow, "mremap")
+        _charge(mm, grow, "mremap", last.buf)
         _insert(mm, Mapping(addr + old_len, grow, last.perms, last.name, last.buf,
                             last.offset + last.size))
+        return
+    view = view_again(last.buf, last.offset, last.size + grow) if is_shared(last) else None
+    if view is not None:
+        # a root file's shared mapping grows over the file's next pages: a larger host
+        # mapping of the same file replaces the last piece
+        _charge(mm, grow, "mremap", view)
+        i = mm.mappings.index(last)
+        mm.mappings[i] = Mapping(last.start, last.size + grow, last.perms, last.name, view)
+        mm._changed()
+        mm.version += 1
+        if "x" in last.perms:
+            mm.code_gen += 1
         return
     # one vma grows: the last piece becomes a larger buffer holding its bytes (so the pieces
     # stay one vma for the next mremap), the new pages zero
@@ -165,9 +178,11 @@ def _move_vma(k: "Kernel", mm, addr, old_len, new_len, dst, flags) -> None:
     if old_len == 0:              # duplicating a shared mapping: the same object again
         m = mm.find(addr)
         off = m.offset + addr - m.start
-        if off + new_len <= len(m.buf):
-            _charge(mm, new_len, "mremap")
-            _insert(mm, Mapping(dst, new_len, m.perms, m.name, m.buf, off))
+        view = None if off + new_len <= len(m.buf) else view_again(m.buf, off, new_len)
+        if off + new_len <= len(m.buf) or view is not None:
+            _charge(mm, new_len, "mremap", m.buf if view is None else view)
+            _insert(mm, Mapping(dst, new_len, m.perms, m.name, m.buf, off) if view is None
+                    else Mapping(dst, new_len, m.perms, m.name, view))
         else:
             mm.map(dst, new_len, m.perms, m.name)
         return
@@ -176,9 +191,15 @@ def _move_vma(k: "Kernel", mm, addr, old_len, new_len, dst, flags) -> None:
     if is_shared(first) and first.offset + (addr - first.start) + new_len <= len(first.buf) \
             and all(m.buf is first.buf for m, _lo, _hi in pieces):
         # one shmem/file object: the new range maps the same pages (fork peers still see them)
-        _charge(mm, new_len, "mremap")
+        _charge(mm, new_len, "mremap", first.buf)
         _insert(mm, Mapping(dst, new_len, first.perms, first.name, first.buf,
                             first.offset + addr - first.start))
+    elif is_shared(first) and all(m.buf is first.buf for m, _lo, _hi in pieces) and (
+            view := view_again(first.buf, first.offset + addr - first.start, new_len)) is not None:
+        # a root file's shared mapping moved and grown: a host mapping of the same file, as
+        # long as the new range (pages past the file's end are zero pages, see fs/file.py)
+        _charge(mm, new_len, "mremap", view)
+        _insert(mm, Mapping(dst, new_len, first.perms, first.name, view))
     else:
         size = new_len
         _charge(mm, size, "mremap")

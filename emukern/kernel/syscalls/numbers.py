@@ -249,6 +249,7 @@ SYSCALL_NAMES: dict[int, str] = {
     445: "landlock_add_rule",
     446: "landlock_restrict_self",
     449: "futex_waitv",
+    451: "cachestat",
     452: "fchmodat2",
 }
 SYSCALL_NUMBERS: dict[str, int] = {v: k for k, v in SYSCALL_NAMES.items()}

@@ -14,7 +14,7 @@ from emukern.kernel.files import PipeEnd
 from emukern.kernel.fs import EROFS
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.fs.file import MAX_IO, HostFile
+from emukern.kernel.fs.file import MAX_IO, HostFile, file_size_changed
 from emukern.kernel.fs.meta import (
     EFBIG,
     ENODEV,
@@ -38,6 +38,7 @@ from emukern.kernel.fs.uapi import (
 )
 from emukern.kernel.sysret import s64
 from emukern.kernel.syscalls import inotify as syscalls_inotify
+from emukern.kernel.syscalls import memfd as syscalls_memfd
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -113,6 +114,9 @@ def sys_fchmod(k: "Kernel", cpu, task, fd, mode, *a):
     node = getattr(f, "node", None)
     if node is None:
         return -E.EBADF if not isinstance(f, PipeEnd) else 0
+    r = syscalls_memfd.memfd_setattr_mode(k, f, mode)
+    if r:
+        return r
     return fs_meta._chmod(k, cpu, task, node, mode)
 
 
@@ -174,6 +178,7 @@ def sys_truncate(k: "Kernel", cpu, task, path_ptr, length, *a):
         fd = node.host.open(os.O_WRONLY | os.O_NONBLOCK)    # (openat of the held parent, O_NOFOLLOW)
         try:
             os.ftruncate(fd, length)
+            file_size_changed(fd)          # its shared mappings follow the new size
         finally:
             os.close(fd)
     except OSError as e:

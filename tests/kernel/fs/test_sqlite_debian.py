@@ -60,3 +60,40 @@ def test_sqlite3_file_database(arch, tmp_path):
                             "create table t(x); insert into t values(1); select * from t;"],
                            capture_output=True, timeout=120)
         assert (q.returncode, q.stdout) == (0, b"1\n")
+
+
+# WAL mode: each connection maps the database's -shm file MAP_SHARED|PROT_WRITE (its wal-index)
+# and the connections meet there; before shared root-file mappings were host mappings of the
+# file, the first write stopped with "disk I/O error (10)" (the mmap was ENODEV).  Two
+# connections of one process (the CLI's .connection), each with its own mapping of the file.
+WAL_SCRIPT = """.open /tmp/w.db
+PRAGMA journal_mode=WAL;
+create table t(x);
+insert into t values(1);
+.connection 1
+.open /tmp/w.db
+select count(*) from t;
+insert into t values(41);
+.connection 0
+select sum(x) from t;
+PRAGMA journal_mode;
+"""
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_sqlite3_wal_mode_two_connections(arch, tmp_path):
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    root = sqlite_root(arch, tmp_path / "root")
+    (root / "tmp" / "wal.sql").write_text(WAL_SCRIPT)
+    r = _sqlite(root, "-init", "/tmp/wal.sql", "-batch", ":memory:", ".exit")
+    assert (r.exit_status, r.stdout, r.stderr) == (0, b"wal\n1\n42\nwal\n", b""), r.message
+    assert (root / "tmp" / "w.db-shm").stat().st_size >= 32768       # the wal-index, mapped
+    if shutil.which(QEMU[arch]) is not None:          # the host kernel says the same
+        host = tmp_path / "host"
+        host.mkdir()
+        (host / "wal.sql").write_text(WAL_SCRIPT.replace("/tmp/w.db", str(host / "w.db")))
+        q = subprocess.run([QEMU[arch], "-L", str(root), str(root / "usr/bin/sqlite3"), "-init",
+                            str(host / "wal.sql"), "-batch", ":memory:", ".exit"],
+                           capture_output=True, timeout=120)
+        assert (q.returncode, q.stdout) == (0, b"wal\n1\n42\nwal\n")

@@ -77,8 +77,10 @@ def record(name: str, build_dir: Path) -> dict[str, Any] | None:
     else:
         path = GUEST_ASM / prog
     # the round-robin queue the records were made with: they pin the signal paths' frames and
-    # cycles, not the run-queue policy (the fair class reorders the threads case's switches)
-    m = Machine(**{"sched": "rr", **opts}).load(path, argv)
+    # cycles, not the run-queue policy (the fair class reorders the threads case's switches);
+    # likewise without the vDSO they were made before: under --vdso auto the C cases get it, whose
+    # auxv entry moves the stack 16 bytes and whose clock_gettime adds a call (kernel/vdso)
+    m = Machine(**{"sched": "rr", "vdso": "off", **opts}).load(path, argv)
     # the same argv[0] wherever the checkout or the build directory is (its length moves the stack)
     from emukern.kernel.kernel import Kernel
     # and the same file name (execve copies it onto the stack): a fixed path named by content

@@ -58,6 +58,13 @@ class Arm64Arch(ArchBase[Arm64Cpu]):
         st.fault_code = trap.esr or 0
     REGSETS = arm64_regset.ARM64_REGSETS
     SYSCALL_SLOTS = (32, 31, 8, 0, 0)     # user_pt_regs: pc, sp, x8, x0.., x0
+    # arch/arm64/kernel/vdso/vdso.lds.S (6.12) without __kernel_getrandom: glibc uses the
+    # getrandom syscall when the vDSO has no vgetrandom
+    VDSO_SOURCE = "arm64.S"
+    VDSO_VERSION = "LINUX_2.6.39"
+    VDSO_SYMBOLS = ("__kernel_rt_sigreturn", "__kernel_gettimeofday", "__kernel_clock_gettime",
+                    "__kernel_clock_getres")
+    VDSO_SIGRETURN = "__kernel_rt_sigreturn"
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
         return arm64_regset.regset_get(self.k, child, rs)

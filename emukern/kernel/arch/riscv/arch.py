@@ -59,6 +59,13 @@ class RiscvArch(ArchBase[RiscvCpu]):
         return int(cpu.reg(2))           # sp is x2
     REGSETS = riscv_regset.RISCV_REGSETS
     SYSCALL_SLOTS = (0, 2, 17, 10, 10)    # user_regs_struct: pc, sp, a7, a0.., a0
+    # arch/riscv/kernel/vdso/vdso.lds.S (6.12): every symbol under LINUX_4.15
+    VDSO_SOURCE = "riscv64.S"
+    VDSO_VERSION = "LINUX_4.15"
+    VDSO_SYMBOLS = ("__vdso_rt_sigreturn", "__vdso_gettimeofday", "__vdso_clock_gettime",
+                    "__vdso_clock_getres", "__vdso_getcpu", "__vdso_flush_icache",
+                    "__vdso_riscv_hwprobe")
+    VDSO_SIGRETURN = "__vdso_rt_sigreturn"
 
     def regset_get(self, child: Any, rs: Any) -> bytes:
         return riscv_regset.regset_get(self.k, child, rs)
