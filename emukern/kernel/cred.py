@@ -187,7 +187,7 @@ PER_CLEAR_ON_SETID = 0x0400000 | 0x0040000 | 0x0200000 | 0x0100000
 
 
 def bprm_creds_from_file(old: Cred, mode: int, file_uid: int, file_gid: int,
-                         no_new_privs: bool) -> tuple[Cred, bool, bool]:
+                         no_new_privs: bool, untrusted_tracer: bool = False) -> tuple[Cred, bool, bool]:
     """The credentials execve gives the new program: fs/exec.c's bprm_fill_uid (the file's
     set-user-ID and set-group-ID bits) and security/commoncap.c's cap_bprm_creds_from_file.
     Returns (new credentials, secureexec -- AT_SECURE, per_clear -- clear the personality's
@@ -198,7 +198,10 @@ def bprm_creds_from_file(old: Cred, mode: int, file_uid: int, file_gid: int,
     rule (SECBIT_NOROOT off): with uid or euid 0 the new permitted set is bounding | inheritable,
     and with euid 0 it is all effective.  Otherwise the new permitted and effective sets are the
     ambient set.  no_new_privs makes the set-id bits count for nothing; a set-id program drops
-    the ambient set; the saved and fs ids follow the new effective ones."""
+    the ambient set; the saved and fs ids follow the new effective ones.  ``untrusted_tracer``
+    (the task is traced by one without CAP_SYS_PTRACE: LSM_UNSAFE_PTRACE) keeps a set-id or
+    privileged exec from gaining: the task keeps its ids unless it holds CAP_SETUID itself, and
+    its permitted set cannot grow."""
     euid, egid, per_clear = old.euid, old.egid, False
     if not no_new_privs:
         if mode & S_ISUID:
@@ -214,10 +217,10 @@ def bprm_creds_from_file(old: Cred, mode: int, file_uid: int, file_gid: int,
     gained = bool(permitted & ~old.cap_permitted)
     per_clear = per_clear or gained
     is_setid = new.euid != old.uid or new.egid != old.gid
-    if (is_setid or gained) and no_new_privs:
-        # a no_new_privs exec gets no more than it had (the ptrace-unsafe half of this rule is
-        # not modelled: emukern's tracers are all root)
-        new = replace(new, euid=new.uid, egid=new.gid)
+    if (is_setid or gained) and (no_new_privs or untrusted_tracer):
+        # an unsafe exec gets no more than it had, and maybe less
+        if no_new_privs or not old.cap_effective >> CAP_SETUID & 1:
+            new = replace(new, euid=new.uid, egid=new.gid)
         permitted &= old.cap_permitted
     ambient = 0 if is_setid else old.cap_ambient
     permitted |= ambient

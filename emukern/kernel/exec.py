@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs import meta as fs_meta
-from emukern.kernel.cred import PER_CLEAR_ON_SETID, bprm_creds_from_file, commit_creds, cred_of
+from emukern.kernel.cred import (CAP_SYS_PTRACE, PER_CLEAR_ON_SETID, bprm_creds_from_file, capable,
+                                 commit_creds, cred_of)
 from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
@@ -292,8 +293,10 @@ def bprm_creds(k: "Kernel", task: "Task", node: Node) -> tuple[Any, bool, bool]:
     binfmt_script leaves in bprm->file, so a set-user-ID script grants nothing): its mode and
     owner as stat reports them (kernel/fs/meta.py's overlay: what chmod/chown set)."""
     m = fs_meta.meta_of(k, node) or {}
+    # ptracer_capable: a tracer without CAP_SYS_PTRACE makes the exec unsafe
+    untrusted = task.ptrace is not None and not capable(task.ptrace.tracer, CAP_SYS_PTRACE)
     return bprm_creds_from_file(cred_of(task), m.get("mode", node.mode), m.get("uid", 0),
-                                m.get("gid", 0), task.no_new_privs)
+                                m.get("gid", 0), task.no_new_privs, untrusted)
 
 
 def commit_exec_creds(task: "Task", new: Any, secure: bool, per_clear: bool) -> None:

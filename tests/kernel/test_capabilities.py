@@ -67,3 +67,12 @@ def test_no_new_privs_ignores_setuid_bit():
                   cap_bset=CAP_FULL & ~(1 << CAP_NET_RAW))
     new, _, _ = bprm_creds_from_file(capped, 0o104755, 0, 0, False)
     assert new.cap_permitted == CAP_FULL & ~(1 << CAP_NET_RAW)
+
+
+def test_untrusted_tracer_keeps_setuid_exec_from_gaining():
+    """LSM_UNSAFE_PTRACE: a task traced by a tracer without CAP_SYS_PTRACE that runs a
+    set-user-ID-root program keeps its uid and gains no capability (its own CAP_SETUID would let
+    it keep the new euid, but not the new permitted bits)."""
+    user = Cred(uid=1000, euid=1000, suid=1000, fsuid=1000, cap_permitted=0, cap_effective=0)
+    new, _, _ = bprm_creds_from_file(user, 0o104755, 0, 0, False, untrusted_tracer=True)
+    assert (new.euid, new.cap_permitted, new.cap_effective) == (1000, 0, 0)
