@@ -75,7 +75,7 @@ KERNEL_SUBLAYERS: dict[str, tuple[str, ...]] = {
     # leaf data and helpers every part may use (plugins: the decision-point registry the
     # patched functions consult)
     "K0 base": ("types", "errno", "task", "thread_info", "sysret", "cost", "result", "versions",
-                "switches", "policies", "resource", "uapi", "cred", "files", "spinlock", "plugins",
+                "switches", "policies", "resource", "uapi", "cred", "files", "spinlock", "plugins", "pid",
                 "boot_checks"),
     # the subsystems underneath signals
     "K1 mm/fs": ("mm", "fs", "net", "sysctl", "vdso"),

@@ -60,6 +60,7 @@ class WaitQueue:
     def __init__(self, name: str = "") -> None:
         self.name = name
         self.waiters: deque["Task"] = deque()
+        self.wakes = 0                  # wake-ups so far, sleepers or not (epoll's EPOLLET edge)
 
     def add(self, task: "Task") -> None:
         if task not in self.waiters:

@@ -24,6 +24,7 @@ from emukern.config import MachineConfig
 from emukern.errors import ConfigError
 from emukern.kernel.files import FdTable, OutputFile, StdinFile, WaitQueue
 from emukern.kernel.ipc.util import IpcNamespace
+from emukern.kernel.pid import initial_pid_ns
 from emukern.kernel.policies import Policies
 from emukern.kernel.preempt import PreemptStats
 from emukern.kernel.spinlock import SpinLock
@@ -170,6 +171,7 @@ class Kernel:
         self.locks: dict[str, SpinLock] = {}
         self.futex_queues: dict[tuple[int, int], WaitQueue] = {}
         self.ipc_ns = IpcNamespace()            # SysV IPC objects (kernel/ipc/)
+        self.init_pid_ns = initial_pid_ns()     # the pid namespace the first process is born in
         self.child_wait: dict[int, WaitQueue] = {}
         self.stop_reason = ""
         self.stop_message = ""
@@ -251,8 +253,12 @@ class Kernel:
         cpu.charge(t - now)
 
     def alloc_tid(self) -> int:
+        """The next number of the initial pid namespace (alloc_pid's idr_alloc_cyclic: upwards,
+        past a number a clone3 set_tid took ahead of the cursor)."""
         tid = self._next_tid
-        self._next_tid += 1
+        while tid in self.tasks and self.tasks[tid].state is not TaskState.DEAD:
+            tid += 1
+        self._next_tid = tid + 1
         return tid
 
     def live_tasks(self) -> list[Task]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
+from emukern.kernel.sysctl import SysctlEntry
 
 RLIM_INFINITY = (1 << 64) - 1
 
@@ -22,7 +23,43 @@ RLIMIT_NAMES = ("CPU", "FSIZE", "DATA", "STACK", "CORE", "RSS", "NPROC", "NOFILE
 RLIM_NLIMITS = len(RLIMIT_NAMES)
 RLIMIT_STACK, RLIMIT_NOFILE = 3, 7
 
-NR_OPEN = 1024 * 1024               # fs/file.c sysctl_nr_open: no RLIMIT_NOFILE above it
+NR_OPEN = 1024 * 1024               # fs/file.c sysctl_nr_open's default: no RLIMIT_NOFILE above it
+# fs.nr_open's bounds (fs/file.c): a table is sized in whole words of its open-descriptor bitmap,
+# so the ceiling is at least one word (64 descriptors) and at most the largest int that is a
+# whole number of words
+BITS_PER_LONG = 64
+NR_OPEN_MAX = (2**31 - 1) & -BITS_PER_LONG
+NR_OPEN_DEFAULT = BITS_PER_LONG     # the slots a table has before it is ever expanded
+
+
+def nr_open_sysctl() -> SysctlEntry:
+    """/proc/sys/fs/nr_open: the writable ceiling above which neither RLIMIT_NOFILE nor a copied
+    descriptor table may go (one per machine; kernel/fs/procfs.py shows it)."""
+    return SysctlEntry("fs.nr_open", NR_OPEN, mode=0o644, minimum=BITS_PER_LONG, maximum=NR_OPEN_MAX,
+                       kind="int")
+
+
+def sysctl_nr_open(k: Any) -> int:
+    """The fs.nr_open in force on this machine."""
+    entry = getattr(getattr(k, "procfs", None), "fs_sysctls", {}).get("fs.nr_open")
+    return NR_OPEN if entry is None else entry.value
+
+
+def dup_fd_fits(k: Any, fds: Any) -> bool:
+    """Would a copy of a table holding descriptors ``fds`` fit under fs.nr_open?  dup_fd sizes the
+    copy to the highest open descriptor rounded up to a word, then to a power of two, which
+    alloc_fdtable may only cut back to the last whole word under nr_open: if that no longer holds
+    every open descriptor, the copy fails (EMFILE).  A table that fits in the first word never
+    needs that allocation."""
+    last = max(fds, default=-1)
+    want = -(-(last + 1) // BITS_PER_LONG) * BITS_PER_LONG
+    if want <= NR_OPEN_DEFAULT:
+        return True
+    nr = 1 << (want - 1).bit_length()
+    ceiling = sysctl_nr_open(k)
+    if nr > ceiling:
+        nr = ceiling // BITS_PER_LONG * BITS_PER_LONG
+    return nr >= want
 _MLOCK_LIMIT = 8 << 20              # include/uapi/linux/resource.h MLOCK_LIMIT
 _MQ_BYTES_MAX = 819200
 
@@ -86,18 +123,19 @@ def task_rlimits(k: Any, task: Any) -> list[tuple[int, int]]:
             i, pair = parse_rlimit_option(name, value)
             lim[i] = pair
         task.rlim = lim
-        sync_nofile(task)
+        sync_nofile(task, sysctl_nr_open(k))
     return lim
 
 
-def sync_nofile(task: Any) -> None:
+def sync_nofile(task: Any, nr_open: int = NR_OPEN) -> None:
     """Give the task's descriptor table the RLIMIT_NOFILE soft limit it is checked against:
     Linux reads the limit at each alloc_fd/dup2, emukern keeps a copy in the table (fork
-    copies both, threads share both)."""
+    copies both, threads share both).  ``nr_open`` (fs.nr_open when the limit was set) caps it,
+    as expand_files refuses a table past it."""
     files = getattr(task, "files", None)
     lim = getattr(task, "rlim", None)
     if files is not None and lim is not None:
-        files.nofile = min(lim[RLIMIT_NOFILE][0], NR_OPEN)
+        files.nofile = min(lim[RLIMIT_NOFILE][0], nr_open)
 
 
 def copy_rlimits(k: Any, child: Any, parent: Any, thread: bool) -> None:
@@ -114,7 +152,7 @@ def rlimit(k: Any, task: Any, resource: int) -> int:
 def do_prlimit(k: Any, task: Any, target: Any, resource: int, new: tuple[int, int] | None) -> tuple[int, int] | int:
     """kernel/sys.c do_prlimit: the old (soft, hard) pair, or -errno.  A new soft limit above the
     new hard one is -EINVAL; raising the hard limit needs CAP_SYS_RESOURCE (emukern's guest runs
-    as root: it has it); RLIMIT_NOFILE may not pass NR_OPEN (-EPERM)."""
+    as root: it has it); RLIMIT_NOFILE may not pass fs.nr_open (-EPERM)."""
     if resource >= RLIM_NLIMITS:
         return -E.EINVAL
     lim = task_rlimits(k, target)
@@ -123,9 +161,9 @@ def do_prlimit(k: Any, task: Any, target: Any, resource: int, new: tuple[int, in
         cur, mx = new
         if cur > mx:
             return -E.EINVAL
-        if resource == RLIMIT_NOFILE and mx > NR_OPEN:
+        if resource == RLIMIT_NOFILE and mx > sysctl_nr_open(k):
             return -E.EPERM
         lim[resource] = (cur, mx)
         if resource == RLIMIT_NOFILE:
-            sync_nofile(target)
+            sync_nofile(target, sysctl_nr_open(k))
     return old

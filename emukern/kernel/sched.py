@@ -124,6 +124,7 @@ class Scheduler:
                 self.k.cpus[target].stop()
 
     def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
+        wq.wakes += 1
         n = 0
         while wq.waiters and (nr is None or n < nr):
             t = wq.waiters.popleft()

@@ -99,6 +99,13 @@ class Task:
     vfork_done: Any = None
     vfork_child: "Task | None" = None
     rseq: Any = None                # kernel/rseq.py RseqState: the registered area (None: none)
+    # pid namespaces (kernel/pid.py): the namespace the task was born in (None: the initial
+    # one, where its number is ``tid``), its numbers in the namespaces below the initial one
+    # (level 1 first), and nsproxy->pid_ns_for_children once unshare(CLONE_NEWPID) moved it
+    pid_ns: Any = None
+    upids: tuple[int, ...] = ()
+    pid_ns_for_children: Any = None
+    mnt_ns: int = 0                 # the mount namespace's inode number (0: the initial one)
 
     sigpending = FlagView(TIF_SIGPENDING)
 

@@ -51,6 +51,7 @@ class Kernel(Protocol):
     cpus: "list[Cpu]"
     percpu: list[Any]
     tasks: "dict[int, Task]"
+    init_pid_ns: Any                # kernel/pid.py: the initial pid namespace
     sched: Scheduler
     runloop: Any
     arch: Any

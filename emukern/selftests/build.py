@@ -59,6 +59,30 @@ _C23_ALIASES = [f"-Wl,--defsym=__isoc23_{n}={c99}" for n, c99 in
 _PIDBENCH_LINE = re.compile(r"^(\s*mov\s+x20,\s*#)10000(\s*)$", re.M)
 
 
+# Generic directories that live below a directory too large to unpack whole (net/ is hundreds of
+# files of network-namespace scripts; only its AF_UNIX programs run here).  They are unpacked one
+# by one when a test of theirs is first built, leaving source.ensure_generic's stamp alone: that
+# stamp is shared by every checkout using the same cache, and a different list there would make
+# each of them unpack everything again.
+EXTRA_DIRS = ("net/af_unix",)
+
+
+def unpack_extra(src: LinuxSource, srcdir: str) -> None:
+    """Unpack tools/testing/selftests/``srcdir`` from Debian's linux-source into ``src``'s tree
+    (a --linux-src tree is the user's own: it has the directory or it does not)."""
+    if not src.origin.startswith("Debian "):
+        return
+    from emukern.debian import AptFetcher
+    from emukern.selftests.source import DEBIAN_RELEASE, PACKAGE, _tarball
+    deb = AptFetcher(DEBIAN_RELEASE, "all").download(PACKAGE)
+    work = src.tree.parent
+    tarball = _tarball(deb, work)
+    subprocess.run(["tar", "-xJf", str(tarball), "-C", str(work), "--wildcards",
+                    f"{src.tree.name}/tools/testing/selftests/{srcdir}/*"],
+                   capture_output=True, text=True, timeout=600)
+    shutil.rmtree(work / "deb", ignore_errors=True)
+
+
 @dataclass
 class Built:
     test: SelfTest
@@ -178,6 +202,8 @@ class Builder:
     def build(self, t: SelfTest) -> Built:
         """Build ``t`` (answered from the cache when its program is there)."""
         d = self.src.selftests / t.srcdir
+        if t.srcdir in EXTRA_DIRS and not (d / "Makefile").exists():
+            unpack_extra(self.src, t.srcdir)
         if not (d / "Makefile").exists():
             return Built(t, None, f"not in this tree: no {t.srcdir}/Makefile in Linux {self.src.version}")
         out = self.outdir(t) / t.name

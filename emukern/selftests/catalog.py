@@ -217,6 +217,17 @@ GENERIC: list[SelfTest] = [
     *_generic("pidfd", ("pidfd_wait", "pidfd_getfd_test", "pidfd_fdinfo_test")),
     *_generic("membarrier", ("membarrier_test_single_thread",)),
     *_generic("filesystems/eventfd", ("eventfd_test",)),
+    # ---- AF_UNIX, epoll and dnotify (net/af_unix, filesystems/epoll, filesystems/dnotify_test) ----
+    *_generic("net/af_unix", ("diag_uid", "msg_oob", "scm_pidfd", "scm_rights", "unix_connect")),
+    *_generic("filesystems/epoll", ("epoll_wakeup_test",), freq_hz=5_000_000, slow_limit=300.0,
+              note="a kselftest_harness of 64 cases (EPOLLET/ONESHOT/EXCLUSIVE, nested epoll, pipes, "
+                   "eventfd, sockets, waiters in several threads); epoll59/60 spin until another thread "
+                   "runs, so the CPU runs at 5 MHz (their 30 s harness limit is 150 M cycles, about "
+                   "35 host seconds in all) and a loaded host may need up to 300 s"),
+    *_generic("filesystems", ("dnotify_test",), time_limit=10.0,
+              note="TEST_GEN_PROGS_EXTENDED (kselftest never runs it): it asks F_NOTIFY for \".\" "
+                   "with SIGRTMIN+1 and then pauses for ever, printing a line per event; nothing in "
+                   "its directory changes, so a correct kernel prints nothing and it never ends"),
     *_generic("mount_setattr", ("mount_setattr_test",)),
     *_generic("size", ("get_size",)),
     *_generic("vDSO", ("vdso_test_gettimeofday", "vdso_test_getcpu", "vdso_test_abi",
@@ -319,9 +330,11 @@ NOT_RUN_GENERIC = {
     "generic/timens": "time namespaces (CLONE_NEWTIME) are not modelled",
     "generic/user_events": "needs tracefs (/sys/kernel/tracing/user_events_*): no tracing in the model",
     "generic/ptrace (get_set_sud)": "syscall user dispatch (PR_SET_SYSCALL_USER_DISPATCH) is not modelled",
-    "generic/filesystems (dnotify, binderfs, devpts, overlayfs, fat, statmount, epoll)":
-        "dnotify_test waits forever for a signal; the others mount filesystems or need binder/devpts; "
-        "epoll's wakeup tests are a kselftest_harness of 70+ cases left for the next step",
+    "generic/filesystems (binderfs, devpts, overlayfs, fat, statmount)":
+        "they mount filesystems or need binder/devpts",
+    "generic/net (all but af_unix/)": "IP, netlink, packet sockets, namespaces and shell scripts over "
+                                      "ip(8); epoll_busy_poll (AF_UNIX, but for net busy-polling) "
+                                      "links -lcap (no static cross libcap)",
     "generic/vDSO (getrandom, chacha)": "they need vgetrandom in the vDSO (emukern's exports none, "
                                         "so glibc's getrandom is the syscall)",
     "generic/memfd (fuse_test, run_hugetlbfs_test.sh)": "fuse_test maps a file of a FUSE mount (fuse_mnt, "

@@ -1,7 +1,7 @@
 /* kcmp, unshare, the mount family, CLONE_PIDFD + waitid(P_PIDFD), PR_SET_MDWE, PR_SET_DUMPABLE,
  * PR_SET_PDEATHSIG and PTRACE_PEEKSIGINFO: one line per answer, the same bytes on every run.
- * Run as root (emukern's guest): the namespace and mount calls answer as for a caller without
- * CAP_SYS_ADMIN, since emukern models one set of namespaces and a fixed mount tree. */
+ * Run as root (emukern's guest); the namespace and mount calls are made by a child that gave
+ * up root, so they answer as for a caller without CAP_SYS_ADMIN. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -76,13 +76,24 @@ int main(void)
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
 
-	say("unshare bad flag", unshare(1));
-	say("unshare CLONE_FILES", unshare(CLONE_FILES));
-	say("unshare CLONE_FS", unshare(CLONE_FS));
-	say("unshare CLONE_NEWNS", unshare(CLONE_NEWNS));
-	say("unshare CLONE_NEWPID", unshare(CLONE_NEWPID));
-	say("mount", syscall(SYS_mount, "none", "/", "tmpfs", 0, NULL));
-	say("umount2", syscall(SYS_umount2, "/proc", 0));
+	/* the namespace and mount calls of a caller without CAP_SYS_ADMIN: a child that gave up
+	 * root (as root, unshare(CLONE_NEWPID) would make the next child an init whose exit ends
+	 * the namespace for the rest of this probe; guest_asm/c/pidns_probe.c covers root) */
+	fflush(stdout);
+	pid_t u = fork();
+	if (u == 0) {
+		setresuid(1000, 1000, 1000);
+		say("unshare bad flag", unshare(1));
+		say("unshare CLONE_FILES", unshare(CLONE_FILES));
+		say("unshare CLONE_FS", unshare(CLONE_FS));
+		say("unshare CLONE_NEWNS", unshare(CLONE_NEWNS));
+		say("unshare CLONE_NEWPID", unshare(CLONE_NEWPID));
+		say("mount", syscall(SYS_mount, "none", "/", "tmpfs", 0, NULL));
+		say("umount2", syscall(SYS_umount2, "/proc", 0));
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(u, NULL, 0);
 
 	int pidfd = -1;
 	struct clone_args_ ca = { .flags = CLONE_PIDFD_, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD };

@@ -3,9 +3,9 @@ waitid(P_PIDFD) (syscalls/fork.py, signal/jobctl.py), PR_SET_MDWE / PR_SET_DUMPA
 PR_SET_PDEATHSIG (syscalls/sys.py) and PTRACE_PEEKSIGINFO (signal/ptrace.py), through
 guest_asm/c/kcmp_pidfd_probe.c on both architectures.
 
-The expected lines are Linux 6.12's answers for a root caller without CAP_SYS_ADMIN in a
-namespace of its own (emukern models one set of namespaces: unshare of a namespace and every
-mount call are EPERM), read off kernel/kcmp.c, kernel/fork.c (ksys_unshare, pidfd_prepare's
+The expected lines are Linux 6.12's answers for a root caller, its namespace and mount calls
+made by a child that gave up root (no CAP_SYS_ADMIN: unshare of a namespace and every mount
+call are EPERM; tests/kernel/test_pidns.py covers root's), read off kernel/kcmp.c, kernel/fork.c (ksys_unshare, pidfd_prepare's
 put_user before the child runs, clone's CLONE_PIDFD|CLONE_PARENT_SETTID EINVAL), kernel/exit.c
 (P_PIDFD, EAGAIN for an O_NONBLOCK pidfd), kernel/sys.c (prctl_set_mdwe, PR_SET_PDEATHSIG's
 valid_signal, PR_SET_DUMPABLE 0/1 only), mm/mmap.c/mprotect.c (map_deny_write_exec) and

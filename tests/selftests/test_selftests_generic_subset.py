@@ -23,7 +23,11 @@ SUBSET = ["futex_wait_timeout", "futex_wait_wouldblock", "futex_requeue", "futex
           "mqueue-lat", "default_file_splice_read",
           # the core syscall layer: close_range/F_CREATED_QUERY, SysV msg queues (MSG_COPY,
           # msg_next_id), OFD locks, fchmodat2, mlock with libcap
-          "close_range_test", "msgque", "ofdlocks", "fchmodat2_test", "mlock-random-test"]
+          "close_range_test", "msgque", "ofdlocks", "fchmodat2_test", "mlock-random-test",
+          # SO_PASSPIDFD / SCM_PIDFD / SO_PEERPIDFD
+          "scm_pidfd",
+          # pid namespaces and clone3 set_tid (kernel/pid.py)
+          "clone3_set_tid", "proc-loadavg-001", "pidfd_fdinfo_test"]
 
 
 @pytest.fixture(scope="module")

@@ -197,7 +197,10 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, resolve:
     if node.host is None:                   # /proc and /dev objects
         if want_w and node.opener is None:
             return -E.EACCES
-        return task.files.install(k.procfs.open_synthetic(node, flags), cloexec=cloexec)
+        opened = k.procfs.open_synthetic(node, flags)
+        if isinstance(opened, int):
+            return opened                   # the object refused the open (a sealed memfd's O_TRUNC)
+        return task.files.install(opened, cloexec=cloexec)
     if node.kind == S_IFIFO:
         # a FIFO's host node is only its name: an in-kernel pipe per inode (fs/fifo.py)
         # (a read-only root still opens it for writing: may_open drops O_TRUNC, no EROFS)

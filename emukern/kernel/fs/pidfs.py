@@ -3,13 +3,14 @@
 A pidfd polls readable (EPOLLIN) once the process it names has exited — its last thread gone,
 whether or not its parent reaped it — which is how a non-parent waits for a process.  The exit
 path announces it with :func:`pidfs_exit`.  Its fdinfo shows ``Pid:`` (-1 once the process is
-gone) and ``NSpid:`` (one pid namespace: the same number).
+gone) and ``NSpid:`` (its numbers from the reader's pid namespace down).
 """
 from __future__ import annotations
 
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel import pid as kpid
 from emukern.kernel.files import File, WaitQueue
 
 if TYPE_CHECKING:
@@ -51,8 +52,17 @@ class PidFdFile(File):
         return [wq]
 
     def show_fdinfo(self) -> str:
-        pid = -1 if _exited(self.task, self.k) else self.task.tgid
-        return f"Pid:\t{pid}\nNSpid:\t{pid}\n"
+        """pidfd_show_fdinfo: the process's number in the pid namespace of the /proc the
+        fdinfo file was read through (0 when it cannot see it, -1 once it is gone), then its
+        numbers from there down to the namespace it was born in."""
+        if _exited(self.task, self.k):
+            return "Pid:\t-1\nNSpid:\t-1\n"
+        view = kpid.proc_pid_ns(self.k, getattr(self.k.procfs, "current", None))
+        if self.task.pid_ns is None and view is None:
+            return f"Pid:\t{self.task.tgid}\nNSpid:\t{self.task.tgid}\n"
+        ns = view if view is not None else self.k.init_pid_ns
+        nrs = kpid.upids_of(self.k, self.task, ns)
+        return f"Pid:\t{nrs[0] if nrs else 0}\nNSpid:\t" + "\t".join(map(str, nrs or [0])) + "\n"
 
 
 def pidfs_exit(k: Any, now: int, leader: "Task") -> None:

@@ -19,8 +19,15 @@ How it maps onto emukern's kernel:
 - an item goes away when its file's last descriptor is closed (eventpoll_release on the final
   fput), not when one of several descriptors for it is closed.
 - the ready list is reported in the order items were added (Linux reports in the order files
-  became ready); EPOLLET is accepted and reported level-triggered — nothing in the selftests
-  relies on edge triggering, and the difference is stated here rather than hidden.
+  became ready).
+- EPOLLET: Linux reports an edge-triggered item when a wake-up reached it (ep_poll_callback put
+  it on the ready list) since it was last reported, and then does not put it back.  Here each
+  wait queue counts its wake-ups (``WaitQueue.wakes``); an edge-triggered item remembers the sum
+  over its file's queues when it was last reported (``EpItem.seen``) and is ready again only
+  once that sum moved (and the file's mask still matches).  A new or modified item starts
+  unreported, as ep_insert / ep_modify queue it when it is already ready.  The wake-ups carry no
+  poll key, so any wake-up of the file's queues counts, where Linux would ignore one whose key
+  does not meet the item's events.
 """
 from __future__ import annotations
 
@@ -67,6 +74,12 @@ class EpItem:
     file: File
     events: int
     data: int
+    seen: int | None = None          # EPOLLET: the file's wake-up count when last reported
+
+
+def wake_count(f: File) -> int:
+    """How many wake-ups the queues a change of ``f`` is announced on have had (EPOLLET's edge)."""
+    return sum(wq.wakes for wq in _queues(f))
 
 
 class EventPollFile(File):
@@ -117,6 +130,8 @@ def _ready(ep: EventPollFile, depth: int = 0) -> list[tuple[EpItem, int]]:
     for it in ep.live_items():
         if not it.events & ~(EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE | EPOLLWAKEUP):
             continue                             # a fired EPOLLONESHOT item, disarmed
+        if it.events & EPOLLET and it.seen is not None and it.seen == wake_count(it.file):
+            continue                             # reported, and no wake-up reached it since
         mask = file_poll(it.file, depth) or 0
         mask &= it.events | EPOLLERR | EPOLLHUP
         if mask:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import MAX_IO, DevNull, DevRandom, DevZero, MemFile, RandomStream, VfsFile
 from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, lock_sync, locked_bytes
 from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO,
                                     is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.resource import nr_open_sysctl
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
 from emukern.kernel.fs.vfs import (DEV_DEV, PROC_DEV, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, Node, fs_of)
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.signal import base as signal_base
+from emukern.kernel import pid as kpid
 from emukern.kernel.cred import CAP_LAST_CAP, cred_of
 
 
@@ -46,6 +49,12 @@ FIXED_SYSCTLS: dict[str, SysctlEntry] = {
                         SysctlEntry("kernel.cap_last_cap", CAP_LAST_CAP, mode=0o444, kind="int"))}
 
 
+# /proc/version (fs/proc/version.c): linux_proc_banner filled from the same utsname fields
+# uname(2) reports (kernel/syscalls/sys.py's sys_uname: release, version), with a builder and
+# compiler that say where the kernel really comes from
+PROC_VERSION = b"Linux version 6.12.0-emukern (root@emukern) (emukern) #1 SMP emukern\n"
+
+
 def _dir(path: str, children: Callable[[], dict[str, Node]], dev: int = PROC_DEV, mode: int = 0o555) -> Node:
     return Node(path, S_IFDIR | mode, dev=dev, children=children)
 
@@ -54,10 +63,23 @@ def _link(path: str, target: Callable[[], str]) -> Node:
     return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target)
 
 
-def _magic_link(path: str, target: Callable[[], str]) -> Node:
+def _magic_link(path: str, target: Callable[[], str], obj: Node | None = None) -> Node:
     """A /proc/<pid> link whose target is an object, not a name (proc_pid_get_link jumps to it):
-    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one."""
-    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra={"magic": True})
+    openat2's RESOLVE_NO_MAGICLINKS and the scoped lookups refuse to go through one.  ``obj`` is
+    the inode to land on when no name reaches it (a memfd's); without it the target is walked."""
+    extra: dict[str, Any] = {"magic": True}
+    if obj is not None:
+        extra["object"] = obj
+    return Node(path, S_IFLNK | 0o777, dev=PROC_DEV, target=target, extra=extra)
+
+
+def _fd_link(path: str, f: Any) -> Node:
+    """/proc/<pid>/fd/N: a link to what the descriptor names.  An unnamed memfd's inode is
+    reachable through it alone, so the link carries the inode (its opener makes a new open file
+    description of it, as opening the link does on Linux)."""
+    node = getattr(f, "node", None)
+    obj = node if getattr(f, "kind", "") == "memfd" and node is not None else None
+    return _magic_link(path, lambda: fd_target(f), obj)
 
 
 def _file(path: str, content: Callable[[], bytes], mode: int = 0o444) -> Node:
@@ -71,6 +93,9 @@ class ProcFs:
         self.k = k
         self.current: "Task | None" = None       # the task doing the lookup (for /proc/self)
         self.random = RandomStream()
+        # writable sysctls that are no machine setting (kept out of the run's summary, like
+        # FIXED_SYSCTLS): fs.nr_open, which kernel/resource.py reads
+        self.fs_sysctls: dict[str, SysctlEntry] = {e.path: e for e in (nr_open_sysctl(),)}
 
     def mounts(self) -> dict[str, Callable[[], Node]]:
         return {"/proc": self.proc_root, "/dev": self.dev_root, "/sys": self.sys_root,
@@ -122,15 +147,26 @@ class ProcFs:
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
             cur = self.current
+            ns = self.reader_ns()
             if cur is not None:
-                out["self"] = _link("/proc/self", lambda: str(cur.tgid))
-                out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
+                if ns is None:
+                    out["self"] = _link("/proc/self", lambda: str(cur.tgid))
+                    out["thread-self"] = _link("/proc/thread-self", lambda: f"{cur.tgid}/task/{cur.tid}")
+                else:
+                    me, tg = kpid.pid_nr_ns(self.k, cur, ns), kpid.task_tgid_nr_ns(self.k, cur, ns)
+                    out["self"] = _link("/proc/self", lambda: str(tg))
+                    out["thread-self"] = _link("/proc/thread-self", lambda: f"{tg}/task/{me}")
             out["cpuinfo"] = _file("/proc/cpuinfo", self.cpuinfo)
             out["uptime"] = _seq_file("/proc/uptime", self.uptime)
+            out["loadavg"] = _seq_file("/proc/loadavg", self.loadavg)
+            out["version"] = _file("/proc/version", lambda: PROC_VERSION)
             out["sys"] = self.sys_dir("/proc/sys", "")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
-                    out[str(t.tgid)] = self.pid_dir(t)
+                    if ns is None:
+                        out[str(t.tgid)] = self.pid_dir(t)
+                    elif (nr := kpid.pid_nr_ns(self.k, t, ns)):
+                        out[str(nr)] = self.pid_dir(t, nr)       # (only what the reader's namespace sees)
             return out
         return _dir("/proc", children)
 
@@ -138,8 +174,57 @@ class ProcFs:
         fn = getattr(self.k.arch, "cpuinfo", None)
         return fn().encode() if fn is not None else b""
 
-    def pid_dir(self, t: "Task") -> Node:
-        base = f"/proc/{t.tgid}"
+    def reader_ns(self) -> Any:
+        """The pid namespace /proc shows the reading task (None: the initial one): the one
+        the reader's mount namespace mounted proc in (kernel/pid.py's proc_pid_ns)."""
+        return kpid.proc_pid_ns(self.k, self.current)
+
+    def _nr(self, t: "Task | None", tgid: bool = True) -> int:
+        """``t``'s process (or thread) number as the reader sees it; 0 when it cannot."""
+        ns = self.reader_ns()
+        if t is None:
+            return 0
+        if ns is None:
+            return t.tgid if tgid else t.tid
+        return kpid.task_tgid_nr_ns(self.k, t, ns) if tgid else kpid.pid_nr_ns(self.k, t, ns)
+
+    def loadavg(self) -> bytes:
+        """loadavg_proc_show: the load averages (emukern keeps none: 0.00), the runnable and
+        all tasks, and the last pid handed out in the reader's pid namespace."""
+        live = [t for t in self.k.tasks.values() if t.alive]
+        running = sum(1 for t in live if t.state == TaskState.RUNNABLE)
+        # (the reader's own namespace here, not the mount's: loadavg_proc_show)
+        ns = kpid.task_active_pid_ns(self.k, self.current) if self.current is not None else self.k.init_pid_ns
+        return f"0.00 0.00 0.00 {running}/{len(live)} {kpid.ns_last_pid(self.k, ns)}\n".encode()
+
+    def ns_links(self, t: "Task", base: str) -> Node:
+        """/proc/<pid>/ns: one link per namespace kind, ``kind:[inode]`` (ns_get_name); the
+        pid namespace ones name the task's own and its children's, the mount one its mount
+        namespace; the others are the boot-time instances every task shares."""
+        def pid_ns() -> str:
+            return f"pid:[{kpid.task_active_pid_ns(self.k, t).inum}]"
+
+        def children_ns() -> str:
+            return f"pid:[{kpid.pid_ns_for_children(self.k, t).inum}]"
+        fixed = {"cgroup": kpid.PROC_CGROUP_INIT_INO, "ipc": kpid.PROC_IPC_INIT_INO,
+                 "net": kpid.PROC_NET_INIT_INO, "time": kpid.PROC_TIME_INIT_INO,
+                 "time_for_children": kpid.PROC_TIME_INIT_INO, "user": kpid.PROC_USER_INIT_INO,
+                 "uts": kpid.PROC_UTS_INIT_INO}
+
+        def children() -> dict[str, Node]:
+            out = {name: _link(f"{base}/ns/{name}", lambda name=name, ino=ino: f"{name.split('_')[0]}:[{ino}]")
+                   for name, ino in fixed.items()}
+            out["mnt"] = _link(base + "/ns/mnt", lambda: f"mnt:[{t.mnt_ns or kpid.PROC_MNT_INIT_INO}]")
+            out["pid"] = _link(base + "/ns/pid", pid_ns)
+            # pidns_for_children_get: a namespace whose init is not born yet has no file to name
+            nxt = kpid.pid_ns_for_children(self.k, t)
+            if nxt.level == 0 or nxt.child_reaper is not None:
+                out["pid_for_children"] = _link(base + "/ns/pid_for_children", children_ns)
+            return dict(sorted(out.items()))
+        return _dir(base + "/ns", children, mode=0o511)
+
+    def pid_dir(self, t: "Task", nr: int = 0) -> Node:
+        base = f"/proc/{nr or t.tgid}"
 
         def children() -> dict[str, Node]:
             return {
@@ -157,8 +242,9 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
+                "mem": _mem_node(base + "/mem", t),
                 **self.pid_extra(t, base),
             }
         return _dir(base, children)
@@ -168,14 +254,16 @@ class ProcFs:
         """The entries beside the basic ones: ``task/`` (one directory per live thread, named by
         its TID: what proc_task_readdir lists) and ``fdinfo/``."""
         return {
-            "task": _dir(base + "/task", lambda: {str(x.tid): self.tid_dir(x, f"{base}/task/{x.tid}")
-                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)}),
+            "task": _dir(base + "/task", lambda: {str(n): self.tid_dir(x, f"{base}/task/{n}")
+                                                 for x in sorted(self._threads(t), key=lambda x: x.tid)
+                                                 if (n := self._nr(x, tgid=False))}),
             "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             "map_files": _dir(base + "/map_files", lambda: {
                 name: _magic_link(f"{base}/map_files/{name}", lambda target=target: target)
                 for name, target in map_files(t)}, mode=0o500),
             "syscall": _seq_file(base + "/syscall", lambda: self.proc_syscall(t)),
             "wchan": _file(base + "/wchan", lambda: proc_wchan(t)),
+            "ns": self.ns_links(t, base),
         }
 
     def proc_syscall(self, t: "Task") -> bytes:
@@ -202,7 +290,7 @@ class ProcFs:
                 "status": _file(base + "/status", lambda: self.proc_status(t)),
                 "stat": _file(base + "/stat", lambda: self.proc_stat(t)),
                 "fd": _dir(base + "/fd", lambda: {
-                    str(fd): _magic_link(f"{base}/fd/{fd}", lambda f=f: fd_target(f))
+                    str(fd): _fd_link(f"{base}/fd/{fd}", f)
                     for fd, f in sorted(t.files.fds.items())} if t.files is not None else {}),
                 "fdinfo": self.fdinfo_dir(t, base + "/fdinfo"),
             }
@@ -227,15 +315,22 @@ class ProcFs:
         """proc_pid_status: the fields programs parse, from the model (uid/gid 0: emukern's
         processes run as root)."""
         ppid = t.parent.tgid if t.parent is not None else 0
+        tgid, pid = t.tgid, t.tgid
+        ns = self.reader_ns()
+        if ns is not None:
+            # the numbers as the reader's namespace sees them (a parent outside it: 0)
+            ppid = self._nr(t.parent)
+            tgid, pid = self._nr(t), self._nr(t)
         cpus = sorted(t.affinity) if t.affinity else list(range(len(self.k.cpus)))
         vm = sum(m.size for m in t.mm.mappings) // 1024
         state = "R (running)" if t.state.value == "runnable" else "S (sleeping)" if t.alive else "Z (zombie)"
         if t.alive and t.wait_reason.startswith("traced"):
             state = "t (tracing stop)"                 # kernel/ptrace.py's ptrace-stop
         tracer = t.ptrace.tracer.tgid if t.ptrace is not None else 0
-        return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{t.tgid}\n"
-                f"Pid:\t{t.tgid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
-                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\nKthread:\t0\nVmSize:\t{vm:8d} kB\n"
+        return (f"Name:\t{t.comm}\nUmask:\t{fs_of(t).umask:04o}\nState:\t{state}\nTgid:\t{tgid}\n"
+                f"Pid:\t{pid}\nPPid:\t{ppid}\nTracerPid:\t{tracer}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+                f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\n{self.ns_status(t)}"
+                f"Kthread:\t0\nVmSize:\t{vm:8d} kB\n"
                 f"{status_rss(t)}"
                 f"Threads:\t{len(self._threads(t))}\n{self._status_caps(t)}"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
@@ -249,6 +344,21 @@ class ProcFs:
                 ("CapBnd", c.cap_bset), ("CapAmb", c.cap_ambient))
         return "".join(f"{name}:\t{v:016x}\n" for name, v in sets) + f"NoNewPrivs:\t{int(t.no_new_privs)}\n"
 
+    def ns_status(self, t: "Task") -> str:
+        """proc_pid_status's NStgid, NSpid, NSpgid and NSsid: each number from the reader's pid
+        namespace down to the one the task was born in."""
+        ns = self.reader_ns() or self.k.init_pid_ns
+        leader = self.k.tasks.get(t.tgid, t)
+
+        def line(name: str, who: "Task | None") -> str:
+            nrs = kpid.upids_of(self.k, who, ns) if who is not None else []
+            return f"{name}:\t" + "\t".join(map(str, nrs or [0])) + "\n"
+        pgid, sid = signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t)
+        if ns.level == 0 and t.pid_ns is None:
+            return (f"NStgid:\t{t.tgid}\nNSpid:\t{t.tid}\nNSpgid:\t{pgid}\nNSsid:\t{sid}\n")
+        return (line("NStgid", leader) + line("NSpid", t) + line("NSpgid", self.k.tasks.get(pgid))
+                + line("NSsid", self.k.tasks.get(sid)))
+
     def proc_stat(self, t: "Task") -> bytes:
         """proc_pid_stat's first fields (pid, comm, state, ppid, pgrp, session, ..., utime, stime
         in clock ticks, num_threads, starttime, vsize); the rest read 0."""
@@ -258,7 +368,9 @@ class ProcFs:
         ppid = t.parent.tgid if t.parent is not None else 0
         state = "R" if t.state.value == "runnable" else "S" if t.alive else "Z"
         vm = sum(m.size for m in t.mm.mappings)
-        f = [t.tgid, f"({t.comm})", state, ppid, signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t), 0, -1, 0,
+        if self.reader_ns() is not None:
+            ppid = self._nr(t.parent)
+        f = [self._nr(t), f"({t.comm})", state, ppid, signal_base.pgid_of(self.k, t), signal_base.sid_of(self.k, t), 0, -1, 0,
              0, 0, 0, 0, tick(sum(x.utime for x in th)), tick(sum(x.stime for x in th)), 0, 0, 20, 0,
              len(th), 0, tick(t.start_time), vm, vm // 4096]
         f += [0] * (52 - len(f))
@@ -268,7 +380,7 @@ class ProcFs:
         """/proc/sys/<prefix>: directories from the dotted sysctl names, entries as files."""
         def children() -> dict[str, Node]:
             out: dict[str, Node] = {}
-            table = {**FIXED_SYSCTLS, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
+            table = {**FIXED_SYSCTLS, **self.fs_sysctls, **self.k.ipc_ns.mq_sysctls, **self.k.ipc_ns.id_sysctls,
                      **self.k.sysctl.entries}
             for key, entry in sorted(table.items()):
                 if prefix and not key.startswith(prefix + "."):
@@ -580,4 +692,75 @@ class SeqFile(MemFile):
 def _seq_file(path: str, content: Callable[[], bytes]) -> Node:
     n = _file(path, content)
     n.opener = lambda flags, n=n: SeqFile(n, flags, content())
+    return n
+
+
+class ProcMemFile(VfsFile):
+    """/proc/PID/mem (fs/proc/base.c mem_rw): the file offset is a user address of the process,
+    and a read or write goes through its page tables as a debugger's would (FOLL_FORCE): pages
+    the process itself may not read or write are reached too, except that a write into a
+    read-only *shared* mapping is refused (forcing it would change the file or the other
+    processes' view; a private one just gets its own copy).  The mm is the one the process had
+    at open, as mem_open pins it: after that process execs or exits the reads see nothing.
+
+    The copy goes a page at a time, as access_remote_vm does: a page that cannot be reached
+    ends the transfer, which is short, or EIO when not even the first byte moved."""
+
+    kind = "proc-mem"
+
+    def __init__(self, node: Node, flags: int, mm: Any) -> None:
+        super().__init__(node, flags)
+        self.mm = mm
+
+    def _chunks(self, off: int, count: int):
+        end = off + min(count, MAX_IO)
+        while off < end:
+            n = min(PAGE - off % PAGE, end - off)
+            yield off, n
+            off += n
+
+    def _reachable(self, addr: int, write: bool) -> bool:
+        m = self.mm.find(addr)
+        if m is None or getattr(m, "secret", False):
+            return False               # unmapped, or secretmem: never reachable from outside
+        return not (write and "w" not in m.perms and is_shared(m))
+
+    def pread(self, count: int, off: int) -> bytes | int:
+        if self.mm.released or off >> 63:
+            return b""                 # the mm is gone: mmget_not_zero fails, nothing to read
+        out = bytearray()
+        for addr, n in self._chunks(off, count):
+            if not self._reachable(addr, False):
+                break
+            try:
+                out += self.mm.read(addr, n, need="")
+            except MemoryFault:
+                break
+        return bytes(out) if out or not count else -E.EIO
+
+    def pwrite(self, data: bytes, off: int) -> int:
+        if self.mm.released or off >> 63:
+            return 0
+        done = 0
+        for addr, n in self._chunks(off, len(data)):
+            if not self._reachable(addr, True):
+                break
+            try:
+                self.mm.write(addr, data[done: done + n], need="")
+            except MemoryFault:
+                break
+            done += n
+        return done if done or not data else -E.EIO
+
+    def llseek(self, offset: int, whence: int) -> int:
+        """mem_lseek: SEEK_SET and SEEK_CUR only; an address is any unsigned offset."""
+        if whence not in (0, 1):
+            return -E.EINVAL
+        self.pos = (offset if whence == 0 else self.pos + offset) & ((1 << 64) - 1)
+        return self.pos
+
+
+def _mem_node(path: str, t: "Task") -> Node:
+    n = Node(path, S_IFREG | 0o600, dev=PROC_DEV)
+    n.opener = lambda flags, n=n: ProcMemFile(n, flags, t.mm)
     return n

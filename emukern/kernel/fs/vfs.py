@@ -366,6 +366,10 @@ class Vfs:
                     return -E.ENOENT
                 if not target:
                     return -E.ENOENT
+                obj = node.extra.get("object")
+                if obj is not None and (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_SCOPED)) == 0:
+                    stack = [obj]               # nd_jump_link to an inode no name reaches
+                    continue
                 if resolve and node.extra.get("magic"):
                     jumped = self._jump_link(target, cur, resolve)
                     if isinstance(jumped, int):

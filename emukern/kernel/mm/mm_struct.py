@@ -11,11 +11,24 @@ hop, on the hottest path of the kernel) with these fields added; the machine nev
 """
 from __future__ import annotations
 
+import mmap
+import weakref
 from dataclasses import dataclass, field
 
 from emukern.machine.memory import AddressSpace, page_up
 
 MMAP_BASE = 0x3F_0000_0000
+
+# the host buffers of MAP_DROPPABLE mappings (VM_DROPPABLE, Linux 6.11): the kernel may drop their
+# pages instead of reclaiming them (they then read as zeros) and a fork child gets them empty
+# (VM_WIPEONFORK).  Known by buffer, which every piece of a split mapping shares.
+DROPPABLE_BUFS: "weakref.WeakSet[mmap.mmap]" = weakref.WeakSet()
+
+
+def drop_pages(m, lo: int, hi: int) -> None:
+    """Throw away the pages [lo, hi) of droppable mapping m: they read as zeros from now on."""
+    off = m.offset + lo - m.start
+    m.buf[off: off + hi - lo] = bytes(hi - lo)
 
 
 @dataclass(eq=False)
@@ -38,6 +51,8 @@ class MmStruct(AddressSpace):
     mdwe: int = 0
     # prctl(PR_SET_DUMPABLE): 0 keeps unprivileged tracers and pidfd_getfd out (ptrace_may_access)
     dumpable: int = 1
+    # mseal(2)'s sealed ranges, [start, end) pairs kept sorted (kernel/mm/seal.py)
+    sealed: list = field(default_factory=list)
 
     @property
     def tagged_addr(self) -> bool:
@@ -85,6 +100,11 @@ class MmStruct(AddressSpace):
         child.mmap_base, child.bottom_up, child.mmap_end = self.mmap_base, self.bottom_up, self.mmap_end
         child.mdwe = mmf_init_mdwe(self.mdwe)
         child.dumpable = self.dumpable          # (mmf_init_flags keeps MMF_DUMPABLE_MASK)
+        child.sealed = [list(r) for r in self.sealed]   # dup_mmap copies VM_SEALED
+        for mine, theirs in zip(self.mappings, child.mappings):
+            if mine.buf in DROPPABLE_BUFS:      # VM_WIPEONFORK: the child starts with zeros
+                DROPPABLE_BUFS.add(theirs.buf)
+                drop_pages(theirs, theirs.start, theirs.end)
         return child
 
 

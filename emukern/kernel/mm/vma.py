@@ -273,6 +273,7 @@ SHM_CAPACITY = 1 << 40                          # the largest memfd (EFBIG past 
 # the seals (F_ADD_SEALS, include/uapi/linux/fcntl.h)
 F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE = 1, 2, 4, 8
 F_SEAL_FUTURE_WRITE, F_SEAL_EXEC = 0x10, 0x20
+O_TRUNC = 0o1000                                # the same bit on arm64 and riscv64
 
 
 # the host views behind shared memfd mappings made through a writable, unsealed description:
@@ -319,6 +320,11 @@ def _memfd_file_class():
             # that every mapping, in every process, and read/write see one set of pages
             # (as /dev/shm's files do, kernel/fs/shmfs.py); -1 until then
             self.host_fd = -1
+            # this object is the inode and its first open description; opens of it through
+            # /proc/PID/fd/N make more descriptions (MemfdReopened), and the pages go with the last
+            self.descriptions = 1
+            self.closed = False
+            node.opener = self.reopen
 
         def size(self) -> int:
             return self.length
@@ -481,13 +487,68 @@ def _memfd_file_class():
             if self.pool is not None:
                 self.pool.uncharge(PAGE)
 
+        def reopen(self, flags: int) -> "MemfdFile | int":
+            """A new open file description of this inode (what the /proc/PID/fd/N magic link
+            opens): its own position and access mode, the inode's pages, size and seals; or
+            -errno when O_TRUNC may not empty it (the seals against shrinking)."""
+            if flags & O_TRUNC:
+                err = self.truncate(0)
+                if err:
+                    return err
+            return MemfdReopened(self, flags)
+
         def _release(self) -> None:
+            if self.__dict__.get("closed", True):
+                return                              # (this description let go already)
+            self.__dict__["closed"] = True
+            self._drop_description()
+
+        def _drop_description(self) -> None:
+            self.descriptions -= 1
+            if self.descriptions > 0:
+                return                              # another description still holds the inode
             self.fd = -1
             for idx in list(getattr(self, "pages", ())):
                 self._drop(idx)
             if getattr(self, "host_fd", -1) >= 0:
                 os.close(self.host_fd)              # (mappings keep their own host views)
                 self.host_fd = -1
+
+    class MemfdReopened(MemfdFile):
+        """A second (third, ...) open file description of a memfd inode: it keeps its own
+        position, open flags and reference count, and every other attribute -- the pages, the
+        size, the seals, the host memfd, the node -- is the inode's (read and written through
+        to it), so the methods above act on the one inode whichever description calls them."""
+
+        _OWN = frozenset(("inode", "pos", "flags", "readable", "writable", "refs", "closed"))
+
+        def __init__(self, inode: "MemfdFile", flags: int) -> None:     # noqa: super not called
+            d = self.__dict__
+            d["inode"] = inode
+            d["refs"], d["pos"], d["flags"], d["closed"] = 0, 0, flags, False
+            acc = flags & 3
+            d["readable"], d["writable"] = acc != 1, acc in (1, 2)
+            inode.descriptions += 1
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__") or "inode" not in self.__dict__:
+                raise AttributeError(name)
+            return getattr(self.__dict__["inode"], name)
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in self._OWN:
+                self.__dict__[name] = value
+            else:
+                setattr(self.__dict__["inode"], name, value)
+
+        def reopen(self, flags: int) -> "MemfdFile | int":
+            return self.__dict__["inode"].reopen(flags)
+
+        def _release(self) -> None:
+            if self.__dict__.get("closed", True):
+                return
+            self.__dict__["closed"] = True
+            self.__dict__["inode"]._drop_description()
 
     return MemfdFile
 

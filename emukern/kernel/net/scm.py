@@ -5,7 +5,8 @@ The control buffer is a list of ``struct cmsghdr`` (64-bit: cmsg_len u64, cmsg_l
 cmsg_type s32, the data, each header aligned to 8 bytes).  At SOL_SOCKET a sender may give
 SCM_RIGHTS (descriptors: the receiver gets new descriptors for the same open files) and
 SCM_CREDENTIALS (a ``struct ucred`` it may claim: its own pid and ids, or anything when
-privileged).  A receiver gets SCM_CREDENTIALS when it set SO_PASSCRED, then SCM_RIGHTS.
+privileged).  A receiver gets SCM_CREDENTIALS when it set SO_PASSCRED, then SCM_RIGHTS, then
+(SO_PASSPIDFD) SCM_PIDFD: a new pidfd for the process whose pid the credentials carry.
 
 Not modelled: the in-flight garbage collector (a socket sent over itself and closed keeps its
 files until the machine ends, where Linux's unix_gc would free the cycle) and the per-user
@@ -18,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 from emukern.kernel import errno as E
 from emukern.kernel.cred import CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN, capable, cred_of
 from emukern.kernel.files import File
+from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.net import unix as net_unix
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
 
 SOL_SOCKET = 1
-SCM_RIGHTS, SCM_CREDENTIALS = 1, 2
+SCM_RIGHTS, SCM_CREDENTIALS, SCM_PIDFD = 1, 2, 4
 CMSG_HDR = 16                       # sizeof(struct cmsghdr)
 SCM_MAX_FD = 253
 UCRED_SIZE = 12
@@ -134,7 +136,7 @@ def scm_recv_unix(k: "Kernel", task, sk: Any, w: CmsgWriter, creds, files: list[
     again).  With no control buffer at all, anything there was to say is MSG_CTRUNC.
     Returns the wait queues the closed leftovers wake."""
     if not w.ptr:
-        if sk.passcred or files:
+        if sk.may_passcred() or files:
             w.flags |= MSG_CTRUNC
         return net_unix.drop_files(files)
     if sk.passcred:
@@ -142,6 +144,8 @@ def scm_recv_unix(k: "Kernel", task, sk: Any, w: CmsgWriter, creds, files: list[
         w.put(SOL_SOCKET, SCM_CREDENTIALS,
               pid.to_bytes(4, "little") + uid.to_bytes(4, "little") + gid.to_bytes(4, "little"))
     if not files:
+        if sk.passpidfd:
+            scm_pidfd_recv(k, task, w, creds)
         return []
     fdmax = (w.left - CMSG_HDR) // 4 if w.left > CMSG_HDR else 0
     fdmax = min(fdmax, len(files))
@@ -159,4 +163,28 @@ def scm_recv_unix(k: "Kernel", task, sk: Any, w: CmsgWriter, creds, files: list[
         w._advance(min(cmsg_align(CMSG_HDR + len(data)), w.left))
     if len(fds) < len(files) or fdmax <= 0:
         w.flags |= MSG_CTRUNC
+    if sk.passpidfd:
+        scm_pidfd_recv(k, task, w, creds)
     return net_unix.drop_files(files)       # the in-flight references (installed ones hold their own)
+
+
+def pidfd_prepare(k: "Kernel", task, pid: int) -> int:
+    """pidfd_prepare(pid, 0): a new close-on-exec pidfd in ``task`` for the process ``pid``, or
+    -EINVAL when no thread-group leader holds that number any more (reaped, or a thread's id)."""
+    t = k.tasks.get(pid) if pid > 0 else None
+    if t is None or not t.is_thread_leader:
+        return -E.EINVAL
+    return task.files.install(PidFdFile(k, t, False), cloexec=True)
+
+
+def scm_pidfd_recv(k: "Kernel", task, w: CmsgWriter, creds) -> None:
+    """scm_pidfd_recv: SCM_PIDFD with a pidfd for the sender's pid, or the negative errno
+    pidfd_prepare gave in its place (the receiver sees why).  No room for the int: MSG_CTRUNC
+    and no descriptor made; a message that carried no pid gets nothing."""
+    if w.left < CMSG_HDR + 4:
+        w.flags |= MSG_CTRUNC
+        return
+    if creds is None or not creds[0]:
+        return
+    fd = pidfd_prepare(k, task, creds[0])
+    w.put(SOL_SOCKET, SCM_PIDFD, (fd & 0xFFFFFFFF).to_bytes(4, "little"))

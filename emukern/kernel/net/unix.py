@@ -35,7 +35,10 @@ What is modelled:
   sockets hold are freed when the last descriptor of one closes (run at once, not as Linux's
   deferred work).
 
-Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB, SO_PASSPIDFD,
+- SO_PASSPIDFD (the sender's pid also arrives as a pidfd, SCM_PIDFD) and SO_PEERPIDFD: either
+  flag asks for the sender's credentials, as SO_PASSCRED does (``may_passcred``).
+
+Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB,
 permission checks on a socket inode (connect needs write permission in Linux).
 A signal that interrupts a stream send after part of it was queued ends it with -ERESTARTSYS
 rather than the partial count.
@@ -75,6 +78,7 @@ SHUTDOWN_MASK = 3
 SOL_SOCKET = 1
 SO_TYPE, SO_ERROR, SO_SNDBUF, SO_RCVBUF, SO_PASSCRED, SO_PEERCRED = 3, 4, 7, 8, 16, 17
 SO_ACCEPTCONN, SO_PROTOCOL, SO_DOMAIN = 30, 38, 39
+SO_PASSPIDFD, SO_PEERPIDFD = 76, 77
 SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR, SO_SNDBUFFORCE, SO_RCVBUFFORCE = 9, 6, 2, 32, 33
 
 EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP = 0x1, 0x4, 0x8, 0x10
@@ -179,6 +183,7 @@ class UnixSocket(File):
         self.sndbuf = WMEM_DEFAULT
         self.rcvbuf = RMEM_DEFAULT
         self.passcred = False
+        self.passpidfd = False              # SO_PASSPIDFD: an SCM_PIDFD with each message
         self.opts: dict[int, int] = {}
         self.creds = creds                  # (pid, uid, gid) at socket creation: SO_PEERCRED
         self.peercred: tuple[int, int, int] | None = None
@@ -192,6 +197,11 @@ class UnixSocket(File):
         self.acceptq: deque[UnixSocket] = deque()
         self.peer_wait = WaitQueue("unix_peer_wait")   # connect()s waiting for room in acceptq
         self.embryo = False                 # made by connect, not accepted yet (no struct socket)
+
+    def may_passcred(self) -> bool:
+        """Either SO_PASSCRED or SO_PASSPIDFD: both need the sender's identity on each skb (and
+        a name, so the receiver can tell who sent it: the autobind before connect/send)."""
+        return self.passcred or self.passpidfd
 
     # ---- file operations --------------------------------------------------------------------
     def kernel_read(self, k, cpu, task, buf, count):
@@ -412,7 +422,7 @@ def _skb_creds(task, sk: UnixSocket, other: UnixSocket, scm) -> tuple[int, int, 
     either side asked for them (SO_PASSCRED) or the receiver is not accepted yet."""
     if scm is not None and scm[1] is not None:
         return scm[1]
-    if sk.passcred or other.passcred or other.embryo:
+    if sk.may_passcred() or other.may_passcred() or other.embryo:
         return _current_creds(task)
     return None
 
@@ -489,7 +499,7 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
             return err
     elif sk.peer is None:
         return -ENOTCONN
-    if sk.passcred and sk.addr is None:
+    if sk.may_passcred() and sk.addr is None:
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
@@ -670,7 +680,7 @@ def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, m
     for skb in list(sk.rq):
         if copied >= total:
             break
-        if sk.passcred:
+        if sk.may_passcred():
             if not first and skb.creds != meta.creds:
                 break                              # never glue messages from different writers
             meta.creds = skb.creds
@@ -796,7 +806,7 @@ def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> A
     err = unix_bind.unix_validate_addr(raw)
     if err:
         return err
-    if sk.passcred and sk.addr is None:
+    if sk.may_passcred() and sk.addr is None:
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
@@ -838,7 +848,7 @@ def unix_dgram_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> An
     err = unix_bind.unix_validate_addr(raw)
     if err:
         return err
-    if sk.passcred and sk.addr is None:
+    if sk.may_passcred() and sk.addr is None:
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
@@ -875,6 +885,7 @@ def unix_accept(k: "Kernel", cpu, task, sk: UnixSocket, flags: int) -> Any:
     newsk.embryo = False
     newsk.nonblock = bool(flags & SOCK_NONBLOCK)
     newsk.passcred = newsk.passcred or sk.passcred   # unix_sock_inherit_flags
+    newsk.passpidfd = newsk.passpidfd or sk.passpidfd
     if sk.peer_wait.waiters:
         k.sched.wake_queue(sk.peer_wait, cpu.now)
     cpu.charge(k.cost.pipe_op)

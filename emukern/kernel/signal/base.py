@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.kernel.signal.defs import *            # noqa: F401,F403
 from emukern.kernel.signal.state import *           # noqa: F401,F403
 from emukern.kernel.task import Task
+from emukern.kernel import pid as kpid
 from emukern.kernel.uapi import _s32
 from emukern.kernel.thread_info import TIF_SIGPENDING
 from emukern.kernel.signal.defs import SIG_DFL
@@ -63,7 +64,7 @@ def _pid_target(k: "Kernel", task: Any, pid: int) -> Any:
     pid = _s32(pid)
     if pid < 0:
         return None
-    t = _leader(k, task) if pid == 0 else k.tasks.get(pid)
+    t = _leader(k, task) if pid == 0 else kpid.find_task_by_vpid(k, task, pid)
     return t if t is not None and t.alive and t.is_thread_leader else None
 
 

@@ -316,6 +316,8 @@ def syscall_interrupted(k: "Kernel", cpu: "Cpu", task: Task, nr: int, args: tupl
     if name == "ppoll":
         task.sigstate.in_wait = ""
         return -ERESTARTNOHAND
+    if name in ("epoll_pwait", "epoll_pwait2"):
+        return None     # ep_poll's loop: ready events first, else -EINTR (never restarted)
     if name in ("semop", "semtimedop", "msgsnd", "msgrcv"):
         # SysV IPC sleeps (ipc/sem.c, ipc/msg.c): semop is never restarted, even under SA_RESTART
         return -E.EINTR if name.startswith("sem") else -ERESTARTNOHAND

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.ipc import exit as ipc_exit
 from emukern.kernel.fs import pidfs as fs_pidfs
 from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import timers as signal_timers
-from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, SA_NOCLDWAIT, SIG_IGN, SIGCHLD
+from emukern.kernel.signal.defs import CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, SA_NOCLDWAIT, SIG_IGN, SIGCHLD, SIGKILL
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.uapi import USER_HZ
 from emukern.kernel.task import Task, TaskState
@@ -88,6 +89,9 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
     signal_ptrace.exit_ptrace(k, cpu, task)          # a dying tracer detaches its tracees
     send_pdeath_signals(k, cpu, task)
     task.ptrace = None                    # ... and a dying tracee leaves its tracer's list
+    if task.pid_ns is not None and not any(t.alive for t in k.tasks.values()
+                                           if t.tgid == task.tgid and t is not task):
+        forget_original_parent(k, cpu, task)     # (a process born in a pid namespace)
     # children of an exiting process are reparented to init (or reaped if init is gone)
     reap = exit_notify(k, cpu, task)    # (SIGCHLD to the parent)
     if task.is_thread_leader:
@@ -104,6 +108,48 @@ def do_exit(k: "Kernel", cpu, task, status: int, current: bool = True) -> None:
         k.percpu[cpu.index].need_resched = True
         cpu.stop()
     _remove_from_queues(k, task)
+
+
+def forget_original_parent(k: "Kernel", cpu, task: Task) -> None:
+    """forget_original_parent for the last thread of a process born in a pid namespace: the
+    namespace's init going kills the namespace (zap_pid_ns_processes: every other task with a
+    number there is killed by SIGKILL, the ones it would have reaped are reaped, and nothing
+    can be born there any more); any other process leaves its children to that init
+    (find_child_reaper), which may wait for them.  (Orphans of the initial namespace keep
+    their dead parent, as emukern has always modelled them.)"""
+    ns = task.pid_ns
+    leader = k.tasks.get(task.tgid, task)
+    if ns.child_reaper is leader:
+        zap_pid_ns_processes(k, cpu, ns, leader)
+        return
+    reaper = ns.child_reaper
+    if reaper is None or not any(t.alive for t in k.tasks.values() if t.tgid == reaper.tgid):
+        return
+    for c in list(leader.children):
+        if c.state == TaskState.DEAD:
+            continue
+        leader.children.remove(c)
+        c.parent = reaper
+        reaper.children.append(c)
+    wq = k.child_wait.get(reaper.tgid)
+    if wq:
+        k.sched.wake_queue(wq, cpu.now)         # (a zombie among them is the reaper's to wait for)
+
+
+def zap_pid_ns_processes(k: "Kernel", cpu, ns: Any, init: Task) -> None:
+    """zap_pid_ns_processes: the init of ``ns`` is exiting.  No task may be born there any
+    more (fork answers ENOMEM), every other process with a number in it -- its nested
+    namespaces' too -- dies of SIGKILL, and the zombies that init (or another dying member)
+    would have waited for are reaped, so only init's own exit is left to report."""
+    ns.adding = False
+    for t in kpid.ns_tasks(k, ns):
+        if t.alive and t.tgid != init.tgid:
+            do_group_exit(k, cpu, t, SIGKILL, signaled=True)
+    for t in [t for t in k.tasks.values() if t.state == TaskState.ZOMBIE and t.pid_ns is not None
+              and ns.is_ancestor_of(t.pid_ns)]:
+        parent = k.tasks.get(t.parent.tgid, t.parent) if t.parent is not None else None
+        if parent is None or parent.tgid == init.tgid or (parent.pid_ns is not None and ns.is_ancestor_of(parent.pid_ns)):
+            release_zombie(k, parent or init, t)
 
 
 def send_pdeath_signals(k: "Kernel", cpu, task: Task) -> None:
@@ -225,7 +271,7 @@ def exit_notify(k: "Kernel", cpu: "Cpu", task: Task) -> bool:
     else:
         code, val = CLD_EXITED, (status >> 8) & 0xFF
     hz = k.clock.tick_cycles
-    info = KSigInfo(sig, code, pid=leader.tgid, status=val,
+    info = KSigInfo(sig, code, pid=kpid.task_tgid_vnr(k, leader, parent), status=val,
                     utime=sum(t.utime for t in k.tasks.values() if t.tgid == leader.tgid) // hz,
                     stime=sum(t.stime for t in k.tasks.values() if t.tgid == leader.tgid) // hz)
     ka = parent.sighand.action[SIGCHLD]

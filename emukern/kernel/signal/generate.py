@@ -8,6 +8,7 @@ from emukern.kernel.files import WaitQueue
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
 from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
@@ -250,8 +251,13 @@ def _group_target(k: "Kernel", t: Task) -> Task | None:
     return next((x for x in signal_base._threads(k, t)), None)
 
 
-def _kill_info(k: "Kernel", task: Task, sig: int, code: int = SI_USER) -> KSigInfo:
-    return KSigInfo(sig, code, 0, task.tgid, 0)        # signo, code, errno, pid, uid
+def _kill_info(k: "Kernel", task: Task, sig: int, code: int = SI_USER, to: Task | None = None) -> KSigInfo:
+    """The siginfo of kill/tkill: si_pid is the sender as the receiver's pid namespace sees it
+    (0 when it cannot: a sender in a parent namespace)."""
+    pid = task.tgid
+    if to is not None and (to.pid_ns is not None or task.pid_ns is not None):
+        pid = kpid.task_tgid_nr_ns(k, task, kpid.task_active_pid_ns(k, to))
+    return KSigInfo(sig, code, 0, pid, 0)        # signo, code, errno, pid, uid
 
 
 def _tkill(k: "Kernel", cpu, task, tgid: int, tid: int, sig: int) -> int:
@@ -259,10 +265,10 @@ def _tkill(k: "Kernel", cpu, task, tgid: int, tid: int, sig: int) -> int:
     cpu.charge(k.cost.syscall_body)
     if tid <= 0 or not 0 <= sig <= NSIG:
         return -E.EINVAL
-    t = k.tasks.get(tid)
-    if t is None or not t.alive or (tgid > 0 and t.tgid != tgid):
+    t = kpid.find_task_by_vpid(k, task, tid)
+    if t is None or not t.alive or (tgid > 0 and kpid.task_tgid_vnr(k, t, task) != tgid):
         return -E.ESRCH
-    return send_signal(k, cpu, t, _kill_info(k, task, sig, SI_TKILL), False) if sig else 0
+    return send_signal(k, cpu, t, _kill_info(k, task, sig, SI_TKILL, to=t), False) if sig else 0
 
 
 def force_sig(k: "Kernel", cpu: Cpu, task: Task, sig: int, trap: Trap | None, why: str,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.signal.defs import *            # noqa: F401,F403  (the uapi numbers)
 from emukern.kernel.signal.defs import _mask        # noqa: F401
 from emukern.kernel.signal.state import *           # noqa: F401,F403
@@ -211,7 +212,7 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
             return -E.EINVAL
 
         def match(c: Task) -> bool:
-            return c.tgid == upid
+            return c.tgid == upid if task.pid_ns is None else kpid.task_tgid_vnr(k, c, task) == upid
     elif idtype == P_PGID:
         if upid < 0:
             return -E.EINVAL
@@ -263,7 +264,7 @@ def _waitid(k: "Kernel", cpu, task: Task, idtype: int, upid: int, infop: int, op
             err = signal_exit.put_child_rusage(k, task, c, ru)
         # sys_waitid copies the rusage out before the siginfo: a bad pointer is -EFAULT with
         # the child already consumed (reaped, or its stop/continue reported) and infop unwritten
-        return err or _put_waitid(k, task, infop, SIGCHLD, code, c.tgid, status)
+        return err or _put_waitid(k, task, infop, SIGCHLD, code, kpid.task_tgid_vnr(k, c, task), status)
     if options & WNOHANG and not probe:
         return _put_waitid(k, task, infop, 0, 0, 0, 0)
     if pidfd_nonblock and not probe:

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
 from emukern.kernel.signal.state import KSigInfo
 from emukern.kernel.task import TaskState
@@ -287,7 +288,7 @@ def sys_ptrace(k: Any, cpu: Any, task: "Task", request: int, pid: int, addr: int
         return ptrace_traceme(task)
     pid &= 0xFFFF_FFFF
     pid = pid - (1 << 32) if pid >> 31 else pid          # pid_t
-    child = k.tasks.get(pid) if pid > 0 else None
+    child = kpid.find_task_by_vpid(k, task, pid) if pid > 0 else None
     if child is None or not child.alive:
         return -E.ESRCH
     if request in (PTRACE_ATTACH, PTRACE_SEIZE):

@@ -2,8 +2,8 @@
 
 The epoll instance and its items (``EventPollFile``, ``EpItem``) and the readiness checks are
 in kernel/fs/poll.py; this module holds the syscalls and ``ep_poll``, which reports ready items
-or sleeps until a watched file changes or the deadline (fixed on the first pass) passes.  The
-signal mask of epoll_pwait is accepted but not applied.  It also holds ``eventfd_read`` and
+or sleeps until a watched file changes or the deadline (fixed on the first pass) passes, or a
+signal ends it with EINTR (under epoll_pwait's own signal mask while it waits).  It also holds ``eventfd_read`` and
 ``eventfd_write`` (fs/eventfd.c's blocking counter paths), which read()/write() call.
 """
 from __future__ import annotations
@@ -32,7 +32,10 @@ from emukern.kernel.fs.poll import (
     _reaches,
     _ready,
     file_poll,
+    wake_count,
 )
+from emukern.kernel.signal import base as signal_base
+from emukern.kernel.signal import syscalls as signal_syscalls
 from emukern.kernel.sysret import BLOCK, s64
 
 if TYPE_CHECKING:
@@ -158,7 +161,7 @@ def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
             return -E.ENOENT
         if it.events & EPOLLEXCLUSIVE:
             return -E.EINVAL
-        it.events, it.data = ev, data
+        it.events, it.data, it.seen = ev, data, None    # ep_modify: re-queued if ready
     elif op == EPOLL_CTL_DEL:
         if ep.items.pop(key, None) is None:
             return -E.ENOENT
@@ -172,12 +175,11 @@ def sys_epoll_ctl(k: "Kernel", cpu, task, epfd, op, fd, event, *a):
 
 
 def sys_epoll_pwait(k: "Kernel", cpu, task, epfd, events, maxevents, timeout, sigmask, sigsetsize, *a):
-    """epoll_wait's syscall on arm64/riscv64: a timeout in milliseconds (negative = forever).
-
-    The signal mask argument is accepted and not applied: emukern delivers no signals to
-    user handlers here, so there is nothing for it to hold back."""
+    """epoll_wait's syscall on arm64/riscv64: a timeout in milliseconds (negative = forever),
+    waiting under the caller's temporary signal mask when it gives one (``_with_sigmask``)."""
     ms = _int32(timeout)
-    return ep_poll(k, cpu, task, epfd, events, maxevents, ms * 1_000_000 if ms >= 0 else -1)
+    return _with_sigmask(k, cpu, task, sigmask, sigsetsize,
+                         lambda: ep_poll(k, cpu, task, epfd, events, maxevents, ms * 1_000_000 if ms >= 0 else -1))
 
 
 def sys_epoll_pwait2(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ptr, sigmask, sigsetsize, *a):
@@ -190,7 +192,31 @@ def sys_epoll_pwait2(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_pt
         if sec < 0 or not 0 <= nsec < 10**9:
             return -E.EINVAL
         ns = sec * 10**9 + nsec
-    return ep_poll(k, cpu, task, epfd, events, maxevents, ns)
+    return _with_sigmask(k, cpu, task, sigmask, sigsetsize,
+                         lambda: ep_poll(k, cpu, task, epfd, events, maxevents, ns))
+
+
+def _with_sigmask(k: "Kernel", cpu, task, sigmask: int, sigsetsize: int, wait: Any) -> Any:
+    """set_user_sigmask around the wait, as epoll_pwait does: the mask is swapped in on the first
+    pass (EINVAL for a size other than 8 bytes) and stays while the task sleeps; the original
+    comes back when the call returns, except on EINTR, where the handler's frame saves it and
+    sigreturn restores it (restore_saved_sigmask_unless)."""
+    if not sigmask:
+        return wait()
+    st = signal_base._sig_init(k, task)
+    first = st.in_wait != "epoll_pwait"
+    st.in_wait = ""
+    if first:
+        if sigsetsize != 8:
+            return -E.EINVAL
+        st.saved_sigmask = st.blocked
+        signal_syscalls.set_current_blocked(k, task, task.mm.read_u64(sigmask))
+    ret = wait()
+    if ret is BLOCK:
+        st.in_wait = "epoll_pwait"
+    elif ret != -E.EINTR:
+        signal_syscalls._ppoll_restore_mask(k, task)
+    return ret
 
 
 def ep_poll(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ns: int) -> Any:
@@ -219,11 +245,16 @@ def ep_poll(k: "Kernel", cpu, task, epfd, events, maxevents, timeout_ns: int) ->
         buf = bytearray()
         for it, mask in ready:
             buf += mask.to_bytes(4, "little") + bytes(4) + it.data.to_bytes(8, "little")
+            if it.events & EPOLLET:
+                it.seen = wake_count(it.file)    # not put back on the ready list
             if it.events & EPOLLONESHOT:
                 it.events &= EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE | EPOLLWAKEUP
         if buf:
             task.mm.write(events, bytes(buf))
         return len(ready)
+    if task.sigpending:
+        # ep_poll: a signal ends the wait with EINTR, never restarted (whatever SA_RESTART says)
+        return -E.EINTR
     queues = [ep.wq]
     for it in ep.live_items():
         queues += _queues(it.file)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import jobctl as signal_jobctl
@@ -37,7 +38,9 @@ def sys_exit_group(k: "Kernel", cpu, task, code, *a):
 def sys_wait4(k: "Kernel", cpu, task, pid, status_ptr, options, rusage, *a):
     pid = s64(pid)
     parent = k.tasks.get(task.tgid, task)
-    kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or c.tid == pid)
+    # the numbers the caller passes and gets back are its own pid namespace's
+    num = (lambda c: c.tid) if task.pid_ns is None else (lambda c: kpid.task_pid_vnr(k, c, task))
+    kids = [c for c in parent.children if c.state != TaskState.DEAD and (pid <= 0 or num(c) == pid)
             and signal_exit.eligible_child(c, options)]
     traced = [t for t in ptrace_tracees(k, task.tgid) if pid <= 0 or t.tid == pid]
     if not kids and not traced:
@@ -48,15 +51,16 @@ def sys_wait4(k: "Kernel", cpu, task, pid, status_ptr, options, rusage, *a):
             signal_exit.release_zombie(k, task, c)
             if status_ptr:
                 task.mm.write_u32(status_ptr, c.exit_code)
-            return err or c.tid
+            return err or num(c)
         jc = signal_jobctl.wait_task_stopped_continued(k, task, c, options, status_ptr)
         if jc:                      # WUNTRACED / WCONTINUED (kernel/signal/jobctl.py)
-            return signal_exit.put_child_rusage(k, task, c, rusage) or jc
+            return signal_exit.put_child_rusage(k, task, c, rusage) or (num(c) if jc > 0 else jc)
     # a tracee in a ptrace-stop is reported to its tracer even without WUNTRACED
     got = wait_task_traced(k, task, traced, status_ptr)
     if got:
         tracee = k.tasks.get(got)
-        return (signal_exit.put_child_rusage(k, task, tracee, rusage) if tracee is not None else 0) or got
+        return (signal_exit.put_child_rusage(k, task, tracee, rusage) if tracee is not None else 0) \
+            or (num(tracee) if tracee is not None and got > 0 else got)
     if options & WNOHANG:
         return 0
     wq = k.child_wait.setdefault(parent.tgid, WaitQueue("wait4"))

@@ -19,6 +19,7 @@ from emukern.kernel.fs import locks as fs_locks
 from emukern.kernel.fs.locks import F_RDLCK, F_UNLCK, F_WRLCK, OFFSET_MAX, SEEK_CUR, SEEK_END, SEEK_SET
 from emukern.kernel.sysret import BLOCK
 from emukern.kernel.fs.file import VfsFile
+from emukern.kernel.syscalls import dnotify as syscalls_dnotify
 from emukern.kernel.syscalls import file as syscalls_file
 from emukern.kernel.syscalls import memfd as syscalls_memfd
 from emukern.kernel.syscalls import pipe as syscalls_pipe
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 # the record-lock commands (the 64-bit numbers: F_GETLK64 and F_GETLK are one on LP64)
 F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7
+F_SETSIG, F_GETSIG = 10, 11
+F_NOTIFY = 1026                          # F_LINUX_SPECIFIC_BASE + 2
 F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
 LOCK_CMDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
 # Linux 6.12: did the open that made this file description create the file (FMODE_CREATED)?
@@ -174,4 +177,11 @@ def sys_fcntl(k: "Kernel", cpu, task, fd, cmd, arg, *a):
         return syscalls_pipe.pipe_fcntl(k, cpu, task, f, cmd, arg)
     if cmd in (syscalls_memfd.F_ADD_SEALS, syscalls_memfd.F_GET_SEALS):
         return syscalls_memfd.memfd_fcntl(k, cpu, task, f, cmd, arg)
+    if cmd == F_NOTIFY:
+        cpu.charge(k.cost.syscall_body)
+        return syscalls_dnotify.fcntl_dirnotify(k, cpu, task, fd, f, arg)
+    if cmd == F_SETSIG:
+        return syscalls_dnotify.fcntl_setsig(f, _s32(arg))
+    if cmd == F_GETSIG:
+        return getattr(f, "fown_signum", 0)
     return -E.EINVAL

@@ -34,7 +34,8 @@ from emukern.kernel.syscalls import (
     CLONE_THREAD,
     CLONE_VM,
 )
-from emukern.kernel.cred import copy_process_attrs
+from emukern.kernel.cred import copy_process_attrs, cred_of
+from emukern.kernel import pid as kpid
 from emukern.kernel.task import Task, TaskState
 
 if TYPE_CHECKING:
@@ -44,13 +45,14 @@ if TYPE_CHECKING:
 def sys_set_tid_address(k: "Kernel", cpu, task, tidptr, *a):
     task.clear_child_tid = tidptr
     cpu.charge(k.cost.syscall_body)
-    return task.tid
+    return kpid.task_pid_own(task)
 
 
 # ---- process lifecycle ---------------------------------------------------------------------
 CLONE_NEWNS = 0x20000
 CLONE_VFORK = 0x4000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 
 
 def clone_flags_invalid(flags: int) -> bool:
@@ -95,16 +97,53 @@ def _nr_alive(k: "Kernel") -> int:
 _task_state = operator.attrgetter("state")
 
 
+def _child_pid_ns(k: "Kernel", task, flags: int):
+    """copy_process's pid-namespace checks and copy_pid_ns: a thread shares its group's
+    namespace, so it cannot come with a new one (CLONE_NEWPID, CLONE_NEWUSER) nor once
+    unshare(CLONE_NEWPID) has moved the caller's children elsewhere; a namespace's init may
+    not make siblings (CLONE_PARENT: they would have no reaper); a new namespace needs
+    CAP_SYS_ADMIN and sits below the caller's pid_ns_for_children.  Answers the namespace the
+    child is born in, or a negative errno."""
+    if flags & CLONE_THREAD and (flags & (CLONE_NEWPID | CLONE_NEWUSER) or (
+            task.pid_ns_for_children is not None
+            and task.pid_ns_for_children is not kpid.task_active_pid_ns(k, task))):
+        return -E.EINVAL
+    if flags & CLONE_PARENT and task.pid_ns is not None \
+            and task.pid_ns.child_reaper is k.tasks.get(task.tgid, task):
+        # (a namespace's init is SIGNAL_UNKILLABLE; the first process keeps emukern's answer)
+        return -E.EINVAL
+    ns = kpid.pid_ns_for_children(k, task)
+    if flags & CLONE_NEWPID:
+        if cred_of(task).euid != 0:
+            return -E.EPERM
+        if ns is not kpid.task_active_pid_ns(k, task):
+            return -E.EINVAL            # copy_pid_ns: unshare already chose the children's namespace
+        ns = kpid.create_pid_namespace(ns)
+        if ns is None:
+            return -E.ENOSPC
+    return ns
+
+
 def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls: int, ctid: int,
-                 clear_sighand: bool = False, pidfd_ptr: int = 0) -> int:
+                 clear_sighand: bool = False, pidfd_ptr: int = 0, set_tid: list[int] | None = None) -> int:
     """copy_process and the rest of kernel_clone, for clone and clone3 alike: ``flags`` is the
     legacy 32-bit word (its low byte the exit signal), ``newsp`` the child's stack pointer (0:
     the parent's), ``clear_sighand`` clone3's CLONE_CLEAR_SIGHAND, ``pidfd_ptr`` where
-    CLONE_PIDFD stores the new pidfd (an int in the parent's memory)."""
+    CLONE_PIDFD stores the new pidfd (an int in the parent's memory), ``set_tid`` clone3's
+    chosen numbers (deepest pid namespace first)."""
+    ns = _child_pid_ns(k, task, flags)
+    if isinstance(ns, int):
+        return ns
     if len(k.tasks) >= k.config.max_tasks and _nr_alive(k) >= k.config.max_tasks:
         return -E.EAGAIN
     cpu.charge(k.cost.fork)
-    tid = k.alloc_tid()
+    if ns.level == 0 and not set_tid:
+        tid, upids = k.alloc_tid(), ()
+    else:
+        got = kpid.alloc_pid(k, ns, set_tid or [], cred_of(task).euid == 0)
+        if isinstance(got, int):
+            return got
+        tid, upids = got
     # (the descriptor table first: its copy is charged to the guest memory like the mm's, and
     # a refused mm copy must give the table's charge and file references back)
     files = task.files if flags & CLONE_FILES else task.files.dup_table()
@@ -123,6 +162,11 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     child = Task(tid=tid, tgid=task.tgid if flags & CLONE_THREAD else tid,
                  parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
                  comm=task.comm, affinity=task.affinity, start_time=cpu.now)
+    child.upids = upids
+    # a new mount namespace (root only; another caller's flag is ignored, as before): emukern's
+    # mount tree is one, so the namespace is a name that lets its owner make the changes
+    # kernel/syscalls/nsproxy.py accepts there
+    child.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns) if flags & CLONE_NEWNS and cred_of(task).euid == 0 else task.mnt_ns
     child.exe = task.exe          # mm->exe_file comes with the copied (or shared) mm: /proc/self/exe
     ctx = cpu.save_context()
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)
@@ -157,17 +201,19 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
         child.clear_child_tid = ctid
     # kernel_clone's put_user to the parent's word and schedule_tail's to the child's: the
     # task exists by then, so a bad pointer is not the call's failure (the write is dropped)
+    # (each sees the number of its own namespace)
     if flags & CLONE_PARENT_SETTID:
         try:
-            task.mm.write_u32(ptid, tid)
+            task.mm.write_u32(ptid, _vnr(k, child, task, upids))
         except MemoryFault:
             pass
     if flags & CLONE_CHILD_SETTID:
         try:
-            mm.write_u32(ctid, tid)
+            mm.write_u32(ctid, upids[-1] if upids else tid)
         except MemoryFault:
             pass
     k.tasks[tid] = child
+    kpid.attach_pid(k, child, ns)
     if not flags & CLONE_THREAD:
         # a child belongs to the thread group (any thread may wait4 for it); threads are
         # not children, so wait4 never sees them
@@ -180,7 +226,15 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
         child.vfork_done = WaitQueue("vfork")
         task.vfork_child = child
         return wait_for_vfork_done(k, cpu, task)
-    return tid
+    return _vnr(k, child, task, upids)
+
+
+def _vnr(k: "Kernel", child, task, upids) -> int:
+    """The new task's number as the cloning task sees it (its own namespace's)."""
+    if not upids and task.pid_ns is None:
+        return child.tid
+    ns = kpid.task_active_pid_ns(k, task)
+    return child.tid if ns.level == 0 else upids[ns.level - 1]
 
 
 def _undo_copy(task, files, mm, flags: int) -> None:
@@ -209,7 +263,7 @@ def wait_for_vfork_done(k: "Kernel", cpu, task):
     if done is None or not child.alive or _fatal_signal_pending(task):
         task.vfork_child = None
         child.vfork_done = None         # (a killed parent: the child completes nothing)
-        return child.tid
+        return kpid.task_pid_vnr(k, child, task)
     k.sched.sleep_on(cpu, task, done, "vfork")
     return BLOCK
 
@@ -298,9 +352,9 @@ def clone3_args_valid(args: dict[str, int]) -> bool:
 def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
     """clone3: the arguments in a struct the caller sizes, mapped onto the one clone path
     (kernel_clone).  The child's stack pointer is stack + stack_size (stacks grow down on both
-    architectures).  CLONE_PIDFD stores a pidfd of the child at ``pidfd``.  What emukern has
-    no object for is refused with EINVAL: set_tid (choosing the child's pid: a checkpoint/restore privilege), and
-    CLONE_INTO_CGROUP (no cgroups)."""
+    architectures).  CLONE_PIDFD stores a pidfd of the child at ``pidfd``.  ``set_tid`` chooses
+    the child's numbers, deepest pid namespace first (kernel/pid.py's alloc_pid checks them).
+    CLONE_INTO_CGROUP is refused with EINVAL: emukern has no cgroups."""
     if task.vfork_child is not None:        # woken in a CLONE_VFORK wait: not a new clone
         return wait_for_vfork_done(k, cpu, task)
     args = copy_clone_args_from_user(k, task, uargs, size)
@@ -312,15 +366,24 @@ def sys_clone3(k: "Kernel", cpu, task, uargs, size, *a):
     if stack and not k.arch.access_ok(task, stack, stack_size):
         return -E.EINVAL
     flags = args["flags"]
-    if flags & CLONE_INTO_CGROUP or args["set_tid_size"]:
+    if flags & CLONE_INTO_CGROUP:
         return -E.EINVAL
+    set_tid: list[int] = []
+    if args["set_tid_size"]:
+        # (copy_clone_args_from_user: the pid_t array the caller sized)
+        try:
+            raw = task.mm.read(args["set_tid"], 4 * args["set_tid_size"])
+        except MemoryFault:
+            return -E.EFAULT
+        set_tid = list(struct.unpack(f"<{args['set_tid_size']}i", raw))
     # the legacy word: clone3's flags below bit 32, with the exit signal where clone keeps it
     legacy = (flags & 0xFFFFFFFF & ~CSIGNAL) | args["exit_signal"]
     if clone_flags_invalid(legacy):
         return -E.EINVAL
     return kernel_clone(k, cpu, task, legacy, (stack + stack_size) & _U64 if stack else 0,
                         args["parent_tid"], args["tls"], args["child_tid"],
-                        clear_sighand=bool(flags & CLONE_CLEAR_SIGHAND), pidfd_ptr=args["pidfd"])
+                        clear_sighand=bool(flags & CLONE_CLEAR_SIGHAND), pidfd_ptr=args["pidfd"],
+                        set_tid=set_tid)
 
 
 _U64 = (1 << 64) - 1

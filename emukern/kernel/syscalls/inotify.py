@@ -120,6 +120,10 @@ class InotifyFile(File):
             return
         self.events.append(ev)
 
+    def deliver(self, k: Any, cpu: Any) -> None:
+        """An event was queued: wake the readers (dnotify's group sends signals instead)."""
+        k.sched.wake_queue(self.wq, cpu.now)
+
     def kernel_read(self, k: Any, cpu: Any, task: Any, buf: int, count: int) -> Any:
         """inotify_read: whole events only; EINVAL when the first does not fit the buffer,
         EAGAIN (IN_NONBLOCK) or sleep when the queue is empty."""
@@ -283,7 +287,7 @@ def fsnotify(k: "Kernel", cpu: Any, host: HostRef | None, mask: int, isdir: bool
                         g.queue(w.wd, IN_MOVE_SELF | (mask & IN_ISDIR), 0, b"")
                         queued = True
         if queued:
-            k.sched.wake_queue(g.wq, cpu.now)
+            g.deliver(k, cpu)
 
 
 def fsnotify_move(k: "Kernel", cpu: Any, old_host: HostRef | None, new_host: HostRef | None) -> None:

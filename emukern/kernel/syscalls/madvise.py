@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.signal.defs import s32
+from emukern.kernel.mm import seal as mm_seal
+from emukern.kernel.mm.mm_struct import DROPPABLE_BUFS, drop_pages as mm_droppable_drop
 from emukern.kernel.mm.vma import _U64, VM_LOCKED, _pieces, lock_segments, lock_sync
 from emukern.machine.memory import PAGE, PAGE_NONE, discard, is_shared, page_states, page_up, populate
 from emukern.kernel.mm.uaccess import copy_to_user
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
 # madvise_behavior_valid: NORMAL..DONTNEED, FREE..DODUMP's run (8-17), WIPEONFORK..
 # DONTNEED_LOCKED (18-24), COLLAPSE (25), HWPOISON and SOFT_OFFLINE (100, 101)
+MADV_DODUMP, MADV_KEEPONFORK, MADV_PAGEOUT = 17, 19, 21
 MADV_VALID = frozenset((0, 1, 2, 3, 4, *range(8, 26), 100, 101))
 MADV_DONTNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE, MADV_DONTNEED_LOCKED = 4, 22, 23, 24
 _U64_MASK = (1 << 64) - 1
@@ -58,9 +61,17 @@ def sys_madvise(k: "Kernel", cpu, task, addr, length, advice, *a):
         return -E.EINVAL            # the length rounded up past the top
     if end == addr:
         return 0
+    if mm_seal.madvise_refused(task.mm, addr, end, s32(advice)):
+        return -E.EPERM             # discarding a sealed read-only anonymous vma's pages
     if advice in (MADV_POPULATE_READ, MADV_POPULATE_WRITE):
         return madvise_populate(task.mm, addr, end, advice == MADV_POPULATE_WRITE)
     pieces = _pieces(task.mm, addr, end)
+    droppable = [m for m, _lo, _hi in pieces if m.buf in DROPPABLE_BUFS]
+    if droppable and s32(advice) in (MADV_DODUMP, MADV_KEEPONFORK):
+        return -E.EINVAL            # a droppable vma is always left out of dumps and forks
+    if s32(advice) == MADV_PAGEOUT:
+        for m in droppable:         # reclaim drops such pages rather than writing them out
+            mm_droppable_drop(m, max(m.start, addr), min(m.end, end))
     if advice in (MADV_DONTNEED, MADV_DONTNEED_LOCKED):
         err = madvise_dontneed(task.mm, pieces, advice == MADV_DONTNEED)
         if err:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emukern.kernel.mm.mm_struct import map_deny_write_exec
+from emukern.kernel.mm.mm_struct import DROPPABLE_BUFS, map_deny_write_exec
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.mm import vma as mm_vma
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
@@ -26,6 +27,12 @@ from emukern.kernel.fs.file import DevZero
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
+
+
+# the mapping type field of mmap's flags, and Linux 6.11's MAP_DROPPABLE type; the flags a
+# droppable mapping may not have
+MAP_TYPE, MAP_DROPPABLE = 0x0F, 0x08
+MAP_GROWSDOWN, MAP_LOCKED, MAP_HUGETLB = 0x100, 0x2000, 0x40000
 
 
 # ---- memory --------------------------------------------------------------------------------
@@ -53,6 +60,13 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     if length == 0 or length > 1 << 40:
         return -E.EINVAL if length == 0 else -E.ENOMEM
     data, name = b"", "[anon]"
+    droppable = flags & MAP_TYPE == MAP_DROPPABLE
+    if droppable:
+        # anonymous memory the kernel may empty under pressure: never file-backed, locked,
+        # huge or a stack; otherwise private memory (pages dropped, not copied by fork)
+        if not flags & MAP_ANONYMOUS or flags & (MAP_LOCKED | MAP_HUGETLB | MAP_GROWSDOWN):
+            return -E.EINVAL
+        flags = flags & ~MAP_TYPE | MAP_PRIVATE
     if not flags & (MAP_PRIVATE | MAP_SHARED):
         return -E.EINVAL
     shm = None
@@ -103,6 +117,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
             return -E.EINVAL
         if addr + size > k.arch.STACK_TOP:
             return -E.ENOMEM      # above TASK_SIZE: machine-owned pages live there
+        if mm_seal.range_sealed(task.mm, addr, addr + size):
+            return -E.EPERM       # mmap_region's unmap of what lies there meets a sealed vma
         task.mm.unmap(addr, size)
         start = addr
     elif flags & 0x100000:        # MAP_FIXED_NOREPLACE: exactly there, or EEXIST
@@ -128,6 +144,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         mm_vma._insert(task.mm, Mapping(start, size, prot_str(prot), name, view))
         return start
     m = task.mm.map(start, size, prot_str(prot), name, data)
+    if droppable:
+        DROPPABLE_BUFS.add(m.buf)
     if shm is not None:
         try:
             if isinstance(shm, ShmFile):
@@ -158,6 +176,8 @@ def sys_munmap(k: "Kernel", cpu, task, addr, length, *a):
     # EINVAL, not "unmap everything" -- stress-ng's mmap stressor checks munmap(0, ~0) fails
     if not k.arch.access_ok(task, addr, length) or addr > USER_VA_LIMIT or length > USER_VA_LIMIT - addr:
         return -E.EINVAL
+    if mm_seal.range_sealed(task.mm, addr, addr + page_up(length)):
+        return -E.EPERM           # a sealed vma in the range: nothing is unmapped
     task.mm.unmap(addr, length)
     cpu.charge(k.cost.mmap_op)
     return 0

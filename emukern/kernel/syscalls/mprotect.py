@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.mm import vma as mm_vma
 from emukern.kernel.mm.mm_struct import map_deny_write_exec
 from emukern.kernel import errno as E
@@ -75,6 +76,9 @@ def sys_mprotect(k: "Kernel", cpu, task, addr, length, prot, *a):
             break
         if map_deny_write_exec(mm, m.perms, prot):
             err = -E.EACCES         # MDWE: no write+exec, no exec gained
+            break
+        if mm_seal.range_sealed(mm, lo, hi):
+            err = -E.EPERM          # mprotect_fixup: a sealed vma keeps its protection
             break
         done = min(m.end, end)
     if not err and done < end:

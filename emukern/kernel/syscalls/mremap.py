@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.fs.file import view_again
 from emukern.kernel.mm import mmap as mm_mmap
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.mm.vma import (
     _U64,
     MREMAP_DONTUNMAP,
@@ -55,6 +56,8 @@ def sys_mremap(k: "Kernel", cpu, task, addr, old_len, new_len, flags, new_addr, 
     if not new_len:
         return -E.EINVAL
     task_size = k.arch.STACK_TOP
+    if mm.find(addr) is not None and mm_seal.range_sealed(mm, addr, addr + 1):
+        return -E.EPERM           # a sealed vma is never resized or moved
     try:
         if flags & (MREMAP_FIXED | MREMAP_DONTUNMAP):
             return _mremap_to(k, mm, addr, old_len, new_len, flags, new_addr & _U64, task_size)
@@ -115,6 +118,8 @@ def _mremap_to(k: "Kernel", mm, addr, old_len, new_len, flags, new_addr, task_si
     if err:
         return err
     if flags & MREMAP_FIXED:
+        if mm_seal.range_sealed(mm, new_addr, new_addr + new_len):
+            return -E.EPERM       # the target's do_munmap meets a sealed vma
         mm.unmap(new_addr, new_len)
     if old_len > new_len:
         mm.unmap(addr + new_len, old_len - new_len)

@@ -248,8 +248,11 @@ SYSCALL_NAMES: dict[int, str] = {
     444: "landlock_create_ruleset",
     445: "landlock_add_rule",
     446: "landlock_restrict_self",
+    447: "memfd_secret",
+    448: "process_mrelease",
     449: "futex_waitv",
     451: "cachestat",
     452: "fchmodat2",
+    462: "mseal",
 }
 SYSCALL_NUMBERS: dict[str, int] = {v: k for k, v in SYSCALL_NAMES.items()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.cred import CAP_SYS_PTRACE, capable, cred_of
 from emukern.kernel.fs.pidfs import PidFdFile, _exited
 from emukern.kernel.signal import generate as signal_generate
@@ -28,7 +29,7 @@ def sys_pidfd_open(k: "Kernel", cpu, task, pid, flags, *a):
     cpu.charge(k.cost.syscall_body)
     if flags & ~(PIDFD_NONBLOCK | PIDFD_THREAD) or pid <= 0:
         return -E.EINVAL
-    t = k.tasks.get(pid)
+    t = kpid.find_task_by_vpid(k, task, pid)
     if t is None or not t.alive:
         return -E.ESRCH
     if not flags & PIDFD_THREAD and not t.is_thread_leader:

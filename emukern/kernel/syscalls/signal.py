@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import delivery as signal_delivery
 from emukern.kernel.signal import generate as signal_generate
@@ -55,12 +56,16 @@ def sys_kill(k: "Kernel", cpu, task, pid, sig, *a):
     if not 0 <= sig <= NSIG:
         return -E.EINVAL
     if pid > 0:
-        t = k.tasks.get(pid)
+        t = kpid.find_task_by_vpid(k, task, pid)        # (the caller's pid namespace's number)
         tgt = signal_generate._group_target(k, t) if t is not None else None
         if tgt is None:
             return -E.ESRCH
-        return signal_generate.send_signal(k, cpu, tgt, signal_generate._kill_info(k, task, sig), True) if sig else 0
-    if pid == -1:
+        return signal_generate.send_signal(k, cpu, tgt, signal_generate._kill_info(k, task, sig, to=tgt), True) if sig else 0
+    if pid == -1 and task.pid_ns is not None:
+        # every process the caller's namespace sees, but its init and the caller
+        targets = [p for p in signal_generate._processes(k)
+                   if kpid.pid_nr_ns(k, p, task.pid_ns) not in (0, 1) and p.tgid != task.tgid]
+    elif pid == -1:
         targets = [p for p in signal_generate._processes(k) if p.tgid not in (1, task.tgid)]
     else:
         pgid = task.signal.pgid if pid == 0 else -pid
@@ -110,7 +115,7 @@ def sys_rt_sigqueueinfo(k: "Kernel", cpu, task, pid, sig, uinfo, *a):
     info = _queued_info(task, sig, uinfo)
     if not _may_forge(task, info, pid):
         return -E.EPERM
-    t = k.tasks.get(pid)        # kill_proc_info: POSIX.1b names a process, never a group
+    t = kpid.find_task_by_vpid(k, task, pid)    # kill_proc_info: POSIX.1b names a process, never a group
     tgt = signal_generate._group_target(k, t) if t is not None else None
     if tgt is None:
         return -E.ESRCH
@@ -128,8 +133,8 @@ def sys_rt_tgsigqueueinfo(k: "Kernel", cpu, task, tgid, tid, sig, uinfo, *a):
         return -E.EINVAL
     if not _may_forge(task, info, tid):
         return -E.EPERM
-    t = k.tasks.get(tid)        # do_send_specific
-    if t is None or not t.alive or t.tgid != tgid:
+    t = kpid.find_task_by_vpid(k, task, tid)    # do_send_specific
+    if t is None or not t.alive or kpid.task_tgid_vnr(k, t, task) != tgid:
         return -E.ESRCH
     if not 0 <= sig <= NSIG:
         return -E.EINVAL

@@ -28,7 +28,9 @@ from emukern.kernel.net.unix import (
     SO_ERROR,
     SO_KEEPALIVE,
     SO_PASSCRED,
+    SO_PASSPIDFD,
     SO_PEERCRED,
+    SO_PEERPIDFD,
     SO_PROTOCOL,
     SO_RCVBUF,
     SO_RCVBUFFORCE,
@@ -46,6 +48,7 @@ from emukern.kernel.net.unix import (
 from emukern.kernel.cred import CAP_NET_ADMIN, capable, cred_of
 from emukern.kernel.sysret import BLOCK, s64
 
+ENODATA = 61
 BUF_HALF_MAX = 0x7FFFFFFF // 2      # sk_setsockopt's INT_MAX / 2 (so getsockopt shows 2147483646 at most)
 
 if TYPE_CHECKING:
@@ -279,9 +282,18 @@ def sys_getsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
     if optname == SO_PEERCRED:
         pid, uid, gid = sk.peercred or (0, -1 & 0xFFFFFFFF, -1 & 0xFFFFFFFF)
         v = pid.to_bytes(4, "little") + uid.to_bytes(4, "little") + gid.to_bytes(4, "little")
+    elif optname == SO_PEERPIDFD:
+        # a pidfd for the process SO_PEERCRED names (ENODATA before there is a peer)
+        if sk.peercred is None or not sk.peercred[0]:
+            return -ENODATA
+        fd = net_scm.pidfd_prepare(k, task, sk.peercred[0])
+        if fd < 0:
+            return fd
+        v = fd.to_bytes(4, "little")
     else:
         vals = {SO_TYPE: sk.type, SO_DOMAIN: AF_UNIX, SO_PROTOCOL: 0, SO_SNDBUF: sk.sndbuf,
-                SO_RCVBUF: sk.rcvbuf, SO_PASSCRED: int(sk.passcred), SO_ACCEPTCONN: int(sk.listening)}
+                SO_RCVBUF: sk.rcvbuf, SO_PASSCRED: int(sk.passcred), SO_ACCEPTCONN: int(sk.listening),
+                SO_PASSPIDFD: int(sk.passpidfd)}
         if optname == SO_ERROR:
             val, sk.err = sk.err, 0
         elif optname in vals:
@@ -324,9 +336,11 @@ def sys_setsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
         sk.rcvbuf = max(min(v, BUF_HALF_MAX) * 2, SOCK_MIN_RCVBUF)
     elif optname == SO_PASSCRED:
         sk.passcred = bool(val)
+    elif optname == SO_PASSPIDFD:
+        sk.passpidfd = bool(val)
     elif optname in (SO_KEEPALIVE, SO_BROADCAST, SO_REUSEADDR, 5, 10, 11):
         sk.opts[optname] = int(bool(val))
-    elif optname in (SO_TYPE, SO_ERROR, SO_PEERCRED, SO_ACCEPTCONN, SO_DOMAIN, SO_PROTOCOL):
+    elif optname in (SO_TYPE, SO_ERROR, SO_PEERCRED, SO_PEERPIDFD, SO_ACCEPTCONN, SO_DOMAIN, SO_PROTOCOL):
         return -ENOPROTOOPT
     else:
         return -ENOPROTOOPT

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.mm.mm_struct import MDWE_NO_INHERIT, MDWE_REFUSE_EXEC_GAIN
 from emukern.kernel import errno as E
+from emukern.kernel import pid as kpid
 from emukern.kernel.mm.uaccess import copy_from_user
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel.signal import exit as signal_exit
@@ -80,18 +81,23 @@ if TYPE_CHECKING:
 # ---- process ids -----------------------------------------------------------------------------
 def sys_getpid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
+    if task.pid_ns is not None:             # born in a pid namespace: its number there
+        return kpid.task_tgid_vnr(k, task, task)
     return task.tgid
 
 
 def sys_getppid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
     leader = k.tasks.get(task.tgid, task)
+    if task.pid_ns is not None:
+        # a parent outside the caller's namespace (the namespace's init's) has no number here: 0
+        return kpid.task_tgid_vnr(k, leader.parent, task) if leader.parent is not None else 0
     return leader.parent.tgid if leader.parent is not None else 0
 
 
 def sys_gettid(k: "Kernel", cpu, task, *a):
     cpu.charge(k.cost.syscall_body)
-    return task.tid
+    return kpid.task_pid_own(task)
 
 
 def sys_getcpu(k: "Kernel", cpu, task, cpup, nodep, *a):
@@ -204,14 +210,22 @@ def sys_getpgid(k: "Kernel", cpu, task, pid, *a):
     t = signal_base._pid_target(k, task, pid)
     if t is None:
         return -E.ESRCH
-    return signal_base.pgid_of(k, t)
+    return _group_vnr(k, task, signal_base.pgid_of(k, t))
 
 
 def sys_getsid(k: "Kernel", cpu, task, pid, *a):
     t = signal_base._pid_target(k, task, pid)
     if t is None:
         return -E.ESRCH
-    return signal_base.sid_of(k, t)
+    return _group_vnr(k, task, signal_base.sid_of(k, t))
+
+
+def _group_vnr(k: "Kernel", task, nr: int) -> int:
+    """A process group or session id (kept as the initial pid namespace's number of its
+    leader) as the caller's namespace sees it: 0 for one led from a parent namespace."""
+    if task.pid_ns is None:
+        return nr
+    return kpid.task_tgid_vnr(k, k.tasks.get(nr), task)
 
 
 def sys_setpgid(k: "Kernel", cpu, task, pid, pgid, *a):
@@ -228,6 +242,10 @@ def sys_setpgid(k: "Kernel", cpu, task, pid, pgid, *a):
         return -E.EPERM
     if signal_base.sid_of(k, t) == t.tgid:
         return -E.EPERM                      # a session leader keeps its group
+    if pgid and task.pid_ns is not None:
+        # the caller names the group in its own namespace: find it by its leader
+        leader = kpid.find_task_by_vpid(k, task, pgid)
+        pgid = leader.tgid if leader is not None else -1
     pgid = pgid or t.tgid
     if pgid != t.tgid and not any(x.alive and signal_base.pgid_of(k, x) == pgid and signal_base.sid_of(k, x) == signal_base.sid_of(k, me)
                                   for x in k.tasks.values() if x.is_thread_leader):
@@ -242,7 +260,7 @@ def sys_setsid(k: "Kernel", cpu, task, *a):
         return -E.EPERM                      # a process-group leader cannot start a session
     sig = signal_base._signal_struct(k, me)
     sig.sid = sig.pgid = me.tgid
-    return me.tgid
+    return kpid.task_tgid_vnr(k, me, task)
 
 
 def sys_umask(k: "Kernel", cpu, task, mask, *a):
