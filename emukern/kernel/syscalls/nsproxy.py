@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel import pid as kpid
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SYS_ADMIN, capable
 from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.fs.vfs import fs_of
 from emukern.kernel.resource import dup_fd_fits
@@ -83,7 +83,7 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
     if flags & CLONE_NEWNS_ALL:
         # unshare_nsproxy_namespaces: every new namespace needs CAP_SYS_ADMIN, and the kinds
         # emukern has no model for are refused as if the caller lacked it
-        if cred_of(task).euid != 0 or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS):
+        if not capable(task, CAP_SYS_ADMIN) or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS):
             return -E.EPERM
         if flags & CLONE_NEWPID and kpid.pid_ns_for_children(k, task) is not kpid.task_active_pid_ns(k, task):
             return -E.EINVAL        # copy_pid_ns: the children's namespace was chosen already
@@ -115,7 +115,7 @@ def sys_setns(k: "Kernel", cpu, task, fd, nstype, *a):
     nstype &= 0xFFFFFFFF
     if not isinstance(f, PidFdFile) or nstype & ~CLONE_NEWNS_ALL:
         return -E.EINVAL
-    if cred_of(task).euid != 0:
+    if not capable(task, CAP_SYS_ADMIN):
         return -E.EPERM
     if not any(t.alive for t in k.tasks.values() if t.tgid == f.task.tgid):
         return -E.ESRCH
@@ -138,7 +138,7 @@ _PROPAGATION = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE
 
 def _own_mount_ns(task) -> bool:
     """may_mount with a namespace of the caller's own: CAP_SYS_ADMIN and an unshared tree."""
-    return task.mnt_ns != 0 and cred_of(task).euid == 0
+    return task.mnt_ns != 0 and capable(task, CAP_SYS_ADMIN)
 
 
 def _user_str(task, addr: int) -> str | None:
