@@ -1,7 +1,7 @@
 """unshare, setns, mount, umount2, mount_setattr and the new mount API <-> kernel/fork.c's
 ksys_unshare, kernel/nsproxy.c and fs/namespace.c.
 
-Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (euid 0, kernel/cred.py):
+Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (``capable``, kernel/cred.py):
 pid namespaces in full (kernel/pid.py: unshare(CLONE_NEWPID) makes the caller's *next child*
 the init of a new namespace, and setns joins one through a pidfd), and mount namespaces as a
 name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
