@@ -21,6 +21,7 @@ from emukern.kernel.mm.vma import VM_LOCKED, VM_LOCKONFAULT, lock_segments, lock
 from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE_SHARED, PAGE_ZERO,
                                     is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
+from emukern.kernel.mm import seal as mm_seal
 from emukern.kernel.resource import nr_open_sysctl
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
@@ -476,16 +477,17 @@ def _usage(t: "Task", m: Any, lo: int, hi: int) -> dict[str, int]:
     return u
 
 
-def vm_flags(m: Any, lock: int) -> str:
+def vm_flags(m: Any, lock: int, sealed: bool = False) -> str:
     """show_smap_vma_flags: the mnemonics in Linux's bit order.  No 'sd': arm64 and riscv have
-    no soft-dirty tracking in 6.12 (CONFIG_MEM_SOFT_DIRTY is not selectable there)."""
+    no soft-dirty tracking in 6.12 (CONFIG_MEM_SOFT_DIRTY is not selectable there).  'sl' is
+    VM_SEALED (mseal), bit 63: the last."""
     p, shm = m.perms, is_shared(m)
     f = [n for n, on in (("rd", "r" in p), ("wr", "w" in p), ("ex", "x" in p), ("sh", shm),
                          ("mr", True), ("mw", True), ("me", True), ("ms", shm),
                          ("gd", m.name == "[stack]"), ("lo", bool(lock & VM_LOCKED)),
                          ("lf", bool(lock & VM_LOCKONFAULT)),
                          # VM_ACCOUNT: private writable memory charged to the commit limit
-                         ("ac", not shm and "w" in p and _is_anon(m))) if on]
+                         ("ac", not shm and "w" in p and _is_anon(m)), ("sl", sealed)) if on]
     return " ".join(f) + " "
 
 
@@ -528,7 +530,7 @@ def proc_smaps(t: "Task") -> bytes:
             out.append(_map_line(t, m, lo, hi) + "\n"
                        + _smap_body(u, hi - lo, u["pss"] if lock & VM_LOCKED else 0, False)
                        + "THPeligible:           0\n"
-                       + f"VmFlags: {vm_flags(m, lock)}\n")
+                       + f"VmFlags: {vm_flags(m, lock, mm_seal.range_sealed(t.mm, lo, lo + 1))}\n")
     return "".join(out).encode("utf-8", "surrogateescape")
 
 
