@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <grp.h>
+#include <signal.h>
 
 #define CAP_FULL ((1ULL << 41) - 1)
 #define BIT(c) (1ULL << (c))
@@ -190,10 +191,21 @@ static void securebits(void)
 	res("SET_SECUREBITS without SETPCAP", prctl(PR_SET_SECUREBITS, 0xf1, 0, 0, 0));
 }
 
+static void creds_committed(void)
+{
+	int sig = -1;
+	prctl(PR_GET_PDEATHSIG, &sig, 0, 0, 0);
+	printf("  dumpable=%d pdeath_signal=%d\n", prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), sig);
+}
+
 static void setuid_plain(void)
 {
+	res("PR_SET_PDEATHSIG SIGUSR1", prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0));
+	res("capset e = p (no change of ids)", capset3(CAP_FULL, CAP_FULL, 0));
+	creds_committed();
 	res("setuid(1000)", setuid(1000));
 	caps("after");
+	creds_committed();
 	res("setuid(0)", setuid(0));
 	res("setgroups", setgroups(0, NULL));
 	status();
