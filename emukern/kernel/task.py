@@ -106,6 +106,7 @@ class Task:
     upids: tuple[int, ...] = ()
     pid_ns_for_children: Any = None
     mnt_ns: int = 0                 # the mount namespace's inode number (0: the initial one)
+    net_ns: Any = None              # kernel/net/net_namespace.py's Net (None: the boot-time one)
 
     sigpending = FlagView(TIF_SIGPENDING)
 

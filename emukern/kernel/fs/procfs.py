@@ -162,6 +162,7 @@ class ProcFs:
             out["loadavg"] = _seq_file("/proc/loadavg", self.loadavg)
             out["version"] = _file("/proc/version", lambda: PROC_VERSION)
             out["sys"] = self.sys_dir("/proc/sys", "")
+            out["net"] = _link("/proc/net", lambda: "self/net")
             for t in self.k.tasks.values():
                 if t.alive and t.is_thread_leader:
                     if ns is None:
@@ -200,15 +201,15 @@ class ProcFs:
 
     def ns_links(self, t: "Task", base: str) -> Node:
         """/proc/<pid>/ns: one link per namespace kind, ``kind:[inode]`` (ns_get_name); the
-        pid namespace ones name the task's own and its children's, the mount one its mount
-        namespace; the others are the boot-time instances every task shares."""
+        pid namespace ones name the task's own and its children's, the mount and net ones its
+        mount and network namespaces; the others are the boot-time instances every task shares."""
         def pid_ns() -> str:
             return f"pid:[{kpid.task_active_pid_ns(self.k, t).inum}]"
 
         def children_ns() -> str:
             return f"pid:[{kpid.pid_ns_for_children(self.k, t).inum}]"
         fixed = {"cgroup": kpid.PROC_CGROUP_INIT_INO, "ipc": kpid.PROC_IPC_INIT_INO,
-                 "net": kpid.PROC_NET_INIT_INO, "time": kpid.PROC_TIME_INIT_INO,
+                 "time": kpid.PROC_TIME_INIT_INO,
                  "time_for_children": kpid.PROC_TIME_INIT_INO, "user": kpid.PROC_USER_INIT_INO,
                  "uts": kpid.PROC_UTS_INIT_INO}
 
@@ -216,6 +217,7 @@ class ProcFs:
             out = {name: _link(f"{base}/ns/{name}", lambda name=name, ino=ino: f"{name.split('_')[0]}:[{ino}]")
                    for name, ino in fixed.items()}
             out["mnt"] = _link(base + "/ns/mnt", lambda: f"mnt:[{t.mnt_ns or kpid.PROC_MNT_INIT_INO}]")
+            out["net"] = _link(base + "/ns/net", lambda: f"net:[{_net_inum(t)}]")
             out["pid"] = _link(base + "/ns/pid", pid_ns)
             # pidns_for_children_get: a namespace whose init is not born yet has no file to name
             nxt = kpid.pid_ns_for_children(self.k, t)
@@ -265,7 +267,27 @@ class ProcFs:
             "syscall": _seq_file(base + "/syscall", lambda: self.proc_syscall(t)),
             "wchan": _file(base + "/wchan", lambda: proc_wchan(t)),
             "ns": self.ns_links(t, base),
+            "net": _dir(base + "/net", lambda: {
+                "protocols": _seq_file(base + "/net/protocols", lambda: self.net_protocols(t))}),
         }
+
+    def net_protocols(self, t: "Task") -> bytes:
+        """/proc/<pid>/net/protocols (proto_seq_show) for ``t``'s network namespace: the header
+        and a line per protocol emukern has -- AF_UNIX's two, newest registered first as
+        proto_register lists them (af_unix registers the datagram one first).  Only the socket
+        count (sock_prot_inuse_get, kept by kernel/net/net_namespace.py) changes; the other
+        columns are the fixed facts of the two protos: no memory accounting (-1, NI), a slab,
+        built in, and only close (and for streams unhash) among the methods asked about."""
+        net = t.net_ns if t.net_ns is not None else getattr(self.k, "init_net", None)
+        inuse = net.inuse if net is not None else {}
+        out = ["%-9s %-4s %-8s %-6s %-5s %-7s %-4s %-10s %s" % (
+            "protocol", "size", "sockets", "memory", "press", "maxhdr", "slab", "module",
+            " ".join(_PROTO_METHODS) + "\n")]
+        for name, methods in (("UNIX-STREAM", {"cl", "uh"}), ("UNIX", {"cl"})):
+            cols = " ".join("%2c" % ("y" if m in methods else "n") for m in _PROTO_METHODS)
+            out.append("%-9s %4u %6d  %6d   %-3s %6u   %-3s  %-10s %s\n" % (
+                name, UNIX_SOCK_SIZE, inuse.get(name, 0), -1, "NI", 0, "yes", "kernel", cols))
+        return "".join(out).encode()
 
     def proc_syscall(self, t: "Task") -> bytes:
         """proc_pid_syscall: ``nr arg0..arg5 sp pc`` of the syscall the task is in.  emukern
@@ -403,6 +425,17 @@ class ProcFs:
             return node.opener(flags)
         assert node.content is not None
         return MemFile(node, flags, node.content())
+
+
+# the method columns of /proc/net/protocols, in proto_seq_printf's order
+_PROTO_METHODS = ("cl", "co", "di", "ac", "io", "in", "de", "sh", "ss", "gs", "se", "re", "bi",
+                  "br", "ha", "uh", "gp", "em")
+UNIX_SOCK_SIZE = 1088          # sizeof(struct unix_sock): an estimate for a 64-bit 6.12 build, not checked
+
+
+def _net_inum(t: "Task") -> int:
+    """The inode number of ``t``'s network namespace (the boot-time one's: PROC_NET_INIT_INO)."""
+    return t.net_ns.inum if t.net_ns is not None else kpid.PROC_NET_INIT_INO
 
 
 def exe_path(t: "Task") -> str:

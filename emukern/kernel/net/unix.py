@@ -38,7 +38,10 @@ What is modelled:
 - SO_PASSPIDFD (the sender's pid also arrives as a pidfd, SCM_PIDFD) and SO_PEERPIDFD: either
   flag asks for the sender's credentials, as SO_PASSCRED does (``may_passcred``).
 
-Not modelled: SO_RCVTIMEO/SO_SNDTIMEO, MSG_OOB,
+- MSG_OOB on stream sockets: the urgent byte, its mark in the queue, recv(MSG_OOB).  Not
+  modelled there: SO_OOBINLINE, SIOCATMARK, SIGURG, EPOLLPRI.
+
+Not modelled: SO_RCVTIMEO/SO_SNDTIMEO,
 permission checks on a socket inode (connect needs write permission in Linux).
 A signal that interrupts a stream send after part of it was queued ends it with -ERESTARTSYS
 rather than the partial count.
@@ -52,7 +55,7 @@ from emukern.kernel import errno as E
 from emukern.kernel.cred import cred_of
 from emukern.kernel.files import FdTable, File, WaitQueue
 from emukern.kernel.fs import namei as fs_namei
-from emukern.kernel.net import unix_bind
+from emukern.kernel.net import net_namespace, unix_bind
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.syscalls import read_write as syscalls_read_write
 from emukern.kernel.sysret import BLOCK, s64
@@ -69,6 +72,7 @@ AF_UNIX = 1
 SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET = 1, 2, 3, 5
 SOCK_MAX = 11
 SOCK_NONBLOCK, SOCK_CLOEXEC = 0o4000, 0o2000000
+MSG_OOB = 1
 MSG_PEEK, MSG_TRUNC, MSG_DONTWAIT, MSG_EOR, MSG_WAITALL, MSG_NOSIGNAL = 2, 0x20, 0x40, 0x80, 0x100, 0x4000
 MSG_CTRUNC, MSG_CMSG_CLOEXEC = 8, 0x40000000
 SHUT_RD, SHUT_WR, SHUT_RDWR = 0, 1, 2
@@ -197,6 +201,8 @@ class UnixSocket(File):
         self.acceptq: deque[UnixSocket] = deque()
         self.peer_wait = WaitQueue("unix_peer_wait")   # connect()s waiting for room in acceptq
         self.embryo = False                 # made by connect, not accepted yet (no struct socket)
+        self.net: Any = None                # its network namespace (net_namespace.Net), for good
+        self.oob_skb: Skb | None = None     # the unread urgent byte's skb (MSG_OOB), in rq
 
     def may_passcred(self) -> bool:
         """Either SO_PASSCRED or SO_PASSPIDFD: both need the sender's identity on each skb (and
@@ -287,6 +293,8 @@ class UnixSocket(File):
             return []         # (already released: the garbage collector closed it first)
         wqs = [self.wq, self.peer_wait]
         self.dead = True
+        if self.net is not None:
+            self.net.inuse[net_namespace.proto_name(self.type)] -= 1    # (unix_sock_destructor)
         self.shutdown = SHUTDOWN_MASK
         if self.names is not None:
             self.names.release(self)
@@ -389,9 +397,13 @@ def _unix_create(k: "Kernel", cpu, task, family, stype, protocol) -> Any:
     return stype, flags
 
 
-def _new_sock(k: "Kernel", cpu, task, stype, flags) -> UnixSocket:
+def _new_sock(k: "Kernel", cpu, task, stype, flags, net: Any = None) -> UnixSocket:
+    """unix_create1: the socket lives in ``net`` (by default its creator's network namespace)
+    for good, and counts there among its protocol's sockets until it is released."""
     sk = UnixSocket(stype, bool(flags & SOCK_NONBLOCK), fs_namei.get_next_ino(k, cpu), _peer_identity(task))
     sk.pool = getattr(k, "mem", None)
+    sk.net = net if net is not None else net_namespace.task_net(k, task)
+    sk.net.inuse[net_namespace.proto_name(stype)] += 1
     return sk
 
 
@@ -448,8 +460,14 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
     prog = getattr(task, "unix_send_progress", None)
     sent = prog[1] if prog is not None and prog[0] == key else 0
     task.unix_send_progress = None
-    if flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
-        return -EOPNOTSUPP                 # MSG_OOB and the rest
+    if flags & ~(MSG_OOB | MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | 0x800 | 0x8000 | MSG_CMSG_CLOEXEC):
+        return -EOPNOTSUPP
+    # MSG_OOB (CONFIG_AF_UNIX_OOB): the last byte goes alone in an skb of its own, the peer's
+    # urgent mark; there must be a byte to send
+    oob = bool(flags & MSG_OOB)
+    if oob and total == 0:
+        return -EOPNOTSUPP
+    body = total - 1 if oob else total
     if namelen:
         return -EISCONN if sk.peer is not None else -EOPNOTSUPP
     other = sk.peer
@@ -457,7 +475,7 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
         return -ENOTCONN
     if sk.shutdown & SEND_SHUTDOWN:
         return sent or _pipe_err(k, cpu, task, flags)
-    while sent < total:
+    while sent < body:
         if other.dead or other.shutdown & RCV_SHUTDOWN:
             return sent or _pipe_err(k, cpu, task, flags)
         if sk.wmem >= sk.sndbuf:
@@ -468,7 +486,7 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
             task.unix_send_progress = (key, sent)
             k.sched.sleep_on(cpu, task, sk.wq, "unix_stream_sendmsg")
             return BLOCK
-        size = min(total - sent, (sk.sndbuf >> 1) - 64)
+        size = min(body - sent, (sk.sndbuf >> 1) - 64)
         data = _gather(task, vec, sent, size)
         fds = scm[0] if scm is not None and sent == 0 else None
         skb = alloc_skb(data, sk, fds, _skb_creds(task, sk, other, scm))
@@ -478,7 +496,27 @@ def _unix_stream_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, n
         cpu.charge(k.cost.pipe_op)
         sent += size
         k.sched.wake_queue(other.wq, cpu.now)     # sk_data_ready
+    if oob:
+        return _queue_oob(k, cpu, task, sk, other, vec, body, flags, scm)
     return sent
+
+
+def _queue_oob(k: "Kernel", cpu, task, sk, other, vec, body: int, flags, scm) -> Any:
+    """queue_oob: the urgent byte as an skb of its own at the tail of the peer's queue, which
+    becomes the peer's oob_skb (a newer one replaces an unread older mark).  The files go with
+    it when no earlier skb of this call took them.  (SIGURG to the peer's owner is not sent:
+    emukern has no F_SETOWN for sockets.)"""
+    if other.dead or other.shutdown & RCV_SHUTDOWN:
+        return body or _pipe_err(k, cpu, task, flags)
+    fds = scm[0] if scm is not None and body == 0 else None
+    skb = alloc_skb(_gather(task, vec, body, 1), sk, fds, _skb_creds(task, sk, other, scm))
+    if skb is None:
+        return body or -ENOBUFS
+    other.rq.append(skb)
+    other.oob_skb = skb
+    cpu.charge(k.cost.pipe_op)
+    k.sched.wake_queue(other.wq, cpu.now)
+    return body + 1
 
 
 def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, namelen, addr, scm) -> Any:
@@ -506,7 +544,7 @@ def _unix_dgram_send(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, na
     if total > sk.sndbuf - 32:
         return -EMSGSIZE
     if addr is not None and namelen:
-        other = unix_bind.unix_find_other(k, task, addr, sk.type)
+        other = unix_bind.unix_find_other(k, task, addr, sk)
         if isinstance(other, int):
             return other
         if other.peer is not None and other.peer is not sk:
@@ -579,6 +617,16 @@ def _uninflight(fds: list[File] | None) -> None:
             f.inflight -= 1
 
 
+def _held_skbs(sk: "UnixSocket") -> list[Skb]:
+    """The skbs whose files a socket keeps alive: its own receive queue and, for a listener,
+    those of the connections it has not accepted yet (Linux's GC makes an embryo's in-flight
+    files edges of its listener: the embryo is reachable only through it)."""
+    out = list(sk.rq)
+    for embryo in sk.acceptq:
+        out += embryo.rq
+    return out
+
+
 def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
     """unix_gc: free the sockets that only in-flight skbs hold, when those skbs sit in the queues
     of such sockets themselves (a cycle no descriptor reaches: a socket sent over itself, two
@@ -595,13 +643,13 @@ def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
         if id(sk) in seen or sk.dead or sk.inflight == 0 or sk.refs != sk.inflight:
             continue
         seen[id(sk)] = sk
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             todo += [f for f in skb.fds or () if isinstance(f, UnixSocket)]
     if not seen:
         return []
     internal: dict[int, int] = {}
     for sk in seen.values():
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             for f in skb.fds or ():
                 if id(f) in seen:
                     internal[id(f)] = internal.get(id(f), 0) + 1
@@ -612,12 +660,12 @@ def unix_gc(start: "UnixSocket") -> list[WaitQueue]:
         if id(sk) in live:
             continue
         live.add(id(sk))
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             alive += [f for f in skb.fds or () if id(f) in seen]
     garbage = [sk for key, sk in seen.items() if key not in live]
     files: list[File] = []
     for sk in garbage:
-        for skb in sk.rq:
+        for skb in _held_skbs(sk):
             if skb.fds:
                 _uninflight(skb.fds)
                 files += skb.fds
@@ -639,8 +687,10 @@ def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, meta: RecvMeta
     cpu.charge(k.cost.syscall_body)
     nonblock = sk.nonblock or bool(flags & MSG_DONTWAIT)
     total = _iov_total(vec)
-    if flags & 1:                                  # MSG_OOB
-        return -EOPNOTSUPP, 0
+    if flags & MSG_OOB:
+        if sk.type != SOCK_STREAM:
+            return -EOPNOTSUPP, 0
+        return _unix_stream_recv_urg(k, cpu, task, sk, vec, total, flags)
     own = meta if meta is not None else RecvMeta()
     if sk.type == SOCK_STREAM:
         got = _unix_stream_recv(k, cpu, task, sk, vec, total, flags, nonblock, own)
@@ -652,6 +702,31 @@ def unix_recv(k: "Kernel", cpu, task, sk: UnixSocket, vec, flags, meta: RecvMeta
     return got
 
 
+def _unix_stream_recv_urg(k: "Kernel", cpu, task, sk, vec, total, flags) -> tuple[Any, int]:
+    """unix_stream_recv_urg: the pending urgent byte (EINVAL when there is none); read, not
+    peeked, it leaves the queue at once with the files it carried (Linux keeps an emptied skb
+    until the normal read passes it, which no caller can tell apart)."""
+    skb = sk.oob_skb
+    if skb is None:
+        return -E.EINVAL, 0
+    if total:
+        _scatter(task, vec, bytes(skb.data[:1]))
+    if not flags & MSG_PEEK:
+        _drop_oob(k, cpu, sk, skb)
+    return min(total, 1), MSG_OOB
+
+
+def _drop_oob(k: "Kernel", cpu, sk, skb: Skb) -> None:
+    """The urgent skb leaves the queue unread by a normal read (or read by MSG_OOB): the mark
+    is gone and the files it carried are let go."""
+    sk.oob_skb = None
+    _consume(k, cpu, sk, skb)
+    fds, skb.fds = skb.fds, None
+    _uninflight(fds)
+    for wq in drop_files(fds):
+        k.sched.wake_queue(wq, cpu.now)
+
+
 def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, meta: RecvMeta) -> tuple[Any, int]:
     """unix_stream_read_generic: copy across skbs; wait until at least one byte (or, with
     MSG_WAITALL, the whole length) is there, the peer shut down, or an error.  A read stops
@@ -661,7 +736,7 @@ def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, m
     if total == 0:
         return 0, 0
     target = total if flags & MSG_WAITALL else 1
-    avail = sum(len(s.data) for s in sk.rq)
+    avail = sum(len(s.data) for s in sk.rq if s is not sk.oob_skb)   # (the urgent byte is not inline)
     if avail < target and not (flags & MSG_PEEK and avail):
         if sk.err:
             e, sk.err = sk.err, 0
@@ -680,6 +755,14 @@ def _unix_stream_recv(k: "Kernel", cpu, task, sk, vec, total, flags, nonblock, m
     for skb in list(sk.rq):
         if copied >= total:
             break
+        if skb is sk.oob_skb:
+            # manage_oob: a read stops at the mark; one that starts there passes over the
+            # urgent byte, which (without SO_OOBINLINE) a normal read never returns
+            if copied:
+                break
+            if not peek:
+                _drop_oob(k, cpu, sk, skb)
+            continue
         if sk.may_passcred():
             if not first and skb.creds != meta.creds:
                 break                              # never glue messages from different writers
@@ -810,7 +893,7 @@ def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> A
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
-    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    other = unix_bind.unix_find_other(k, task, raw, sk)
     if isinstance(other, int):
         return other
     if not other.listening or other.shutdown & RCV_SHUTDOWN:
@@ -824,7 +907,7 @@ def unix_stream_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> A
         return -E.EINVAL
     if sk.peer is not None:
         return -EISCONN
-    newsk = _new_sock(k, cpu, task, sk.type, 0)
+    newsk = _new_sock(k, cpu, task, sk.type, 0, sk.net)   # (in the connecting socket's namespace)
     newsk.embryo = True
     newsk.creds = _peer_identity(task)              # the server side's peer is us
     newsk.peercred = _peer_identity(task)
@@ -852,7 +935,7 @@ def unix_dgram_connect(k: "Kernel", cpu, task, sk: UnixSocket, raw: bytes) -> An
         err = unix_bind.unix_autobind(k, sk)
         if err:
             return err
-    other = unix_bind.unix_find_other(k, task, raw, sk.type)
+    other = unix_bind.unix_find_other(k, task, raw, sk)
     if isinstance(other, int):
         return other
     if other.peer is not None and other.peer is not sk:

@@ -15,7 +15,8 @@ A socket has one of three kinds of name, or none:
   abstract name of five hex digits.  Linux starts from a random number; emukern counts from 0,
   so a run repeats.
 
-The table is per machine (one network namespace).
+The abstract names are per network namespace (net_namespace.py: each namespace has its own
+table, the socket's own namespace is the one searched); the path table is one for the machine.
 """
 from __future__ import annotations
 
@@ -59,8 +60,14 @@ class UnixNames:
         sk.bound_key = None
 
 
+def sock_names(k: "Kernel", sk: Any) -> UnixNames:
+    """The name table of the namespace ``sk`` was made in (boot-time: the machine's)."""
+    net = getattr(sk, "net", None)
+    return net.unix_names if net is not None else unix_names(k)
+
+
 def unix_names(k: "Kernel") -> UnixNames:
-    """The machine's name table, made when the first socket asks for it."""
+    """The boot-time network namespace's name table, made when the first socket asks for it."""
     names = getattr(k, "unix_names", None)
     if names is None:
         names = UnixNames()
@@ -113,7 +120,7 @@ def unix_autobind(k: "Kernel", sk: Any) -> int:
     """unix_autobind: an abstract name "\\0" + five hex digits not yet taken by this type."""
     if sk.addr is not None:
         return 0
-    names = unix_names(k)
+    names = sock_names(k, sk)
     for _ in range(0x100000):
         num = names.next_auto
         names.next_auto = (num + 1) & 0xFFFFF
@@ -138,7 +145,7 @@ def unix_bind(k: "Kernel", task, sk: Any, raw: bytes) -> int:
     if err:
         return err
     is_path, name, addr = mkname(raw)
-    names = unix_names(k)
+    names = sock_names(k, sk)
     if not is_path:
         if sk.addr is not None:
             return -E.EINVAL
@@ -183,13 +190,15 @@ def _bind_path(k: "Kernel", task, sk: Any, path: str, addr: bytes, names: UnixNa
     return 0
 
 
-def unix_find_other(k: "Kernel", task, raw: bytes, stype: int) -> Any:
+def unix_find_other(k: "Kernel", task, raw: bytes, sk: Any) -> Any:
     """unix_find_other: the socket a (validated) address names, or -errno: a missing path
     ENOENT (or whatever the walk says), a path that is no socket or has none bound
     ECONNREFUSED, one of another type EPROTOTYPE; an abstract name that nobody holds for this
-    type ECONNREFUSED."""
+    type ECONNREFUSED.  Abstract names are looked for in the namespace of ``sk``, the socket
+    connecting or sending; a path name's socket may live in any namespace."""
+    stype = sk.type
     is_path, name, _addr = mkname(raw)
-    names = unix_names(k)
+    names = sock_names(k, sk)
     if not is_path:
         other = names.abstract.get((stype, name))
         return other if other is not None else -ECONNREFUSED

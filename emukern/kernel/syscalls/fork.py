@@ -36,6 +36,7 @@ from emukern.kernel.syscalls import (
 )
 from emukern.kernel.cred import CAP_CHECKPOINT_RESTORE, CAP_SYS_ADMIN, capable, copy_process_attrs
 from emukern.kernel import pid as kpid
+from emukern.kernel.net import net_namespace
 from emukern.kernel.task import Task, TaskState
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ CLONE_NEWNS = 0x20000
 CLONE_VFORK = 0x4000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 
 
 def clone_flags_invalid(flags: int) -> bool:
@@ -169,6 +171,9 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     # mount tree is one, so the namespace is a name that lets its owner make the changes
     # kernel/syscalls/nsproxy.py accepts there
     child.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns) if flags & CLONE_NEWNS and capable(task, CAP_SYS_ADMIN) else task.mnt_ns
+    # a new network namespace likewise needs CAP_SYS_ADMIN (another caller's flag is ignored,
+    # as it was before namespaces were modelled); the child's sockets are made there
+    child.net_ns = net_namespace.copy_net_ns(k) if flags & CLONE_NEWNET and capable(task, CAP_SYS_ADMIN) else task.net_ns
     child.exe = task.exe          # mm->exe_file comes with the copied (or shared) mm: /proc/self/exe
     ctx = cpu.save_context()
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)

@@ -7,8 +7,10 @@ the init of a new namespace, and setns joins one through a pidfd), and mount nam
 name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
 may make only the changes that leave the tree's files where they are -- propagation flags, and
 proc mounted again over /proc, which from then on shows that mount namespace the pid namespace
-of the task that mounted it (kernel/pid.py's proc_pid_ns).  Every other namespace kind
-(uts, ipc, net, user, cgroup, time) still answers as Linux answers a caller without
+of the task that mounted it (kernel/pid.py's proc_pid_ns).  Network namespaces hold what
+AF_UNIX can see (kernel/net/net_namespace.py: an abstract name table and socket counts of
+their own); unshare(CLONE_NEWNET) moves the caller itself, so its next sockets live there.
+Every other namespace kind (uts, ipc, user, cgroup, time) still answers as Linux answers a caller without
 CAP_SYS_ADMIN: EPERM, as do joining one and any other change to the mounts.  What unshare can
 do without a namespace it does: give the caller its own descriptor table (CLONE_FILES) or
 fs_struct (CLONE_FS) when it shares them, and accept the flags that ask for nothing the caller
@@ -26,6 +28,7 @@ from emukern.kernel import pid as kpid
 from emukern.kernel.cred import CAP_SYS_ADMIN, capable
 from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.fs.vfs import fs_of
+from emukern.kernel.net import net_namespace
 from emukern.kernel.resource import dup_fd_fits
 from emukern.kernel.syscalls import CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_THREAD, CLONE_VM
 
@@ -83,7 +86,7 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
     if flags & CLONE_NEWNS_ALL:
         # unshare_nsproxy_namespaces: every new namespace needs CAP_SYS_ADMIN, and the kinds
         # emukern has no model for are refused as if the caller lacked it
-        if not capable(task, CAP_SYS_ADMIN) or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS):
+        if not capable(task, CAP_SYS_ADMIN) or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET):
             return -E.EPERM
         if flags & CLONE_NEWPID and kpid.pid_ns_for_children(k, task) is not kpid.task_active_pid_ns(k, task):
             return -E.EINVAL        # copy_pid_ns: the children's namespace was chosen already
@@ -94,6 +97,8 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
         task.pid_ns_for_children = ns
     if flags & CLONE_NEWNS:
         task.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns)
+    if flags & CLONE_NEWNET:
+        task.net_ns = net_namespace.copy_net_ns(k)     # (the sockets already open stay where they are)
     if flags & CLONE_FS and _shared(k, task, "fs"):
         task.fs = dataclasses.replace(fs_of(task))
     if new_files:
@@ -105,7 +110,7 @@ def sys_setns(k: "Kernel", cpu, task, fd, nstype, *a):
     """setns through a pidfd: join the namespaces of the process it names that ``nstype``
     lists (0: all of them).  Its pid namespace becomes the caller's pid_ns_for_children (the
     caller's next children are born there), which pidns_install allows for the caller's own
-    namespace or one below it; its mount namespace becomes the caller's.  The kinds emukern
+    namespace or one below it; its mount and network namespaces become the caller's.  The kinds emukern
     has one instance of are shared already, so joining them changes nothing.  A descriptor
     of any other kind names no namespace here (no /proc/<pid>/ns files to open)."""
     cpu.charge(k.cost.syscall_body)
@@ -128,6 +133,8 @@ def sys_setns(k: "Kernel", cpu, task, fd, nstype, *a):
         task.pid_ns_for_children = None if target is active else target
     if want & CLONE_NEWNS:
         task.mnt_ns = f.task.mnt_ns
+    if want & CLONE_NEWNET:
+        task.net_ns = f.task.net_ns
     return 0
 
 
