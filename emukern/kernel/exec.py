@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from emukern.errors import ElfError, MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel.fs import E2BIG, ELOOP, ENOEXEC
+from emukern.kernel.fs.file import HostFile
 from emukern.kernel.fs.vfs import S_IFREG, Node
 
 if TYPE_CHECKING:
@@ -223,49 +224,148 @@ def _read_any(node: Node, path: str) -> bytes:
     return read_exec_file(node, path)
 
 
-def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int) -> int:
+AT_FDCWD = -100
+AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = 0x100, 0x1000
+
+
+def _s32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+class _ExecAt:
+    """What execveat adds to execve: the file was named through a descriptor, so the program
+    is found from ``fd``/``flags`` and the name the new image (and a script's interpreter)
+    sees is ``/dev/fd/N[/path]`` — Linux's alloc_bprm — unless the path was absolute or
+    relative to the cwd.  ``inaccessible``: the descriptor is close-on-exec, so that name will
+    not exist after exec and binfmt_script refuses (ENOENT) rather than start an interpreter
+    that cannot open its script."""
+
+    __slots__ = ("fd", "path", "flags", "filename", "inaccessible", "comm_from_dentry")
+
+    def __init__(self, k: "Kernel", task: "Task", fd: int, path: str, flags: int) -> None:
+        self.fd, self.path, self.flags = fd, path, flags
+        self.inaccessible = False
+        self.comm_from_dentry = False
+        if fd == AT_FDCWD or path.startswith("/"):
+            self.filename = path
+        else:
+            self.comm_from_dentry = not path
+            self.filename = f"/dev/fd/{fd}" + (f"/{path}" if path else "")
+            self.inaccessible = fd in task.files.cloexec
+
+
+def open_execat(k: "Kernel", task: "Task", at: _ExecAt, path: str) -> tuple[Node, bytes]:
+    """do_open_execat for execveat: only AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH are flags
+    (EINVAL); an empty path with AT_EMPTY_PATH is the descriptor's own file (an O_PATH one
+    too); a final symlink under AT_SYMLINK_NOFOLLOW is ELOOP, as opening it would be.  A file
+    open for reading is read through its descriptor, so a program renamed or deleted since
+    still runs (Linux holds the inode)."""
+    if at.flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH):
+        raise ExecError(E.EINVAL, f"execveat flags {at.flags:#x}: only AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH exist")
+    if path == "":
+        if at.fd == AT_FDCWD:
+            node: Node | int = fs_namei.cwd_of(task, k.vfs)
+        else:
+            f = task.files.get(at.fd)
+            if f is None or getattr(f, "node", None) is None:
+                raise ExecError(E.EBADF, f"execveat: fd {at.fd} is not open")
+            node = f.node
+            if isinstance(f, HostFile) and f.fd >= 0:
+                if node.kind != S_IFREG or not node.mode & 0o111:
+                    read_exec_file(node, at.filename)     # (raises its EACCES)
+                return node, _read_fd(f.fd, at.filename)
+    else:
+        node = fs_namei.path_lookup(k, task, at.fd, path, follow=not at.flags & AT_SYMLINK_NOFOLLOW)
+        if not isinstance(node, int) and node.is_link:
+            node = -ELOOP
+    if isinstance(node, int):
+        raise ExecError(-node, f"{at.filename}: lookup failed")
+    return node, read_exec_file(node, at.filename)
+
+
+def _read_fd(fd: int, path: str) -> bytes:
+    """The whole file open on the host as ``fd`` (from offset 0: the descriptor's own offset is
+    the program's business, as in Linux's kernel_read of the exec file)."""
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_IMAGE:
+            raise ExecError(E.ENOMEM, f"{path}: {size} bytes is larger than emukern loads")
+        chunks, off = [], 0
+        while off < size:
+            c = os.pread(fd, min(size - off, 1 << 24), off)
+            if not c:
+                break
+            chunks.append(c)
+            off += len(c)
+        return b"".join(chunks)
+    except OSError as e:
+        raise ExecError(e.errno or E.EIO, f"{path}: {e.strerror}") from None
+
+
+def do_execveat(k: "Kernel", cpu: Any, task: "Task", fd: int, path_ptr: int, argv_ptr: int, envp_ptr: int,
+                flags: int) -> int:
+    """sys_execveat: getname_uflags first (a NULL path is EFAULT even with AT_EMPTY_PATH, an
+    empty one ENOENT without it), then execve's work with the program found from the
+    descriptor (see _ExecAt)."""
     path = fs_namei._user_path(k, task, path_ptr)
     if isinstance(path, int):
         return path
+    if path == "" and not flags & AT_EMPTY_PATH:
+        return -E.ENOENT
+    return do_execve(k, cpu, task, path_ptr, argv_ptr, envp_ptr, at=_ExecAt(k, task, _s32(fd), path, flags))
+
+
+def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int, envp_ptr: int,
+              at: _ExecAt | None = None) -> int:
+    path = fs_namei._user_path(k, task, path_ptr) if at is None else at.path
+    if isinstance(path, int):
+        return path
+    name = path if at is None else at.filename        # bprm->filename
     try:
         argv = copy_strings(task, argv_ptr)
         envp = copy_strings(task, envp_ptr)
-        filename = path.encode("utf-8", "surrogateescape")     # bprm->filename, AT_EXECFN's string
+        filename = name.encode("utf-8", "surrogateescape")     # bprm->filename, AT_EXECFN's string
         bprm_stack_limits(argv, envp, rlimit(k, task, RLIMIT_STACK), filename)
         if not argv:
             # Since 5.18 an empty argv gets one empty string, so a program that starts at
             # argv[1] does not walk into envp (the pointer count above already assumed it)
             argv = [b""]
-        node, blob = open_exec(k, task, path)
+        node, blob = open_exec(k, task, path) if at is None else open_execat(k, task, at, path)
         depth = 0
         while blob[:2] == b"#!":           # binfmt_script: run the named interpreter on the file
             depth += 1
             if depth > BINPRM_MAX_RECURSION:
-                raise ExecError(ELOOP, f"{path}: too many levels of script interpreters")
-            interp, arg = load_script(blob, path)
+                raise ExecError(ELOOP, f"{name}: too many levels of script interpreters")
+            if at is not None and at.inaccessible:
+                raise ExecError(E.ENOENT, f"{name}: a script named through a close-on-exec descriptor, "
+                                          f"which its interpreter could not open")
+            interp, arg = load_script(blob, name)
             argv = [interp.encode("utf-8", "surrogateescape")] + ([arg] if arg else []) + \
-                [path.encode("utf-8", "surrogateescape")] + argv[1:]
+                [filename] + argv[1:]
             bprm_stack_limits(argv, envp, rlimit(k, task, RLIMIT_STACK), filename)
             node, blob = open_exec(k, task, interp)
         try:
-            image = load_elf(blob, allow_interp=True, name=path)
+            image = load_elf(blob, allow_interp=True, name=name)
         except ElfError as exc:
             raise ExecError(ENOEXEC, exc.message) from None
         if image.arch != k.config.arch:
-            raise ExecError(ENOEXEC, f"{path} is a {image.arch} program")
+            raise ExecError(ENOEXEC, f"{name} is a {image.arch} program")
         cpu.charge(k.cost.exec)
         old_mm = task.mm
         new_cred, secure, per_clear = bprm_creds(k, task, node)
         try:
             exec_image(k, task, image, [a.decode("utf-8", "surrogateescape") for a in argv],
-                         [e.decode("utf-8", "surrogateescape") for e in envp], execfn=path, commit=False,
+                         [e.decode("utf-8", "surrogateescape") for e in envp], execfn=name, commit=False,
                          cred=new_cred, secure=secure)
         except ElfError as exc:
             raise ExecError(ENOEXEC, exc.message) from None
     except ExecError as exc:
         task.exec_error = exc.why         # (for the trap log)
-        if exc.errno == E.ENOENT and len(k.exec_enoent) < 16 and path not in k.exec_enoent:
-            k.exec_enoent.append(path)    # (the guest's errno is unchanged; the CLI may explain)
+        # (a /dev/fd/N name is execveat's, never a host path the CLI could point at)
+        if exc.errno == E.ENOENT and len(k.exec_enoent) < 16 and name not in k.exec_enoent \
+                and not (at is not None and name.startswith("/dev/fd/")):
+            k.exec_enoent.append(name)    # (the guest's errno is unchanged; the CLI may explain)
         return -exc.errno
     # ---- the point of no return (begin_new_exec) ----
     de_thread(k, cpu, task)
@@ -275,7 +375,10 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
-    task.comm = path.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")[:15].decode(
+    # __set_task_comm: the file name's last part; since 6.14 a program run from a bare
+    # descriptor (AT_EMPTY_PATH) is named after the file it runs instead of "N" of /dev/fd/N
+    comm_from = node.path if at is not None and at.comm_from_dentry and k.version.release >= (6, 14) else name
+    task.comm = comm_from.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")[:15].decode(
         "utf-8", "surrogateescape")        # __set_task_comm: the first 15 bytes, raw
     for wq in task.files.do_close_on_exec():
         k.sched.wake_queue(wq, cpu.now)

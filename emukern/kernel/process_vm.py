@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
+from emukern.kernel.mm.secretmem import SECRETMEM_BUFS, vma_is_secretmem
 from emukern.kernel.mm.uaccess import copy_from_user, copy_to_user
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ def process_vm_rw(k: Any, cpu: Any, task: "Task", pid: int, lvec: int, liovcnt: 
             lbase, llen = chunks[li]
             # one remote page at a time, no more than the local iovec has room for
             n = min(rlen - done, PAGE - raddr % PAGE, llen - loff)
+            if SECRETMEM_BUFS and vma_is_secretmem(rmm.find(raddr)):
+                return total if total else -E.EFAULT     # get_user_pages cannot pin secretmem
             try:
                 if write:
                     data = copy_from_user(k, cpu, task, lbase + loff, n)

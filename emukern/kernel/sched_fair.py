@@ -143,13 +143,24 @@ class FairClass:
     def _sums(self, pc: "PerCpu", extra: Task | None = None) -> tuple[int, int]:
         """(sum of the weights, sum of weight x vruntime) over the CPU's entities but ``extra``:
         Linux keeps these two sums in the cfs_rq (avg_load, avg_vruntime) for the same reason,
-        so that V and every eligibility test cost no walk of their own."""
+        so that V and every eligibility test cost no walk of their own.
+
+        One pass over the queue without building the member list (:meth:`_members`, whose
+        entities these are: a task queued twice counts twice there too); this runs several
+        times per context switch."""
         load = total = 0
-        se = self.se
-        for t in self._members(pc):
-            if t is extra:
-                continue
-            o = se(t)
+        runnable = TaskState.RUNNABLE
+        rq = pc.rq
+        for t in rq:
+            if t.state is runnable and t is not extra:
+                o = t.__dict__.get("_fair_se") or self.se(t)
+                w = o.weight
+                load += w
+                total += w * o.vruntime
+        c = pc.curr
+        # a running curr counts once, unless the queue already holds it (then it counted above)
+        if c is not None and c is not extra and c.state is runnable and c not in rq:
+            o = c.__dict__.get("_fair_se") or self.se(c)
             load += o.weight
             total += o.weight * o.vruntime
         return load, total
@@ -169,9 +180,23 @@ class FairClass:
         return total - se.vruntime * load >= 0
 
     def update_min_vruntime(self, pc: "PerCpu") -> None:
-        vs = [self.se(t).vruntime for t in self._members(pc)]
-        if vs:
-            self.min_vruntime[pc.index] = max(self.min_vruntime[pc.index], min(vs))
+        # the smallest vruntime among _members(pc), found in one pass without the list (it
+        # runs on every update_curr, several times per context switch)
+        runnable = TaskState.RUNNABLE
+        rq = pc.rq
+        low: int | None = None
+        for t in rq:
+            if t.state is runnable:
+                v = (t.__dict__.get("_fair_se") or self.se(t)).vruntime
+                if low is None or v < low:
+                    low = v
+        c = pc.curr
+        if c is not None and c.state is runnable and c not in rq:
+            v = (c.__dict__.get("_fair_se") or self.se(c)).vruntime
+            if low is None or v < low:
+                low = v
+        if low is not None and low > self.min_vruntime[pc.index]:
+            self.min_vruntime[pc.index] = low
 
     # ---- running -----------------------------------------------------------------------------
     def update_curr(self, pc: "PerCpu", now: int) -> bool:

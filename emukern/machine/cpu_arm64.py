@@ -230,6 +230,21 @@ def _fpsimd_load_words() -> tuple[int, ...]:
 
 
 FPSIMD_LOAD_WORDS = _fpsimd_load_words()
+
+
+def _fpsimd_save_words() -> tuple[int, ...]:
+    """stp q0, q1, [x0] ... stp q30, q31, [x0, #480]; mrs x3, fpsr; str w3, [x0, #512];
+    mrs x3, fpcr; str w3, [x0, #516]; brk #0xe4e -- fpsimd_save_state, the other sequence whose
+    effect the machine knows without running it: it only reads V0-V31 (the low 128 bits of Z,
+    whatever the VL), FPSR and FPCR, and stores them as 520 bytes at x0 (x3 clobbered, put back
+    like x0-x3 around every stub).  A sequence is recognised by its words at install, never by
+    its name."""
+    stp = [0xAD000000 | (i << 15) | ((i + 1) << 10) | i for i in range(0, 32, 2)]   # imm7 = 16*i / 16
+    return tuple(stp + [0xD53B4420 | 3, 0xB9000000 | (128 << 10) | 3,
+                        0xD53B4400 | 3, 0xB9000000 | (129 << 10) | 3, KERNEL_SEQ_RET])
+
+
+FPSIMD_SAVE_WORDS = _fpsimd_save_words()
 _Z4 = bytes(4)
 
 
@@ -293,6 +308,7 @@ class StubOp:
     loads: bool = False
     saves: bool = False
     regfile_load: bool = False
+    regfile_save: bool = False       # the words are FPSIMD_SAVE_WORDS (found at install)
 
 
 ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
@@ -382,7 +398,7 @@ class Arm64Cpu(Cpu):
         self.cpr_write(ZCR_EL2, 0xF)
         self.cpr_write(ZCR_EL3, 0xF)
         self.cpr_write(CNTKCTL_EL1, 0)       # EL0 counter reads go through the MRS hook
-        self._seqs: dict[str, tuple[int, int, bool, bool, bool]] = {}   # name -> entry, length, loads, saves, regfile_load
+        self._seqs: dict[str, tuple[int, int, bool, bool, bool, bool]] = {}   # name -> entry, length, loads, saves, regfile_load, regfile_save
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
         self._plain_ops: dict[tuple[str, int], StubOp] = {}     # queue_stub's argument-less ops
@@ -397,7 +413,7 @@ class Arm64Cpu(Cpu):
         self._pauth_en = 0
         # Z bits above 128 are zero on every register (a fresh CPU), and nothing since could have
         # written them: no EL0 SVE access was granted and no kernel sequence other than the
-        # FPSIMD load ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
+        # FPSIMD load and save (which write no Z bits) ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
         # and the load can go through the register file (_fpsimd_load_regs).
         self._zhi_clean = True
         # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
@@ -540,7 +556,7 @@ class Arm64Cpu(Cpu):
             raise RuntimeError("this CPU already has different kernel text")
         if KERNEL_TEXT + len(image) > SVE2_MICROCODE:
             raise ValueError(f"kernel text of {len(image)} bytes does not fit the stub page")
-        table: dict[str, tuple[int, int, bool, bool, bool]] = {}
+        table: dict[str, tuple[int, int, bool, bool, bool, bool]] = {}
         for name, q in seqs.items():
             end = q.offset + 4 * q.length
             if q.length < 1 or q.offset % 4 or end > len(image) \
@@ -551,7 +567,11 @@ class Arm64Cpu(Cpu):
                     int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, end, 4)) != FPSIMD_LOAD_WORDS):
                 raise ValueError(f"kernel sequence {name!r} is marked regfile_load but is not the "
                                  f"FPSIMD load sequence the machine knows")
-            table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves, q.regfile_load)
+            # the FPSIMD save is recognised by its words alone (and needs the bounce buffer it
+            # is copied out of): then the machine may perform it through the register file
+            regfile_save = q.saves and tuple(
+                int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, end, 4)) == FPSIMD_SAVE_WORDS
+            table[name] = (KERNEL_TEXT + q.offset, q.length, q.loads, q.saves, q.regfile_load, regfile_save)
         self._write_fixed(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
@@ -623,7 +643,7 @@ class Arm64Cpu(Cpu):
         seq = self._seqs.get(name)
         if seq is None:
             raise KeyError(f"no kernel stub {name!r} (install_kernel_text first)")
-        entry, n, loads, saves, regfile = seq
+        entry, n, loads, saves, regfile, regfile_save = seq
         if loads or saves:
             if buf is None or len(buf) > BOUNCE_SIZE:
                 raise ValueError(f"kernel stub {name!r} needs a buffer of at most {BOUNCE_SIZE} bytes")
@@ -636,7 +656,7 @@ class Arm64Cpu(Cpu):
                 op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile)
             self._stub_queue.append(op)
             return
-        self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile))
+        self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile, regfile_save))
 
     def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a stub and run the queue now (synchronously)."""
@@ -724,19 +744,30 @@ class Arm64Cpu(Cpu):
     def _regfile_ok(self, op: StubOp) -> bool:
         """May ``op`` go through the register file?  The verified FPSIMD load, with Z known to be
         zero above 128 bits (so the AdvSIMD loads' zeroing up to the VL changes nothing) and its
-        x0 pointing at 520 bytes inside the buffer copied to the bounce buffer."""
-        if not op.regfile_load or not self._zhi_clean or op.buf is None or not op.args:
+        x0 pointing at 520 bytes inside the buffer copied to the bounce buffer; or the verified
+        FPSIMD save (it reads only what the register API shows, so no condition on Z) with its
+        x0 pointing at 520 bytes inside the buffer copied out of the bounce buffer.  The save
+        is the first half of every context switch away from a task with live FP state."""
+        if op.buf is None or not op.args:
+            return False
+        if op.regfile_save:
+            off = op.args[0] - BOUNCE_BASE
+            return 0 <= off and off + 520 <= len(op.buf) <= BOUNCE_SIZE
+        if not op.regfile_load or not self._zhi_clean:
             return False
         off = op.args[0] - BOUNCE_BASE
         return 0 <= off and off + 520 <= len(op.buf)
 
     def _fpsimd_load_regs(self, op: StubOp) -> None:
-        """The FPSIMD load sequence's effect, from the kernel buffer it would have been handed:
+        """The FPSIMD load (or save: :meth:`_fpsimd_save_regs`) sequence's effect, from the kernel buffer it would have been handed:
         V0-V31 in one libunicorn batch, then FPSR and FPCR (msr fpsr/fpcr write the same
         helpers the register API does).  Its instructions, the closing brk included, are counted
         as retired kernel instructions exactly as a run of the sequence counts them, so the
         clock, ``stub_insns`` and ``stub_stats`` are those of running it.  (Only what the stub
         would leave in x3 differs, and x0-x3 are put back after every stub.)"""
+        if op.regfile_save:
+            self._fpsimd_save_regs(op)
+            return
         off = op.args[0] - BOUNCE_BASE
         raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
         self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
@@ -749,6 +780,26 @@ class Arm64Cpu(Cpu):
         self.stub_cycles[op.name] += n
         if op.saves and op.buf is not None:
             op.buf[:] = self._bounce[:len(op.buf)]
+
+    def _fpsimd_save_regs(self, op: StubOp) -> None:
+        """The FPSIMD save sequence's effect: V0-V31, FPSR and FPCR read in one batch and stored
+        at x0 in the bounce buffer, whose whole length is then copied out to the kernel buffer
+        as after a run of the sequence (the rest of the bounce buffer is what it held, exactly
+        as a run leaves it).  Counted as a run counts it (the clock, ``stub_insns``,
+        ``stub_stats``); Z above 128 bits is neither read nor written, so ``_zhi_clean`` stands.
+        This spares a stub chain or an ``emu_start`` and the bounce buffer's two ``mem_protect``
+        calls per switch away from a task with live FP state."""
+        off = op.args[0] - BOUNCE_BASE
+        self._bounce[off:off + 520] = self.read_fpsimd_state()
+        cs = self._cs
+        n = op.length
+        cs.count += n
+        self.stub_insns += n                  # (_stub_account, inline)
+        self.stub_stats[op.name] += 1
+        self.stub_cycles[op.name] += n
+        buf = op.buf
+        assert buf is not None
+        buf[:] = self._bounce[:len(buf)]
 
     def read_fpsimd_state(self) -> bytes:
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
@@ -773,7 +824,7 @@ class Arm64Cpu(Cpu):
     def _chain_begin(self) -> None:
         """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
         q = self._stub_queue
-        if q[0].regfile_load and self._regfile_front():
+        if (q[0].regfile_load or q[0].regfile_save) and self._regfile_front():
             return
         op = q[0]
         if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \

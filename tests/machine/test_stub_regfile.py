@@ -154,3 +154,44 @@ def test_signal_loop_same_with_and_without_regfile_load(run_guest, guest_asm, po
         monkeypatch.undo()
     assert out["fast"] == out["real"]
     assert out["fast"][1]["fpsimd_load_state"] == 51
+
+
+@pytest.mark.parametrize("vl", VLS)
+def test_regfile_save_equals_running_the_sequence(vl, monkeypatch):
+    """``fpsimd_save_state`` (stp q0..q31, FPSR, FPCR: the save of every switch away from a task
+    with live FP state) performed through the register file: the same slot bytes (the bounce
+    buffer's stale rest copied out too), clock, stub counts, x0-x3 and PC as running it, with
+    Z bits above 128 set (a save needs no condition on them) and after a load went first."""
+    fast, real = make_cpu(vl), make_cpu(vl)
+    real._regfile_ok = lambda op: False     # type: ignore[method-assign]  # the twin runs it
+    a0, slot0, *_ = _slot(vl + 1)
+    for cpu in (fast, real):
+        for i, v in enumerate((0x11, 0x22, 0x33, 0x44)):
+            cpu.set_reg(i, v)
+        EF.run(cpu, "fpsimd_load_state", a0, slot0)     # (leaves the bounce buffer non-zero)
+    a, slot, *_ = _slot(vl + 2)
+    _no_stub_run(fast, monkeypatch)
+    for cpu in (fast, real):
+        EF.run(cpu, "fpsimd_save_state", a, slot)
+        EF.run(cpu, "fpsimd_save_state", a, slot)
+    assert _observed(fast) == _observed(real)
+    assert _observed(fast)["stats"] == {"fpsimd_load_state": 1, "fpsimd_save_state": 2}
+    assert bytes(a.view(slot)) != bytes(a.slot_size)
+    monkeypatch.undo()
+    slots = []
+    for cpu in (fast, real):
+        b = SveStateArea(slots=1)
+        s = b.alloc()
+        EF.run(cpu, "fpsimd_save_state", b, s)
+        slots.append(bytes(b.view(s)))
+    assert slots[0] == slots[1]
+    assert read_sve_state(fast) == read_sve_state(real)
+
+
+def test_regfile_save_is_found_by_its_words():
+    """Only the exact FPSIMD save words are performed without running them, whatever the name."""
+    cpu = Arm64Cpu(0, __import__("emukern.machine.clock", fromlist=["Clock"]).Clock(), sve_vl=128)
+    nop, ret = (0xD503201F).to_bytes(4, "little"), KERNEL_SEQ_RET.to_bytes(4, "little")
+    cpu.install_kernel_text(nop + ret, {"fpsimd_save_state": KernelSeq(0, 2, saves=True)})
+    assert cpu._seqs["fpsimd_save_state"][5] is False
+    assert make_cpu(128)._seqs["fpsimd_save_state"][5] is True

@@ -22,6 +22,7 @@ from emukern.machine.memory import (PAGE, PAGE_CACHED, PAGE_NONE, PAGE_OWN, PAGE
                                     is_shared, page_states)
 from emukern.kernel.fs.shmfs import SHM_MOUNT, ShmFs
 from emukern.kernel.mm import seal as mm_seal
+from emukern.kernel.mm.secretmem import vma_is_secretmem
 from emukern.kernel.resource import nr_open_sysctl
 from emukern.kernel.sysctl import SysctlEntry
 from emukern.kernel.task import TaskState
@@ -756,7 +757,7 @@ class ProcMemFile(VfsFile):
 
     def _reachable(self, addr: int, write: bool) -> bool:
         m = self.mm.find(addr)
-        if m is None or getattr(m, "secret", False):
+        if m is None or vma_is_secretmem(m):
             return False               # unmapped, or secretmem: never reachable from outside
         return not (write and "w" not in m.perms and is_shared(m))
 

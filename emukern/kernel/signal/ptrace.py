@@ -63,6 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emukern.kernel.mm.secretmem import range_has_secretmem
 from emukern.kernel import errno as E
 from emukern.kernel import pid as kpid
 from emukern.kernel.signal.defs import SI_USER, SIGCHLD, SIGKILL, SIGSTOP, sigmask
@@ -447,6 +448,8 @@ def ptrace_check_attach(tracer: "Task", child: "Task", ignore_state: bool) -> in
 
 
 def _peek(k: Any, task: "Task", child: "Task", addr: int, data: int) -> int:
+    if range_has_secretmem(child.mm, addr, 8):
+        return -E.EIO                              # access_remote_vm cannot pin secretmem
     try:
         word = child.mm.read(addr, 8, "")          # FOLL_FORCE: any mapped page
     except MemoryFault:
@@ -456,6 +459,8 @@ def _peek(k: Any, task: "Task", child: "Task", addr: int, data: int) -> int:
 
 
 def _poke(child: "Task", addr: int, data: int) -> int:
+    if range_has_secretmem(child.mm, addr, 8):
+        return -E.EIO
     try:
         child.mm.write(addr, (data & (2**64 - 1)).to_bytes(8, "little"), need="")
     except MemoryFault:

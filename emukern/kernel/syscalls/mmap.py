@@ -18,6 +18,7 @@ from emukern.kernel.fs.shmfs import CAPACITY as SHM_CAPACITY, ShmFile
 from emukern.kernel.mm import mmap as mm_mmap
 from emukern.kernel.mm import vma as mm_vma
 from emukern.kernel.mm import seal as mm_seal
+from emukern.kernel.mm import secretmem as mm_secretmem
 from emukern.kernel.mm.vma import F_SEAL_FUTURE_WRITE, F_SEAL_WRITE
 from emukern.kernel.syscalls import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, prot_str
 from emukern.kernel.syscalls import read_write as syscalls_read_write
@@ -70,6 +71,13 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
     if not flags & (MAP_PRIVATE | MAP_SHARED):
         return -E.EINVAL
     shm = None
+    secret = False
+    if not flags & MAP_ANONYMOUS:
+        secret = getattr(task.files.get(_s32(fd)), "secretmem", False)
+        if secret:
+            err = mm_secretmem.secretmem_mmap_check(k, task, flags, length)
+            if err:
+                return err
     if not flags & MAP_ANONYMOUS and flags & MAP_SHARED and not flags & MAP_PRIVATE:
         shm = task.files.get(_s32(fd))
         if isinstance(shm, ShmFile):        # shmem_mmap: the file's own pages (fs/shmfs.py)
@@ -159,6 +167,8 @@ def sys_mmap(k: "Kernel", cpu, task, addr, length, prot, flags, fd, off, *a):
         except OSError:                                   # the host refused the mapping
             task.mm.unmap(start, size)
             return -E.ENOMEM
+    if secret:
+        mm_secretmem.secretmem_mapped(task.mm, start, size)
     return start
 
 

@@ -224,6 +224,7 @@ SYSCALL_NAMES: dict[int, str] = {
     276: "renameat2",
     278: "getrandom",
     279: "memfd_create",
+    281: "execveat",
     283: "membarrier",
     284: "mlock2",
     285: "copy_file_range",

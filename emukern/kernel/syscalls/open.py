@@ -211,6 +211,8 @@ def sys_fallocate(k: "Kernel", cpu, task, fd, mode, offset, length, *a):
         return -ENODEV
     if offset + length > MAX_LFS:
         return -EFBIG
+    if getattr(f, "fallocate_unsupported", False):
+        return -EOPNOTSUPP                  # a file with no fallocate operation (secretmem)
     size = f.size()
     if mode == 0:
         return f.truncate(offset + length) if offset + length > size else 0

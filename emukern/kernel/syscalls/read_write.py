@@ -189,7 +189,7 @@ def sys_pread64(k: "Kernel", cpu, task, fd, buf, count, off, *a):
         copy_to_user(k, cpu, task, buf, data)
         cpu.charge(k.cost.syscall_body)
         return len(data)
-    if not isinstance(f, VfsFile) or isinstance(f, DirFile):
+    if not isinstance(f, VfsFile) or isinstance(f, DirFile) or getattr(f, "no_pread", False):
         return -E.ESPIPE if not isinstance(f, DirFile) else -E.EISDIR
     if off >> 63:
         return -E.EINVAL
@@ -219,7 +219,7 @@ def sys_pwrite64(k: "Kernel", cpu, task, fd, buf, count, off, *a):
         data = copy_from_user(k, cpu, task, buf, min(count & U64, 1 << 24))
         cpu.charge(k.cost.syscall_body)
         return proc_sys_write(f, data, off)
-    if not isinstance(f, VfsFile):
+    if not isinstance(f, VfsFile) or getattr(f, "no_pread", False):
         return -E.ESPIPE
     if off >> 63:
         return -E.EINVAL

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
+from emukern.kernel.mm.secretmem import range_has_secretmem
 from emukern.kernel import errno as E
 from emukern.kernel.files import File, OutputFile, Pipe, PipeEnd
 from emukern.kernel.fs.file import DevNull, DevZero, DirFile, HostFile, MemFile, VfsFile
@@ -352,6 +353,8 @@ def sys_vmsplice(k: "Kernel", cpu, task, fd, iov, nr_segs, flags, *a):
                 take = min(n, _room(p))
                 if take <= 0:
                     break
+                if range_has_secretmem(task.mm, base, take):
+                    raise MemoryFault(base, "r")     # iov_iter_get_pages cannot pin secretmem
                 data = copy_from_user(k, cpu, task, base, take)
                 _pipe_put(k, cpu, p, data)
                 done += take
