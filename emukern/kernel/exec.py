@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
     from emukern.kernel.task import Task
 from emukern.kernel.fs import namei as fs_namei
+from emukern.kernel.fs import meta as fs_meta
+from emukern.kernel.cred import (CAP_SYS_PTRACE, PER_CLEAR_ON_SETID, bprm_creds_from_file, capable,
+                                 commit_creds, cred_of)
 from emukern.kernel.signal import futex_core
 from emukern.kernel.signal import exit as signal_exit
 from emukern.kernel.signal import delivery as signal_delivery
@@ -350,9 +353,11 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
             raise ExecError(ENOEXEC, f"{name} is a {image.arch} program")
         cpu.charge(k.cost.exec)
         old_mm = task.mm
+        new_cred, secure, per_clear = bprm_creds(k, task, node)
         try:
             exec_image(k, task, image, [a.decode("utf-8", "surrogateescape") for a in argv],
-                         [e.decode("utf-8", "surrogateescape") for e in envp], execfn=name, commit=False)
+                         [e.decode("utf-8", "surrogateescape") for e in envp], execfn=name, commit=False,
+                         cred=new_cred, secure=secure)
         except ElfError as exc:
             raise ExecError(ENOEXEC, exc.message) from None
     except ExecError as exc:
@@ -366,6 +371,7 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     de_thread(k, cpu, task)
     futex_core.exit_robust_list(k, cpu.now, task)    # (exec_mm_release: locks of the old image)
     exec_commit(k, task)
+    commit_exec_creds(task, new_cred, secure, per_clear)
     signal_exit.complete_vfork_done(k, cpu, task)      # (exec_mm_release: a vfork parent goes on)
     signal_exit.mmput(k, old_mm)                       # exec drops the old mm: its last user frees it
     task.exe = node.path                  # (/proc/self/exe)
@@ -383,6 +389,33 @@ def do_execve(k: "Kernel", cpu: Any, task: "Task", path_ptr: int, argv_ptr: int,
     k.arch.exec_reset(cpu, task)
     ptrace_exec_notify(k, cpu, task)      # a traced task stops with SIGTRAP after exec
     return task.ctx["x"][k.arch.SYSCALL_ARG0_REG]   # execve returns what start_thread left in a0/x0
+
+
+def bprm_creds(k: "Kernel", task: "Task", node: Node) -> tuple[Any, bool, bool]:
+    """bprm_creds_from_file for the file execve runs (for a script, its interpreter: the file
+    binfmt_script leaves in bprm->file, so a set-user-ID script grants nothing): its mode and
+    owner as stat reports them (kernel/fs/meta.py's overlay: what chmod/chown set)."""
+    m = fs_meta.meta_of(k, node) or {}
+    # ptracer_capable: a tracer without CAP_SYS_PTRACE makes the exec unsafe
+    untrusted = task.ptrace is not None and not capable(task.ptrace.tracer, CAP_SYS_PTRACE)
+    return bprm_creds_from_file(cred_of(task), m.get("mode", node.mode), m.get("uid", 0),
+                                m.get("gid", 0), task.no_new_privs, untrusted)
+
+
+def commit_exec_creds(task: "Task", new: Any, secure: bool, per_clear: bool) -> None:
+    """begin_new_exec's credential half, on the new mm: the personality loses its
+    PER_CLEAR_ON_SETID flags after a set-id exec, a secure exec forgets its parent-death signal;
+    the memory is dumpable unless the *old* credentials were already set-id (Linux looks at
+    current before it commits), then commit_creds makes it non-dumpable if the ids or the
+    permitted set changed."""
+    old = cred_of(task)
+    if per_clear:
+        task.personality &= ~PER_CLEAR_ON_SETID
+    if secure:
+        task.pdeath_signal = 0
+    task.mm.dumpable = 0 if old.euid != old.uid or old.egid != old.gid else 1
+    if task.cred is not None or new != old:
+        commit_creds(task, new)
 
 
 def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
@@ -413,14 +446,15 @@ def de_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
 
 
 def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[str],
-               execfn: str | None = None, commit: bool = True) -> None:
+               execfn: str | None = None, commit: bool = True, cred: Any = None,
+               secure: bool = False) -> None:
     """Build the new image's mm and initial registers; ``commit`` installs them in ``task``
     (execve builds first and commits after its point of no return, see kernel/exec.py).
     A failed build leaves the old image alone and frees the new mm."""
     mm = MmStruct(pool=k.mem)
     mm.mdwe = mmf_init_mdwe(task.mm.mdwe) if task.mm is not None else 0
     try:
-        _exec_mmap(k, task, mm, image, argv, envp, execfn)
+        _exec_mmap(k, task, mm, image, argv, envp, execfn, cred if cred is not None else cred_of(task), secure)
     except BaseException:  # noqa: BLE001 - cleanup only: free the new mm, then re-raise
         mm.release()
         raise
@@ -429,7 +463,7 @@ def exec_image(k: "Kernel", task: Task, image: Any, argv: list[str], envp: list[
 
 
 def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str], envp: list[str],
-               execfn: str | None) -> None:
+               execfn: str | None, cred: Any, secure: bool) -> None:
     from emukern.kernel.exec import load_elf_interp
     stack_top = k.arch.STACK_TOP
     # the range above this stays for mmap, the stack and machine pages (the default layout's)
@@ -459,7 +493,9 @@ def _exec_mmap(k: "Kernel", task: Task, mm: MmStruct, image: Any, argv: list[str
     else:
         vdso_base = None
         signal_delivery.map_sigtramp(k, mm)         # the sigreturn trampoline page alone
+    # AT_UID..AT_EGID are the new program's ids, AT_SECURE says its privilege changed
     auxv = standard_auxv(image, hwcap=k.arch.hwcap(), hwcap2=k.arch.hwcap2(),
+                         uid=cred.uid, euid=cred.euid, gid=cred.gid, egid=cred.egid, secure=int(secure),
                          clktck=USER_HZ, base=interp[1] if interp else 0, sysinfo_ehdr=vdso_base,
                          minsigstksz=signal_delivery.signal_minsigstksz(k), dlinfo=k.arch.arch_dlinfo(),
                          rseq=(RSEQ_FEATURE_SIZE, RSEQ_ALIGN) if k.version.rseq_auxv else None)

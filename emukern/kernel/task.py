@@ -78,6 +78,7 @@ class Task:
     ptrace: Any = None                          # kernel/ptrace.py: the tracing link, None untraced
     # kernel/cred.py: struct cred (None: root's), nice, scheduling policy, personality
     cred: Any = None
+    no_new_privs: bool = False                  # PR_SET_NO_NEW_PRIVS: execve grants nothing more
     nice: int = 0
     sched_policy: int = 0
     rt_priority: int = 0

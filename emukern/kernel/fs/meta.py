@@ -25,7 +25,7 @@ from emukern.kernel.fs import EOVERFLOW, EROFS, EXDEV
 from emukern.kernel.fs.file import MAX_IO, DevNull, HostFile, VfsFile, write_kernel_bytes
 from emukern.kernel.fs.vfs import S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, Node, fs_of
 from emukern.kernel.sysret import BLOCK
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_CHOWN, CAP_FOWNER, capable, cred_of
 from typing import TYPE_CHECKING
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
@@ -255,7 +255,7 @@ def _chmod(k: "Kernel", cpu, task, node: Node, mode: int) -> int:
         return -E.EPERM                     # proc_setattr refuses ATTR_MODE
     m = _meta_entry(k, node)
     c = cred_of(task)
-    if c.fsuid != 0 and c.fsuid != m["uid"]:
+    if c.fsuid != m["uid"] and not capable(task, CAP_FOWNER):
         return -E.EPERM                     # inode_owner_or_capable
     m["mode"] = (node.mode & S_IFMT) | (mode & 0o7777)
     m["ctime"] = _now(k, cpu)
@@ -273,7 +273,7 @@ def _chown(k: "Kernel", cpu, task, node: Node, uid: int, gid: int) -> int:
         return -E.EPERM
     m = _meta_entry(k, node)
     c = cred_of(task)
-    if c.euid != 0:
+    if not capable(task, CAP_CHOWN):
         # chown_ok / chgrp_ok: only root gives a file away; the owner may set its group
         # to one it belongs to
         if uid != 0xFFFFFFFF and uid != m["uid"]:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from emukern.kernel.task import Task
 from emukern.kernel.signal import base as signal_base
 from emukern.kernel import pid as kpid
+from emukern.kernel.cred import CAP_LAST_CAP, cred_of
 
 
 SYS_DEV = 0x15
@@ -44,7 +45,10 @@ SYS_DEV = 0x15
 # never wraps, so no pid below that is reused
 FIXED_SYSCTLS: dict[str, SysctlEntry] = {
     e.path: e for e in (SysctlEntry("vm.mmap_min_addr", 65536, mode=0o444, kind="int"),
-                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"))}
+                        SysctlEntry("kernel.pid_max", 4194304, mode=0o444, kind="int"),
+                        # the highest capability number this kernel knows (CAP_CHECKPOINT_RESTORE):
+                        # libcap and libcap-ng size their sets by it
+                        SysctlEntry("kernel.cap_last_cap", CAP_LAST_CAP, mode=0o444, kind="int"))}
 
 
 # /proc/version (fs/proc/version.c): linux_proc_banner filled from the same utsname fields
@@ -352,8 +356,17 @@ class ProcFs:
                 f"FDSize:\t{t.files.MAX_FDS if t.files is not None else 0}\n{self.ns_status(t)}"
                 f"Kthread:\t0\nVmSize:\t{vm:8d} kB\n"
                 f"{status_rss(t)}"
-                f"Threads:\t{len(self._threads(t))}\n"
+                f"Threads:\t{len(self._threads(t))}\n{self._status_caps(t)}"
                 f"Cpus_allowed_list:\t{','.join(map(str, cpus))}\n").encode("utf-8", "surrogateescape")
+
+    @staticmethod
+    def _status_caps(t: "Task") -> str:
+        """task_cap (fs/proc/array.c): the five capability sets as 16 hex digits each, then
+        whether execve may grant privilege (NoNewPrivs)."""
+        c = cred_of(t)
+        sets = (("CapInh", c.cap_inheritable), ("CapPrm", c.cap_permitted), ("CapEff", c.cap_effective),
+                ("CapBnd", c.cap_bset), ("CapAmb", c.cap_ambient))
+        return "".join(f"{name}:\t{v:016x}\n" for name, v in sets) + f"NoNewPrivs:\t{int(t.no_new_privs)}\n"
 
     def ns_status(self, t: "Task") -> str:
         """proc_pid_status's NStgid, NSpid, NSpgid and NSsid: each number from the reader's pid

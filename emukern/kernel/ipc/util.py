@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_IPC_OWNER, CAP_SYS_ADMIN, CAP_SYS_RESOURCE, capable, cred_of
 from emukern.kernel.sysctl import SysctlEntry
 
 if TYPE_CHECKING:
@@ -184,9 +184,9 @@ def new_perm(task: Any, key: int, flg: int) -> KernIpcPerm:
 
 def ipcperms(task: Any, perm: KernIpcPerm, flag: int) -> bool:
     """ipcperms: True when access is *refused*.  The owner's or creator's bits, else the
-    group's, else the others'; a task with euid 0 holds CAP_IPC_OWNER and passes always."""
+    group's, else the others'; a task holding CAP_IPC_OWNER passes always."""
     c = cred_of(task)
-    if c.euid == 0:
+    if capable(task, CAP_IPC_OWNER):
         return False
     requested = (flag >> 6 | flag >> 3 | flag) & 7
     granted = perm.mode
@@ -216,9 +216,9 @@ def ipcget(task: Any, ids: IpcIds, key: int, flg: int, create: Any, more_checks:
 
 def may_change(task: Any, perm: KernIpcPerm) -> bool:
     """ipcctl_obtain_check's owner test for IPC_SET/IPC_RMID: the owner, the creator or
-    CAP_SYS_ADMIN (euid 0)."""
+    CAP_SYS_ADMIN."""
     c = cred_of(task)
-    return c.euid in (0, perm.uid, perm.cuid)
+    return c.euid in (perm.uid, perm.cuid) or capable(task, CAP_SYS_ADMIN)
 
 
 def set_perm(task: Any, perm: KernIpcPerm, uid: int, gid: int, mode: int) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN, capable, cred_of
 from emukern.kernel.files import File
 from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.net import unix as net_unix
@@ -88,12 +88,12 @@ def scm_send(k: "Kernel", task, control: int, controllen: int) -> tuple[list[Fil
 
 
 def _scm_check_creds(k: "Kernel", task, pid: int, uid: int, gid: int) -> int:
-    """scm_check_creds: one's own tgid and one of one's own ids, unless privileged (euid 0
-    holds CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID); then the pid must exist (ESRCH)."""
+    """scm_check_creds: one's own tgid (else CAP_SYS_ADMIN) and one of one's own uids (else
+    CAP_SETUID) and gids (else CAP_SETGID); then the pid must exist (ESRCH)."""
     c = cred_of(task)
-    root = c.euid == 0
-    if not ((pid == task.tgid or root) and (uid in (c.uid, c.euid, c.suid) or root)
-            and (gid in (c.gid, c.egid, c.sgid) or root)):
+    if not ((pid == task.tgid or capable(task, CAP_SYS_ADMIN))
+            and (uid in (c.uid, c.euid, c.suid) or capable(task, CAP_SETUID))
+            and (gid in (c.gid, c.egid, c.sgid) or capable(task, CAP_SETGID))):
         return -E.EPERM
     if pid not in k.tasks:
         return -E.ESRCH

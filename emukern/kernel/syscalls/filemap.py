@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_FOWNER, capable, cred_of
 from emukern.kernel.fs import meta as fs_meta
 from emukern.kernel.fs.file import HostFile, VfsFile
 from emukern.kernel.signal.defs import s32
@@ -54,7 +54,7 @@ def _can_do_cachestat(k: "Kernel", task, f: Any) -> bool:
     if getattr(f, "writable", False):
         return True
     fsuid = cred_of(task).fsuid
-    if fsuid == 0:
+    if capable(task, CAP_FOWNER):
         return True
     node = getattr(f, "node", None)
     meta = fs_meta.meta_of(k, node, f) if node is not None else None

@@ -34,7 +34,7 @@ from emukern.kernel.syscalls import (
     CLONE_THREAD,
     CLONE_VM,
 )
-from emukern.kernel.cred import copy_process_attrs, cred_of
+from emukern.kernel.cred import CAP_CHECKPOINT_RESTORE, CAP_SYS_ADMIN, capable, copy_process_attrs
 from emukern.kernel import pid as kpid
 from emukern.kernel.net import net_namespace
 from emukern.kernel.task import Task, TaskState
@@ -116,7 +116,7 @@ def _child_pid_ns(k: "Kernel", task, flags: int):
         return -E.EINVAL
     ns = kpid.pid_ns_for_children(k, task)
     if flags & CLONE_NEWPID:
-        if cred_of(task).euid != 0:
+        if not capable(task, CAP_SYS_ADMIN):
             return -E.EPERM
         if ns is not kpid.task_active_pid_ns(k, task):
             return -E.EINVAL            # copy_pid_ns: unshare already chose the children's namespace
@@ -142,7 +142,9 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     if ns.level == 0 and not set_tid:
         tid, upids = k.alloc_tid(), ()
     else:
-        got = kpid.alloc_pid(k, ns, set_tid or [], cred_of(task).euid == 0)
+        # checkpoint_restore_ns_capable: CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE chooses a pid
+        got = kpid.alloc_pid(k, ns, set_tid or [],
+                             capable(task, CAP_SYS_ADMIN) or capable(task, CAP_CHECKPOINT_RESTORE))
         if isinstance(got, int):
             return got
         tid, upids = got
@@ -165,13 +167,13 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
                  parent=task if not flags & CLONE_THREAD else task.parent, mm=mm, files=files,
                  comm=task.comm, affinity=task.affinity, start_time=cpu.now)
     child.upids = upids
-    # a new mount namespace (root only; another caller's flag is ignored, as before): emukern's
+    # a new mount namespace (CAP_SYS_ADMIN only; another caller's flag is ignored, as before): emukern's
     # mount tree is one, so the namespace is a name that lets its owner make the changes
     # kernel/syscalls/nsproxy.py accepts there
-    child.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns) if flags & CLONE_NEWNS and cred_of(task).euid == 0 else task.mnt_ns
-    # a new network namespace likewise needs a root caller (another caller's flag is ignored,
+    child.mnt_ns = kpid.new_mount_ns(k, task.mnt_ns) if flags & CLONE_NEWNS and capable(task, CAP_SYS_ADMIN) else task.mnt_ns
+    # a new network namespace likewise needs CAP_SYS_ADMIN (another caller's flag is ignored,
     # as it was before namespaces were modelled); the child's sockets are made there
-    child.net_ns = net_namespace.copy_net_ns(k) if flags & CLONE_NEWNET and cred_of(task).euid == 0 else task.net_ns
+    child.net_ns = net_namespace.copy_net_ns(k) if flags & CLONE_NEWNET and capable(task, CAP_SYS_ADMIN) else task.net_ns
     child.exe = task.exe          # mm->exe_file comes with the copied (or shared) mm: /proc/self/exe
     ctx = cpu.save_context()
     ctx = k.arch.clone_context(ctx, newsp, tls if flags & CLONE_SETTLS else None)

@@ -143,7 +143,7 @@ def sys_msgctl(k: "Kernel", cpu, task, msqid, cmd, buf, *a):
         return 0
     _key, uid, gid, _cu, _cg, mode = struct.unpack_from("<iIIIII", raw)
     qbytes = struct.unpack_from("<Q", raw, 88)[0]
-    if qbytes > ns.msg_ctlmnb and ipc_util.cred_of(task).euid != 0:
+    if qbytes > ns.msg_ctlmnb and not ipc_util.capable(task, ipc_util.CAP_SYS_RESOURCE):
         return -E.EPERM                          # raising it past MSGMNB needs CAP_SYS_RESOURCE
     ipc_util.set_perm(task, q.perm, uid, gid, mode)
     q.qbytes = qbytes

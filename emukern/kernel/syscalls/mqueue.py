@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SYS_RESOURCE, capable, cred_of
 from emukern.kernel.files import File, WaitQueue
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.meta import realtime_to_cycles
@@ -137,7 +137,7 @@ def sys_mq_open(k: "Kernel", cpu, task, uname, oflag, mode, uattr, *a):
             maxmsg, msgsize = attr[1], attr[2]
             if maxmsg <= 0 or msgsize <= 0:
                 return -E.EINVAL
-            if c.euid == 0:               # CAP_SYS_RESOURCE: the hard limits only
+            if capable(task, CAP_SYS_RESOURCE):     # the hard limits only
                 if maxmsg > HARD_MSGMAX or msgsize > HARD_MSGSIZEMAX:
                     return -E.EINVAL
             elif maxmsg > lim["msg_max"] or msgsize > lim["msgsize_max"]:
@@ -146,7 +146,7 @@ def sys_mq_open(k: "Kernel", cpu, task, uname, oflag, mode, uattr, *a):
             # no attributes: the defaults, never above the maximums
             maxmsg = min(lim["msg_default"], lim["msg_max"])
             msgsize = min(lim["msgsize_default"], lim["msgsize_max"])
-        if len(ns.mq) >= lim["queues_max"] and c.euid != 0:
+        if len(ns.mq) >= lim["queues_max"] and not capable(task, CAP_SYS_RESOURCE):
             return -ENOSPC
         if msgsize > ((1 << 64) - 1) // maxmsg:
             return -EOVERFLOW

@@ -1,7 +1,7 @@
 """unshare, setns, mount, umount2, mount_setattr and the new mount API <-> kernel/fork.c's
 ksys_unshare, kernel/nsproxy.c and fs/namespace.c.
 
-Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (euid 0, kernel/cred.py):
+Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (``capable``, kernel/cred.py):
 pid namespaces in full (kernel/pid.py: unshare(CLONE_NEWPID) makes the caller's *next child*
 the init of a new namespace, and setns joins one through a pidfd), and mount namespaces as a
 name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel import pid as kpid
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SYS_ADMIN, capable
 from emukern.kernel.fs.pidfs import PidFdFile
 from emukern.kernel.fs.vfs import fs_of
 from emukern.kernel.net import net_namespace
@@ -86,7 +86,7 @@ def sys_unshare(k: "Kernel", cpu, task, flags, *a):
     if flags & CLONE_NEWNS_ALL:
         # unshare_nsproxy_namespaces: every new namespace needs CAP_SYS_ADMIN, and the kinds
         # emukern has no model for are refused as if the caller lacked it
-        if cred_of(task).euid != 0 or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET):
+        if not capable(task, CAP_SYS_ADMIN) or flags & CLONE_NEWNS_ALL & ~(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET):
             return -E.EPERM
         if flags & CLONE_NEWPID and kpid.pid_ns_for_children(k, task) is not kpid.task_active_pid_ns(k, task):
             return -E.EINVAL        # copy_pid_ns: the children's namespace was chosen already
@@ -120,7 +120,7 @@ def sys_setns(k: "Kernel", cpu, task, fd, nstype, *a):
     nstype &= 0xFFFFFFFF
     if not isinstance(f, PidFdFile) or nstype & ~CLONE_NEWNS_ALL:
         return -E.EINVAL
-    if cred_of(task).euid != 0:
+    if not capable(task, CAP_SYS_ADMIN):
         return -E.EPERM
     if not any(t.alive for t in k.tasks.values() if t.tgid == f.task.tgid):
         return -E.ESRCH
@@ -145,7 +145,7 @@ _PROPAGATION = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE
 
 def _own_mount_ns(task) -> bool:
     """may_mount with a namespace of the caller's own: CAP_SYS_ADMIN and an unshared tree."""
-    return task.mnt_ns != 0 and cred_of(task).euid == 0
+    return task.mnt_ns != 0 and capable(task, CAP_SYS_ADMIN)
 
 
 def _user_str(task, addr: int) -> str | None:

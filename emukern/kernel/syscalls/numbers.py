@@ -82,6 +82,7 @@ SYSCALL_NAMES: dict[int, str] = {
     87: "timerfd_gettime",
     88: "utimensat",
     90: "capget",
+    91: "capset",
     92: "personality",
     93: "exit",
     94: "exit_group",

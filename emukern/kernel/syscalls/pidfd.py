@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel import pid as kpid
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SYS_PTRACE, capable, cred_of
 from emukern.kernel.fs.pidfs import PidFdFile, _exited
 from emukern.kernel.signal import generate as signal_generate
 from emukern.kernel.signal import base as signal_base
@@ -41,11 +41,11 @@ def ptrace_may_access(caller, target) -> bool:
     """__ptrace_may_access with real credentials (PTRACE_MODE_ATTACH_REALCREDS), as
     pidfd_getfd asks: its own process always; else the caller's real uid and gid must match
     the target's real, effective and saved ids, and a target that made itself non-dumpable
-    needs privilege besides (CAP_SYS_PTRACE: euid 0 in emukern's model, kernel/cred.py)."""
+    needs privilege besides (CAP_SYS_PTRACE)."""
     if caller.tgid == target.tgid:
         return True
     me, them = cred_of(caller), cred_of(target)
-    privileged = me.euid == 0
+    privileged = capable(caller, CAP_SYS_PTRACE)
     same = (me.uid == them.uid == them.euid == them.suid and me.gid == them.gid == them.egid == them.sgid)
     if not same and not privileged:
         return False

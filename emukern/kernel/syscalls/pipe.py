@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel import preempt as P
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_SYS_ADMIN, CAP_SYS_RESOURCE, capable, cred_of
 from emukern.kernel.files import (
     PAGE_SIZE,
     PIPE_DEF_BUFFERS,
@@ -195,9 +195,8 @@ def pipe_user(k: "Kernel") -> PipeUser:
 
 
 def _unprivileged(task) -> bool:
-    """pipe_is_unprivileged_user: neither CAP_SYS_RESOURCE nor CAP_SYS_ADMIN (emukern: euid 0
-    has every capability)."""
-    return cred_of(task).euid != 0
+    """pipe_is_unprivileged_user: neither CAP_SYS_RESOURCE nor CAP_SYS_ADMIN."""
+    return not (capable(task, CAP_SYS_RESOURCE) or capable(task, CAP_SYS_ADMIN))
 
 
 def alloc_pipe_info(k: "Kernel", task, ino: int) -> Pipe | None:

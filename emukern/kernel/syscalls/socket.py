@@ -45,7 +45,7 @@ from emukern.kernel.net.unix import (
     SOL_SOCKET,
     WMEM_MAX,
 )
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_NET_ADMIN, capable, cred_of
 from emukern.kernel.sysret import BLOCK, s64
 
 ENODATA = 61
@@ -324,8 +324,8 @@ def sys_setsockopt(k: "Kernel", cpu, task, fd, level, optname, optval, optlen, *
     if s64(optlen) & 0xFFFFFFFF < 4 or (optlen & 0x80000000):
         return -E.EINVAL
     val = int.from_bytes(task.mm.read(optval, 4), "little", signed=True)
-    if optname in (SO_SNDBUFFORCE, SO_RCVBUFFORCE) and cred_of(task).euid != 0:
-        return -E.EPERM                    # CAP_NET_ADMIN only
+    if optname in (SO_SNDBUFFORCE, SO_RCVBUFFORCE) and not capable(task, CAP_NET_ADMIN):
+        return -E.EPERM
     if optname in (SO_SNDBUF, SO_SNDBUFFORCE):
         v = min(val & 0xFFFFFFFF, WMEM_MAX) if optname == SO_SNDBUF else max(val, 0)
         # the doubled value must stay an int: at most INT_MAX / 2 before doubling

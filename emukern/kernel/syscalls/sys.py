@@ -5,7 +5,9 @@ Process ids, sessions and process groups, credentials (the set*id family and the
 (prlimit64, via kernel/resource.py), uname, prctl, umask, getrusage, times, sysinfo,
 get/setpriority and personality.  It also holds helpers other syscall modules share: the
 sched_setscheduler checks (``_setscheduler``), ``_fsync``, ``_statfs_bytes`` and ``_prw``
-(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities).
+(preadv/pwritev's positioned I/O).  The guest starts as root (uid 0, all capabilities); the
+set*id calls move the capability sets with the uids (kernel/cred.py's ``fix_setuid``), and
+prctl's capability options are security/commoncap.c's (kernel/syscalls/capability.py).
 """
 from __future__ import annotations
 
@@ -49,10 +51,18 @@ from emukern.kernel.cred import (
     ST_RELATIME,
     ST_VALID,
     TMPFS_MAGIC,
+    CAP_SETGID,
+    CAP_SETUID,
+    CAP_SYS_NICE,
     Cred,
     _u32,
+    capable,
+    commit_creds,
     cred_of,
+    fix_setfsuid,
+    fix_setuid,
 )
+from emukern.kernel.syscalls import capability as syscalls_capability
 from emukern.kernel.uapi import RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD, _s32
 from emukern.kernel.sysret import U64, s64
 from emukern.kernel.fs.file import DirFile, HostFile
@@ -162,11 +172,21 @@ def sys_prctl(k: "Kernel", cpu, task, option, a2, a3, a4, a5, *a):
         return prctl_set_mdwe(task, a2, a3, a4, a5)
     if option == PR_GET_MDWE:
         return -E.EINVAL if a2 or a3 or a4 or a5 else task.mm.mdwe
+    if option in syscalls_capability.CAP_PRCTL_OPTIONS:     # security_task_prctl: commoncap
+        return syscalls_capability.cap_task_prctl(task, option, a2, a3, a4, a5)
+    if option == PR_SET_NO_NEW_PRIVS:
+        if a2 != 1 or a3 or a4 or a5:
+            return -E.EINVAL                    # it can be set, never cleared
+        task.no_new_privs = True
+        return 0
+    if option == PR_GET_NO_NEW_PRIVS:
+        return -E.EINVAL if a2 or a3 or a4 or a5 else int(task.no_new_privs)
     ret = k.arch.prctl(cpu, task, option, a2, a3, a4, a5)
     return -E.EINVAL if ret is None else ret
 
 
 PR_SET_MDWE, PR_GET_MDWE = 65, 66
+PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 38, 39
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 2, 3, 4
 
 
@@ -289,7 +309,7 @@ def sys_sysinfo(k: "Kernel", cpu, task, info, *a):
 
 # ---- credentials (kernel/sys.c) -----------------------------------------------------------
 def _set_cred(k: "Kernel", cpu, task, new: Cred) -> int:
-    task.cred = new                 # commit_creds
+    commit_creds(task, new)
     cpu.charge(k.cost.syscall_body)
     return 0
 
@@ -339,29 +359,42 @@ _UIDS = ('uid', 'euid', 'suid', 'fsuid')
 _GIDS = ('gid', 'egid', 'sgid', 'fsgid')
 
 
+def _id_cap(names: tuple[str, ...]) -> int:
+    """The capability that lets a task set any id of this kind: CAP_SETUID or CAP_SETGID."""
+    return CAP_SETUID if names is _UIDS else CAP_SETGID
+
+
+def _commit_ids(k: "Kernel", cpu, task, old: Cred, new: Cred, names: tuple[str, ...]) -> int:
+    """commit_creds after a set*id change: a uid change first lets the capability sets follow
+    it (security_task_fix_setuid); a gid change leaves them alone."""
+    if names is _UIDS:
+        new = fix_setuid(old, new)
+    return _set_cred(k, cpu, task, new)
+
+
 def _setid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
-    """__sys_setuid / __sys_setgid: root sets all four ids; anyone else only the effective
+    """__sys_setuid / __sys_setgid: with CAP_SETUID (CAP_SETGID) all four ids; else only the effective
     (and fs) id, to the real or the saved one."""
     v, c = _u32(v), cred_of(task)
     r, e, s, fs = names
     if v == NO_ID:
         return -E.EINVAL
-    if c.euid == 0:
-        return _set_cred(k, cpu, task, replace(c, **{r: v, e: v, s: v, fs: v}))
+    if capable(task, _id_cap(names)):
+        return _commit_ids(k, cpu, task, c, replace(c, **{r: v, e: v, s: v, fs: v}), names)
     if v in (getattr(c, r), getattr(c, s)):
-        return _set_cred(k, cpu, task, replace(c, **{e: v, fs: v}))
+        return _commit_ids(k, cpu, task, c, replace(c, **{e: v, fs: v}), names)
     return -E.EPERM
 
 
 def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
     """__sys_setreuid / __sys_setregid: the new real id must be the old real or effective
-    one, the new effective one of the old three (root: anything); the saved id follows the
+    one, the new effective one of the old three (with CAP_SETUID/CAP_SETGID: anything); the saved id follows the
     new effective id when the real id is set or the effective one moves away from the old
     real id."""
     rv, ev, c = _u32(rv), _u32(ev), cred_of(task)
     r, e, s, fs = names
     old_r, old_e, old_s = getattr(c, r), getattr(c, e), getattr(c, s)
-    priv = c.euid == 0
+    priv = capable(task, _id_cap(names))
     if rv != NO_ID and not priv and rv not in (old_r, old_e):
         return -E.EPERM
     if ev != NO_ID and not priv and ev not in (old_r, old_e, old_s):
@@ -369,7 +402,7 @@ def _setreid(k: "Kernel", cpu, task, rv, ev, names: tuple[str, ...]) -> int:
     new_r = old_r if rv == NO_ID else rv
     new_e = old_e if ev == NO_ID else ev
     new_s = new_e if rv != NO_ID or (ev != NO_ID and ev != old_r) else old_s
-    return _set_cred(k, cpu, task, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}))
+    return _commit_ids(k, cpu, task, c, replace(c, **{r: new_r, e: new_e, s: new_s, fs: new_e}), names)
 
 
 def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[str, ...]) -> int:
@@ -378,19 +411,21 @@ def _setresid(k: "Kernel", cpu, task, vals: tuple[int, int, int], names: tuple[s
     c = cred_of(task)
     new = [_u32(v) for v in vals]
     olds = tuple(getattr(c, n) for n in names[:3])
-    if c.euid != 0 and any(v != NO_ID and v not in olds for v in new):
+    if not capable(task, _id_cap(names)) and any(v != NO_ID and v not in olds for v in new):
         return -E.EPERM
     nr, ne, ns = (o if v == NO_ID else v for v, o in zip(new, olds))
-    return _set_cred(k, cpu, task, replace(c, **dict(zip(names, (nr, ne, ns, ne)))))
+    return _commit_ids(k, cpu, task, c, replace(c, **dict(zip(names, (nr, ne, ns, ne)))), names)
 
 
 def _setfsid(k: "Kernel", cpu, task, v, names: tuple[str, ...]) -> int:
     """setfsuid / setfsgid always return the old fs id; they change it only to one of the
-    four ids (root: to anything), and never fail."""
+    four ids (with CAP_SETUID/CAP_SETGID: to anything), and never fail; a uid change lets
+    the effective capabilities follow the fsuid (cap_task_fix_setuid's LSM_SETID_FS)."""
     v, c = _u32(v), cred_of(task)
     old = getattr(c, names[3])
-    if v != NO_ID and (c.euid == 0 or v in tuple(getattr(c, n) for n in names)):
-        task.cred = replace(c, **{names[3]: v})
+    if v != NO_ID and v != old and (capable(task, _id_cap(names)) or v in tuple(getattr(c, n) for n in names)):
+        new = replace(c, **{names[3]: v})
+        commit_creds(task, fix_setfsuid(c, new) if names is _UIDS else new)
     cpu.charge(k.cost.syscall_body)
     return old
 
@@ -446,9 +481,9 @@ def sys_getgroups(k: "Kernel", cpu, task, size, ptr, *a):
 
 
 def sys_setgroups(k: "Kernel", cpu, task, size, ptr, *a):
-    """setgroups: CAP_SETGID (root) only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
+    """setgroups: CAP_SETGID only; at most NGROUPS_MAX; kept sorted (groups_sort)."""
     size = _u32(size)
-    if cred_of(task).euid != 0:    # may_setgroups comes before the size check
+    if not capable(task, CAP_SETGID):    # may_setgroups comes before the size check
         return -E.EPERM
     if size >= 1 << 31 or size > NGROUPS_MAX:
         return -E.EINVAL
@@ -494,7 +529,7 @@ def sys_getpriority(k: "Kernel", cpu, task, which, who, *a):
 
 
 def sys_setpriority(k: "Kernel", cpu, task, which, who, niceval, *a):
-    """setpriority: the nice value clamped to -20..19 (root may lower it)."""
+    """setpriority: the nice value clamped to -20..19 (CAP_SYS_NICE may lower it)."""
     targets = _prio_targets(k, task, _u32(which) if _u32(which) < 3 else 3, s64(who) & 0xFFFFFFFF)
     if isinstance(targets, int):
         return targets
@@ -506,7 +541,7 @@ def sys_setpriority(k: "Kernel", cpu, task, which, who, niceval, *a):
     c = cred_of(task)
     for t in targets:
         tc = cred_of(t)
-        if c.euid != 0 and (c.euid not in (tc.uid, tc.euid) or n < t.nice):
+        if not capable(task, CAP_SYS_NICE) and (c.euid not in (tc.uid, tc.euid) or n < t.nice):
             return -E.EACCES if n < t.nice else -E.EPERM      # set_one_prio
         t.nice = n
     return 0
@@ -546,7 +581,7 @@ def _setscheduler(k: "Kernel", cpu, task, pid, policy: int | None, param) -> int
     if prio >= 1 << 31 or prio > MAX_RT_PRIO - 1 or rt != (prio != 0):
         return -E.EINVAL
     me, tc = cred_of(task), cred_of(t)
-    if me.euid != 0 and (rt or me.euid not in (tc.uid, tc.euid)):      # check_same_owner
+    if not capable(task, CAP_SYS_NICE) and (rt or me.euid not in (tc.uid, tc.euid)):      # check_same_owner
         return -E.EPERM             # no CAP_SYS_NICE (RLIMIT_RTPRIO is 0 by default)
     t.sched_policy, t.rt_priority, t.sched_reset_on_fork = policy, prio, reset
     cpu.charge(k.cost.syscall_body)

@@ -20,7 +20,7 @@ from emukern.kernel.fs.meta import (
     _s32,
     _s64,
 )
-from emukern.kernel.cred import cred_of
+from emukern.kernel.cred import CAP_FOWNER, capable, cred_of
 
 if TYPE_CHECKING:
     from emukern.kernel.types import Kernel
@@ -63,7 +63,7 @@ def sys_utimensat(k: "Kernel", cpu, task, dirfd, path_ptr, times, flags, *a):
     m = fs_meta._meta_entry(k, node)
     now = fs_meta._now(k, cpu)
     c = cred_of(task)
-    if c.euid != 0 and c.euid != m["uid"] and (tv is None or any(ns != UTIME_NOW for _s, ns in tv)):
+    if not capable(task, CAP_FOWNER) and c.euid != m["uid"] and (tv is None or any(ns != UTIME_NOW for _s, ns in tv)):
         return -E.EPERM                     # only the owner sets explicit times
     for name, t in zip(("atime", "mtime"), tv or [(0, UTIME_NOW)] * 2):
         if t[1] == UTIME_OMIT:
