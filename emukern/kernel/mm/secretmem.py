@@ -21,6 +21,7 @@ import weakref
 from typing import Any
 
 from emukern.kernel import errno as E
+from emukern.kernel.cred import CAP_IPC_LOCK, capable
 from emukern.kernel.mm.vma import VM_LOCKED, _lock_ranges, _memfd_file_class, locked_bytes
 from emukern.kernel.resource import rlimit
 
@@ -49,9 +50,9 @@ def range_has_secretmem(mm: Any, addr: int, length: int) -> bool:
 
 
 def _capable_ipc_lock(task: Any) -> bool:
-    # privilege as kernel/cred.py models it: euid 0 holds every capability, CAP_IPC_LOCK too
-    cred = getattr(task, "cred", None)
-    return cred is None or getattr(cred, "euid", 0) == 0
+    """mlock_future_ok's capable(CAP_IPC_LOCK): a task that dropped it (memfd_secret's selftest
+    does, through libcap) is held to RLIMIT_MEMLOCK."""
+    return capable(task, CAP_IPC_LOCK)
 
 
 def secretmem_mmap_check(k: Any, task: Any, flags: int, length: int) -> int:
