@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from emukern.kernel.arch.riscv.vector import RISCV_MAX_VLENB, NT_RISCV_VECTOR, V_REGSET_HDR, riscv_vr_get, riscv_vr_set
 from emukern.kernel.signal.ptrace import NT_PRFPREG, NT_PRSTATUS, Regset
+from emukern.machine.cpu_riscv import RiscvCpu
 
 if TYPE_CHECKING:
     from emukern.kernel.task import Task
@@ -48,7 +49,7 @@ def regset_access(k: "Kernel", task: "Task", child: "Task", rs: Regset, write: b
     if not write:
         # the tracer's CPU: its register file is what a save inside the tracer's GETREGSET reads
         reader = k.cpus[task.cpu] if 0 <= task.cpu < len(k.cpus) else None
-        got = riscv_vr_get(k, child, _vlenb(k), reader)
+        got = riscv_vr_get(k, child, _vlenb(k), reader if isinstance(reader, RiscvCpu) else None)
         if isinstance(got, int):
             return got
         task.mm.write(base, got[:length])
