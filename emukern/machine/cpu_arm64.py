@@ -110,6 +110,7 @@ from __future__ import annotations
 import ctypes
 import os
 import mmap
+import struct
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -246,6 +247,7 @@ def _fpsimd_save_words() -> tuple[int, ...]:
 
 FPSIMD_SAVE_WORDS = _fpsimd_save_words()
 _Z4 = bytes(4)
+_U32_AT = struct.Struct("<I").unpack_from     # a little-endian word read in place (_syscall_word)
 
 
 # ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
@@ -1338,8 +1340,8 @@ class Arm64Cpu(Cpu):
         mm = self.mm
         for c in self._svc_map:
             if c[2] <= epc <= c[3] and c[0] is mm and c[1] == mm.version:
-                o = epc - c[4]
-                return int.from_bytes(c[5][o:o + 4], "little")
+                # (unpack_from reads the word in place: a third of a slice + int.from_bytes)
+                return _U32_AT(c[5], epc - c[4])[0]
         if mm is not None:
             m = mm.find(epc)
             if m is not None and "x" in m.perms and m.size >= 4:
