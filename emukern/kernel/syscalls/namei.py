@@ -81,7 +81,7 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
     except OSError as e:
         return -(e.errno or E.EACCES)
     syscalls_inotify.fsnotify(k, cpu, node.host, syscalls_inotify.IN_DELETE, isdir=bool(flags & AT_REMOVEDIR))
-    parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
+    parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node(node.ns))
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, "", created=False)
     return 0
@@ -209,7 +209,7 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
     made = fs_namei._create(k, task, dirfd, path, mode & 0o7777)      # type: ignore[attr-defined]
     if isinstance(made, int):
         return made
-    parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node())
+    parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node(made.ns))
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, os.path.basename(made.path))
     syscalls_inotify.fsnotify(k, cpu, made.host, syscalls_inotify.IN_CREATE)
