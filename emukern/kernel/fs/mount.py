@@ -49,6 +49,18 @@ class Mount:
     def magic(self) -> int:
         return TMPFS_MAGIC if self.fstype == "tmpfs" else RAMFS_MAGIC
 
+    def fit_write(self, cur_size: int, data: bytes, off: int) -> bytes:
+        """What of a write at ``off`` into a file of ``cur_size`` bytes the size= limit lets
+        through: whole new pages only, as shmem charges a page at a time (a short write, or
+        nothing: ENOSPC)."""
+        end = off + len(data)
+        have = (cur_size + 4095) // 4096
+        if end <= have * 4096:
+            return data
+        spare = (self.size - self.used_bytes()) // 4096
+        limit = (have + max(0, spare)) * 4096
+        return data[:max(0, limit - off)]
+
     def used_bytes(self) -> int:
         """What the files hold now (the size= limit's count; tmpfs counts pages, so do we)."""
         total = 0
@@ -96,6 +108,20 @@ def parse_options(fstype: str, data: str | None, umask_free: bool = True) -> dic
         except ValueError:
             return -EINVAL
     return out
+
+
+def statfs_bytes(m: Mount) -> bytes:
+    """shmem_statfs / simple_statfs as struct statfs (asm-generic, 64-bit: 120 bytes): a tmpfs
+    with size= reports its blocks and what is free of them, one without (and ramfs) none."""
+    ST_VALID, ST_RELATIME = 0x20, 0x1000
+    blocks = m.size // 4096
+    free = max(0, blocks - m.used_bytes() // 4096) if blocks else 0
+    vals = (m.magic, 4096, blocks, free, free, 0, 0, m.dev, 255, 4096, ST_VALID | ST_RELATIME)
+    f_type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags = vals
+    le = lambda v: (v & (1 << 64) - 1).to_bytes(8, "little")       # noqa: E731
+    fsid_b = (fsid & 0xFFFFFFFF).to_bytes(4, "little") + bytes(4)
+    return (le(f_type) + le(bsize) + le(blocks) + le(bfree) + le(bavail) + le(files) + le(ffree)
+            + fsid_b + le(namelen) + le(frsize) + le(flags) + bytes(32))
 
 
 class MountTables:

@@ -200,7 +200,7 @@ class Vfs:
     def mount_root(self, m: Mount, path: str, ns: int) -> Node:
         """The root directory of a guest-mounted file system, reached at the mountpoint ``path``."""
         return Node(path, S_IFDIR | m.mode, host=HostRef(m.root_dir, ".", m.root_dir), size=4096,
-                    dev=m.dev, ns=ns, extra={"mount": m})
+                    dev=m.dev, ns=ns, extra={"mount": m, "fsmount": m})
 
     def _cross(self, node: Node) -> Node:
         """follow_managed: a directory a mount is attached to (in the walker's namespace) is
@@ -251,9 +251,11 @@ class Vfs:
         ref = HostRef(hdir, name)
         # (a name inside a guest mount is on that mount's device, and keeps its namespace)
         dev, ns = (parent.dev, parent.ns) if parent is not None else (ROOT_DEV, 0)
+        fsm = parent.extra.get("fsmount") if parent is not None else None
         if st.S_ISREG(mode) or st.S_ISDIR(mode) or st.S_ISLNK(mode):
             node = Node(path, mode & (S_IFMT | 0o7777), host=ref,
-                        size=s.st_size if not st.S_ISDIR(mode) else 4096, dev=dev, ns=ns)
+                        size=s.st_size if not st.S_ISDIR(mode) else 4096, dev=dev, ns=ns,
+                        extra={"fsmount": fsm} if fsm is not None else {})
             return self._cross(node) if ns in self.mounts.by_ns else node
         # FIFOs, sockets, device nodes: visible, never opened (see the module docstring)
         return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=0, extra={"special": True},
