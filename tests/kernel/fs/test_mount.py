@@ -1,0 +1,93 @@
+"""mount(2) of tmpfs and ramfs (kernel/fs/mount.py, kernel/syscalls/nsproxy.py) and the walk
+across them (kernel/fs/vfs.py), on both arches: guest_asm/c/mount_probe.c, as root, unshares a
+mount namespace, mounts a tmpfs on /w (mode=/uid=/gid=), makes, chmods, chowns and execs files
+there, leaves the mount root by '..', follows hostile symlinks out of it (they stay in the guest
+root), stacks a ramfs, fills a size=8k tmpfs to ENOSPC, and unmounts; a process that stayed in
+the initial namespace never sees the mounts.  The answers are Linux's (checked by hand against
+the host kernel's for the same calls); the probe prints relations, never numbers that differ
+between kernels."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from emukern.api import Machine
+
+from conftest import ARCHES
+
+EXPECTED = """unshare: 0
+private: 0
+bad fs type: -1
+mount tmpfs: 0
+root: mode 40751 uid 5 gid 6
+st_dev differs: 1, magic tmpfs: 1
+under hidden: -2
+f same dev as /w: 1
+copy exe: 0
+chmod 4755: 0
+exe mode 104755
+chown 7 8: 0
+f uid 7 gid 8 size 5
+exec from tmpfs: euid 0
+exec status 3
+chdir /w: 0
+dotdot is /: 1, ../marker 0, ../../../marker 0
+dotdot dev is root dev: 1
+symlink /: 0, through it 0
+symlink ../../..: 0, through it 0, back in 0
+host escape via links: -2
+mkdir sub: 0
+mount ramfs: 0
+magic ramfs: 1, dev differs: 1
+sub/.. is /w: 1
+umount ramfs: 0, r -2
+mount size=8k: 0
+blocks 2 bsize 4096
+write 12k: 8192
+write more: -28
+umount small: 0
+outsider: under 0, f -2
+chdir /: 0
+umount tmpfs: 0
+after: under 0, f -2
+umount again: -1
+"""
+
+
+def _root(tmp_path):
+    root = tmp_path / "root"
+    (root / "w").mkdir(parents=True)
+    (root / "w" / "under").write_text("u")
+    (root / "marker").write_text("m")
+    return root
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_tmpfs_and_ramfs_mounts(arch, tmp_path, cguest):
+    root = _root(tmp_path)
+    shutil.copy(cguest("mount_probe", arch), root / "mount_probe")
+    r = Machine(root=str(root), root_rw=True).load(root / "mount_probe", []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == EXPECTED
+    # nothing the guest made in its mounts reached the guest root (or anywhere under it)
+    assert sorted(p.name for p in (root / "w").iterdir()) == ["under"]
+    assert sorted(os.listdir(root)) == ["marker", "mount_probe", "w"]
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_mount_backings_are_private_and_removed(arch, tmp_path, cguest):
+    """Each mount's files live in a private host directory of the machine, gone with it."""
+    import gc
+    root = _root(tmp_path)
+    shutil.copy(cguest("mount_probe", arch), root / "mount_probe")
+    m = Machine(root=str(root), root_rw=True)
+    r = m.load(root / "mount_probe", []).run()
+    assert r.exit_status == 0, r.message
+    private = m.kernel.vfs.mounts._private
+    assert private is not None and os.path.isdir(private)
+    assert not private.startswith(str(root))
+    del m, r
+    gc.collect()                        # the machine is gone: so is its private state
+    assert not os.path.exists(private)
