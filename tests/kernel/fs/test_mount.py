@@ -91,3 +91,33 @@ def test_mount_backings_are_private_and_removed(arch, tmp_path, cguest):
     del m, r
     gc.collect()                        # the machine is gone: so is its private state
     assert not os.path.exists(private)
+
+
+def _built_selftest(arch: str, suite: str, name: str):
+    from cguests import cache_root
+    found = sorted(cache_root().glob(f"selftests/*/{arch}/generic/{suite}/{name}"))
+    if not found:
+        pytest.skip(f"generic/{suite}/{name} for {arch} is not built (emukern selftests builds it)")
+    return found[-1].parent
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_capabilities_test_execve_from_its_directory(arch, tmp_path, monkeypatch):
+    """capabilities/test_execve mounts a tmpfs over its cwd and chdir()s back to it by path, so
+    it needs a cwd below its root, as the real kernels' runner gives it (emukern's generic
+    runner makes the test's directory the guest root: see its expected.toml entry).  Both
+    halves (as root, then as uid != 0) pass every case, and the set-id copies stay in the
+    tmpfs."""
+    built = _built_selftest(arch, "capabilities", "validate_cap")
+    root = tmp_path / "root"
+    d = root / "capabilities"
+    d.mkdir(parents=True)
+    for n in ("test_execve", "validate_cap"):
+        shutil.copy2(built / n, d / n)
+    (root / "tmp").mkdir(mode=0o1777)
+    monkeypatch.chdir(d)
+    r = Machine(root=str(root), root_rw=True, arch=arch).load("./test_execve", []).run()
+    out = r.stdout.decode()
+    assert r.exit_status == 0, out[-2000:]
+    assert "# Totals: pass:12 fail:0" in out and "# Totals: pass:9 fail:0" in out, out[-2000:]
+    assert sorted(os.listdir(d)) == ["test_execve", "validate_cap"]
