@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 		printf("exec from tmpfs: euid %d\n", (int)geteuid());
 		return 3;
 	}
+	setvbuf(stdout, NULL, _IONBF, 0);	/* lines in the order the processes print them */
 	int go[2], done[2];
 	pipe(go);
 	pipe(done);
@@ -115,6 +116,12 @@ int main(int argc, char **argv)
 	printf("dotdot is /: %d, ../marker %d, ../../../marker %d\n",
 	       ino_of("..") == ino_of("/"), see("../marker"), see("../../../marker"));
 	printf("dotdot dev is root dev: %d\n", dev_of("..") == dev_of("/"));
+	/* the mount's edge: no rename or link across it, no rmdir/rename of the mountpoint */
+	printf("rename out: %d, link out: %d\n", rename("/w/f", "/marker2") ? -errno : 0,
+	       link("/w/f", "/marker2") ? -errno : 0);
+	printf("rename in: %d\n", rename("/marker", "/w/m") ? -errno : 0);
+	printf("rmdir mountpoint: %d, rename mountpoint: %d\n", rmdir("/w") ? -errno : 0,
+	       rename("/w", "/w2") ? -errno : 0);
 	/* hostile: links in the tmpfs resolve inside the guest root */
 	printf("symlink /: %d, through it %d\n", symlink("/", "/w/lnk") ? -errno : 0, see("/w/lnk/marker"));
 	printf("symlink ../../..: %d, through it %d, back in %d\n",

@@ -23,6 +23,14 @@ Two synthetic trees are mounted over the root, as a distribution mounts procfs a
 ``/proc`` (procfs.py) and ``/dev`` (null, zero, urandom, random).  Without ``--root`` the root is
 an empty directory holding only those mount points, so a run without a root stays hermetic.
 
+A tmpfs or ramfs the guest mounts (mount.py) is a third kind: a private host directory whose
+held handle is the mount's root.  Each mount namespace has its own table of them, keyed by the
+held handle of the directory mounted on; a walk that steps onto such a directory continues in
+the mount's root (``_cross``), and ``..`` out of a mount root pops back to the directory the walk
+came from, or re-walks the mountpoint's parent by guest path -- the host never sees a ``..``.
+A node remembers the namespace it was reached in (``Node.ns``), so a cwd or a dirfd keeps
+walking the mounts it was resolved with.
+
 Host objects other than regular files, directories and symlinks (FIFOs, sockets, device nodes
 inside the root) are shown but cannot be opened or executed (EACCES), as on a ``nodev`` mount:
 nothing the guest does can make emukern block on a host FIFO or read a host device.

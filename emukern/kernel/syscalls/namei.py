@@ -71,6 +71,8 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
         if flags & AT_REMOVEDIR:
             if not node.is_dir:
                 return -E.ENOTDIR
+            if "mount" in node.extra:
+                return -E.EBUSY             # a mountpoint (the walk gave the mount's root)
             os.rmdir(node.host.name, dir_fd=node.host.dir.fd)
         else:
             if node.is_dir:
@@ -109,6 +111,11 @@ def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, 
     new = fs_namei._entry_at(k, task, newdirfd, newpath, "rename")
     if isinstance(new, int):
         return new
+    if old[0].dev != new[0].dev:
+        return -EXDEV                   # across a tmpfs/ramfs mount's edge
+    if k.vfs.mounts.table(old[0].ns) and any(
+            "mount" in getattr(k.vfs.child(d, n), "extra", {}) for d, n in (old, new)):
+        return -E.EBUSY                 # a mountpoint cannot be renamed or replaced
     cpu.charge(k.cost.syscall_body)
     odir, ndir = k.vfs.dir_handle(old[0]), k.vfs.dir_handle(new[0])
     if odir is None or ndir is None:
@@ -144,8 +151,8 @@ def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, fla
         return new
     if node.is_dir:
         return -E.EPERM
-    if node.host is None:
-        return -EXDEV
+    if node.host is None or node.dev != new[0].dev:
+        return -EXDEV                   # (a tmpfs/ramfs mount is another file system)
     cpu.charge(k.cost.syscall_body)
     ndir = k.vfs.dir_handle(new[0])
     if ndir is None:

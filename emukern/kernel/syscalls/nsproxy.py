@@ -3,11 +3,14 @@ ksys_unshare, kernel/nsproxy.c and fs/namespace.c.
 
 Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (``capable``, kernel/cred.py):
 pid namespaces in full (kernel/pid.py: unshare(CLONE_NEWPID) makes the caller's *next child*
-the init of a new namespace, and setns joins one through a pidfd), and mount namespaces as a
-name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
-may make only the changes that leave the tree's files where they are -- propagation flags, and
-proc mounted again over /proc, which from then on shows that mount namespace the pid namespace
-of the task that mounted it (kernel/pid.py's proc_pid_ns).  Network namespaces hold what
+the init of a new namespace, and setns joins one through a pidfd), and mount namespaces with
+the mounts a test program makes: a tmpfs or ramfs mounted by a caller with CAP_SYS_ADMIN (in
+the initial namespace too, as root may) is attached in the caller's namespace only, on a
+private host backing (kernel/fs/mount.py), and umount2 detaches it; besides those, a task in a
+namespace of its own may change propagation flags and mount proc again over /proc, which from
+then on shows that mount namespace the pid namespace of the task that mounted it
+(kernel/pid.py's proc_pid_ns).  Bind mounts, moves, remounts and other file system types are
+still refused.  Network namespaces hold what
 AF_UNIX can see (kernel/net/net_namespace.py: an abstract name table and socket counts of
 their own); unshare(CLONE_NEWNET) moves the caller itself, so its next sockets live there.
 Every other namespace kind (uts, ipc, user, cgroup, time) still answers as Linux answers a caller without
@@ -167,9 +170,10 @@ def _user_str(task, addr: int) -> str | None:
 
 
 def sys_mount(k: "Kernel", cpu, task, source, target, fstype, flags, data, *a):
-    """mount in a mount namespace of the caller's own: a propagation change (MS_PRIVATE and its
-    kin alone) and proc mounted over /proc (its numbers then the caller's pid namespace's)
-    succeed; anything else would change emukern's one tree, and is refused as before."""
+    """mount: a new tmpfs/ramfs (do_new_mount, for a caller with CAP_SYS_ADMIN); in a mount
+    namespace of the caller's own also a propagation change (MS_PRIVATE and its kin alone) and
+    proc mounted over /proc (its numbers then the caller's pid namespace's); anything else is
+    refused as before."""
     cpu.charge(k.cost.syscall_body)
     flags &= 0xFFFFFFFF
     made = do_new_mount(k, cpu, task, source, target, fstype, flags, data)
@@ -258,9 +262,9 @@ def do_umount(k: "Kernel", cpu, task, target: int, flags: int) -> int | None:
 
 
 def sys_umount2(k: "Kernel", cpu, task, target, flags, *a):
-    """umount2 in a mount namespace of the caller's own: /proc only, which programs do just
-    before mounting it again (emukern's /proc stays in place meanwhile); the rest of the
-    tree stays."""
+    """umount2 of a tmpfs/ramfs the caller's namespace mounted; in a mount namespace of the
+    caller's own also of /proc, which programs do just before mounting it again (emukern's
+    /proc stays in place meanwhile); the rest of the tree stays."""
     cpu.charge(k.cost.syscall_body)
     done = do_umount(k, cpu, task, target, flags & 0xFFFFFFFF)
     if done is not None:
