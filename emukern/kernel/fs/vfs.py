@@ -272,10 +272,12 @@ class Vfs:
     def child(self, parent: Node, name: str) -> Node | None:
         """lookup of one component in a directory (``d_alloc_parallel`` + ``->lookup``)."""
         path = _join(parent.path, name)
-        if path in self.synthetic:
-            return self.synthetic[path]()
-        if parent.children is not None:
-            return parent.children().get(name)
+        if path in self.synthetic or parent.children is not None:
+            node = self.synthetic[path]() if path in self.synthetic else parent.children().get(name)
+            if node is not None and node.ns != parent.ns:
+                # (an absolute link under /proc restarts at the walker's root, in its namespace)
+                node = dataclasses.replace(node, ns=parent.ns)
+            return node
         hdir = self.dir_handle(parent)
         if hdir is None:
             return None                     # the empty virtual root, or a directory gone since
