@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 TMPFS_MAGIC = 0x01021994
 RAMFS_MAGIC = 0x858458F6
@@ -42,8 +42,7 @@ class Mount:
     size: int = 0                 # bytes the files may hold (size=; 0: unlimited)
     source: str = "none"
     mountpoint: str = "/"         # guest path, for /proc/PID/mounts
-    parent_key: tuple | None = None
-    extra: dict = field(default_factory=dict)
+    parent_key: tuple | None = None       # the held handle key of the directory mounted on
 
     @property
     def magic(self) -> int:
@@ -74,7 +73,7 @@ class Mount:
         return total
 
 
-def parse_options(fstype: str, data: str | None, umask_free: bool = True) -> dict | int:
+def parse_options(fstype: str, data: str | None) -> dict | int:
     """shmem_parse_one for the options tmpfs takes (mode=, size=, uid=, gid=, nr_inodes=...);
     ramfs takes only mode= and ignores the rest, as ramfs_parse_param does.  -EINVAL for a
     malformed value."""
