@@ -104,6 +104,7 @@ def new_mount_ns(k: Any, old: int) -> int:
     views = k.init_pid_ns.proc_views
     if old in views:
         views[inum] = views[old]
+    k.vfs.mounts.copy_ns(old, inum)          # and the tmpfs/ramfs mounted there (fs/mount.py)
     return inum
 
 

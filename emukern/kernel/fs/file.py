@@ -244,6 +244,9 @@ def file_size_changed(fd: int) -> None:
                 pass
 
 
+ENOSPC = 28
+
+
 class HostFile(VfsFile):
     """A regular file of the root directory, read (and, with --root-rw, written) on the host."""
 
@@ -270,6 +273,11 @@ class HostFile(VfsFile):
             return -(e.errno or E.EIO)
 
     def pwrite(self, data: bytes, off: int) -> int:
+        fsm = self.node.extra.get("fsmount")
+        if fsm is not None and fsm.size:
+            data = fsm.fit_write(self.size(), data, off)
+            if not data:
+                return -ENOSPC                  # tmpfs size=: no page left for this write
         try:
             n = os.pwrite(self.fd, data, off)
         except OSError as e:

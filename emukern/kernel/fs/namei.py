@@ -224,7 +224,7 @@ def do_sys_openat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, mode, resolve:
     if node.created or hflags & os.O_TRUNC:   # a new file, or one O_TRUNC emptied: its times change
         from emukern.kernel.fs import meta as fs_meta     # (meta imports this module)
         if node.created:
-            parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
+            parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node(node.ns))
             if isinstance(parent, Node):
                 fs_meta.file_update_time(k, cpu, parent)
         fs_meta.file_update_time(k, cpu, node, created=node.created)

@@ -23,6 +23,14 @@ Two synthetic trees are mounted over the root, as a distribution mounts procfs a
 ``/proc`` (procfs.py) and ``/dev`` (null, zero, urandom, random).  Without ``--root`` the root is
 an empty directory holding only those mount points, so a run without a root stays hermetic.
 
+A tmpfs or ramfs the guest mounts (mount.py) is a third kind: a private host directory whose
+held handle is the mount's root.  Each mount namespace has its own table of them, keyed by the
+held handle of the directory mounted on; a walk that steps onto such a directory continues in
+the mount's root (``_cross``), and ``..`` out of a mount root pops back to the directory the walk
+came from, or re-walks the mountpoint's parent by guest path -- the host never sees a ``..``.
+A node remembers the namespace it was reached in (``Node.ns``), so a cwd or a dirfd keeps
+walking the mounts it was resolved with.
+
 Host objects other than regular files, directories and symlinks (FIFOs, sockets, device nodes
 inside the root) are shown but cannot be opened or executed (EACCES), as on a ``nodev`` mount:
 nothing the guest does can make emukern block on a host FIFO or read a host device.
@@ -34,6 +42,7 @@ import stat as st
 import time
 import weakref
 import zlib
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -41,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from emukern.errors import ConfigError
 from emukern.kernel import errno as E
 from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EXDEV, MAXSYMLINKS, PATH_MAX
+from emukern.kernel.fs.mount import Mount, MountTables
 from emukern.kernel.fs.uapi import (RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS,
                                     RESOLVE_NO_XDEV, RESOLVE_SCOPED)
 
@@ -124,6 +134,7 @@ class Node:
     opener: Callable[[int], Any] | None = None       # a synthetic file with its own File class
     extra: dict[str, Any] = field(default_factory=dict)
     created: bool = False                  # just made by this open's O_CREAT (O_EXCL is satisfied)
+    ns: int = 0                            # the mount namespace whose mounts the walk crossed
 
     @property
     def kind(self) -> int:
@@ -172,6 +183,8 @@ class Vfs:
         # never a time the guest sees: a root object whose host ctime is later was changed
         # during the run, and its host times (the host's clock) are not reported
         self.host_t0 = time.time_ns()
+        # tmpfs/ramfs the guest mounted, per mount namespace (fs/mount.py)
+        self.mounts = MountTables()
 
     @staticmethod
     def check_root(root: str | None) -> None:
@@ -187,10 +200,29 @@ class Vfs:
                               hint="the guest root is a directory tree (a sysroot), not a file or an image")
 
     # ---- nodes ---------------------------------------------------------------------------------
-    def root_node(self) -> Node:
+    def root_node(self, ns: int = 0) -> Node:
         if self.root_dir is None:
-            return Node("/", S_IFDIR | 0o755)
-        return Node("/", S_IFDIR | 0o755, host=HostRef(self.root_dir, ".", self.root_dir))
+            return Node("/", S_IFDIR | 0o755, ns=ns)
+        return Node("/", S_IFDIR | 0o755, host=HostRef(self.root_dir, ".", self.root_dir), ns=ns)
+
+    def mount_root(self, m: Mount, path: str, ns: int) -> Node:
+        """The root directory of a guest-mounted file system, reached at the mountpoint ``path``."""
+        return Node(path, S_IFDIR | m.mode, host=HostRef(m.root_dir, ".", m.root_dir), size=4096,
+                    dev=m.dev, ns=ns, extra={"mount": m, "fsmount": m})
+
+    def _cross(self, node: Node) -> Node:
+        """follow_managed: a directory a mount is attached to (in the walker's namespace) is
+        replaced by that mount's root, and by the root of a mount stacked on that one."""
+        table = self.mounts.table(node.ns)
+        if not table or not node.is_dir or node.host is None:
+            return node
+        for _ in range(64):
+            h = self.dir_handle(node)
+            m = table.get(h.key) if h is not None else None
+            if m is None:
+                break
+            node = self.mount_root(m, node.path, node.ns)
+        return node
 
     def dir_handle(self, node: Node) -> HostDir | None:
         """The held handle of a host directory (opened from its parent's handle by its one name,
@@ -218,29 +250,38 @@ class Vfs:
             ref.own = held
         return ref.own
 
-    def _host_node(self, path: str, hdir: HostDir, name: str) -> Node | None:
+    def _host_node(self, path: str, hdir: HostDir, name: str, parent: Node | None = None) -> Node | None:
         try:
             s = os.lstat(name, dir_fd=hdir.fd)
         except OSError:
             return None
         mode = s.st_mode
         ref = HostRef(hdir, name)
+        # (a name inside a guest mount is on that mount's device, and keeps its namespace)
+        dev, ns = (parent.dev, parent.ns) if parent is not None else (ROOT_DEV, 0)
+        fsm = parent.extra.get("fsmount") if parent is not None else None
         if st.S_ISREG(mode) or st.S_ISDIR(mode) or st.S_ISLNK(mode):
-            return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=s.st_size if not st.S_ISDIR(mode) else 4096)
+            node = Node(path, mode & (S_IFMT | 0o7777), host=ref,
+                        size=s.st_size if not st.S_ISDIR(mode) else 4096, dev=dev, ns=ns,
+                        extra={"fsmount": fsm} if fsm is not None else {})
+            return self._cross(node) if ns in self.mounts.by_ns else node
         # FIFOs, sockets, device nodes: visible, never opened (see the module docstring)
-        return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=0, extra={"special": True})
+        return Node(path, mode & (S_IFMT | 0o7777), host=ref, size=0, extra={"special": True},
+                    dev=dev, ns=ns)
 
     def child(self, parent: Node, name: str) -> Node | None:
         """lookup of one component in a directory (``d_alloc_parallel`` + ``->lookup``)."""
         path = _join(parent.path, name)
-        if path in self.synthetic:
-            return self.synthetic[path]()
-        if parent.children is not None:
-            return parent.children().get(name)
+        if path in self.synthetic or parent.children is not None:
+            node = self.synthetic[path]() if path in self.synthetic else parent.children().get(name)
+            if node is not None and node.ns != parent.ns:
+                # (an absolute link under /proc restarts at the walker's root, in its namespace)
+                node = dataclasses.replace(node, ns=parent.ns)
+            return node
         hdir = self.dir_handle(parent)
         if hdir is None:
             return None                     # the empty virtual root, or a directory gone since
-        return self._host_node(path, hdir, name)
+        return self._host_node(path, hdir, name, parent)
 
     def list_dir(self, node: Node) -> list[tuple[str, Node]]:
         """Directory entries in a fixed order (sorted by name): same root, same getdents bytes."""
@@ -250,7 +291,7 @@ class Vfs:
         elif node.host is not None:
             hdir = self.dir_handle(node)
             for n in sorted(self.host_names(node)):
-                c = self._host_node(_join(node.path, n), hdir, n) if hdir is not None else None
+                c = self._host_node(_join(node.path, n), hdir, n, node) if hdir is not None else None
                 if c is not None:
                     out[n] = c
         for mp, make in self.synthetic.items():
@@ -318,7 +359,7 @@ class Vfs:
         if path.startswith("/"):
             if resolve & RESOLVE_BENEATH:
                 return -EXDEV
-            stack: list[Node] = [top if top is not None else self.root_node()]
+            stack: list[Node] = [top if top is not None else self.root_node(start.ns)]
         else:
             stack = [start]
         must_dir = path.endswith("/")
@@ -380,7 +421,7 @@ class Vfs:
                     if resolve & RESOLVE_BENEATH:
                         return -EXDEV
                     # an absolute link restarts at the guest root (a scoped lookup's own root)
-                    root = top if top is not None else self.root_node()
+                    root = top if top is not None else self.root_node(cur.ns)
                     if resolve & RESOLVE_NO_XDEV and root.dev != cur.dev:
                         return -EXDEV
                     stack = [root]
@@ -401,7 +442,7 @@ class Vfs:
             return -ELOOP
         if resolve & RESOLVE_SCOPED:
             return -EXDEV
-        dest = self.walk(target, self.root_node())
+        dest = self.walk(target, self.root_node(cur.ns))
         if isinstance(dest, int):
             return dest
         if resolve & RESOLVE_NO_XDEV and dest.dev != cur.dev:
@@ -413,10 +454,10 @@ class Vfs:
         walked again from the root's handle (the path is kept current across renames: namei.py's
         d_move), so ``..`` never asks the host and never leaves the root.  A parent that is
         gone leaves a directory nothing can be found in (ENOENT below it)."""
-        up = self.walk(node.path.rpartition("/")[0] or "/", self.root_node())
+        up = self.walk(node.path.rpartition("/")[0] or "/", self.root_node(node.ns))
         if isinstance(up, Node) and up.is_dir:
             return up
-        return Node(node.path.rpartition("/")[0] or "/", S_IFDIR | 0o755)
+        return Node(node.path.rpartition("/")[0] or "/", S_IFDIR | 0o755, ns=node.ns)
 
     def lookup(self, task: "Task", path: str, start: Node | None = None, follow: bool = True,
                resolve: int = 0) -> Node | int:
@@ -476,5 +517,13 @@ def copy_fs(parent: "Task", child: "Task", share: bool) -> None:
 
 def cwd_of(task: "Task", vfs: Vfs) -> Node:
     """task->fs->pwd."""
-    node = fs_of(task).cwd
-    return node if node is not None else vfs.root_node()
+    fs = fs_of(task)
+    node = fs.cwd
+    ns = task.mnt_ns
+    if node is None:
+        return vfs.root_node(ns)
+    if node.ns != ns:
+        # the cwd of a task that moved to another mount namespace (unshare, setns) is the same
+        # directory, from then on walked with that namespace's mounts
+        node = fs.cwd = dataclasses.replace(node, ns=ns)
+    return node

@@ -71,6 +71,8 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
         if flags & AT_REMOVEDIR:
             if not node.is_dir:
                 return -E.ENOTDIR
+            if "mount" in node.extra:
+                return -E.EBUSY             # a mountpoint (the walk gave the mount's root)
             os.rmdir(node.host.name, dir_fd=node.host.dir.fd)
         else:
             if node.is_dir:
@@ -81,7 +83,7 @@ def sys_unlinkat(k: "Kernel", cpu, task, dirfd, path_ptr, flags, *a):
     except OSError as e:
         return -(e.errno or E.EACCES)
     syscalls_inotify.fsnotify(k, cpu, node.host, syscalls_inotify.IN_DELETE, isdir=bool(flags & AT_REMOVEDIR))
-    parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node())
+    parent = k.vfs.walk(os.path.dirname(node.path) or "/", k.vfs.root_node(node.ns))
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, "", created=False)
     return 0
@@ -109,6 +111,11 @@ def sys_renameat2(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, 
     new = fs_namei._entry_at(k, task, newdirfd, newpath, "rename")
     if isinstance(new, int):
         return new
+    if old[0].dev != new[0].dev:
+        return -EXDEV                   # across a tmpfs/ramfs mount's edge
+    if k.vfs.mounts.table(old[0].ns) and any(
+            "mount" in getattr(k.vfs.child(d, n), "extra", {}) for d, n in (old, new)):
+        return -E.EBUSY                 # a mountpoint cannot be renamed or replaced
     cpu.charge(k.cost.syscall_body)
     odir, ndir = k.vfs.dir_handle(old[0]), k.vfs.dir_handle(new[0])
     if odir is None or ndir is None:
@@ -144,8 +151,8 @@ def sys_linkat(k: "Kernel", cpu, task, olddirfd, oldpath, newdirfd, newpath, fla
         return new
     if node.is_dir:
         return -E.EPERM
-    if node.host is None:
-        return -EXDEV
+    if node.host is None or node.dev != new[0].dev:
+        return -EXDEV                   # (a tmpfs/ramfs mount is another file system)
     cpu.charge(k.cost.syscall_body)
     ndir = k.vfs.dir_handle(new[0])
     if ndir is None:
@@ -209,7 +216,7 @@ def sys_mknodat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, dev, *a):
     made = fs_namei._create(k, task, dirfd, path, mode & 0o7777)      # type: ignore[attr-defined]
     if isinstance(made, int):
         return made
-    parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node())
+    parent = k.vfs.walk(os.path.dirname(made.path) or "/", k.vfs.root_node(made.ns))
     if not isinstance(parent, int):
         fs_meta.name_update_time(k, cpu, parent, os.path.basename(made.path))
     syscalls_inotify.fsnotify(k, cpu, made.host, syscalls_inotify.IN_CREATE)

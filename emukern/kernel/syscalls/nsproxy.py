@@ -3,11 +3,14 @@ ksys_unshare, kernel/nsproxy.c and fs/namespace.c.
 
 Two namespace kinds are modelled, for a caller with CAP_SYS_ADMIN (``capable``, kernel/cred.py):
 pid namespaces in full (kernel/pid.py: unshare(CLONE_NEWPID) makes the caller's *next child*
-the init of a new namespace, and setns joins one through a pidfd), and mount namespaces as a
-name with one property: emukern has one fixed mount tree, so in a namespace of its own a task
-may make only the changes that leave the tree's files where they are -- propagation flags, and
-proc mounted again over /proc, which from then on shows that mount namespace the pid namespace
-of the task that mounted it (kernel/pid.py's proc_pid_ns).  Network namespaces hold what
+the init of a new namespace, and setns joins one through a pidfd), and mount namespaces with
+the mounts a test program makes: a tmpfs or ramfs mounted by a caller with CAP_SYS_ADMIN (in
+the initial namespace too, as root may) is attached in the caller's namespace only, on a
+private host backing (kernel/fs/mount.py), and umount2 detaches it; besides those, a task in a
+namespace of its own may change propagation flags and mount proc again over /proc, which from
+then on shows that mount namespace the pid namespace of the task that mounted it
+(kernel/pid.py's proc_pid_ns).  Bind mounts, moves, remounts and other file system types are
+still refused.  Network namespaces hold what
 AF_UNIX can see (kernel/net/net_namespace.py: an abstract name table and socket counts of
 their own); unshare(CLONE_NEWNET) moves the caller itself, so its next sockets live there.
 Every other namespace kind (uts, ipc, user, cgroup, time) still answers as Linux answers a caller without
@@ -20,13 +23,18 @@ errnos.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from emukern.errors import MemoryFault
 from emukern.kernel import errno as E
 from emukern.kernel import pid as kpid
 from emukern.kernel.cred import CAP_SYS_ADMIN, capable
+from emukern.kernel.fs import meta as fs_meta
+from emukern.kernel.fs import mount as fs_mount
+from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.pidfs import PidFdFile
+from emukern.kernel.fs.vfs import S_IFDIR, HostDir
 from emukern.kernel.fs.vfs import fs_of
 from emukern.kernel.net import net_namespace
 from emukern.kernel.resource import dup_fd_fits
@@ -138,6 +146,10 @@ def sys_setns(k: "Kernel", cpu, task, fd, nstype, *a):
     return 0
 
 
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_SILENT = \
+    0x2, 0x4, 0x8, 0x400, 0x800, 1 << 21, 0x8000
+MS_STRICTATIME, MS_LAZYTIME, MS_MGC_VAL = 1 << 24, 1 << 25, 0xC0ED0000
+MNT_FORCE, MNT_DETACH, MNT_EXPIRE, UMOUNT_NOFOLLOW = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE, MS_REC = \
     0x20, 0x1000, 1 << 20, 1 << 18, 1 << 19, 1 << 17, 0x4000
 _PROPAGATION = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE
@@ -158,13 +170,17 @@ def _user_str(task, addr: int) -> str | None:
 
 
 def sys_mount(k: "Kernel", cpu, task, source, target, fstype, flags, data, *a):
-    """mount in a mount namespace of the caller's own: a propagation change (MS_PRIVATE and its
-    kin alone) and proc mounted over /proc (its numbers then the caller's pid namespace's)
-    succeed; anything else would change emukern's one tree, and is refused as before."""
+    """mount: a new tmpfs/ramfs (do_new_mount, for a caller with CAP_SYS_ADMIN); in a mount
+    namespace of the caller's own also a propagation change (MS_PRIVATE and its kin alone) and
+    proc mounted over /proc (its numbers then the caller's pid namespace's); anything else is
+    refused as before."""
     cpu.charge(k.cost.syscall_body)
+    flags &= 0xFFFFFFFF
+    made = do_new_mount(k, cpu, task, source, target, fstype, flags, data)
+    if made is not None:
+        return made
     if not _own_mount_ns(task):
         return -E.EPERM
-    flags &= 0xFFFFFFFF
     if flags & _PROPAGATION and not flags & ~(_PROPAGATION | MS_REC):
         return 0
     if _user_str(task, fstype) == "proc" and _user_str(task, target) in ("/proc", "/proc/"):
@@ -174,11 +190,85 @@ def sys_mount(k: "Kernel", cpu, task, source, target, fstype, flags, data, *a):
     return -E.EPERM
 
 
+_MS_NEW_OK = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | MS_RELATIME \
+    | MS_SILENT | MS_STRICTATIME | MS_LAZYTIME
+
+
+def do_new_mount(k: "Kernel", cpu, task, source: int, target: int, fstype: int, flags: int,
+                 data: int) -> int | None:
+    """do_new_mount for the memory file systems (tmpfs, ramfs): a fresh private backing
+    directory becomes the root of a mount attached at ``target`` in the caller's mount
+    namespace only.  None: not such a mount (the caller keeps its old answer)."""
+    if flags & 0xFFFF0000 == MS_MGC_VAL:
+        flags &= 0xFFFF                  # the old magic number in the top half means nothing
+    if flags & ~_MS_NEW_OK:
+        return None                      # read-only, bind, move, remount...: as before
+    kind = _user_str(task, fstype)
+    if kind not in ("tmpfs", "ramfs"):
+        return None
+    if not capable(task, CAP_SYS_ADMIN):
+        return -E.EPERM
+    path = _user_str(task, target)
+    if not path:
+        return -E.EFAULT if target else -E.ENOENT
+    node = fs_namei.path_lookup(k, task, -100, path)
+    if isinstance(node, int):
+        return node
+    if not node.is_dir:
+        return -E.ENOTDIR
+    hdir = k.vfs.dir_handle(node) if node.host is not None else None
+    if hdir is None:
+        return -E.EPERM                  # /proc, /dev, the empty virtual root: emukern keeps them fixed
+    # (a mount over the task's root or cwd is attached but does not move them: the walk starts
+    # there and crosses mounts only on the way down, so a task sees it after chdir/chroot into
+    # it through its parent, as on Linux)
+    opts = fs_mount.parse_options(kind, _user_str(task, data) if data else None)
+    if isinstance(opts, int):
+        return opts
+    tables = k.vfs.mounts
+    backing = tables.new_backing()
+    fd = os.open(backing, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    sb = os.fstat(fd)
+    root = HostDir(fd, (sb.st_dev, sb.st_ino))
+    m = fs_mount.Mount(kind, tables.alloc_dev(), backing, root, mode=opts.get("mode", 0o1777 if kind == "tmpfs" else 0o755),
+                       uid=opts.get("uid", 0), gid=opts.get("gid", 0), size=opts.get("size", 0),
+                       source=_user_str(task, source) or "none", mountpoint=node.path)
+    # the root directory's owner and mode live in the metadata overlay, as every chmod'ed
+    # inode's do (the host directory keeps emukern's own bits)
+    fs_meta._meta_store(k)[("host", sb.st_dev, sb.st_ino)] = {"mode": S_IFDIR | m.mode,
+                                                              "uid": m.uid, "gid": m.gid}
+    tables.attach(task.mnt_ns, hdir.key, m)
+    return 0
+
+
+def do_umount(k: "Kernel", cpu, task, target: int, flags: int) -> int | None:
+    """umount2 of a tmpfs/ramfs the caller's namespace mounted (MNT_DETACH or not: no file of
+    it is ever busy here): the mountpoint shows what was under it again.  None: not such a
+    mount."""
+    path = _user_str(task, target)
+    if not path:
+        return None
+    node = fs_namei.path_lookup(k, task, -100, path, follow=not flags & UMOUNT_NOFOLLOW)
+    if isinstance(node, int):
+        return None
+    m = node.extra.get("mount")
+    if m is None or node.path != m.mountpoint:
+        return None
+    if not capable(task, CAP_SYS_ADMIN):
+        return -E.EPERM
+    if flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW):
+        return -E.EINVAL
+    return 0 if k.vfs.mounts.detach(task.mnt_ns, m) else -E.EINVAL
+
+
 def sys_umount2(k: "Kernel", cpu, task, target, flags, *a):
-    """umount2 in a mount namespace of the caller's own: /proc only, which programs do just
-    before mounting it again (emukern's /proc stays in place meanwhile); the rest of the
-    tree stays."""
+    """umount2 of a tmpfs/ramfs the caller's namespace mounted; in a mount namespace of the
+    caller's own also of /proc, which programs do just before mounting it again (emukern's
+    /proc stays in place meanwhile); the rest of the tree stays."""
     cpu.charge(k.cost.syscall_body)
+    done = do_umount(k, cpu, task, target, flags & 0xFFFFFFFF)
+    if done is not None:
+        return done
     if _own_mount_ns(task) and _user_str(task, target) in ("/proc", "/proc/"):
         return 0
     return -E.EPERM

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.files import PipeEnd
+from emukern.kernel.fs import mount as fs_mount
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.syscalls import sys as syscalls_sys
 from emukern.kernel.sysret import s64
@@ -27,7 +28,8 @@ def sys_statfs(k: "Kernel", cpu, task, path_ptr, buf, *a):
         return node
     if task.mm.find(buf) is None:
         return -E.EFAULT
-    task.mm.write(buf, syscalls_sys._statfs_bytes(k, node.dev))
+    m = k.vfs.mounts.by_dev.get(node.dev)     # a tmpfs/ramfs the guest mounted
+    task.mm.write(buf, fs_mount.statfs_bytes(m) if m is not None else syscalls_sys._statfs_bytes(k, node.dev))
     cpu.charge(k.cost.syscall_body)
     return 0
 
@@ -39,6 +41,8 @@ def sys_fstatfs(k: "Kernel", cpu, task, fd, buf, *a):
     if task.mm.find(buf) is None:
         return -E.EFAULT
     dev = f.node.dev if isinstance(f, VfsFile) else None
-    task.mm.write(buf, syscalls_sys._statfs_bytes(k, dev, pipe=isinstance(f, PipeEnd)))
+    m = k.vfs.mounts.by_dev.get(dev) if dev is not None else None
+    task.mm.write(buf, fs_mount.statfs_bytes(m) if m is not None
+                  else syscalls_sys._statfs_bytes(k, dev, pipe=isinstance(f, PipeEnd)))
     cpu.charge(k.cost.syscall_body)
     return 0
