@@ -17,7 +17,16 @@ import pytest
 
 from emukern.api import Machine
 
-from conftest import ARCHES, QEMU, need_qemu
+import importlib.util
+from pathlib import Path
+
+# this directory's conftest by path: a bare "from conftest import" picks whichever conftest module
+# another test directory loaded first under xdist (tests/hostile's has no QEMU)
+_spec = importlib.util.spec_from_file_location("kernel_fs_conftest", Path(__file__).with_name("conftest.py"))
+assert _spec is not None and _spec.loader is not None
+_fs_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fs_conftest)
+ARCHES, QEMU, need_qemu = _fs_conftest.ARCHES, _fs_conftest.QEMU, _fs_conftest.need_qemu
 
 EXPECTED = """unshare: 0
 private: 0
