@@ -37,3 +37,14 @@ def build_cguest(source: str | Path, arch: str, *flags: str) -> Path:
             pytest.fail(f"{CROSS_CC[arch]} failed on {src.name} ({res.returncode}): {res.stderr.strip()[:600]}")
         tmp.replace(out)
     return out
+
+
+def run_probe_against(source: Path, arch: str, expected: Path):
+    """Build the C probe ``source`` for ``arch``, run it under emukern with no arguments, check it
+    exits 0 and prints exactly ``expected`` (recorded from a real kernel or qemu-user); returns
+    the RunResult for any further checks."""
+    from emukern.api import Machine
+    r = Machine(arch=arch).load(build_cguest(source, arch), []).run()
+    assert r.exit_status == 0, r.message
+    assert r.stdout.decode() == expected.read_text()
+    return r

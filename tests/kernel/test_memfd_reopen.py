@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from emukern.api import Machine
+from cguests import run_probe_against
+
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_memfd_reopen_matches_linux(cguest, arch):
-    r = Machine(arch=arch).load(cguest(DATA / "memfd_reopen_probe.c", arch), []).run()
-    assert r.exit_status == 0, r.message
-    assert r.stdout.decode() == (DATA / "memfd_reopen_probe.expected").read_text()
+    run_probe_against(DATA / "memfd_reopen_probe.c", arch, DATA / "memfd_reopen_probe.expected")

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from emukern.api import Machine
+from cguests import run_probe_against
+
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_proc_version_and_mem_match_linux(cguest, arch):
-    r = Machine(arch=arch).load(cguest(DATA / "proc_mem_probe.c", arch), []).run()
-    assert r.exit_status == 0, r.message
-    assert r.stdout.decode() == (DATA / "proc_mem_probe.expected").read_text()
+    run_probe_against(DATA / "proc_mem_probe.c", arch, DATA / "proc_mem_probe.expected")

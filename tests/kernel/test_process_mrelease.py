@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from emukern.api import Machine
+from cguests import run_probe_against
+
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_process_mrelease_matches_linux(cguest, arch):
-    r = Machine(arch=arch).load(cguest(DATA / "mrelease_probe.c", arch), []).run()
-    assert r.exit_status == 0, r.message
-    assert r.stdout.decode() == (DATA / "mrelease_probe.expected").read_text()
+    r = run_probe_against(DATA / "mrelease_probe.c", arch, DATA / "mrelease_probe.expected")
     assert r.syscalls["process_mrelease"] == 6
