@@ -224,10 +224,16 @@ def run_one(t: SelfTest, built: Built, cfg: Config, opts: RunOptions,
         # map_populate's tmpfile() in /tmp), as it may in the real-kernel runner's writable
         # initramfs: it runs in a scratch copy of its program and helpers, writable, with a /tmp
         scratch = tempfile.TemporaryDirectory(prefix="emukern-selftest-")
-        rundir = Path(scratch.name)
-        _stage(t, built.path, rundir)
-        mc.root = str(rundir)
+        mc.root = scratch.name
         mc.root_rw = True
+        rundir = Path(scratch.name)
+        (rundir / "tmp").mkdir(mode=0o1777, exist_ok=True)
+        if t.own_dir:
+            # staged in /<its directory>/ and started there: the host cwd inside the root is
+            # the guest cwd the first process gets (kernel/fs/namei.py fs_init_task)
+            rundir = rundir / Path(t.dir).name
+            rundir.mkdir()
+        _stage(t, built.path, rundir)
     elif mc.root is None:
         # the test's build directory is the guest's root (and its cwd), as kselftest's runner
         # runs each test in its directory: `./rdvl-sve` and fp-stress's children resolve there,

@@ -27,7 +27,9 @@ SUBSET = ["futex_wait_timeout", "futex_wait_wouldblock", "futex_requeue", "futex
           # SO_PASSPIDFD / SCM_PIDFD / SO_PEERPIDFD
           "scm_pidfd",
           # pid namespaces and clone3 set_tid (kernel/pid.py)
-          "clone3_set_tid", "proc-loadavg-001", "pidfd_fdinfo_test"]
+          "clone3_set_tid", "proc-loadavg-001", "pidfd_fdinfo_test",
+          # capability sets across setuid and exec, with its tmpfs mount (run in its own directory)
+          "test_execve"]
 
 
 @pytest.fixture(scope="module")
