@@ -21,7 +21,7 @@ from emukern.kernel.fs import ELOOP, ENAMETOOLONG, EROFS, EXDEV, PATH_MAX
 from emukern.kernel.fs.file import DirFile, HostFile, VfsFile, file_view
 from emukern.kernel.fs.procfs import ProcFs
 from emukern.kernel.fs import fifo as fs_fifo
-from emukern.kernel.fs.vfs import S_IFIFO, Node, Vfs, copy_fs, cwd_of, fs_of
+from emukern.kernel.fs.vfs import S_IFIFO, HostDir, Node, Vfs, copy_fs, cwd_of, fs_of
 from emukern.kernel.fs.uapi import (
     AT_FDCWD,
     O_ACCMODE,
@@ -300,6 +300,16 @@ def lookup_parent(k: "Kernel", task, dirfd: int, path: str) -> tuple[Node, str] 
     if isinstance(start, int):
         return start
     return k.vfs.parent_and_name(task, path, start)
+
+
+def new_name_dir(k: "Kernel", parent: Node) -> HostDir | int:
+    """The held host directory a new name (mkdir, mkfifo, a socket's inode) is made in: -EROFS
+    when the root is read-only or ``parent`` is a synthetic directory, -ENOENT when the
+    directory went away under the walk.  Never a path: the name goes in with *at calls."""
+    if parent.host is None or not k.vfs.writable:
+        return -EROFS
+    hdir = k.vfs.dir_handle(parent)
+    return -E.ENOENT if hdir is None else hdir
 
 
 def _create(k: "Kernel", task, dirfd: int, path: str, mode: int) -> Node | int:

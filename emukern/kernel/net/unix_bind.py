@@ -25,7 +25,6 @@ import stat as st
 from typing import TYPE_CHECKING, Any
 
 from emukern.kernel import errno as E
-from emukern.kernel.fs import EROFS
 from emukern.kernel.fs import namei as fs_namei
 from emukern.kernel.fs.uapi import AT_FDCWD
 from emukern.kernel.fs.vfs import S_IFSOCK, fs_of
@@ -167,11 +166,9 @@ def _bind_path(k: "Kernel", task, sk: Any, path: str, addr: bytes, names: UnixNa
     parent, last = pn
     if k.vfs.child(parent, last) is not None:
         return -EADDRINUSE
-    if parent.host is None or not k.vfs.writable:
-        return -EROFS
-    hdir = k.vfs.dir_handle(parent)          # the parent as a held directory, never a path
-    if hdir is None:
-        return -E.ENOENT
+    hdir = fs_namei.new_name_dir(k, parent)   # the parent as a held directory, never a path
+    if isinstance(hdir, int):
+        return hdir
     mode = S_IFSOCK | (0o777 & ~fs_of(task).umask)      # the socket inode's mode less the umask
     try:
         os.mknod(last, mode, dir_fd=hdir.fd)

@@ -42,11 +42,9 @@ def sys_mkdirat(k: "Kernel", cpu, task, dirfd, path_ptr, mode, *a):
     if isinstance(pn, int):
         return pn
     parent, name = pn
-    if parent.host is None or not k.vfs.writable:
-        return -EROFS
-    hdir = k.vfs.dir_handle(parent)
-    if hdir is None:
-        return -E.ENOENT
+    hdir = fs_namei.new_name_dir(k, parent)
+    if isinstance(hdir, int):
+        return hdir
     try:
         os.mkdir(name, mode & 0o7777 & ~fs_of(task).umask, dir_fd=hdir.fd)
     except OSError as e:
@@ -230,11 +228,9 @@ def _mkfifo(k: "Kernel", cpu, task, dirfd, path: str, mode: int) -> int:
     if isinstance(pn, int):
         return pn
     parent, name = pn
-    if parent.host is None or not k.vfs.writable:
-        return -EROFS
-    hdir = k.vfs.dir_handle(parent)
-    if hdir is None:
-        return -E.ENOENT                    # the directory went away under the walk
+    hdir = fs_namei.new_name_dir(k, parent)
+    if isinstance(hdir, int):
+        return hdir
     try:
         os.mkfifo(name, mode & 0o7777 & ~fs_of(task).umask, dir_fd=hdir.fd)
     except OSError as e:
