@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_rvv_elf_diff import CSR_DUMP, HARNESS, XINIT, _qemu, pytestmark  # noqa: F401
+from test_rvv_elf_diff import CSR_DUMP, HARNESS, XINIT, _describe, _qemu, pytestmark  # noqa: F401
 
 from emukern.api import Machine
 from emukern.loader.asm import assemble
@@ -306,21 +306,6 @@ def _program(body: str, vlen: int, seed: str) -> str:
     lines += [f"  .byte {', '.join(str(b) for b in vin[i:i + 32])}" for i in range(0, len(vin), 32)]
     lines += [".balign 64", "out:", f"  .space {out_size}"]
     return "\n".join(lines) + "\n"
-
-
-def _describe(a: bytes, b: bytes, vlen: int) -> str:
-    vlenb = vlen // 8
-    n = min(len(a), len(b))
-    i = next((k for k in range(n) if a[k] != b[k]), n)
-    if i < 256:
-        return f"x{i // 8}"
-    if i < 320:
-        return CSR_DUMP[(i - 256) // 8]
-    if i < 320 + 32 * vlenb:
-        return f"v{(i - 320) // vlenb} byte {(i - 320) % vlenb}"
-    if i < n:
-        return f"mem byte {i - 320 - 32 * vlenb}"
-    return f"length {len(a)} vs {len(b)}"
 
 
 @pytest.mark.parametrize("vlen", VLENS)
