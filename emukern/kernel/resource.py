@@ -21,7 +21,7 @@ RLIM_INFINITY = (1 << 64) - 1
 RLIMIT_NAMES = ("CPU", "FSIZE", "DATA", "STACK", "CORE", "RSS", "NPROC", "NOFILE", "MEMLOCK", "AS",
                 "LOCKS", "SIGPENDING", "MSGQUEUE", "NICE", "RTPRIO", "RTTIME")
 RLIM_NLIMITS = len(RLIMIT_NAMES)
-RLIMIT_STACK, RLIMIT_NOFILE = 3, 7
+RLIMIT_STACK, RLIMIT_NOFILE, RLIMIT_MEMLOCK = 3, 7, 8
 
 NR_OPEN = 1024 * 1024               # fs/file.c sysctl_nr_open's default: no RLIMIT_NOFILE above it
 # fs.nr_open's bounds (fs/file.c): a table is sized in whole words of its open-descriptor bitmap,

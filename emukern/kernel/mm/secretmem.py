@@ -23,9 +23,8 @@ from typing import Any
 from emukern.kernel import errno as E
 from emukern.kernel.cred import CAP_IPC_LOCK, capable
 from emukern.kernel.mm.vma import VM_LOCKED, _lock_ranges, _memfd_file_class, locked_bytes
-from emukern.kernel.resource import rlimit
+from emukern.kernel.resource import RLIMIT_MEMLOCK, rlimit
 
-RLIMIT_MEMLOCK = 8
 SECRETMEM_NAME = "/secretmem (deleted)"     # d_path of the unlinked secretmem dentry
 
 # the host buffers that hold secret pages; a mapping split by mprotect shares its buffer, and a

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from emukern.kernel import errno as E
 from emukern.kernel.cred import CAP_IPC_LOCK, capable
-from emukern.kernel.resource import rlimit
+from emukern.kernel.resource import RLIMIT_MEMLOCK, rlimit
 from emukern.kernel.mm.vma import (MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT, VM_LOCKED,
                                    VM_LOCKONFAULT, _lock_ranges, _locked, _pieces, lock_future,
                                    lock_populate, lock_unlock_all, locked_bytes)
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 
 PAGE_SHIFT = 12
-RLIMIT_MEMLOCK = 8                 # asm-generic/resource.h
 
 
 def _memlock_limit(k: "Kernel", task) -> int | None:
