@@ -15,7 +15,7 @@ Unicorn and checks this predicate against it, both ways.
 """
 from __future__ import annotations
 
-import re
+from emukern.machine.a64_atomics import WordFilter
 
 # (U, a, opcode) that abort, per class
 _THREE_SAME_FP16 = frozenset({
@@ -36,8 +36,8 @@ _3SAME_MASK, _3SAME_VAL = 0x9F60C400, 0x0E400400      # 0 Q U 01110 a 1 0 Rm 00 
 _2MISC_MASK, _2MISC_VAL = 0x9F7E0C00, 0x0E780800      # 0 Q U 01110 a 111100 opcode 10 Rn Rd
 _S2MISC_MASK, _S2MISC_VAL = 0xDF7E0C00, 0x5E780800    # 01 U 11110 a 111100 opcode 10 Rn Rd
 
-# the top byte of every word of these classes (little-endian: the 4th byte of the word)
-_TOP_BYTE = re.compile(rb"[\x0e\x2e\x4e\x6e\x5e\x7e]")
+# the words of these classes (their fixed bits), found without a Python step per word
+_CANDIDATES = WordFilter([(_3SAME_MASK, _3SAME_VAL), (_2MISC_MASK, _2MISC_VAL), (_S2MISC_MASK, _S2MISC_VAL)])
 
 
 def translator_aborts(word: int) -> bool:
@@ -55,8 +55,7 @@ def translator_aborts(word: int) -> bool:
 def find_aborting_words(data: bytes, base: int) -> list[int]:
     """Addresses of the words in ``data`` (4-byte aligned at ``base``) the translator aborts on."""
     out = []
-    for hit in _TOP_BYTE.finditer(data[3::4]):       # the top byte of each aligned word
-        i = 4 * hit.start()
+    for i in _CANDIDATES.offsets(data):
         if translator_aborts(int.from_bytes(data[i:i + 4], "little")):
             out.append(base + i)
     return out
