@@ -1,12 +1,15 @@
 """pipe2 <-> fs/pipe.c.
 
-``sys_pipe2`` makes a ``Pipe`` (kernel/files.py) and its two ends; ``_pipe_read`` and
-``_pipe_write`` are pipe_read/pipe_write, called by read_write.py, copying a page at a time
-under the pipe's mutex (``_pipe_lock``), which a task preempted inside the copy keeps held.  A
-full pipe takes what fits (a short write), and writing with no reader raises SIGPIPE/EPIPE.
-pipe2's O_NONBLOCK is kept on each end (``PipeEnd.nonblock``, also fcntl F_SETFL): an empty
-pipe read or a full pipe written is EAGAIN instead of a sleep; O_CLOEXEC marks both descriptors
-close-on-exec.
+``sys_pipe2`` makes a ``Pipe`` (kernel/files.py) and its two ends; ``pipe_read`` and
+``pipe_write`` are the kernel's pipe_read/pipe_write for a new read(2)/write(2), called by
+read_write.py: the checks (``_pipe_*_begin``), the copy a page at a time under the pipe's mutex
+(``_pipe_lock``), which a task preempted inside the copy keeps held, and the wake-up
+(``_pipe_*_end``).  A copy that fits one chunk is done in line; the rest, and a call continued
+in a caller's progress record (readv/writev, a resumed preemption: ``_pipe_read``/``_pipe_write``),
+go through the page loop.  A full pipe takes what fits (a short write), and writing with no
+reader raises SIGPIPE/EPIPE.  pipe2's O_NONBLOCK is kept on each end (``PipeEnd.nonblock``, also
+fcntl F_SETFL): an empty pipe read or a full pipe written is EAGAIN instead of a sleep; O_CLOEXEC
+marks both descriptors close-on-exec.
 
 A pipe's queued bytes are charged, a page at a time, to the machine's memory pool (Linux
 allocates each buffer page with __GFP_ACCOUNT): a write the limit refuses takes what was charged
@@ -126,10 +129,11 @@ def pipe_read(k: "Kernel", cpu, task, p: Pipe, buf, count, nonblock: bool) -> An
     """read(2) of a pipe, not continuing a preempted call: _pipe_read under a progress record
     of its own (run_long's), except that the commonest read -- one the page loop would finish
     in its first chunk with a scalar copy no interrupt can stop (a shell's one-byte reads) --
-    is done here in line, without the record, the loop and their per-call closures.  It takes
-    the same steps in the same order, charges the same cycles and ends the same way; anything
-    else (a second page, the full preemption model, a kernel-mode vector copy) goes through
-    the loop."""
+    is done here in line, without the loop and its per-call closures, and (a scalar copy) without
+    the record.  It takes the same steps in the same order, charges the same cycles and ends
+    the same way as that single chunk: the arch's kernel-mode vector copy is offered the bytes
+    first, with a record (a preemptible one may keep its loop there).  A second page or the
+    full preemption model (an interrupt inside the copy) goes through the loop."""
     if not count:
         return 0
     r = _pipe_read_begin(k, cpu, task, p, nonblock)
