@@ -52,6 +52,8 @@ def _do_write(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
         return r
     if count > 1 << 31:
         count = 1 << 31
+    if isinstance(f, PipeEnd) and res is None and task.resume is None:
+        return syscalls_pipe.pipe_write(k, cpu, task, f.pipe, buf, count, f.nonblock)
     if isinstance(f, (PipeEnd, HostFile)):
         # the long loops a preemption can stop midway (kernel/preempt.py)
         return P.run_long(task, res, lambda r: _write_iter(k, cpu, task, f, buf, count, r, off))
@@ -124,6 +126,8 @@ def _do_read(k: "Kernel", cpu, task, fd, buf, count, res=None, off=None):
     if r is not None:
         return r
     if isinstance(f, PipeEnd):
+        if res is None and task.resume is None:     # a new read(2): no progress record yet
+            return syscalls_pipe.pipe_read(k, cpu, task, f.pipe, buf, count, f.nonblock)
         return P.run_long(task, res, lambda r: syscalls_pipe._pipe_read(k, cpu, task, f.pipe, buf, count, r,
                                                                                   f.nonblock))
     if isinstance(f, (HostFile, DevZero)) and count:
