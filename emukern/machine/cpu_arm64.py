@@ -311,6 +311,9 @@ class StubOp:
     saves: bool = False
     regfile_load: bool = False
     regfile_save: bool = False       # the words are FPSIMD_SAVE_WORDS (found at install)
+    # an argument-less sequence whose return native/a64_stub.c may do (in _native_ret): what
+    # _chain_begin tests first, once per syscall of a TIF_SVE task
+    native: bool = False
 
 
 ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
@@ -404,6 +407,7 @@ class Arm64Cpu(Cpu):
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
         self._plain_ops: dict[tuple[str, int], StubOp] = {}     # queue_stub's argument-less ops
+        self._plain_last: dict[str, StubOp] = {}      # name -> its op last queued (queue_seq)
         self._chain: tuple[list[int], int, int] | None = None   # in-flight: x0-x3+pc, -, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
@@ -655,10 +659,23 @@ class Arm64Cpu(Cpu):
             key = (name, self.vl)
             op = self._plain_ops.get(key)
             if op is None:
-                op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile)
+                op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile,
+                                                   native=entry in self._native_ret and not regfile)
+            self._plain_last[name] = op
             self._stub_queue.append(op)
             return
         self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile, regfile_save))
+
+    def queue_seq(self, name: str) -> None:
+        """:meth:`queue_stub` of an argument-less sequence (the flush every syscall of a TIF_SVE
+        task queues): the op it queued last time for this name, when it was made at the VL the
+        CPU has now -- the same op queue_stub would find, without its name and argument tests
+        and its key."""
+        op = self._plain_last.get(name)
+        if op is not None and op.vl == self.vl:
+            self._stub_queue.append(op)
+        else:
+            self.queue_stub(name)
 
     def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a stub and run the queue now (synchronously)."""
@@ -823,14 +840,25 @@ class Arm64Cpu(Cpu):
             self._hw_set(self.sve_el0, self.vl)
         return True
 
-    def _chain_begin(self) -> None:
-        """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
+    def _chain_begin(self, intr: bool = False) -> None:
+        """From a hook: send the PC into the first queued stub; the brk at its end comes back.
+
+        ``intr``: called from the INTR hook, so native/a64_stub.c's entry runs next and a lone
+        flush may return natively even when ZEN or the VL in the registers are not yet as it
+        runs -- provided they are to be so after it (EL0 SVE on, the VL it was queued at): then
+        writing them now, before it, leaves every register as the chain would (it forces them
+        for the stub and puts the kernel's values back after), and saves the chain's two Python
+        callbacks and its window work: the SVE access trap's flush (do_sve_acc)."""
         q = self._stub_queue
-        if (q[0].regfile_load or q[0].regfile_save) and self._regfile_front():
-            return
         op = q[0]
-        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
-                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
+        # (op.native first: such an op is neither a register-file load nor save, so the test
+        # below for those is a no-op for it and may come second)
+        if op.native and len(q) == 1 and self.vl == op.vl and self.sve_el0 and not self.counter.exact:
+            if op.vl != self._hw_vl or self._hw_zen is not True:
+                if not intr:
+                    self._chain_from_queue()
+                    return
+                self._hw_set(True, op.vl)
             # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
             # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
             # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
@@ -847,9 +875,29 @@ class Arm64Cpu(Cpu):
             self._zhi_clean = False
             self._pending = op
             return
+        if (op.regfile_load or op.regfile_save) and self._regfile_front():
+            return
+        op = q[0]
+        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
+            self._arm_native(op)    # the same lone flush, after register-file work at the front
+            return
+        self._chain_from_queue()
+
+    def _chain_from_queue(self) -> None:
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
+
+    def _arm_native(self, op: StubOp) -> None:
+        """Arm the native flush of :meth:`_chain_begin` (its inline fast path, as a call)."""
+        r = self._ret
+        assert r is not None
+        r.entry = op.entry
+        r.length = op.length
+        self._stub_queue.clear()
+        self._zhi_clean = False
+        self._pending = op
 
     def _native_settle(self) -> None:
         """Account the flush whose return the C hook did (or report one that never reached its
@@ -1108,10 +1156,11 @@ class Arm64Cpu(Cpu):
             return True
         return False
 
-    def _deliver(self, trap: Trap) -> None:
+    def _deliver(self, trap: Trap, intr: bool = False) -> None:
+        """``intr``: delivered from the INTR hook (native/a64_stub.c's entry runs after it)."""
         super()._deliver(trap)
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
-            self._chain_begin()
+            self._chain_begin(intr)
 
     # ---- scan-on-execute: words the translator must not see -----------------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
@@ -1374,7 +1423,7 @@ class Arm64Cpu(Cpu):
         self._syscall_exc()
         # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
-            self._chain_begin()
+            self._chain_begin(True)
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if self._pending is not None:
@@ -1430,7 +1479,7 @@ class Arm64Cpu(Cpu):
                 # (an SVE word's syndrome depends on CPACR_EL1.ZEN and the SVE2 unit: not kept)
                 assert trap.esr is not None and not trap.detail
                 self._undef_syndrome[word] = (trap.kind, trap.esr)
-            self._deliver(trap)
+            self._deliver(trap, True)
             return
         if intno == 7:      # EXCP_BKPT: brk #imm
             self._deliver(Trap(TrapKind.BREAKPOINT, self.arch, pc, cpu=self.index, insn=word,
