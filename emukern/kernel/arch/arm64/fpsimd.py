@@ -405,7 +405,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
         return
     # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
     if sve and task.flags & TIF_SVE:
-        if _jiffies(k, cpu) > th.sve_timeout:
+        if _sve_timeout_passed(k, cpu, th):
             clear_thread_flag(task, TIF_SVE)
             th.dropped_at_load = True
             sve_user_disable(k, cpu)
@@ -447,9 +447,13 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
         # Mark Brown, 6.2): every syscall of a TIF_SVE task stops tracking SVE -- TIF_SVE is
         # cleared and EL0 SVE traps again, so the next SVE instruction takes do_sve_acc(), which
         # zeroes the state above the FPSIMD subset.  Nothing is flushed here.
-        if test_and_clear_thread_flag(task, TIF_SVE):
-            sve_user_disable(k, cpu)
-            _count(k, th, "drop_tif_sve_syscall")
+        flags = task.flags
+        if flags & TIF_SVE:                     # (test_and_clear_thread_flag, inline)
+            task.flags = flags & ~TIF_SVE
+            if cpu.set_sve_el0(False):          # sve_user_disable
+                cpu.charge(k.cost.sve_sysreg)
+            th.stats["drop_tif_sve_syscall"] += 1
+            k.sve_stats["drop_tif_sve_syscall"] += 1
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
     if task.flags & TIF_SVE:
@@ -520,25 +524,33 @@ def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     th: Arm64Thread = task.thread
     cpu.charge(k.cost.sve_access_trap)
     sve_alloc(k, th)
-    _count(k, th, "sve_trap")
+    th.stats["sve_trap"] += 1                 # (_count, inline: once per trap)
+    k.sve_stats["sve_trap"] += 1
     if th.dropped_at_load:
         _count(k, th, "retrap_after_load")
         th.dropped_at_load = False
-    if _pol(k) != "legacy":
+    timed = _pol(k) != "legacy"               # (the switch is read once: nothing below sets it)
+    if timed:
         th.sve_timeout = _jiffies(k, cpu) + k.config.hz
-    if k.warn_on(th.tif_sve, "do_sve_acc: SVE access trapped with TIF_SVE set"):
+    # (the thread's flags word is the task's: th.tif_sve / th.tif_foreign_fpstate, without the views)
+    flags = task.flags
+    if flags & TIF_SVE and k.warn_on(True, "do_sve_acc: SVE access trapped with TIF_SVE set"):
         trap.detail = "WARN: SVE access trapped with TIF_SVE set"
-    th.tif_sve = True
-    if not th.tif_foreign_fpstate:
-        sve_set_vq(k, cpu, th.vl)
-        sve_flush_live(k, cpu, th, th.vl, "trap")
+    task.flags = flags | TIF_SVE
+    vl = th.vl
+    if not flags & TIF_FOREIGN_FPSTATE:
+        sve_set_vq(k, cpu, vl)
+        # sve_flush_live(k, cpu, th, vl, "trap"), inline
+        cpu.queue_seq("sve_flush_live" if vl > 128 else "sve_flush_p")
+        th.stats["flush_trap"] += 1
+        k.sve_stats["flush_trap"] += 1
         fpsimd_bind_task_to_cpu(k, cpu, task)
     else:
         fpsimd_to_sve(k, th)
         th.fp_type = FP_STATE_SVE
         fpsimd_flush_task_state(th)
-    trap.decision = (f"TIF_SVE set, VL {th.vl}, EL0 SVE enabled"
-                     + (f", sve_timeout={th.sve_timeout}" if _pol(k) != "legacy" else "")
+    trap.decision = (f"TIF_SVE set, VL {vl}, EL0 SVE enabled"
+                     + (f", sve_timeout={th.sve_timeout}" if timed else "")
                      + "; the instruction re-executes")
 
 
