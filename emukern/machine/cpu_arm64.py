@@ -76,7 +76,9 @@ page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks
 The syscall flush's hot path (issue 19): a lone argument-less sequence that writes only SIMD/SVE
 registers (checked at install) is armed by the trap hook and entered and left in C
 (native/a64_stub.c: an INTR hook after this CPU's, and a code hook on the sequence's closing brk),
-within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).
+within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).  From
+the INTR hook that includes the SVE access trap's flush, queued while ZEN still traps EL0 SVE: the
+hook writes ZEN and the VL first, as the chain would leave them after the flush.
 
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
