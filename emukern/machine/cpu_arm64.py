@@ -116,7 +116,7 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE)
@@ -260,6 +260,26 @@ def _writes_fp_only(word: int) -> bool:
     pd.b``, ``wrffr pn.b``."""
     return (word & 0xBFE0FC00 == 0x0EA01C00 or word & 0xFFFFFFF0 == 0x2518E400
             or word & 0xFFFFFE1F == 0x25289000)
+
+
+ZHI_ZERO, ZHI_KEEP = "zero", "keep"
+
+
+def zhi_effect(words: "Sequence[int]") -> str | None:
+    """What a kernel sequence (``words``, its closing brk last) leaves in the Z bits above 128:
+    ``ZHI_ZERO`` when it writes every V register with an AdvSIMD instruction (which zeroes the
+    rest of the Z register up to the VL) and otherwise only P/FFR -- ``sve_flush_live`` -- or is
+    the FPSIMD load (its ldp q pairs load all 32); ``ZHI_KEEP`` when it writes only P/FFR
+    (``sve_flush_p``); None when the machine cannot tell (it may write them)."""
+    body = list(words[:-1])
+    if tuple(words) == FPSIMD_LOAD_WORDS:
+        return ZHI_ZERO
+    if not body or not all(_writes_fp_only(w) for w in body):
+        return None
+    written = {w & 0x1F for w in body if w & 0xBFE0FC00 == 0x0EA01C00}
+    if not written:
+        return ZHI_KEEP
+    return ZHI_ZERO if written == set(range(32)) else None
 
 
 _U64 = ctypes.c_uint64
@@ -424,6 +444,11 @@ class Arm64Cpu(Cpu):
         # FPSIMD load and save (which write no Z bits) ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
         # and the load can go through the register file (_fpsimd_load_regs).
         self._zhi_clean = True
+        # entry -> zhi_effect of each kernel sequence (install_kernel_text): a sequence that
+        # leaves Z above 128 zero makes it known zero again until EL0 may run with SVE enabled,
+        # so an FPSIMD load queued after it (a context switch after a TIF_SVE task's syscall
+        # flush) can go through the register file
+        self._zhi_effect: dict[int, str | None] = {}
         # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
         # 32 bits): the FPSIMD state in one libunicorn batch, read or written
         self._fp_raw = (ctypes.c_char * 528)()
@@ -583,6 +608,9 @@ class Arm64Cpu(Cpu):
         self._write_fixed(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
+        self._zhi_effect = {KERNEL_TEXT + q.offset: zhi_effect(
+            [int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, q.offset + 4 * q.length, 4)])
+            for q in seqs.values()}
         self._install_native_returns(image, seqs)
 
     def _engine_opened(self, src: int) -> None:
@@ -712,7 +740,11 @@ class Arm64Cpu(Cpu):
                 self.counter.count += 1                          # ... counted here
                 self._stub_queue.pop(0)
                 self._stub_account(op, before)
+                if self._zhi_effect.get(op.entry) == ZHI_ZERO:
+                    self._zhi_clean = True
         finally:
+            if self.sve_el0:
+                self._zhi_clean = False       # EL0 runs next with SVE enabled: it may write them
             self._stub_queue.clear()
             for r, v in saved.items():
                 self._write(_X[r], v)
@@ -744,7 +776,7 @@ class Arm64Cpu(Cpu):
             self._tlb_flush()
 
     def _stub_prepare(self, op: StubOp) -> None:
-        if not op.regfile_load:
+        if op.entry not in self._zhi_effect or self._zhi_effect[op.entry] is None:
             self._zhi_clean = False           # (the machine does not know what it writes)
         self._open_window(bounce=op.loads or op.saves)
         if self._hw_zen is not True or op.vl != self._hw_vl:
@@ -939,7 +971,7 @@ class Arm64Cpu(Cpu):
         if op.buf is None and not op.args and self._hw_zen is True and op.vl == self._hw_vl:
             # a flush (once per syscall of a TIF_SVE task) with ZEN and the VL already as it
             # runs: all _stub_prepare has to do is open the code guard
-            if not op.regfile_load:
+            if self._zhi_effect.get(op.entry) is None:
                 self._zhi_clean = False
             self._guard.open = True
         else:
@@ -965,6 +997,8 @@ class Arm64Cpu(Cpu):
             self.stub_stats[op.name] += 1
             self.stub_cycles[op.name] += n
         self._chain_op = None
+        if self._zhi_effect.get(op.entry) == ZHI_ZERO:
+            self._zhi_clean = True
         q = self._stub_queue
         if q:
             while q and self._regfile_ok(q[0]):
@@ -973,6 +1007,8 @@ class Arm64Cpu(Cpu):
                 self._chain_next()
                 return
         self._chain = None
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled: it may write them
         self._chain_restore(chain[0])     # x0-x3, then the user PC
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on
