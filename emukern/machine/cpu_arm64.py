@@ -95,7 +95,9 @@ the CPU before any user instruction and before any Python access to the FP regis
 One sequence is performed without running it: ``fpsimd_load_state`` (a :class:`KernelSeq` marked
 ``regfile_load``, checked word by word against :data:`FPSIMD_LOAD_WORDS` at install).  While the
 Z bits above 128 are known to be zero -- no EL0 SVE access granted and no other sequence run on
-this CPU since it was created -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
+this CPU since it was created, or since a sequence that zeroes them (:func:`zhi_effect`, found by
+its words: ``sve_flush_live``, the FPSIMD load itself) ran with no EL0 instruction able to use SVE
+after it -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
 its instructions are counted as retired kernel instructions exactly as a run counts them (the
 clock, ``stub_insns`` and ``stub_stats`` are the same; tests/machine/test_stub_regfile.py compares
 the two on twin CPUs).  That saves the bounce buffer's two ``mem_protect`` calls (~14 us) and the
