@@ -13,7 +13,10 @@ Figures (issue 19, "Speed" parts 1–3):
 - a null syscall (getppid) through emukern's kernel vs a raw Unicorn in-hook round trip (an INTR
   hook that reads the number and writes a return value), both arches;
 - µs of host time per getpid of guest_asm/arm64/fp_pidbench.S and, when built, of the kernel's own
-  tools/testing/selftests/arm64/fp/fp-pidbench.S (emukern/selftests);
+  tools/testing/selftests/arm64/fp/fp-pidbench.S (emukern/selftests), each beside its floor: the
+  same ELF on raw Unicorn whose ctypes hook answers the svc and the SVE access trap and nothing
+  more (emukern/bench/raw_pidbench.py); and the newest of them under Linux 6.1's model, where every
+  "SVE used per syscall" iteration is a getpid + SVE trap pair, beside the floor taking the same traps;
 - µs per RVV LMUL=1 instruction through the illegal-instruction trap path (vec_loop.S);
 - the 100 k-iteration vsetvli + getppid loop (null_syscall.S) at VLEN 512, emukern vs
   qemu-riscv64, both as whole processes, with two raw-Unicorn floors on the same ELF (a hook that
@@ -61,6 +64,7 @@ RAW_SIG_CT = "raw Unicorn, ctypes hook"        # signal: the same floor with emu
 RAW_NULL_CT = "raw Unicorn null syscall, ctypes hook"
 RAW_DIRECT = "raw Unicorn (ctypes hook)"      # the vsetvli figure's second floor
 RAW_NATIVE = "raw Unicorn (C vsetvli + ctypes ecall hook)"   # third: vsetvli in C, as emukern's
+RAW_PID = "raw Unicorn (ctypes svc + SVE trap hook)"        # fp-pidbench's floor (emukern/bench/raw_pidbench.py)
 
 
 @dataclass(frozen=True)
@@ -340,10 +344,12 @@ def m_signal(cfg: Settings) -> list[dict[str, Any]]:
     return out
 
 
-def _pidbench_sample(elf: Path, argv: list[str], getpids: list[int]) -> float:
-    """µs of host time (Machine.run) per getpid the guest made, the default arm64-sve policy."""
+def _pidbench_sample(elf: Path, argv: list[str], getpids: list[int], kernel: str | None = None,
+                     traps: list[int] | None = None) -> float:
+    """µs of host time (Machine.run) per getpid the guest made, the default arm64-sve policy
+    (``kernel``: that release's model instead of the newest; ``traps`` gets the SVE traps)."""
     from emukern.api import Machine
-    m = Machine(arch="arm64", max_insns=None)
+    m = Machine(arch="arm64", max_insns=None, **({"kernel": kernel} if kernel else {}))
     m.explicit_arch = "arm64"
     m.load(elf, argv)
     t = time.perf_counter()
@@ -355,7 +361,23 @@ def _pidbench_sample(elf: Path, argv: list[str], getpids: list[int]) -> float:
     if not n:
         raise RuntimeError(f"{elf.name} made no getpid call under emukern")
     getpids.append(n)
+    if traps is not None:
+        traps.append(r.traps.get("sve-access", 0))
     return dt / n * 1e6
+
+
+def _raw_pidbench_sample(elf: Path, argv: list[str], discard: bool, traps: list[int] | None = None) -> float:
+    """The floor beside an fp-pidbench figure (emukern.bench.raw_pidbench): µs per getpid."""
+    from emukern.bench.raw_pidbench import raw_pidbench_us
+    us, _n, ntraps, _out = raw_pidbench_us(elf, argv, discard=discard)
+    if traps is not None:
+        traps.append(ntraps)
+    return us
+
+
+# the release whose model takes an SVE access trap after every syscall of an SVE user (Linux 6.1's
+# sve_user_discard): the fp-pidbench figure of getpid + SVE trap pairs runs under it
+TRAP_PAIR_KERNEL = "debian-12-arm64"
 
 
 def m_pidbench(cfg: Settings) -> list[dict[str, Any]]:
@@ -375,7 +397,10 @@ def m_pidbench(cfg: Settings) -> list[dict[str, Any]]:
     for name, elf, argv, calls, origin in progs:
         cfg.say(name)
         getpids: list[int] = []
+        # the floor: the same ELF on raw Unicorn whose ctypes hook answers the svc and the one SVE
+        # access trap (the trap emukern's do_sve_acc takes) and does nothing else
         runners = {EK: lambda: _pidbench_sample(elf, argv, getpids),
+                   RAW_PID: lambda: _raw_pidbench_sample(elf, argv, False),
                    QEMU_PEER: lambda: peers.qemu_wall("arm64", elf, argv, QEMU["arm64"]) / calls * 1e6}
         samples, notes = alternate(runners, cfg.reps)
         out.append(figure(name, "µs/getpid", EK, samples, notes, Target("<=", TARGET_PIDBENCH_US, "value"),
@@ -384,6 +409,20 @@ def m_pidbench(cfg: Settings) -> list[dict[str, Any]]:
     if up is None:
         out.append({"figure": "arm64 fp-pidbench (upstream selftest)", "key": "arm64.pidbench.upstream",
                     "skipped": what, "contenders": {}, "target": None, "met": None})
+    # getpid + SVE trap pairs: the newest fp-pidbench at hand under Linux 6.1's model, where every
+    # syscall drops TIF_SVE, so each iteration of "SVE used per syscall" is a getpid and an SVE
+    # access trap; beside the floor that takes the same traps (its hook closes SVE again at every
+    # svc).  No target of its own: what the kernel work of the trap path costs over the floor.
+    name, elf, argv = progs[-1][0], progs[-1][1], progs[-1][2]
+    name = name.replace("arm64 fp-pidbench", f"arm64 fp-pidbench, an SVE trap per syscall ({TRAP_PAIR_KERNEL})")
+    cfg.say(name)
+    getpids, ek_traps, raw_traps = [], [], []
+    runners = {EK: lambda: _pidbench_sample(elf, argv, getpids, TRAP_PAIR_KERNEL, ek_traps),
+               RAW_PID: lambda: _raw_pidbench_sample(elf, argv, True, raw_traps)}
+    samples, notes = alternate(runners, cfg.reps)
+    out.append(figure(name, "µs/getpid", EK, samples, notes, None, key="arm64.pidbench.trap_pair", arch="arm64",
+                      origin=progs[-1][4], kernel=TRAP_PAIR_KERNEL, getpid_calls=getpids[-1] if getpids else None,
+                      sve_traps={EK: ek_traps[-1] if ek_traps else None, RAW_PID: raw_traps[-1] if raw_traps else None}))
     return out
 
 
@@ -649,6 +688,9 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                   "raw Unicorn + empty block hook = a C block hook that does nothing (what Unicorn's "
                   "per-block hook call costs by itself); raw Unicorn + adding block hook = a C block hook "
                   "that only adds size/4 to a counter, the least any counting done per block can do; "
+                  f"{RAW_PID} = the fp-pidbench ELF with a ctypes INTR hook that answers the syscalls and "
+                  "opens SVE at its access trap (in the trap-pair figure it closes SVE again at every svc, "
+                  "as Linux 6.1 does): a getpid and an SVE trap before any kernel work; "
                   "emukern = exact counts (block counting) and the full Python kernel path, host time of Machine.run(); "
                   "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel); "
                   "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "

@@ -76,7 +76,9 @@ page instead cost ~30 us per syscall (Unicorn drops the page's translated blocks
 The syscall flush's hot path (issue 19): a lone argument-less sequence that writes only SIMD/SVE
 registers (checked at install) is armed by the trap hook and entered and left in C
 (native/a64_stub.c: an INTR hook after this CPU's, and a code hook on the sequence's closing brk),
-within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).
+within the same emu_start and without a second Python callback (see :meth:`_chain_begin`).  From
+the INTR hook that includes the SVE access trap's flush, queued while ZEN still traps EL0 SVE: the
+hook writes ZEN and the VL first, as the chain would leave them after the flush.
 
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
@@ -93,7 +95,9 @@ the CPU before any user instruction and before any Python access to the FP regis
 One sequence is performed without running it: ``fpsimd_load_state`` (a :class:`KernelSeq` marked
 ``regfile_load``, checked word by word against :data:`FPSIMD_LOAD_WORDS` at install).  While the
 Z bits above 128 are known to be zero -- no EL0 SVE access granted and no other sequence run on
-this CPU since it was created -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
+this CPU since it was created, or since a sequence that zeroes them (:func:`zhi_effect`, found by
+its words: ``sve_flush_live``, the FPSIMD load itself) ran with no EL0 instruction able to use SVE
+after it -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
 its instructions are counted as retired kernel instructions exactly as a run counts them (the
 clock, ``stub_insns`` and ``stub_stats`` are the same; tests/machine/test_stub_regfile.py compares
 the two on twin CPUs).  That saves the bounce buffer's two ``mem_protect`` calls (~14 us) and the
@@ -114,7 +118,7 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE)
@@ -260,6 +264,26 @@ def _writes_fp_only(word: int) -> bool:
             or word & 0xFFFFFE1F == 0x25289000)
 
 
+ZHI_ZERO, ZHI_KEEP = "zero", "keep"
+
+
+def zhi_effect(words: "Sequence[int]") -> str | None:
+    """What a kernel sequence (``words``, its closing brk last) leaves in the Z bits above 128:
+    ``ZHI_ZERO`` when it writes every V register with an AdvSIMD instruction (which zeroes the
+    rest of the Z register up to the VL) and otherwise only P/FFR -- ``sve_flush_live`` -- or is
+    the FPSIMD load (its ldp q pairs load all 32); ``ZHI_KEEP`` when it writes only P/FFR
+    (``sve_flush_p``); None when the machine cannot tell (it may write them)."""
+    body = list(words[:-1])
+    if tuple(words) == FPSIMD_LOAD_WORDS:
+        return ZHI_ZERO
+    if not body or not all(_writes_fp_only(w) for w in body):
+        return None
+    written = {w & 0x1F for w in body if w & 0xBFE0FC00 == 0x0EA01C00}
+    if not written:
+        return ZHI_KEEP
+    return ZHI_ZERO if written == set(range(32)) else None
+
+
 _U64 = ctypes.c_uint64
 _VP = ctypes.c_void_p
 
@@ -311,6 +335,9 @@ class StubOp:
     saves: bool = False
     regfile_load: bool = False
     regfile_save: bool = False       # the words are FPSIMD_SAVE_WORDS (found at install)
+    # an argument-less sequence whose return native/a64_stub.c may do (in _native_ret): what
+    # _chain_begin tests first, once per syscall of a TIF_SVE task
+    native: bool = False
 
 
 ARM64_MODEL_MAX = A.UC_CPU_ARM64_MAX     # QEMU's "max" CPU, the model every Arm64Cpu is
@@ -404,6 +431,7 @@ class Arm64Cpu(Cpu):
         self._kernel_text = b""
         self._stub_queue: list[StubOp] = []
         self._plain_ops: dict[tuple[str, int], StubOp] = {}     # queue_stub's argument-less ops
+        self._plain_last: dict[str, StubOp] = {}      # name -> its op last queued (queue_seq)
         self._chain: tuple[list[int], int, int] | None = None   # in-flight: x0-x3+pc, -, deadline
         self._chain_op: tuple[StubOp, int] | None = None
         self.stub_stats: Counter[str] = Counter()        # stub name -> runs
@@ -418,6 +446,11 @@ class Arm64Cpu(Cpu):
         # FPSIMD load and save (which write no Z bits) ran.  While this holds, the FPSIMD load's zeroing of those bits is a no-op
         # and the load can go through the register file (_fpsimd_load_regs).
         self._zhi_clean = True
+        # entry -> zhi_effect of each kernel sequence (install_kernel_text): a sequence that
+        # leaves Z above 128 zero makes it known zero again until EL0 may run with SVE enabled,
+        # so an FPSIMD load queued after it (a context switch after a TIF_SVE task's syscall
+        # flush) can go through the register file
+        self._zhi_effect: dict[int, str | None] = {}
         # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
         # 32 bits): the FPSIMD state in one libunicorn batch, read or written
         self._fp_raw = (ctypes.c_char * 528)()
@@ -577,6 +610,9 @@ class Arm64Cpu(Cpu):
         self._write_fixed(KERNEL_TEXT, image)
         self._kernel_text = bytes(image)
         self._seqs = table
+        self._zhi_effect = {KERNEL_TEXT + q.offset: zhi_effect(
+            [int.from_bytes(image[o:o + 4], "little") for o in range(q.offset, q.offset + 4 * q.length, 4)])
+            for q in seqs.values()}
         self._install_native_returns(image, seqs)
 
     def _engine_opened(self, src: int) -> None:
@@ -655,10 +691,23 @@ class Arm64Cpu(Cpu):
             key = (name, self.vl)
             op = self._plain_ops.get(key)
             if op is None:
-                op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile)
+                op = self._plain_ops[key] = StubOp(name, (), self.vl, entry, n, None, False, False, regfile,
+                                                   native=entry in self._native_ret and not regfile)
+            self._plain_last[name] = op
             self._stub_queue.append(op)
             return
         self._stub_queue.append(StubOp(name, args, self.vl, entry, n, buf, loads, saves, regfile, regfile_save))
+
+    def queue_seq(self, name: str) -> None:
+        """:meth:`queue_stub` of an argument-less sequence (the flush every syscall of a TIF_SVE
+        task queues): the op it queued last time for this name, when it was made at the VL the
+        CPU has now -- the same op queue_stub would find, without its name and argument tests
+        and its key."""
+        op = self._plain_last.get(name)
+        if op is not None and op.vl == self.vl:
+            self._stub_queue.append(op)
+        else:
+            self.queue_stub(name)
 
     def run_stub(self, name: str, *args: int, buf: memoryview | None = None) -> None:
         """Queue a stub and run the queue now (synchronously)."""
@@ -693,7 +742,11 @@ class Arm64Cpu(Cpu):
                 self.counter.count += 1                          # ... counted here
                 self._stub_queue.pop(0)
                 self._stub_account(op, before)
+                if self._zhi_effect.get(op.entry) == ZHI_ZERO:
+                    self._zhi_clean = True
         finally:
+            if self.sve_el0:
+                self._zhi_clean = False       # EL0 runs next with SVE enabled: it may write them
             self._stub_queue.clear()
             for r, v in saved.items():
                 self._write(_X[r], v)
@@ -725,7 +778,7 @@ class Arm64Cpu(Cpu):
             self._tlb_flush()
 
     def _stub_prepare(self, op: StubOp) -> None:
-        if not op.regfile_load:
+        if op.entry not in self._zhi_effect or self._zhi_effect[op.entry] is None:
             self._zhi_clean = False           # (the machine does not know what it writes)
         self._open_window(bounce=op.loads or op.saves)
         if self._hw_zen is not True or op.vl != self._hw_vl:
@@ -823,14 +876,25 @@ class Arm64Cpu(Cpu):
             self._hw_set(self.sve_el0, self.vl)
         return True
 
-    def _chain_begin(self) -> None:
-        """From a hook: send the PC into the first queued stub; the brk at its end comes back."""
+    def _chain_begin(self, intr: bool = False) -> None:
+        """From a hook: send the PC into the first queued stub; the brk at its end comes back.
+
+        ``intr``: called from the INTR hook, so native/a64_stub.c's entry runs next and a lone
+        flush may return natively even when ZEN or the VL in the registers are not yet as it
+        runs -- provided they are to be so after it (EL0 SVE on, the VL it was queued at): then
+        writing them now, before it, leaves every register as the chain would (it forces them
+        for the stub and puts the kernel's values back after), and saves the chain's two Python
+        callbacks and its window work: the SVE access trap's flush (do_sve_acc)."""
         q = self._stub_queue
-        if (q[0].regfile_load or q[0].regfile_save) and self._regfile_front():
-            return
         op = q[0]
-        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
-                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
+        # (op.native first: such an op is neither a register-file load nor save, so the test
+        # below for those is a no-op for it and may come second)
+        if op.native and len(q) == 1 and self.vl == op.vl and self.sve_el0 and not self.counter.exact:
+            if op.vl != self._hw_vl or self._hw_zen is not True:
+                if not intr:
+                    self._chain_from_queue()
+                    return
+                self._hw_set(True, op.vl)
             # The native flush (once per syscall of a TIF_SVE task, issue 19's hot path): a lone
             # flush with ZEN and the VL already as it runs and as they stay after it.  Armed here,
             # entered by the INTR hook after this one (native/a64_stub.c: it reads the user PC,
@@ -847,9 +911,29 @@ class Arm64Cpu(Cpu):
             self._zhi_clean = False
             self._pending = op
             return
+        if (op.regfile_load or op.regfile_save) and self._regfile_front():
+            return
+        op = q[0]
+        if len(q) == 1 and op.entry in self._native_ret and op.vl == self._hw_vl and self._hw_zen is True \
+                and self.sve_el0 and self.vl == op.vl and not self.counter.exact:
+            self._arm_native(op)    # the same lone flush, after register-file work at the front
+            return
+        self._chain_from_queue()
+
+    def _chain_from_queue(self) -> None:
         # x0-x3 and the user PC in one libunicorn call (put back in one by _chain_step)
         self._chain = (self._chain_save(), 0, self._cs.deadline)
         self._chain_next()
+
+    def _arm_native(self, op: StubOp) -> None:
+        """Arm the native flush of :meth:`_chain_begin` (its inline fast path, as a call)."""
+        r = self._ret
+        assert r is not None
+        r.entry = op.entry
+        r.length = op.length
+        self._stub_queue.clear()
+        self._zhi_clean = False
+        self._pending = op
 
     def _native_settle(self) -> None:
         """Account the flush whose return the C hook did (or report one that never reached its
@@ -889,7 +973,7 @@ class Arm64Cpu(Cpu):
         if op.buf is None and not op.args and self._hw_zen is True and op.vl == self._hw_vl:
             # a flush (once per syscall of a TIF_SVE task) with ZEN and the VL already as it
             # runs: all _stub_prepare has to do is open the code guard
-            if not op.regfile_load:
+            if self._zhi_effect.get(op.entry) is None:
                 self._zhi_clean = False
             self._guard.open = True
         else:
@@ -915,6 +999,8 @@ class Arm64Cpu(Cpu):
             self.stub_stats[op.name] += 1
             self.stub_cycles[op.name] += n
         self._chain_op = None
+        if self._zhi_effect.get(op.entry) == ZHI_ZERO:
+            self._zhi_clean = True
         q = self._stub_queue
         if q:
             while q and self._regfile_ok(q[0]):
@@ -923,6 +1009,8 @@ class Arm64Cpu(Cpu):
                 self._chain_next()
                 return
         self._chain = None
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled: it may write them
         self._chain_restore(chain[0])     # x0-x3, then the user PC
         # after the PC has left the window: Unicorn stops the run when an mem_protect removes
         # execute permission from the page the PC is on
@@ -1108,10 +1196,11 @@ class Arm64Cpu(Cpu):
             return True
         return False
 
-    def _deliver(self, trap: Trap) -> None:
+    def _deliver(self, trap: Trap, intr: bool = False) -> None:
+        """``intr``: delivered from the INTR hook (native/a64_stub.c's entry runs after it)."""
         super()._deliver(trap)
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
-            self._chain_begin()
+            self._chain_begin(intr)
 
     # ---- scan-on-execute: words the translator must not see -----------------------------------
     def _code_exits(self, page: int, data: bytes) -> list[int]:
@@ -1374,7 +1463,7 @@ class Arm64Cpu(Cpu):
         self._syscall_exc()
         # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
-            self._chain_begin()
+            self._chain_begin(True)
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if self._pending is not None:
@@ -1430,7 +1519,7 @@ class Arm64Cpu(Cpu):
                 # (an SVE word's syndrome depends on CPACR_EL1.ZEN and the SVE2 unit: not kept)
                 assert trap.esr is not None and not trap.detail
                 self._undef_syndrome[word] = (trap.kind, trap.esr)
-            self._deliver(trap)
+            self._deliver(trap, True)
             return
         if intno == 7:      # EXCP_BKPT: brk #imm
             self._deliver(Trap(TrapKind.BREAKPOINT, self.arch, pc, cpu=self.index, insn=word,

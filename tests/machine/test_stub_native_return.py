@@ -67,8 +67,8 @@ def test_pidbench_flushes_return_natively(run_guest):
     cpu = m.kernel.cpus[0]
     assert m.kernel.sve_stats["flush_syscall"] >= 600    # three loops of 200 with TIF_SVE
     runs = cpu.stub_stats["sve_flush_live"]
-    # the syscalls' flushes returned in C (do_sve_acc's, queued before EL0 SVE is on in the
-    # hardware, and one queued while the CPU is stopped go through the brk / stub_sync) ...
+    # the syscalls' flushes returned in C, and do_sve_acc's too (the CPU writes ZEN and the VL
+    # before it); one queued while the CPU is stopped goes through stub_sync ...
     assert 600 <= cpu._ret.returns <= runs <= cpu._ret.returns + 3
     assert cpu.stub_cycles["sve_flush_live"] == STUBS["sve_flush_live"][1] * runs   # ... counted whole
 
@@ -172,3 +172,24 @@ def test_stub_page_unreadable_after_chain_without_tlb_flush():
     assert seen[-1] == (TrapKind.MEM_FAULT, addr)
     assert cpu._ret.returns == 0                # (the brk path, not the native return)
     assert cpu.stub_stats["sve_flush_live"] == 1 and cpu.stub_stats["sve_flush_p"] == 1
+
+
+@needs_native
+@pytest.mark.parametrize("prog", ["fp_pidbench.S", "sve_block.S", "sig_sve.S", "sve_preempt.S"])
+def test_trap_flush_returns_natively_and_changes_nothing(run_guest, monkeypatch, prog):
+    """do_sve_acc's flush is queued from the INTR hook while CPACR_EL1.ZEN still traps; the CPU
+    writes ZEN and the VL before it (as they are to be after it) and returns natively.  Under
+    Linux 6.1's model every syscall drops TIF_SVE, so fp_pidbench's SVE-per-syscall loop is one
+    trap (and one flush) per iteration: the run must be the chain's, byte for byte."""
+    opts = {"kernel": "debian-12-arm64", "sve_vl": 512, "hz": 64000, "cpus": 2, "quantum": 997,
+            "max_insns": 1_500_000}
+    native, native_cpus, returns = _summary(run_guest, prog, **opts)
+    _no_native_return(monkeypatch)
+    chain, chain_cpus, none = _summary(run_guest, prog, **opts)
+    assert none == 0
+    assert native == chain
+    assert native_cpus == chain_cpus
+    if prog == "fp_pidbench.S":
+        # no syscall flushes under 6.1: every native return is a trap's flush
+        traps = json.loads(native)["traps"]["sve-access"]
+        assert traps > 100 and returns == traps

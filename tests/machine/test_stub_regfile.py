@@ -195,3 +195,54 @@ def test_regfile_save_is_found_by_its_words():
     cpu.install_kernel_text(nop + ret, {"fpsimd_save_state": KernelSeq(0, 2, saves=True)})
     assert cpu._seqs["fpsimd_save_state"][5] is False
     assert make_cpu(128)._seqs["fpsimd_save_state"][5] is True
+
+
+@pytest.mark.parametrize("el0_sve_after", [False, True])
+@pytest.mark.parametrize("where", ["hook", "stub_sync"])
+def test_flush_makes_the_following_load_a_regfile_load(where, el0_sve_after, monkeypatch):
+    """sve_flush_live zeroes Z above 128 on every register (its mov v writes are AdvSIMD), so an
+    FPSIMD load queued after it -- a switch away from a TIF_SVE task blocked in a syscall --
+    goes through the register file even though EL0 wrote those bits before; the result is the
+    twin's that runs the load (a CPU that classifies no sequence), and the bits are known zero
+    afterwards only while EL0 cannot use SVE."""
+    a, slot, v, _fpsr, _fpcr = _slot(11)
+    runs = {}
+    for mode in ("fast", "real"):
+        cpu = make_cpu(512, asm("index z7.b, #1, #1\nsvc #0\nbrk #1"))
+        cpu.set_sve_el0(True)
+        loads = []
+        if mode == "real":
+            cpu._zhi_effect = {}
+        else:
+            real_load = cpu._fpsimd_load_regs
+            monkeypatch.setattr(cpu, "_fpsimd_load_regs", lambda op: (loads.append(op.name), real_load(op)))
+
+        def on_trap(c, trap):
+            if trap.kind is TrapKind.SYSCALL:
+                EF.queue(c, "sve_flush_live")
+                EF.queue(c, "fpsimd_load_state", a, slot)
+                c.set_sve_el0(el0_sve_after)
+                if where == "stub_sync":
+                    c.stub_sync()
+            else:
+                c.stop()
+        cpu.on_trap = on_trap
+        cpu.run(10**6)
+        assert cpu._zhi_clean is (mode == "fast" and not el0_sve_after)
+        runs[mode] = (_observed(cpu), read_sve_state(cpu))
+        if mode == "fast":
+            assert loads == ["fpsimd_load_state"]
+        monkeypatch.undo()
+    assert runs["fast"] == runs["real"]
+    assert runs["fast"][1]["z"] == [x + bytes(48) for x in v]
+    assert runs["fast"][0]["stats"] == {"sve_flush_live": 1, "fpsimd_load_state": 1}
+
+
+def test_sequences_are_classified_by_their_words():
+    from emukern.kernel.arch.arm64.entry_fpsimd import STUB_WORDS
+    from emukern.machine.cpu_arm64 import ZHI_KEEP, ZHI_ZERO, zhi_effect
+    assert {k: zhi_effect(w) for k, w in STUB_WORDS.items()} == {
+        "sve_save_state": None, "sve_load_state": None, "fpsimd_save_state": None,
+        "sve_flush_live": ZHI_ZERO, "fpsimd_load_state": ZHI_ZERO, "sve_flush_p": ZHI_KEEP}
+    # a flush that leaves one V register out does not zero every Z register
+    assert zhi_effect(STUB_WORDS["sve_flush_live"][1:]) is None

@@ -219,6 +219,8 @@ class SveStateArea:
         # (an anonymous mapping: untouched slots cost no host memory; a small area is plain bytes)
         self.buf: mmap.mmap | bytearray = mmap.mmap(-1, self.size) if slots > 4 else bytearray(self.size)
         self._free = list(range(slots - 1, -1, -1))
+        # zeroes to copy from (zero(): sve_alloc's memset on every SVE access trap), not made anew
+        self._zeros = memoryview(bytes(self.slot_size))
 
     def view(self, slot: int) -> memoryview:
         """One slot's bytes (what a save or load sequence copies through the bounce buffer)."""
@@ -252,7 +254,11 @@ class SveStateArea:
         self.buf[o:o + len(data)] = data
 
     def zero(self, addr: int, n: int) -> None:
-        self.write(addr, bytes(n))
+        o = addr - self.base
+        if 0 <= n <= self.slot_size:
+            self.buf[o:o + n] = self._zeros[:n]
+        else:
+            self.write(addr, bytes(n))
 
     # typed views of one slot
     def zreg(self, slot: int, vl: int, i: int) -> bytes:

@@ -79,6 +79,10 @@ class Arm64Thread:
     fpsimd_cpu: int = -1              # NR_CPUS: bound to no CPU
     in_syscall: bool = False          # in_syscall(pt_regs): the last kernel entry was an svc
     sve_timeout: int = 0              # jiffies after which TIF_SVE may be dropped (p1, p1+p2)
+    # (sve_timeout as a cycle of the clock, for the test on every syscall: the value it was
+    # worked out for, and the first cycle whose jiffy is past it -- see _sve_timeout_passed)
+    timeout_for: int = field(default=-1, repr=False, compare=False)
+    timeout_cycle: int = field(default=0, repr=False, compare=False)
     vl: int = 256                     # task SVE VL in bits
     vl_onexec: int = 0                # VL for the next exec (bits), 0: the default
     # instrumentation (what the patch author counted, and what the benchmark reports)
@@ -103,6 +107,24 @@ def _jiffies(k: "Kernel", cpu: "Arm64Cpu") -> int:
 def _last(k: "Kernel", cpu: "Arm64Cpu") -> FpsimdLastState:
     # (hot: no check -- setup gives every CPU its fpsimd_last_state before anything runs)
     return k.percpu[cpu.index].fpsimd_last_state
+
+
+def _sve_timeout_passed(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> bool:
+    """``time_after(jiffies, sve_timeout)`` on this CPU's clock, as a compare of cycles.
+
+    jiffies(c) = c * HZ // freq exceeds T exactly from the cycle ceil((T + 1) * freq / HZ) on,
+    so that cycle is worked out once per value of sve_timeout (it changes at an SVE access trap)
+    instead of dividing the clock on every syscall of a TIF_SVE task."""
+    if th.timeout_for != th.sve_timeout:
+        _sve_timeout_cycle(k, th)
+    return cpu.now >= th.timeout_cycle
+
+
+def _sve_timeout_cycle(k: "Kernel", th: Arm64Thread) -> None:
+    t = th.sve_timeout
+    clock = k.clock
+    th.timeout_cycle = -(-(t + 1) * clock.freq_hz // clock.hz)
+    th.timeout_for = t
 
 
 def _count(k: "Kernel", th: Arm64Thread, key: str, n: int = 1) -> None:
@@ -159,7 +181,7 @@ def sve_set_vq(k: "Kernel", cpu: "Arm64Cpu", vl: int) -> None:
 
 def sve_flush_live(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread, vl: int, why: str) -> None:
     """Zero Z bits above 128 (skipped at VL 128: no such bits), P0-P15 and FFR, on the CPU."""
-    cpu.queue_stub("sve_flush_live" if vl > 128 else "sve_flush_p")   # (no buffer: the hot path)
+    cpu.queue_seq("sve_flush_live" if vl > 128 else "sve_flush_p")   # (no buffer: the hot path)
     key = _FLUSH_KEYS.get(why) or f"flush_{why}"
     th.stats[key] += 1                        # (_count, inline: once per syscall with TIF_SVE)
     k.sve_stats[key] += 1
@@ -169,7 +191,7 @@ _FLUSH_KEYS = {"syscall": "flush_syscall", "trap": "flush_trap"}
 
 
 def sve_flush_p(k: "Kernel", cpu: "Arm64Cpu", th: Arm64Thread) -> None:
-    cpu.queue_stub("sve_flush_p")
+    cpu.queue_seq("sve_flush_p")
     _count(k, th, "flush_p")
 
 
@@ -383,7 +405,7 @@ def task_fpsimd_load(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> None:
         return
     # hunk 3: keep SVE for a while after an FPSIMD-only load; drop it once sve_timeout passed
     if sve and task.flags & TIF_SVE:
-        if _jiffies(k, cpu) > th.sve_timeout:
+        if _sve_timeout_passed(k, cpu, th):
             clear_thread_flag(task, TIF_SVE)
             th.dropped_at_load = True
             sve_user_disable(k, cpu)
@@ -408,6 +430,9 @@ def fpsimd_restore_current_state(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> 
 
 
 # ---- kernel hook points ----------------------------------------------------------------------
+_NOTE_FLUSH = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
+
+
 @kernel_function
 def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | None:
     th: Arm64Thread = task.thread
@@ -422,26 +447,35 @@ def fpsimd_syscall_enter(k: "Kernel", cpu: "Arm64Cpu", task: "Task") -> str | No
         # Mark Brown, 6.2): every syscall of a TIF_SVE task stops tracking SVE -- TIF_SVE is
         # cleared and EL0 SVE traps again, so the next SVE instruction takes do_sve_acc(), which
         # zeroes the state above the FPSIMD subset.  Nothing is flushed here.
-        if test_and_clear_thread_flag(task, TIF_SVE):
-            sve_user_disable(k, cpu)
-            _count(k, th, "drop_tif_sve_syscall")
+        flags = task.flags
+        if flags & TIF_SVE:                     # (test_and_clear_thread_flag, inline)
+            task.flags = flags & ~TIF_SVE
+            if cpu.set_sve_el0(False):          # sve_user_disable
+                cpu.charge(k.cost.sve_sysreg)
+            th.stats["drop_tif_sve_syscall"] += 1
+            k.sve_stats["drop_tif_sve_syscall"] += 1
             note = "TIF_SVE: sve_user_discard (TIF_SVE cleared, EL0 SVE traps again)"
         return note
     if task.flags & TIF_SVE:
         if k.sve_syscall_timeout:               # k.policies.effective(POLICY) == "p1+p2"
             cpu.charge(k.cost.tif_check)          # the extra sve_timeout load and branch
-            if k.clock.jiffies(cpu.now) > th.sve_timeout:
+            # (_sve_timeout_passed, inline)
+            if th.timeout_for != th.sve_timeout:
+                _sve_timeout_cycle(k, th)
+            if cpu.now >= th.timeout_cycle:
                 # tasks that don't block in a syscall also get a chance to drop TIF_SVE
                 clear_thread_flag(task, TIF_SVE)
                 sve_user_disable(k, cpu)
                 _count(k, th, "drop_tif_sve_syscall")
                 note = "sve_timeout passed: TIF_SVE cleared, EL0 SVE traps again (no flush)"
-            else:
-                sve_flush_live(k, cpu, th, th.vl, "syscall")
-                note = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
-        else:
-            sve_flush_live(k, cpu, th, th.vl, "syscall")
-            note = "TIF_SVE: sve_flush_live (Z above 128 bits, P, FFR zeroed)"
+                if variant == "fpsimd_syscall_enter":
+                    k.percpu[cpu.index].fpsimd_last_state.to_save = FP_STATE_FPSIMD
+                return note
+        # sve_flush_live(k, cpu, th, th.vl, "syscall"), inline: once per syscall of a TIF_SVE task
+        cpu.queue_seq("sve_flush_live" if th.vl > 128 else "sve_flush_p")
+        th.stats["flush_syscall"] += 1
+        k.sve_stats["flush_syscall"] += 1
+        note = _NOTE_FLUSH
     # any live non-FPSIMD SVE state has been zeroed: a save may keep only the FPSIMD subset
     # (fpsimd_syscall_enter's to_save; 6.2..6.1x leave to_save alone and test in_syscall())
     if variant == "fpsimd_syscall_enter":
@@ -490,25 +524,33 @@ def do_sve_acc(k: "Kernel", cpu: "Arm64Cpu", task: "Task", trap: Trap) -> None:
     th: Arm64Thread = task.thread
     cpu.charge(k.cost.sve_access_trap)
     sve_alloc(k, th)
-    _count(k, th, "sve_trap")
+    th.stats["sve_trap"] += 1                 # (_count, inline: once per trap)
+    k.sve_stats["sve_trap"] += 1
     if th.dropped_at_load:
         _count(k, th, "retrap_after_load")
         th.dropped_at_load = False
-    if _pol(k) != "legacy":
+    timed = _pol(k) != "legacy"               # (the switch is read once: nothing below sets it)
+    if timed:
         th.sve_timeout = _jiffies(k, cpu) + k.config.hz
-    if k.warn_on(th.tif_sve, "do_sve_acc: SVE access trapped with TIF_SVE set"):
+    # (the thread's flags word is the task's: th.tif_sve / th.tif_foreign_fpstate, without the views)
+    flags = task.flags
+    if flags & TIF_SVE and k.warn_on(True, "do_sve_acc: SVE access trapped with TIF_SVE set"):
         trap.detail = "WARN: SVE access trapped with TIF_SVE set"
-    th.tif_sve = True
-    if not th.tif_foreign_fpstate:
-        sve_set_vq(k, cpu, th.vl)
-        sve_flush_live(k, cpu, th, th.vl, "trap")
+    task.flags = flags | TIF_SVE
+    vl = th.vl
+    if not flags & TIF_FOREIGN_FPSTATE:
+        sve_set_vq(k, cpu, vl)
+        # sve_flush_live(k, cpu, th, vl, "trap"), inline
+        cpu.queue_seq("sve_flush_live" if vl > 128 else "sve_flush_p")
+        th.stats["flush_trap"] += 1
+        k.sve_stats["flush_trap"] += 1
         fpsimd_bind_task_to_cpu(k, cpu, task)
     else:
         fpsimd_to_sve(k, th)
         th.fp_type = FP_STATE_SVE
         fpsimd_flush_task_state(th)
-    trap.decision = (f"TIF_SVE set, VL {th.vl}, EL0 SVE enabled"
-                     + (f", sve_timeout={th.sve_timeout}" if _pol(k) != "legacy" else "")
+    trap.decision = (f"TIF_SVE set, VL {vl}, EL0 SVE enabled"
+                     + (f", sve_timeout={th.sve_timeout}" if timed else "")
                      + "; the instruction re-executes")
 
 
