@@ -306,6 +306,29 @@ class Cpu:
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
 
+    def _make_ctx_batch(self, regids: Sequence[int]) -> tuple[Callable[[], tuple[int, ...]], Callable[[], Any],
+                                                             Any]:
+        """The context switch's register batch: ``read()`` (one libunicorn call, the values as a
+        tuple), ``write()`` (one libunicorn call of what the buffer holds) and the buffer itself
+        (a ctypes array of 64-bit slots, filled by the caller before ``write``).  One buffer
+        serves both ways: a switch reads the outgoing task's registers and writes the incoming
+        one's, never both at once.  The write is a partial of the C function (no Python frame);
+        a PC among the registers must be followed by ``counter.pc_written()`` as :meth:`set_pc`
+        does."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        fill = functools.partial(self._uc_rrb, self._engine, ids, ptrs, n)
+        unpack = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
+        write = functools.partial(self._uc_rwb, self._engine, ids, ptrs, n)
+        self._batch_keep.append((buf, ptrs, ids))
+
+        def read() -> tuple[int, ...]:
+            fill()
+            return unpack()
+        return read, write, buf
+
     def reg_write_parts(self, regid: int) -> tuple[ctypes.c_uint64, Callable[[], Any]]:
         """A 64-bit register write in two steps, for the kernel's hot paths (a syscall's return
         value): ``slot.value = v`` holds the value (its low 64 bits, as :meth:`_write` masks

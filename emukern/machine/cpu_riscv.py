@@ -206,6 +206,14 @@ class RiscvCpu(Cpu):
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
         self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
+        # the context switch's pt_regs, x1..x31 then the PC: one buffer both ways (save_context
+        # reads it, load_context fills and writes it), C-level callables made once
+        self._ctx_read, self._ctx_write, self._ctx_buf = self._make_ctx_batch(_XREG[1:] + [_PC])
+        # sstatus.FS as the kernel last read or wrote it while the hart was stopped (None:
+        # unknown).  Only guest instructions change FS behind the kernel's back, and they run
+        # only inside run(), which forgets it: so a switch's read (switch_from) and write
+        # (fstate_restore) of FS, two M-mode windows each, are taken once per stop, not each time.
+        self._fs_known: int | None = None
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
@@ -219,6 +227,7 @@ class RiscvCpu(Cpu):
         # it executed is in the unit and the statistics again when the run ends
         vn = self._vn
         vn.arm()
+        self._fs_known = None          # guest FP instructions may set FS Dirty from here on
         try:
             super().run(until)
         finally:
@@ -256,12 +265,19 @@ class RiscvCpu(Cpu):
 
     def save_context(self) -> dict[str, Any]:
         """User integer context (pt_regs).  FP/vector state is saved by the kernel's arch code."""
-        # (x1..x31 in one libunicorn call each way: per-register calls were most of a switch)
-        return {"x": [0, *self.batch_reader(_XREG_1)()], "pc": self.get_pc()}
+        # (x1..x31 and the PC in one libunicorn call: per-register calls were most of a switch,
+        # and a separate PC read was a second trip into the library on every switch)
+        v = self._ctx_read()
+        return {"x": [0, *v[:31]], "pc": v[31]}
 
     def load_context(self, ctx: dict[str, Any]) -> None:
-        self.batch_writer(_XREG_1)(ctx["x"][1:32])
-        self.set_pc(ctx["pc"])
+        """Put a saved pt_regs back: x1..x31 and the PC in one libunicorn call (the PC as
+        :meth:`set_pc` writes it, the counter told)."""
+        buf = self._ctx_buf
+        buf[0:31] = ctx["x"][1:32]
+        buf[31] = ctx["pc"]
+        self._ctx_write()
+        self.counter.pc_written()
 
     # (f0..f31 in one libunicorn call each way: per-register calls were most of a switch)
     # (fcsr through the direct libunicorn call too: the binding's reg_write is ~15 us of Python,
@@ -281,17 +297,28 @@ class RiscvCpu(Cpu):
     def fs(self) -> int:
         """sstatus.FS (Off/Initial/Clean/Dirty), as the FP unit maintains it: Unicorn's FP
         instructions set Dirty when they write an f register or fcsr, like the hardware."""
-        return (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
+        known = self._fs_known
+        if known is not None and not self.running:
+            return known
+        fs = (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
+        if not self.running:
+            self._fs_known = fs
+        return fs
 
     @fs.setter
     def fs(self, value: int) -> None:
+        value &= 3
+        if not self.running:
+            if self._fs_known == value:
+                return              # already so: no M-mode window (see _fs_known)
+            self._fs_known = value
         # read-modify-write in one M-mode window (each change of the hart's mode costs ~2 us
         # inside Unicorn, and every context switch sets FS)
         w = self._write
         w(R.UC_RISCV_REG_PRIV, 3)
         try:
             st = self._read(R.UC_RISCV_REG_MSTATUS) & ~(3 << MSTATUS_FS_SHIFT)
-            w(R.UC_RISCV_REG_MSTATUS, st | (value & 3) << MSTATUS_FS_SHIFT)
+            w(R.UC_RISCV_REG_MSTATUS, st | value << MSTATUS_FS_SHIFT)
         finally:
             w(R.UC_RISCV_REG_PRIV, 0)
 
@@ -309,6 +336,7 @@ class RiscvCpu(Cpu):
         w(R.UC_RISCV_REG_PRIV, 3)
         try:
             if value is not None:
+                self._fs_known = None        # (mstatus/sstatus may carry a new FS)
                 w(rid, value)
             return self._read(rid)
         finally:
