@@ -209,11 +209,6 @@ class RiscvCpu(Cpu):
         # the context switch's pt_regs, x1..x31 then the PC: one buffer both ways (save_context
         # reads it, load_context fills and writes it), C-level callables made once
         self._ctx_read, self._ctx_write, self._ctx_buf = self._make_ctx_batch(_XREG[1:] + [_PC])
-        # sstatus.FS as the kernel last read or wrote it while the hart was stopped (None:
-        # unknown).  Only guest instructions change FS behind the kernel's back, and they run
-        # only inside run(), which forgets it: so a switch's read (switch_from) and write
-        # (fstate_restore) of FS, two M-mode windows each, are taken once per stop, not each time.
-        self._fs_known: int | None = None
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
@@ -227,7 +222,6 @@ class RiscvCpu(Cpu):
         # it executed is in the unit and the statistics again when the run ends
         vn = self._vn
         vn.arm()
-        self._fs_known = None          # guest FP instructions may set FS Dirty from here on
         try:
             super().run(until)
         finally:
@@ -297,28 +291,21 @@ class RiscvCpu(Cpu):
     def fs(self) -> int:
         """sstatus.FS (Off/Initial/Clean/Dirty), as the FP unit maintains it: Unicorn's FP
         instructions set Dirty when they write an f register or fcsr, like the hardware."""
-        known = self._fs_known
-        if known is not None and not self.running:
-            return known
-        fs = (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
-        if not self.running:
-            self._fs_known = fs
-        return fs
+        return (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
 
     @fs.setter
     def fs(self, value: int) -> None:
-        value &= 3
-        if not self.running:
-            if self._fs_known == value:
-                return              # already so: no M-mode window (see _fs_known)
-            self._fs_known = value
         # read-modify-write in one M-mode window (each change of the hart's mode costs ~2 us
-        # inside Unicorn, and every context switch sets FS)
+        # inside Unicorn, and every context switch sets FS).  Every switch makes these writes,
+        # even of the value FS already has: Unicorn's FP dirty tracking after a return to the
+        # guest depends on the hart's mode and mstatus writes (measured: leaving out a write of
+        # the same FS made a later FP write mark FS Dirty where it had not, and the golden
+        # records' cycles changed), so the writes are part of the recorded behaviour
         w = self._write
         w(R.UC_RISCV_REG_PRIV, 3)
         try:
             st = self._read(R.UC_RISCV_REG_MSTATUS) & ~(3 << MSTATUS_FS_SHIFT)
-            w(R.UC_RISCV_REG_MSTATUS, st | value << MSTATUS_FS_SHIFT)
+            w(R.UC_RISCV_REG_MSTATUS, st | (value & 3) << MSTATUS_FS_SHIFT)
         finally:
             w(R.UC_RISCV_REG_PRIV, 0)
 
@@ -336,7 +323,6 @@ class RiscvCpu(Cpu):
         w(R.UC_RISCV_REG_PRIV, 3)
         try:
             if value is not None:
-                self._fs_known = None        # (mstatus/sstatus may carry a new FS)
                 w(rid, value)
             return self._read(rid)
         finally:
