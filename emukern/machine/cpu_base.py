@@ -471,8 +471,10 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
-        engines = self._engines_on()
-        if mm is not self.mm and engines:
+        if mm is self.mm and mm.version == self.mapped_version and not self._exits_dirty and (
+                not self.scan_code or (mm.code_gen == self._code_gen and mm.scan_gen == self._scan_gen)):
+            return      # a switch between threads of one process: nothing to do (the tests below, at once)
+        if mm is not self.mm and self._engines_on():
             if not self.running:
                 self._switch_engine(mm)
             else:
@@ -718,6 +720,9 @@ class Cpu:
         raise NotImplementedError
 
     def sync_mm(self) -> None:
+        """Bring Unicorn's view up to the address space's changes (map changes, code written,
+        pages other CPUs scanned).  (:meth:`run` repeats its test inline: a change here is made
+        there too.)"""
         mm = self.mm
         if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
                                or mm.scan_gen != self._scan_gen):
@@ -1052,7 +1057,10 @@ class Cpu:
         if self.single_step and not self._stepping:
             self._run_one_step(until)
             return
-        self.sync_mm()
+        mm = self.mm
+        if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
+                               or mm.scan_gen != self._scan_gen):
+            self.attach_mm(mm)      # sync_mm, inline (one frame fewer on every run)
         self.stop_requested = False
         budget = until - self.now
         if budget <= 0:
