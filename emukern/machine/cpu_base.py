@@ -153,6 +153,10 @@ class Cpu:
     arch: str = ""
     insn_align: int = 4
     scan_code = False        # scan-on-execute (see the module docstring)
+    # the scan keeps per-address decodes besides the exit words (arm64's LSE atomics), which an
+    # engine taken again must redo (_redecode); False where _code_exits is a pure function of
+    # the page's bytes, so a switch between processes skips that pass over the scanned pages
+    decodes_per_address = True
 
     def __init__(self, index: int, clock: Clock, uc: Uc) -> None:
         self.index = index
@@ -592,7 +596,7 @@ class Cpu:
         else:
             self._drop_engine(cur)
         self._load_engine(rec)
-        if self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
+        if self.decodes_per_address and self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
             self._redecode(mm, self._xpages)
         for key in [k for k, r in self._kept.items() if r.serves() is None]:
             self._drop_engine(self._kept.pop(key))

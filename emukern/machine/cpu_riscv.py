@@ -174,6 +174,7 @@ class RiscvCpu(Cpu):
     arch = "riscv64"
     insn_align = 2
     scan_code = True          # cycle/instret CSR reads become exits (see the module docstring)
+    decodes_per_address = False     # _code_exits only finds exit words: nothing to redo (cpu_base)
     batch_vector = True       # run consecutive vector instructions in one hook (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
