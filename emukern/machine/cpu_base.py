@@ -106,7 +106,7 @@ class _Engine:
     scan-on-execute state, and the counter's split hooks that live in it."""
 
     __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
-                 "scan_gen", "code_gen", "splits", "local_hooks")
+                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle
@@ -122,6 +122,9 @@ class _Engine:
         self.splits: tuple[int, list[tuple[int, int]], int | None] = (0, [], None)
         # hooks the architecture keeps in this engine alone, by address (arm64: its atomics)
         self.local_hooks: dict[int, Any] = {}
+        # page -> the scan memo's entry (Cpu._scan_memo) that _redecode last found holding this
+        # engine's bytes of that page; see Cpu._redecode
+        self.redecoded: dict[int, Any] = {}
 
     def serves(self) -> AddressSpace | None:
         """The live address space this engine is kept for (None: none, or it was released)."""
@@ -597,7 +600,7 @@ class Cpu:
             self._drop_engine(cur)
         self._load_engine(rec)
         if self.decodes_per_address and self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
-            self._redecode(mm, self._xpages)
+            self._redecode(mm, self._xpages, rec.redecoded if mm.version == self.mapped_version else None)
         for key in [k for k, r in self._kept.items() if r.serves() is None]:
             self._drop_engine(self._kept.pop(key))
         while len(self._kept) >= self.KEPT_ENGINES:
@@ -693,14 +696,31 @@ class Cpu:
         finally:
             es.select(cur)
 
-    def _redecode(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]]) -> None:
+    def _redecode(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]],
+                  seen: dict[int, Any] | None = None) -> None:
         """Back on an engine whose scanned pages have exit words: the architecture's per-address
         decodes of them (arm64's LSE atomics) may be another address space's by now, so those
         pages go through _scan_bytes again (the memo answers at once when the bytes are the
-        ones it saw last)."""
+        ones it saw last).
+
+        ``seen`` (the engine's record, when its address space has not been remapped since it
+        was last used): page -> the memo entry this pass last found matching the page's bytes.
+        A page whose memo entry is still that same object is skipped without copying it: its
+        bytes cannot have changed (a scanned page that is written leaves ``pages``, and a
+        kernel write moves code_gen, which stops this pass altogether), and only a scan that
+        replaced the memo entry -- another address space's bytes at that address -- could have
+        changed the decodes, so _scan_bytes would find the memo matching and do nothing.  (The
+        4 bytes past the page that a scan also reads can change without the page leaving
+        ``pages``; they matter only where an instruction straddles pages, RISC-V's, whose scan
+        keeps no per-address decodes: decodes_per_address.)"""
+        memo = self._scan_memo
         for page, exits in pages.items():
             if not exits:
                 continue
+            if seen is not None:
+                ent = memo.get(page)
+                if ent is not None and seen.get(page) is ent:
+                    continue
             m = mm.find(page)
             if m is None or "x" not in m.perms:
                 continue
@@ -712,6 +732,8 @@ class Cpu:
                     no = nxt.offset + m.end - nxt.start
                     data += bytes(nxt.buf[no:no + 4])
             self._scan_bytes(page, data)
+            if seen is not None:
+                seen[page] = memo.get(page)
 
     def flush_translations(self) -> None:
         """Drop every translated block (call only while the CPU is stopped).  Unicorn keeps the
