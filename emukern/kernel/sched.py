@@ -4,7 +4,7 @@ Owned by :class:`emukern.kernel.kernel.Kernel` as ``kernel.sched``.  ``schedule(
 ``_switch_out``/``_switch_in`` are ``context_switch``: the outgoing task's registers are saved and
 the arch's ``__switch_to`` halves run (FP/vector state stays on the CPU until the arch saves it),
 then the incoming task's mm and registers are loaded.  A task blocked in a syscall re-runs it
-from the start when it is switched back in (``_restart_syscall``), like Linux's wait loops; one
+from the start when it is switched back in (``entry.restart_syscall``), like Linux's wait loops; one
 preempted inside a syscall continues it instead (kernel/preempt.py, ``resume_syscall``).
 """
 from __future__ import annotations
@@ -17,6 +17,11 @@ from typing import TYPE_CHECKING, Any
 from emukern.kernel import errno as E
 from emukern.kernel.files import WaitQueue
 from emukern.kernel.task import Task, TaskState
+
+# TaskState members as module constants (an Enum member read from its class is an attribute
+# lookup through the enum machinery, on both halves of every switch)
+_RUNNABLE = TaskState.RUNNABLE
+_BLOCKED = TaskState.BLOCKED
 from emukern.machine.cpu_base import Cpu
 from emukern.machine.trap import Trap
 
@@ -160,7 +165,8 @@ class Scheduler:
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 
     def account(self, cpu: Cpu, task: Task | None) -> None:
-        """Charge the time since the last mark to the current task (user vs system)."""
+        """Charge the time since the last mark to the current task (user vs system).  (Its two
+        inline copies, in :meth:`_switch_out` and :meth:`_switch_in`, follow any change here.)"""
         pc = self.percpu[cpu.index]
         now, ucycles = cpu.marks()          # (now, user_cycles) in one call
         if task is not None:
@@ -223,7 +229,7 @@ class Scheduler:
             if nxt is prev:
                 pc.curr = prev
                 prev.slice_start = cpu.now
-                if prev.pending is not None and not self._restart_syscall(cpu, prev):
+                if prev.pending is not None and not kernel_entry.restart_syscall(self.k, cpu, prev):
                     # the fair class kept a task preempted inside a syscall: the call goes on
                     # (round-robin never picks it back while another task waits); a task that slept in a
                     # syscall and was woken before it was switched out re-runs the call, not skips it
@@ -244,7 +250,7 @@ class Scheduler:
                 cpu.idle_until(nxt.ready_at)
                 pc.last_mark = cpu.now
             self._switch_in(cpu, nxt)
-            if nxt.pending is not None and not self._restart_syscall(cpu, nxt):
+            if nxt.pending is not None and not kernel_entry.restart_syscall(self.k, cpu, nxt):
                 # still blocked: it went back to sleep (or, preempted again inside the syscall it
                 # resumed, it stays runnable: kernel/preempt.py); pick again
                 prev = nxt
@@ -307,34 +313,52 @@ class Scheduler:
         self._switch_out(cpu, prev, voluntary)
 
     def _switch_out(self, cpu: Cpu, prev: Task, voluntary: bool) -> None:
-        self.account(cpu, prev)
-        if prev.alive:
+        """context_switch's first half: the time up to here is prev's, its pt_regs are saved
+        (a task still alive), the switch is counted, and the arch's __switch_to saves what it
+        must of prev's FP/vector state."""
+        pc = self.percpu[cpu.index]
+        # account(cpu, prev), inline: the twin of :meth:`account` (a change there is made here
+        # and in _switch_in too); one frame fewer on both halves of every switch
+        now, ucycles = cpu.marks()
+        user = ucycles - pc.user_mark
+        total = now - pc.last_mark
+        prev.utime += user if user < total else total
+        prev.stime += total - user if total > user else 0
+        pc.last_mark = now
+        pc.user_mark = ucycles
+        st = prev.state
+        if st is _RUNNABLE or st is _BLOCKED:       # prev.alive (not the final switch of an exit)
             prev.ctx = cpu.save_context()
-        if not prev.alive:
-            pass                      # the final switch away from an exiting task
-        elif voluntary:
-            prev.nvcsw += 1
-        else:
-            prev.nivcsw += 1
+            if voluntary:
+                prev.nvcsw += 1
+            else:
+                prev.nivcsw += 1
         self.k.arch.switch_from(cpu, prev)
-        self.percpu[cpu.index].curr = None
+        pc.curr = None
 
     def _switch_in(self, cpu: Cpu, nxt: Task) -> None:
         """context_switch: schedule() cost, switch_mm if needed, __switch_to, restore regs."""
         pc = self.percpu[cpu.index]
-        cpu.charge(self.k.cost.schedule)
-        if cpu.mm is not nxt.mm:
-            cpu.charge(self.k.cost.switch_mm)
-        cpu.attach_mm(nxt.mm)
-        cpu.charge(self.k.cost.switch_to)
+        k = self.k
+        cost = k.cost
+        mm = nxt.mm
+        # schedule(), switch_mm (another mm only) and __switch_to charged as one sum: the cost
+        # model's constants are never negative, and nothing before the registers are loaded
+        # reads the clock, so the time is that of three charges
+        cpu.charge(cost.schedule + cost.switch_to + (cost.switch_mm if cpu.mm is not mm else 0))
+        cpu.attach_mm(mm)
         cpu.load_context(nxt.ctx)
-        self.k.arch.switch_to(cpu, nxt)
+        k.arch.switch_to(cpu, nxt)
         pc.curr = nxt
         pc.nr_switches += 1
         nxt.cpu = cpu.index
-        nxt.slice_start = cpu.now
-        self.account(cpu, nxt)      # the switch itself is system time of the task switched to
-
-    def _restart_syscall(self, cpu: Cpu, task: Task) -> bool:
-        """Re-run a blocked syscall after wake-up; True if it completed (kernel/entry.py)."""
-        return kernel_entry.restart_syscall(self.k, cpu, task)
+        # account(cpu, nxt), inline (see _switch_out): the switch itself is system time of the
+        # task switched to
+        now, ucycles = cpu.marks()
+        nxt.slice_start = now
+        user = ucycles - pc.user_mark
+        total = now - pc.last_mark
+        nxt.utime += user if user < total else total
+        nxt.stime += total - user if total > user else 0
+        pc.last_mark = now
+        pc.user_mark = ucycles

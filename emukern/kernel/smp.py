@@ -280,22 +280,24 @@ class RunLoop:
         other busy CPUs' minimum clock; sets ``Kernel.sync_floor`` to that minimum."""
         if now is None:
             now = cpu.now
-        me = self.k.percpu[cpu.index]
         clocks = self._clocks
+        if len(clocks) == 1:
+            self.k.sync_floor = TIME_MAX          # no other CPU: no floor (as the scan below finds)
+            return TIME_MAX
+        me = self.k.percpu[cpu.index]
         idx = cpu.index
-        if len(clocks) > 1:
-            # fast path: the minimum clock of the other CPUs (this one masked out for a moment);
-            # if the first CPU at that clock has work it is the floor the full scan below would
-            # find (the floor is a value: which CPU holds it does not matter)
-            own = clocks[idx]
-            clocks[idx] = _NO_WORK
-            floor = min(clocks)
-            j = clocks.index(floor)
-            clocks[idx] = own
-            self._others_min = (idx, floor, j)      # for the next round's pick (see _round)
-            p = self.k.percpu[j]
-            if p.curr is not None or p.rq:
-                return self._lockstep_from(now, me, floor)
+        # fast path: the minimum clock of the other CPUs (this one masked out for a moment);
+        # if the first CPU at that clock has work it is the floor the full scan below would
+        # find (the floor is a value: which CPU holds it does not matter)
+        own = clocks[idx]
+        clocks[idx] = _NO_WORK
+        floor = min(clocks)
+        j = clocks.index(floor)
+        clocks[idx] = own
+        self._others_min = (idx, floor, j)      # for the next round's pick (see _round)
+        p = self.k.percpu[j]
+        if p.curr is not None or p.rq:
+            return self._lockstep_from(now, me, floor)
         others = [t for t, p in zip(self._clocks, self.k.percpu) if p is not me and (p.curr is not None or p.rq)]
         if not others:
             self.k.sync_floor = TIME_MAX

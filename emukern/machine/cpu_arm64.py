@@ -469,6 +469,7 @@ class Arm64Cpu(Cpu):
         self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
+        self._ctx_batches: dict[bool, tuple[Any, Any, Any]] = {}      # see _ctx_batch
         self._chain_save = self.make_batch(_CHAIN_SAVE)          # a stub chain's x0-x3 + user PC
         self._chain_restore = self.make_batch_writer(_CHAIN_RESTORE)
         self._sys_fill, self._sys_get = self.make_batch_parts([A.UC_ARM64_REG_PC, _X[8]] + _X[0:6])
@@ -1069,22 +1070,37 @@ class Arm64Cpu(Cpu):
             return self.reg(29)
         return self.reg(int(n.lstrip("xw")))
 
+    def _ctx_batch(self) -> tuple[Any, Any, Any]:
+        """The context switch's register batch (:meth:`Cpu._make_ctx_batch`): x0..x30, the user
+        SP (SP itself once the CPU runs at EL0, SP_EL0 before: see :attr:`sp`), PC, NZCV and
+        TPIDR_EL0, in one libunicorn call each way.  (NZCV is a 32-bit register: its slot's
+        upper half is only ever written by load_context, from a value save_context read.)"""
+        key = self._at_el0
+        b = self._ctx_batches.get(key)
+        if b is None:
+            sp = A.UC_ARM64_REG_SP if key else A.UC_ARM64_REG_SP_EL0
+            b = self._ctx_batches[key] = self._make_ctx_batch(
+                _X + [sp, A.UC_ARM64_REG_PC, A.UC_ARM64_REG_NZCV, A.UC_ARM64_REG_TPIDR_EL0])
+        return b
+
     def save_context(self) -> dict[str, Any]:
-        # (x0..x30 in one libunicorn call: the binding's reg_read per register was most of a
-        # thread switch)
-        ctx = {"x": self.batch_reader(regs.ARM64_X)(), "sp": self.sp, "pc": self.get_pc(),
-               "nzcv": self.uc.reg_read(A.UC_ARM64_REG_NZCV),
-               "tpidr": self.uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0)}
+        # (x0..x30, sp, pc, nzcv and tpidr_el0 in one libunicorn call: the binding's reg_read per
+        # register was most of a thread switch)
+        v = self._ctx_batch()[0]()
+        ctx = {"x": list(v[:31]), "sp": v[31], "pc": v[32], "nzcv": v[33] & 0xFFFF_FFFF, "tpidr": v[34]}
         if self.single_step:
             ctx["ss"] = True            # SPSR_EL1.SS: the step stays armed across a switch
         return ctx
 
     def load_context(self, ctx: dict[str, Any]) -> None:
-        self.batch_writer(regs.ARM64_X)(ctx["x"])
-        self.sp = ctx["sp"]
-        self.set_pc(ctx["pc"])
-        self.uc.reg_write(A.UC_ARM64_REG_NZCV, ctx["nzcv"])
-        self.uc.reg_write(A.UC_ARM64_REG_TPIDR_EL0, ctx["tpidr"])
+        _read, write, buf = self._ctx_batch()
+        buf[0:31] = ctx["x"]
+        buf[31] = ctx["sp"]
+        buf[32] = ctx["pc"]
+        buf[33] = ctx["nzcv"] & 0xFFFF_FFFF
+        buf[34] = ctx["tpidr"]
+        write()
+        self.counter.pc_written()       # (as set_pc)
         self.single_step = ctx.get("ss", False)
 
     def step_trap(self) -> Trap:

@@ -106,7 +106,7 @@ class _Engine:
     scan-on-execute state, and the counter's split hooks that live in it."""
 
     __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
-                 "scan_gen", "code_gen", "splits", "local_hooks")
+                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle
@@ -122,6 +122,9 @@ class _Engine:
         self.splits: tuple[int, list[tuple[int, int]], int | None] = (0, [], None)
         # hooks the architecture keeps in this engine alone, by address (arm64: its atomics)
         self.local_hooks: dict[int, Any] = {}
+        # page -> the scan memo's entry (Cpu._scan_memo) that _redecode last found holding this
+        # engine's bytes of that page; see Cpu._redecode
+        self.redecoded: dict[int, Any] = {}
 
     def serves(self) -> AddressSpace | None:
         """The live address space this engine is kept for (None: none, or it was released)."""
@@ -153,6 +156,10 @@ class Cpu:
     arch: str = ""
     insn_align: int = 4
     scan_code = False        # scan-on-execute (see the module docstring)
+    # the scan keeps per-address decodes besides the exit words (arm64's LSE atomics), which an
+    # engine taken again must redo (_redecode); False where _code_exits is a pure function of
+    # the page's bytes, so a switch between processes skips that pass over the scanned pages
+    decodes_per_address = True
 
     def __init__(self, index: int, clock: Clock, uc: Uc) -> None:
         self.index = index
@@ -306,6 +313,29 @@ class Cpu:
         self._batch_keep.append((buf, ptrs, ids))
         return fill, get
 
+    def _make_ctx_batch(self, regids: Sequence[int]) -> tuple[Callable[[], tuple[int, ...]], Callable[[], Any],
+                                                             Any]:
+        """The context switch's register batch: ``read()`` (one libunicorn call, the values as a
+        tuple), ``write()`` (one libunicorn call of what the buffer holds) and the buffer itself
+        (a ctypes array of 64-bit slots, filled by the caller before ``write``).  One buffer
+        serves both ways: a switch reads the outgoing task's registers and writes the incoming
+        one's, never both at once.  The write is a partial of the C function (no Python frame);
+        a PC among the registers must be followed by ``counter.pc_written()`` as :meth:`set_pc`
+        does."""
+        n = len(regids)
+        buf = (ctypes.c_uint64 * n)()
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+        ids = (ctypes.c_int * n)(*regids)
+        fill = functools.partial(self._uc_rrb, self._engine, ids, ptrs, n)
+        unpack = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
+        write = functools.partial(self._uc_rwb, self._engine, ids, ptrs, n)
+        self._batch_keep.append((buf, ptrs, ids))
+
+        def read() -> tuple[int, ...]:
+            fill()
+            return unpack()
+        return read, write, buf
+
     def reg_write_parts(self, regid: int) -> tuple[ctypes.c_uint64, Callable[[], Any]]:
         """A 64-bit register write in two steps, for the kernel's hot paths (a syscall's return
         value): ``slot.value = v`` holds the value (its low 64 bits, as :meth:`_write` masks
@@ -448,8 +478,10 @@ class Cpu:
         Only the difference to what is mapped now is applied, so this is cheap for threads of
         the same process and safe inside a hook (the mapping that holds the running code is left
         alone when it did not change)."""
-        engines = self._engines_on()
-        if mm is not self.mm and engines:
+        if mm is self.mm and mm.version == self.mapped_version and not self._exits_dirty and (
+                not self.scan_code or (mm.code_gen == self._code_gen and mm.scan_gen == self._scan_gen)):
+            return      # a switch between threads of one process: nothing to do (the tests below, at once)
+        if mm is not self.mm and self._engines_on():
             if not self.running:
                 self._switch_engine(mm)
             else:
@@ -567,8 +599,8 @@ class Cpu:
         else:
             self._drop_engine(cur)
         self._load_engine(rec)
-        if self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
-            self._redecode(mm, self._xpages)
+        if self.decodes_per_address and self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
+            self._redecode(mm, self._xpages, rec.redecoded if mm.version == self.mapped_version else None)
         for key in [k for k, r in self._kept.items() if r.serves() is None]:
             self._drop_engine(self._kept.pop(key))
         while len(self._kept) >= self.KEPT_ENGINES:
@@ -664,14 +696,31 @@ class Cpu:
         finally:
             es.select(cur)
 
-    def _redecode(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]]) -> None:
+    def _redecode(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]],
+                  seen: dict[int, Any] | None = None) -> None:
         """Back on an engine whose scanned pages have exit words: the architecture's per-address
         decodes of them (arm64's LSE atomics) may be another address space's by now, so those
         pages go through _scan_bytes again (the memo answers at once when the bytes are the
-        ones it saw last)."""
+        ones it saw last).
+
+        ``seen`` (the engine's record, when its address space has not been remapped since it
+        was last used): page -> the memo entry this pass last found matching the page's bytes.
+        A page whose memo entry is still that same object is skipped without copying it: its
+        bytes cannot have changed (a scanned page that is written leaves ``pages``, and a
+        kernel write moves code_gen, which stops this pass altogether), and only a scan that
+        replaced the memo entry -- another address space's bytes at that address -- could have
+        changed the decodes, so _scan_bytes would find the memo matching and do nothing.  (The
+        4 bytes past the page that a scan also reads can change without the page leaving
+        ``pages``; they matter only where an instruction straddles pages, RISC-V's, whose scan
+        keeps no per-address decodes: decodes_per_address.)"""
+        memo = self._scan_memo
         for page, exits in pages.items():
             if not exits:
                 continue
+            if seen is not None:
+                ent = memo.get(page)
+                if ent is not None and seen.get(page) is ent:
+                    continue
             m = mm.find(page)
             if m is None or "x" not in m.perms:
                 continue
@@ -683,6 +732,8 @@ class Cpu:
                     no = nxt.offset + m.end - nxt.start
                     data += bytes(nxt.buf[no:no + 4])
             self._scan_bytes(page, data)
+            if seen is not None:
+                seen[page] = memo.get(page)
 
     def flush_translations(self) -> None:
         """Drop every translated block (call only while the CPU is stopped).  Unicorn keeps the
@@ -695,6 +746,9 @@ class Cpu:
         raise NotImplementedError
 
     def sync_mm(self) -> None:
+        """Bring Unicorn's view up to the address space's changes (map changes, code written,
+        pages other CPUs scanned).  (:meth:`run` repeats its test inline: a change here is made
+        there too.)"""
         mm = self.mm
         if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
                                or mm.scan_gen != self._scan_gen):
@@ -1029,7 +1083,10 @@ class Cpu:
         if self.single_step and not self._stepping:
             self._run_one_step(until)
             return
-        self.sync_mm()
+        mm = self.mm
+        if mm is not None and (mm.version != self.mapped_version or mm.code_gen != self._code_gen
+                               or mm.scan_gen != self._scan_gen):
+            self.attach_mm(mm)      # sync_mm, inline (one frame fewer on every run)
         self.stop_requested = False
         budget = until - self.now
         if budget <= 0:

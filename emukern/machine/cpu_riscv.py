@@ -174,6 +174,7 @@ class RiscvCpu(Cpu):
     arch = "riscv64"
     insn_align = 2
     scan_code = True          # cycle/instret CSR reads become exits (see the module docstring)
+    decodes_per_address = False     # _code_exits only finds exit words: nothing to redo (cpu_base)
     batch_vector = True       # run consecutive vector instructions in one hook (debugger: off)
 
     def __init__(self, index: int, clock: Clock, *, vlen: int = 256, dlen: int | None = None,
@@ -206,6 +207,9 @@ class RiscvCpu(Cpu):
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
         self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
+        # the context switch's pt_regs, x1..x31 then the PC: one buffer both ways (save_context
+        # reads it, load_context fills and writes it), C-level callables made once
+        self._ctx_read, self._ctx_write, self._ctx_buf = self._make_ctx_batch(_XREG[1:] + [_PC])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
@@ -256,12 +260,19 @@ class RiscvCpu(Cpu):
 
     def save_context(self) -> dict[str, Any]:
         """User integer context (pt_regs).  FP/vector state is saved by the kernel's arch code."""
-        # (x1..x31 in one libunicorn call each way: per-register calls were most of a switch)
-        return {"x": [0, *self.batch_reader(_XREG_1)()], "pc": self.get_pc()}
+        # (x1..x31 and the PC in one libunicorn call: per-register calls were most of a switch,
+        # and a separate PC read was a second trip into the library on every switch)
+        v = self._ctx_read()
+        return {"x": [0, *v[:31]], "pc": v[31]}
 
     def load_context(self, ctx: dict[str, Any]) -> None:
-        self.batch_writer(_XREG_1)(ctx["x"][1:32])
-        self.set_pc(ctx["pc"])
+        """Put a saved pt_regs back: x1..x31 and the PC in one libunicorn call (the PC as
+        :meth:`set_pc` writes it, the counter told)."""
+        buf = self._ctx_buf
+        buf[0:31] = ctx["x"][1:32]
+        buf[31] = ctx["pc"]
+        self._ctx_write()
+        self.counter.pc_written()
 
     # (f0..f31 in one libunicorn call each way: per-register calls were most of a switch)
     # (fcsr through the direct libunicorn call too: the binding's reg_write is ~15 us of Python,
@@ -286,7 +297,11 @@ class RiscvCpu(Cpu):
     @fs.setter
     def fs(self, value: int) -> None:
         # read-modify-write in one M-mode window (each change of the hart's mode costs ~2 us
-        # inside Unicorn, and every context switch sets FS)
+        # inside Unicorn, and every context switch sets FS).  Every switch makes these writes,
+        # even of the value FS already has: Unicorn's FP dirty tracking after a return to the
+        # guest depends on the hart's mode and mstatus writes (measured: leaving out a write of
+        # the same FS made a later FP write mark FS Dirty where it had not, and the golden
+        # records' cycles changed), so the writes are part of the recorded behaviour
         w = self._write
         w(R.UC_RISCV_REG_PRIV, 3)
         try:

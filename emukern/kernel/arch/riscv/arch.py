@@ -208,7 +208,8 @@ class RiscvArch(ArchBase[RiscvCpu]):
         assert isinstance(cpu, RiscvCpu)
         if prev.alive:
             fs = cpu.fs
-            prev.thread.fs = FS_CLEAN if self.fstate_save(cpu, prev, fs) else fs
+            # (fstate_save's own test first: only a Dirty context is saved)
+            prev.thread.fs = FS_CLEAN if fs == FS_DIRTY and self.fstate_save(cpu, prev, fs) else fs
         vector.riscv_v_switch_from(self.k, cpu, prev)
 
     def switch_to(self, cpu: RiscvCpu, nxt: "Task") -> None:

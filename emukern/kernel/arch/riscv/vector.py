@@ -249,7 +249,11 @@ def riscv_v_vstate_save(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
         __riscv_v_vstate_save(k, cpu, st)
         cpu.vs = VS_CLEAN
         return "saved Dirty context, VS=Clean"
-    return f"not saved (VS={VS_NAMES[cpu.vs]})"
+    return _NOT_SAVED[cpu.vs]
+
+
+# riscv_v_vstate_save's decision when nothing is saved, one string per VS (every switch makes one)
+_NOT_SAVED = {vs: f"not saved (VS={name})" for vs, name in VS_NAMES.items()}
 
 
 @kernel_function
@@ -295,7 +299,7 @@ def riscv_v_vstate_set_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> None
     reloaded from a stale context), a Clean one is reloaded."""
     if cpu.vs != VS_OFF:
         _vs(task).defer_restore = True
-        policy = k.policy("riscv-discard")
+        policy = k.policies.effective("riscv-discard")      # (k.policy without its frame: every switch)
         if policy != "optimize-restore":
             cpu.vs = VS_CLEAN if policy == "deferred" else VS_INITIAL
 
@@ -548,24 +552,29 @@ def switch_to_vector_next(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> bool:
 
 
 def riscv_v_switch_from(k: "Kernel", cpu: RiscvCpu, prev: "Task") -> None:
+    """__switch_to_vector, prev half."""
     if cpu.rvv is None:
         return
-    st = _vs(prev)
-    if prev.alive and switch_to_vector_prev(k, cpu, prev):
-        # preempted inside a preemptible kernel-mode vector region: the kernel's context was
-        # saved instead; the user's was saved (if Dirty) by kernel_vector_begin
-        st.last_decision = "in a preemptible kernel-mode vector region: kernel_vstate saved"
-    elif prev.alive:
-        st.last_decision = riscv_v_vstate_save(k, cpu, prev)
+    st = prev.thread.v
+    if prev.alive:
+        # (a task with no syscall progress record cannot be inside a preemptible kernel-mode
+        # vector region: switch_to_vector_prev's own first test, made without its call)
+        if prev.resume is not None and switch_to_vector_prev(k, cpu, prev):
+            # preempted inside a preemptible kernel-mode vector region: the kernel's context was
+            # saved instead; the user's was saved (if Dirty) by kernel_vector_begin
+            st.last_decision = "in a preemptible kernel-mode vector region: kernel_vstate saved"
+        else:
+            st.last_decision = riscv_v_vstate_save(k, cpu, prev)
     st.vs = cpu.vs
 
 
 def riscv_v_switch_to(k: "Kernel", cpu: RiscvCpu, nxt: "Task") -> None:
+    """__switch_to_vector, next half."""
     if cpu.rvv is None:
         return
-    st = _vs(nxt)
-    cpu.vs = st.vs
-    if not switch_to_vector_next(k, cpu, nxt):      # (riscv_preempt_v_set_restore instead)
+    cpu.vs = nxt.thread.v.vs
+    # (no progress record: not in a preemptible region, as in riscv_v_switch_from)
+    if nxt.resume is None or not switch_to_vector_next(k, cpu, nxt):   # (riscv_preempt_v_set_restore instead)
         riscv_v_vstate_set_restore(k, cpu, nxt)
 
 
