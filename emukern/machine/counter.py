@@ -191,6 +191,7 @@ class NativeCounter:
         self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
         self._s = _CounterStruct(0, 2**63, 0, 0, 0, 0, int(variable_length), pc_reg, int(intr_pc_after),
                                  0, 0, 0, 0, 0, (_U64 * _SPLITS)(), (_U64 * _SPLITS)(), 1, 0, 0, ctypes.cast(self._cache, ctypes.c_void_p))
+        self._last_gen = 1              # the newest generation given out (code_changed)
         self._sp = ctypes.cast(ctypes.pointer(self._s), ctypes.c_void_p)
         self._fix = _native_lib.ek_fix
         self._fix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int]
@@ -255,8 +256,36 @@ class NativeCounter:
             self._fix(self._engine, self._sp, pc, 1)
 
     def code_changed(self) -> None:
-        """Guest code may have changed (written, unmapped, remapped): recount blocks."""
-        self._s.gen += 1
+        """Guest code may have changed (written, unmapped, remapped): recount blocks.
+
+        The cached RISC-V block counts are tagged with a generation; a new one makes every
+        cached count stale."""
+        self._last_gen += 1
+        self._s.gen = self._last_gen
+        self._s.blk_start = self._s.blk_end = 0
+
+    def view(self) -> tuple[int, Any]:
+        """The counts cached for the code in view: their generation and the cache holding
+        them, for :meth:`set_view`."""
+        return int(self._s.gen), self._cache
+
+    def set_view(self, view: tuple[int, Any] | None) -> None:
+        """Count with a cache of block counts of the code now in view: one :meth:`view`
+        returned for an engine of the CPU taken again for the address space it kept (its blocks
+        are the same bytes at the same addresses, so the counts are still right), or, for
+        ``None`` (an engine with no code counted yet), a new empty one.
+
+        Each engine has its own cache: two processes forked from one program run the same
+        blocks at the same addresses, and in one shared direct-mapped cache each would evict
+        the other's count of every block on each switch."""
+        if view is None:
+            self._cache = (ctypes.c_uint8 * (16 * _CACHE_ENTRIES))()
+            self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
+            self.code_changed()
+            return
+        gen, self._cache = view
+        self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
+        self._s.gen = gen
         self._s.blk_start = self._s.blk_end = 0
 
     def pc_written(self) -> None:
@@ -354,6 +383,12 @@ class PythonCounter:
         pass
 
     def code_changed(self) -> None:
+        pass
+
+    def view(self) -> tuple[int, Any]:
+        return 0, None      # (nothing cached: counts come from the per-instruction hook)
+
+    def set_view(self, view: tuple[int, Any] | None) -> None:
         pass
 
     def pc_written(self) -> None:

@@ -106,7 +106,7 @@ class _Engine:
     scan-on-execute state, and the counter's split hooks that live in it."""
 
     __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
-                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded")
+                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded", "count_view")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle
@@ -125,6 +125,9 @@ class _Engine:
         # page -> the scan memo's entry (Cpu._scan_memo) that _redecode last found holding this
         # engine's bytes of that page; see Cpu._redecode
         self.redecoded: dict[int, Any] = {}
+        # the counter's cache of this engine's block counts (Counter.view): its RISC-V counts
+        # stay good while it waits; None for an engine with no code counted yet
+        self.count_view: Any = None
 
     def serves(self) -> AddressSpace | None:
         """The live address space this engine is kept for (None: none, or it was released)."""
@@ -562,6 +565,7 @@ class Cpu:
         rec.xpages, rec.exits, rec.exits_dirty = self._xpages, self._exits, self._exits_dirty
         rec.foreign, rec.scan_gen, rec.code_gen = self._foreign, self._scan_gen, self._code_gen
         rec.splits = self.counter.take_splits()    # type: ignore[union-attr]
+        rec.count_view = self.counter.view()       # type: ignore[union-attr]
         return rec
 
     def _load_engine(self, rec: _Engine) -> None:
@@ -570,6 +574,7 @@ class Cpu:
         self._xpages, self._exits, self._exits_dirty = rec.xpages, rec.exits, rec.exits_dirty
         self._foreign, self._scan_gen, self._code_gen = rec.foreign, rec.scan_gen, rec.code_gen
         self.counter.put_splits(rec.splits)       # type: ignore[union-attr]
+        self.counter.set_view(rec.count_view)     # type: ignore[union-attr]
         self.mm = rec.serves()
 
     def _switch_engine(self, mm: AddressSpace) -> None:
@@ -581,7 +586,8 @@ class Cpu:
         if cur.mm is None:              # the first address space this CPU runs: its engine
             cur.mm = weakref.ref(mm)
             return
-        self.counter.code_changed()     # (block lengths are cached by address)
+        # (block lengths are cached by address: _load_engine puts the counter back on the
+        # engine's own cache of them, or an empty one for a fresh engine)
         rec = self._kept.pop(id(mm), None)
         if rec is not None and rec.serves() is not mm:
             self._drop_engine(rec)

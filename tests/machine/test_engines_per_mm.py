@@ -106,3 +106,21 @@ def test_fork_loop_engines_bounded(arch: str) -> None:
     assert cpu.engine_switches >= 60
     assert cpu.engines_made <= Cpu.KEPT_ENGINES + Cpu.SPARE_ENGINES
     assert len(cpu._kept) < Cpu.KEPT_ENGINES and len(cpu._spare) <= Cpu.SPARE_ENGINES
+
+
+def test_each_engine_keeps_its_own_block_count_cache() -> None:
+    """RISC-V block counts are cached per engine (Counter.view/set_view): an engine taken again
+    finds its counts, a fresh one starts empty under a generation never used before."""
+    from emukern.machine.counter import native_available
+    if not native_available():
+        pytest.skip("the native counter is not built here")
+    m = Machine(arch="riscv64", max_insns=None).load(build_cguest("pipe_pingpong", "riscv64", "-lpthread"), ["p", "1"])
+    counter = m.cpu(0).counter
+    mine = counter.view()
+    counter.set_view(None)
+    fresh = counter.view()
+    assert fresh[1] is not mine[1] and fresh[0] > mine[0]
+    counter.code_changed()
+    assert counter.view()[0] > fresh[0] and counter.view()[1] is fresh[1]
+    counter.set_view(mine)
+    assert counter.view() == mine
