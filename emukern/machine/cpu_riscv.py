@@ -23,6 +23,7 @@ Measured Unicorn behaviour this relies on (the tests under tests/machine/ and te
 """
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from emukern.machine import regs
 from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine.uc_internal import Uc, UcError
+from emukern.machine.counter import RvvStruct
 from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -52,6 +54,9 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = list(regs.RISCV64_X)
+# ek_rvv's ``sys`` (counter.c): an ecall's PC, a7, a0..a5, read by the C hook (see _ecall)
+_ECALL_REGS = struct.Struct("<8Q")
+_ECALL_REGS_AT = RvvStruct.sys.offset
 _XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and restores
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
@@ -204,9 +209,16 @@ class RiscvCpu(Cpu):
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
-        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
+        ecall = self._syscall_exc
+        if self._vn.available:
+            # the C hook reads an ecall's PC and syscall registers into its struct before it
+            # calls Python (ek_rvv_intr): _ecall only unpacks them, one ctypes call fewer
+            self._vc.ecall_no = CAUSE_USER_ECALL
+            self._ecall_get = functools.partial(_ECALL_REGS.unpack_from, self._vc, _ECALL_REGS_AT)
+            ecall = self._ecall
+        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, ecall), native=self._vn)
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
     @property
@@ -395,6 +407,34 @@ class RiscvCpu(Cpu):
         return w, 4
 
     syscall_insn = 0x73        # ecall (the trap's insn; cpu_base._syscall_exc delivers it)
+
+    def _ecall(self) -> None:
+        """:meth:`Cpu._syscall_exc` for an ecall whose registers the C INTR hook has already read
+        (``ek_rvv_intr`` fills its struct's ``sys``: PC, a7, a0..a5): the same delivery to
+        ``on_syscall`` with the same marks, then the same end-of-trap steps; only the register
+        read differs (no ctypes call of its own).  A change to _syscall_exc is made here too."""
+        regs = self._ecall_get()
+        pc = regs[0] - 4            # the hook sees the PC after the (4-byte) ecall
+        on_syscall = self.on_syscall
+        if on_syscall is None:
+            self._deliver(self.syscall_trap(pc, 0x73, regs[1:]))
+            return
+        self.traps_seen += 1
+        c = self._cs.count          # the marks, as _syscall_exc computes them
+        eu = self.extra_user
+        on_syscall(self, pc, 0x73, regs[1:], c + eu + self.sys_cycles + self.idle_cycles, c - self.stub_insns + eu)
+        # _trap_done, inline (scan_code is always on for RISC-V)
+        charged = self.extra_user + self.sys_cycles + self.idle_cycles
+        delta = charged - self._committed
+        if delta:
+            self._committed = charged
+            if self.running:
+                cs = self._cs
+                d = cs.deadline - delta
+                cs.deadline = d if d > 0 else 0
+        mm = self.mm
+        if mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+            self._reset_code_view()
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if intno == CAUSE_USER_ECALL:
