@@ -190,10 +190,11 @@ class Cpu:
         # uc_reg_write and two thirds of an 8-register uc_reg_read_batch here — is skipped
         # (uc_internal: the one module that reaches into the binding for these)
         self._engine = uc_internal.handle(uc)
-        self._uc_rr = uc_internal.raw_fn("uc_reg_read")
-        self._uc_rw = uc_internal.raw_fn("uc_reg_write")
-        self._uc_rrb = uc_internal.raw_fn("uc_reg_read_batch")
-        self._uc_rwb = uc_internal.raw_fn("uc_reg_write_batch")
+        # (with the GIL held across them: they return at once and run no hook)
+        self._uc_rr = uc_internal.raw_fn("uc_reg_read", keep_gil=True)
+        self._uc_rw = uc_internal.raw_fn("uc_reg_write", keep_gil=True)
+        self._uc_rrb = uc_internal.raw_fn("uc_reg_read_batch", keep_gil=True)
+        self._uc_rwb = uc_internal.raw_fn("uc_reg_write_batch", keep_gil=True)
         # uc_emu_start the same way (see _emu_start)
         self._start = uc_internal.emu_starter(uc, UNTIL_NEVER)
         # batch_reader/batch_writer: (id(register tuple), kind) -> (the tuple, kind, the C-call
