@@ -105,11 +105,12 @@ def _vsetvl_action(word: int, vlen: int) -> tuple[int, int, int] | None:
 
 
 def _direct_regs(uc: Any) -> tuple[Any, Any]:
-    """reg_read/reg_write straight through libunicorn's C functions (no argtypes conversion),
-    the way emukern's CPUs access registers (emukern.machine.cpu_base)."""
+    """reg_read/reg_write straight through libunicorn's C functions (no argtypes conversion,
+    the GIL kept across the call), the way emukern's CPUs access registers
+    (emukern.machine.cpu_base)."""
     import ctypes
     from emukern.machine.uc_internal import handle, raw_fn
-    rr, rw = raw_fn("uc_reg_read"), raw_fn("uc_reg_write")
+    rr, rw = raw_fn("uc_reg_read", keep_gil=True), raw_fn("uc_reg_write", keep_gil=True)
     h, v = handle(uc), ctypes.c_uint64()
     pv = ctypes.byref(v)
 

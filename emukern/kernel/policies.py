@@ -81,6 +81,9 @@ class Policies:
             if v is not None:
                 out.update(v.overrides)
         self.overrides = out
+        # what effective() returns, per switch, kept with the values (every set() resolves):
+        # for decision points on every syscall, where the method call is most of the read
+        self.effective_values = {name: self.effective(name) for name in self.values}
 
     def __getitem__(self, name: str) -> str:
         return self.values[name]

@@ -164,7 +164,8 @@ class RvvStruct(ctypes.Structure):
     _fields_ = [("on", _U64), ("vs", _U64), ("known", _U64), ("vl", _U64), ("vtype", _U64),
                 ("vlen", _U64), ("cost", _U64), ("n", _U64),
                 ("counter", ctypes.c_void_p), ("py", ctypes.c_void_p), ("pc_reg", _U64),
-                ("x0_reg", _U64), ("handled", _U64)]
+                ("x0_reg", _U64), ("handled", _U64), ("ecall_no", _U64), ("sys", _U64 * 8),
+                ("py_ecall", ctypes.c_void_p)]
 
 
 def native_rvv_intr() -> ctypes.c_void_p | None:

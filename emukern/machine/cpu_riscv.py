@@ -23,6 +23,8 @@ Measured Unicorn behaviour this relies on (the tests under tests/machine/ and te
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import re
 import struct
 from collections.abc import Sequence
@@ -37,7 +39,9 @@ from emukern.machine.clock import Clock
 from emukern.machine import regs
 from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
+from emukern.machine import uc_internal
 from emukern.machine.uc_internal import Uc, UcError
+from emukern.machine.counter import RvvStruct
 from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -52,6 +56,10 @@ MSTATUS_FS_INITIAL = 1 << MSTATUS_FS_SHIFT
 CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 _SYSTEM_BYTE = re.compile(rb"[\x73\xf3]")
 _XREG = list(regs.RISCV64_X)
+# ek_rvv's ``sys`` (counter.c): an ecall's PC, a7, a0..a5, read by the C hook (see
+# RiscvCpu._native_ecall_entry)
+_ECALL_REGS = struct.Struct("<8Q")
+_ECALL_REGS_AT = RvvStruct.sys.offset
 _XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and restores
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
@@ -205,12 +213,14 @@ class RiscvCpu(Cpu):
         self._vmem = _VMem(self)
         uc.reg_write(R.UC_RISCV_REG_MSTATUS, MSTATUS_FS_INITIAL)
         uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
-        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         self._syscall_batch = self.make_batch([_XREG[17]] + _XREG[10:16])
         # the context switch's pt_regs, x1..x31 then the PC: one buffer both ways (save_context
         # reads it, load_context fills and writes it), C-level callables made once
         self._ctx_read, self._ctx_write, self._ctx_buf = self._make_ctx_batch(_XREG[1:] + [_PC])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
+        self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
+        if self._vn.available:
+            self._ecall_cb = self._native_ecall_entry()
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
     @property
@@ -410,6 +420,56 @@ class RiscvCpu(Cpu):
         return w, 4
 
     syscall_insn = 0x73        # ecall (the trap's insn; cpu_base._syscall_exc delivers it)
+
+    def _native_ecall_entry(self) -> Any:
+        """The C INTR hook's callback for an ecall (``ek_rvv_intr``'s ``py_ecall``), the hottest
+        trap.  The C hook has already read the PC, a7 and a0..a5 into its struct (``sys``), so
+        this is :meth:`Cpu._syscall_exc` without its ctypes register read, and without the
+        general callback's frame and its dispatch on the exception number (hook_intr's
+        ``entry``, whose other steps it repeats: the fold of what C executed, the exception
+        kept for emu_start, sstatus.VS pushed back).  The same delivery to ``on_syscall`` with
+        the same marks, then the same end-of-trap steps: a change to _syscall_exc or to
+        hook_intr's native entry is made here too."""
+        vc = self._vc
+        regs_of = functools.partial(_ECALL_REGS.unpack_from, vc, _ECALL_REGS_AT)
+        fold = self._vn.fold
+        uc = self.uc
+        keep = uc_internal.keep_hook_exception
+        cs = self._cs
+
+        def ecall_entry(_handle: int, _intno: int, packed: int | None) -> None:
+            try:
+                if packed is not None:
+                    fold(packed)
+                regs = regs_of()
+                pc = regs[0] - 4            # the hook sees the PC after the (4-byte) ecall
+                on_syscall = self.on_syscall
+                if on_syscall is None:
+                    self._deliver(self.syscall_trap(pc, 0x73, regs[1:]))
+                else:
+                    self.traps_seen += 1
+                    c = cs.count            # the marks, as _syscall_exc computes them
+                    eu = self.extra_user
+                    on_syscall(self, pc, 0x73, regs[1:], c + eu + self.sys_cycles + self.idle_cycles,
+                               c - self.stub_insns + eu)
+                    # _trap_done, inline (scan_code is always on for RISC-V)
+                    charged = self.extra_user + self.sys_cycles + self.idle_cycles
+                    delta = charged - self._committed
+                    if delta:
+                        self._committed = charged
+                        if self.running:
+                            d = cs.deadline - delta
+                            cs.deadline = d if d > 0 else 0
+                    mm = self.mm
+                    if mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+                        self._reset_code_view()
+            except BaseException as exc:
+                keep(uc, exc)
+            vc.vs = self.vs
+        vc.ecall_no = CAUSE_USER_ECALL
+        cb = uc_internal.INTR_CFUNC(ecall_entry)
+        vc.py_ecall = ctypes.cast(cb, ctypes.c_void_p).value
+        return cb               # (kept by the CPU: a ctypes callback must outlive the hook)
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if intno == CAUSE_USER_ECALL:

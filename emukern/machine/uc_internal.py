@@ -48,13 +48,22 @@ def handle(uc: Uc) -> Any:
     return uc._uch
 
 
-def raw_fn(name: str) -> RawFn:
+# the same library through ctypes' PyDLL flavour: its functions are called with the GIL held
+_uclib_gil = ctypes.PyDLL(_uclib._name, handle=_uclib._handle)
+
+
+def raw_fn(name: str, keep_gil: bool = False) -> RawFn:
     """A new ctypes function object for libunicorn's ``name`` with no argtypes (returning the
     uc_err int): callers pass C-typed arguments only (the :func:`handle`, byref/array pointers,
     int ids) and skip the per-call argtypes conversion — measured at half of a uc_reg_write and
-    two thirds of an 8-register uc_reg_read_batch."""
-    fn = _uclib[name]       # indexing makes a fresh object; the binding's own keeps its argtypes
-    fn.restype = ctypes.c_int
+    two thirds of an 8-register uc_reg_read_batch.
+
+    ``keep_gil``: call it without releasing Python's GIL (and re-taking it after), which a plain
+    ctypes call does around every foreign call — measured at a fifth of a uc_reg_write here.  Only
+    for functions that return at once and never run guest code or a hook (the register
+    accessors): a call that runs the guest (uc_emu_start) must let the GIL go."""
+    fn = (_uclib_gil if keep_gil else _uclib)[name]     # (indexing makes a fresh object; the
+    fn.restype = ctypes.c_int                           # binding's own keeps its argtypes)
     return fn
 
 

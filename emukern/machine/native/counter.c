@@ -443,6 +443,9 @@ typedef struct {
     uint64_t pc_reg;
     uint64_t x0_reg;      /* Unicorn's register id of x0 (x1..x31 follow it) */
     uint64_t handled;     /* statistics: all instructions executed here */
+    uint64_t ecall_no;    /* the exception number of an ecall from U-mode (8); 0: none read here */
+    uint64_t sys[8];      /* at that ecall: the PC (past the ecall), a7, a0..a5 */
+    void *py_ecall;       /* the CPU's Python callback for that ecall (NULL: `py` takes it too) */
 } ek_rvv;
 
 /* VLMAX of a vtype value at this VLEN (ELEN 64), 0 when it sets vill. */
@@ -556,11 +559,32 @@ static void *ek_rvv_pack(ek_rvv *v)
     return (void *)(uintptr_t)p;
 }
 
+/* An ecall's registers, read here for the Python callback (cpu_riscv's ecall entry, `py_ecall`):
+ * the PC and the seven the syscall ABI uses, which Python would otherwise fetch with a ctypes
+ * call of its own (a quarter of the raw in-hook round trip).  Unicorn numbers x0..x31
+ * consecutively.  With `py_ecall` set, the ecall goes to that callback alone: the CPU's general
+ * callback and its dispatch on the exception number are one Python frame it does not need. */
+static void ek_rvv_ecall_regs(uc_engine *uc, ek_rvv *v)
+{
+    int i;
+    uc_reg_read(uc, (int)v->pc_reg, &v->sys[0]);
+    uc_reg_read(uc, (int)(v->x0_reg + 17), &v->sys[1]);
+    for (i = 0; i < 6; i++)
+        uc_reg_read(uc, (int)(v->x0_reg + 10 + i), &v->sys[2 + i]);
+}
+
 void ek_rvv_intr(uc_engine *uc, uint32_t intno, void *user_data)
 {
     ek_rvv *v = (ek_rvv *)user_data;
     if (intno == 2 && v->on && v->vs && ek_rvv_exec(uc, v))
         return;
     v->known = 0;
+    if (intno == v->ecall_no && intno) {
+        ek_rvv_ecall_regs(uc, v);
+        if (v->py_ecall) {
+            ((ek_py_intr)v->py_ecall)(uc, intno, ek_rvv_pack(v));
+            return;
+        }
+    }
     ((ek_py_intr)v->py)(uc, intno, ek_rvv_pack(v));
 }

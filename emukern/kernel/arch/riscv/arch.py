@@ -165,15 +165,30 @@ class RiscvArch(ArchBase[RiscvCpu]):
 
     # --- hook points -------------------------------------------------------------------------
     def syscall_enter(self, cpu: RiscvCpu, task: "Task") -> str | None:
-        if cpu.vs == VS_OFF:
+        """do_trap_ecall_u's riscv_v_vstate_discard(), whose VS-Off test Linux inlines at the
+        call site: vector.riscv_v_syscall_enter, inline (a frame fewer on every syscall of a
+        task using V; a change there is made here too)."""
+        if cpu.vs == VS_OFF or cpu.rvv is None:
             return None                     # V never used (or off): nothing to discard
-        return vector.riscv_v_syscall_enter(self.k, cpu, task)      # riscv_v_vstate_discard()
+        # (through the module, where a plug-in's override of the kernel function is installed)
+        decision = vector.riscv_v_vstate_discard(self.k, cpu, task)
+        task.thread.v.last_decision = decision
+        return decision
 
     def exit_to_user(self, cpu: RiscvCpu, task: "Task") -> str | None:
-        if not task.flags & TIF_RISCV_V_DEFER_RESTORE:   # the common case: only the test is charged
-            cpu.charge(self.k.cost.tif_check)
+        """arch_exit_to_user_mode_prepare: vector.riscv_v_exit_to_user, inline (a frame fewer on
+        every syscall of a task using V; a change there is made here too)."""
+        k = self.k
+        cpu.charge(k.cost.tif_check)        # the flag test (the only cost when it is clear)
+        if not task.flags & TIF_RISCV_V_DEFER_RESTORE:     # the common case
             return None
-        return vector.riscv_v_exit_to_user(self.k, cpu, task)       # riscv_v_vstate_restore()
+        st = task.thread.v
+        t = st.task                         # st.defer_restore, without the descriptor's frames
+        if not t.flags & TIF_RISCV_V_DEFER_RESTORE:
+            return None
+        t.flags &= ~TIF_RISCV_V_DEFER_RESTORE
+        st.last_decision = decision = vector.riscv_v_vstate_restore(k, cpu, task)
+        return "return to user: " + decision
 
     # --- lazy FP: __switch_to_fpu (arch/riscv/include/asm/switch_to.h) ----------------------------
     def fstate_save(self, cpu: RiscvCpu, task: "Task", fs: int | None = None) -> bool:

@@ -168,8 +168,9 @@ _DISCARD_KNOB = "abi.riscv_v_vstate_discard"
 
 def discard_enabled(k: "Kernel") -> bool:
     """riscv_v_vstate_discard_ctl, or always-on before Drew Fustini's sysctl patch."""
-    # (k.policies.effective is k.policy without its frame: this runs at every syscall's return)
-    if k.policies.effective("riscv-vstate-sysctl") == "absent":
+    # (effective_values: k.policy without its frames; this runs at every syscall's return.
+    # __riscv_v_vstate_discard has a copy of these lines: a change here is made there too)
+    if k.policies.effective_values["riscv-vstate-sysctl"] == "absent":
         return True
     e = k.sysctl.entries.get(_DISCARD_KNOB)
     return bool(e.value if e is not None else k.sysctl.get(_DISCARD_KNOB))   # (get: the error)
@@ -179,8 +180,11 @@ def discard_enabled(k: "Kernel") -> bool:
 def __riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu) -> bool:
     """Clobber the live registers: VLMAX e8/m8, v0-v31 all ones, then vsetvl with vill (vl=0).
     Drew Fustini's sysctl patch puts the sysctl check here, so with the knob off nothing happens."""
-    if not discard_enabled(k):
-        return False
+    # discard_enabled, inline (one frame fewer at every syscall's return of a task using V)
+    if k.policies.effective_values["riscv-vstate-sysctl"] != "absent":
+        e = k.sysctl.entries.get(_DISCARD_KNOB)
+        if not (e.value if e is not None else k.sysctl.get(_DISCARD_KNOB)):    # (get: the error)
+            return False
     _run(k, cpu, DISCARD_SEQ, _StubRegs({6: VTYPE_VILL}), None, SCALAR_DISCARD)
     return True
 
@@ -216,7 +220,7 @@ def riscv_v_vstate_discard(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     if cpu.vs == VS_OFF:
         return "VS=Off: nothing to discard"
     st = task.thread.v
-    policy = k.policies.effective("riscv-discard")
+    policy = k.policies.effective_values["riscv-discard"]
     if policy == "eager":
         # before Andy Chiu's VS_INITIAL patch: clobber now and mark Dirty (so a switch-out saves the clobbered regs)
         did = __riscv_v_vstate_discard(k, cpu)
@@ -259,7 +263,7 @@ _NOT_SAVED = {vs: f"not saved (VS={name})" for vs, name in VS_NAMES.items()}
 @kernel_function
 def riscv_v_vstate_restore(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str:
     st = task.thread.v
-    policy = k.policies.effective("riscv-discard")
+    policy = k.policies.effective_values["riscv-discard"]
     if policy == "optimize-restore":
         # the successor series: Initial is clobbered, Clean reloaded, and VS is left as it is
         # (an Initial state stays Initial: still nothing worth saving at the next switch-out)
@@ -493,7 +497,9 @@ def riscv_v_exit_thread(k: "Kernel", cpu: Any, task: "Task") -> None:
 
 
 def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None:
-    """Returns what riscv_v_vstate_discard decided (for the trap log), None when V is off."""
+    """Returns what riscv_v_vstate_discard decided (for the trap log), None when V is off.
+    (RiscvArch.syscall_enter has this inline, a frame fewer per syscall: a change here is made
+    there too.)"""
     if cpu.rvv is None or cpu.vs == VS_OFF:
         return None
     decision = riscv_v_vstate_discard(k, cpu, task)
@@ -502,7 +508,9 @@ def riscv_v_syscall_enter(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | Non
 
 
 def riscv_v_exit_to_user(k: "Kernel", cpu: RiscvCpu, task: "Task") -> str | None:
-    """arch_exit_to_user_mode_prepare: a pending TIF_RISCV_V_DEFER_RESTORE restores (or discards)."""
+    """arch_exit_to_user_mode_prepare: a pending TIF_RISCV_V_DEFER_RESTORE restores (or discards).
+    (RiscvArch.exit_to_user has this inline, a frame fewer per syscall: a change here is made
+    there too.)"""
     st = task.thread.v
     cpu.charge(k.cost.tif_check)
     t = st.task                         # st.defer_restore, without the descriptor's frames
