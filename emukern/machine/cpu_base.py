@@ -568,7 +568,7 @@ class Cpu:
         rec.xpages, rec.exits, rec.exits_dirty = self._xpages, self._exits, self._exits_dirty
         rec.foreign, rec.scan_gen, rec.code_gen = self._foreign, self._scan_gen, self._code_gen
         rec.splits = self.counter.take_splits()    # type: ignore[union-attr]
-        rec.count_view = self.counter.view()       # type: ignore[union-attr]
+        rec.count_view = self.counter.view()
         return rec
 
     def _load_engine(self, rec: _Engine) -> None:
@@ -577,7 +577,7 @@ class Cpu:
         self._xpages, self._exits, self._exits_dirty = rec.xpages, rec.exits, rec.exits_dirty
         self._foreign, self._scan_gen, self._code_gen = rec.foreign, rec.scan_gen, rec.code_gen
         self.counter.put_splits(rec.splits)       # type: ignore[union-attr]
-        self.counter.set_view(rec.count_view)     # type: ignore[union-attr]
+        self.counter.set_view(rec.count_view)
         self.mm = rec.serves()
 
     def _switch_engine(self, mm: AddressSpace) -> None:
