@@ -511,7 +511,8 @@ class Cpu:
         # the scan state this CPU parked for mm, if still right: its executable runs are
         # mapped executable straight away (a mem_protect after mapping splits the region,
         # which costs several times a map)
-        parked = self._take_parked(mm) if switched and self.scan_code else None
+        # (or, for an engine new to mm, what fork_code_view parked for a forked child)
+        parked = self._take_parked(mm) if (switched or not self._mapped) and self.scan_code else None
         xruns = _page_runs(parked) if parked else []
         fresh: list[tuple[int, int]] = []
         strip = UC_PROT_EXEC if self.scan_code else 0     # executable only once scanned
@@ -527,7 +528,7 @@ class Cpu:
             self._map_pieces(start, size, prot, host, xruns)
             fresh.append((start, start + size))
         self._mapped = sorted(want)
-        if switched:
+        if switched or parked:
             self._code_gen = mm.code_gen
         self.mm = mm
         if parked:
@@ -837,6 +838,26 @@ class Cpu:
         if self._exits:
             self._exits.clear()
             self._exits_dirty = True
+
+    def fork_code_view(self, parent: AddressSpace, child: AddressSpace) -> None:
+        """dup_mmap has just made ``child`` from ``parent``, the address space this CPU runs:
+        every page holds the parent's bytes, so the code this CPU scanned for the parent is
+        scanned for the child too.  It is parked for the child, as if the child had run here
+        and left: the child's first run here maps it executable at once, instead of taking a
+        fetch fault, a scan and a Unicorn region split per 64 KiB block of code it runs
+        (measured on arm64 bash, 40 subshells: 1,397 such splits, 0.47 s of a 1.14 s run).
+        A change to the child's code or mappings before it runs drops the parked state, as
+        for any parked address space (_take_parked)."""
+        if not self.scan_code or parent is not self.mm or not self._xpages or child in self._parked:
+            return
+        pages = dict(self._xpages)
+        for page in pages:                  # held while parked (see _leave_mm)
+            child.scanned[page] = child.scanned.get(page, 0) + 1
+        child.scan_gen += 1
+        self._parked[child] = (pages, child.code_gen, child.version)
+        while len(self._parked) > self.PARKED_MMS:
+            victim = next(iter(self._parked))
+            self._release_parked(victim, self._parked.pop(victim)[0])
 
     def _release_parked(self, mm: AddressSpace, pages: dict[int, tuple[int, ...]]) -> None:
         for page in pages:

@@ -160,6 +160,7 @@ def kernel_clone(k: "Kernel", cpu, task, flags: int, newsp: int, ptid: int, tls:
     if flags & CLONE_VM:
         mm.users += 1
     else:
+        cpu.fork_code_view(task.mm, mm)     # the child's code is the parent's, already scanned
         # dup_mm copies the whole mm_struct: the stack's growth limit (expand_stack) and the
         # saved auxv (/proc/self/auxv) are the kernel's per-mm fields, kept on the mm here
         mm.stack_limit, mm.saved_auxv = task.mm.stack_limit, task.mm.saved_auxv
