@@ -32,7 +32,10 @@ the task wakes rather than by keeping it queued.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING
 
 from emukern.kernel.cred import BASE_SLICE_NS, SCHED_BATCH, SCHED_IDLE
@@ -79,10 +82,136 @@ class SchedEntity:
     picked_deadline: int | None = None  # the deadline it was picked with (RUN_TO_PARITY's mark)
     sleep_vruntime: int | None = None   # its vruntime when it slept while ahead of V
     sleep_cpu: int = 0                  # ... on this CPU's queue (virtual times are per queue)
+    # where the task sits in run queues right now: CPU -> the queue positions (ascending) of its
+    # entries there.  Nearly always one CPU and one entry; the scheduler can queue a task that is
+    # still current a second time (woken before it was switched out), and each entry counts.
+    queued: dict[int, list[int]] = field(default_factory=dict)
+
+
+class FairRunQueue(deque):
+    """A CPU's run queue (``PerCpu.rq``) that keeps, as tasks join and leave it, what Linux's
+    cfs_rq keeps so that nothing the fair class asks of it walks the queue:
+
+    - ``load``/``total``: the sum of the queued entities' weights and of weight x vruntime
+      (Linux's avg_load and avg_vruntime, kept by avg_vruntime_add/sub; Linux keys the second
+      on min_vruntime to keep it small, Python's integers need no such care);
+    - ``by_deadline``/``by_vruntime``: heaps of (deadline, position, task) and (vruntime,
+      position, task) for the pick and for min_vruntime, in the role of Linux's rbtree and its
+      augmented min_vruntime.  Entries go stale instead of being deleted (a task left, or its
+      times moved: :meth:`FairClass._requeue` pushes fresh ones); a stale entry is dropped when
+      it reaches the top, and the heaps are rebuilt when stale entries outnumber live ones.
+
+    ``position`` counts appends: the scheduler only ever appends at the tail, so it is the
+    entry's place in the queue, the order in which the linear pick broke deadline ties.  The
+    scheduler uses the queue as a plain deque (append, remove, popleft, iteration, ``in``); the
+    other ways of changing a deque are refused rather than left untracked."""
+
+    def __init__(self, fair: "FairClass", index: int) -> None:
+        super().__init__()
+        self.fair = fair
+        self.index = index
+        self.load = 0
+        self.total = 0
+        self.position = 0
+        self.by_deadline: list[tuple[int, int, Task]] = []
+        self.by_vruntime: list[tuple[int, int, Task]] = []
+
+    def append(self, task: Task) -> None:  # type: ignore[override]
+        deque.append(self, task)
+        se = task.__dict__.get("_fair_se") or self.fair.se(task)
+        self.position = pos = self.position + 1
+        mine = se.queued.get(self.index)
+        if mine is None:
+            se.queued[self.index] = [pos]
+        else:
+            mine.append(pos)
+        w = se.weight
+        self.load += w
+        self.total += w * se.vruntime
+        heappush(self.by_vruntime, (se.vruntime, pos, task))
+        heappush(self.by_deadline, (se.deadline, pos, task))
+        if len(self.by_deadline) > 4 * len(self) + 64:
+            self.rebuild()
+
+    def _left(self, task: Task) -> None:
+        # the deque dropped the task's leftmost entry here, which is its lowest position
+        se: SchedEntity = task._fair_se     # type: ignore[attr-defined]
+        mine = se.queued[self.index]
+        del mine[0]
+        if not mine:
+            del se.queued[self.index]
+        self.load -= se.weight
+        self.total -= se.weight * se.vruntime
+
+    def remove(self, task: Task) -> None:  # type: ignore[override]
+        deque.remove(self, task)
+        self._left(task)
+
+    def popleft(self) -> Task:
+        task: Task = deque.popleft(self)
+        self._left(task)
+        return task
+
+    def _untracked(self, *a: object, **kw: object) -> None:
+        raise NotImplementedError("the fair class's run queue is changed by append/remove/popleft only")
+
+    appendleft = extend = extendleft = insert = pop = rotate = clear = reverse = _untracked  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = _untracked  # type: ignore[assignment]
+
+    def live(self, pos: int, se: SchedEntity) -> bool:
+        """Is the entry at ``pos`` of this entity still in the queue?  (Entries leave from each
+        task's lowest position up, so the live ones are those at or past the lowest left.)"""
+        mine = se.queued.get(self.index)
+        return mine is not None and pos >= mine[0]
+
+    def rebuild(self) -> None:
+        """Both heaps from the queue as it stands, without their stale entries."""
+        seen: dict[int, int] = {}
+        bv, bd = [], []
+        for t in self:
+            se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
+            i = seen.get(id(t), 0)
+            seen[id(t)] = i + 1
+            pos = se.queued[self.index][i]
+            bv.append((se.vruntime, pos, t))
+            bd.append((se.deadline, pos, t))
+        heapify(bv)
+        heapify(bd)
+        self.by_vruntime, self.by_deadline = bv, bd
+
+    def min_vruntime(self) -> int | None:
+        """The smallest vruntime among the entries (None when empty)."""
+        h = self.by_vruntime
+        while h:
+            v, pos, t = h[0]
+            se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
+            if se.vruntime == v and self.live(pos, se):
+                return v
+            heappop(h)
+        return None
+
+
+# a queue this long or shorter is picked from by walking it: at two or three tasks (a pipe's
+# ping-pong) the walk costs less than the heap's pops and pushes; the answer is the same
+SMALL_QUEUE = 8
 
 
 class FairClass:
-    """The fair class's state and operations; owned by the scheduler (``k.sched.fair``)."""
+    """The fair class's state and operations; owned by the scheduler (``k.sched.fair``).
+
+    It replaces each CPU's ``rq`` with a :class:`FairRunQueue` so that the queue's sums and
+    order are kept as the scheduler queues and dequeues, and no operation walks the queue.  The
+    cfs_rq's members are the queue's runnable entries plus a runnable current task that is not
+    queued.  The scheduler changes a task's state without telling this class, but only the
+    current task's: a queued task that is not current is always runnable (an exit takes a task
+    off the queues before it changes its state).  So the queue's sums are the members' sums but
+    for the current task, whose part is added or taken off on each question.  The one case that
+    is not cheap -- a current task that blocked or exited while still queued, because it was
+    woken again before it was switched out -- takes the walk (:meth:`_sums_walk` and its
+    siblings), which is how every question was answered before.
+
+    ``EMUKERN_FAIR_CHECK=1`` in the environment makes every answer checked against the walk
+    (the tests' way of holding the two to the same schedule)."""
 
     def __init__(self, k: "Kernel") -> None:
         self.k = k
@@ -91,12 +220,17 @@ class FairClass:
         # sysctl_sched_base_slice in cycles, and the tick (the lag limit's floor)
         self.base_slice = max(1, BASE_SLICE_NS * freq // 10**9)
         self.tick = k.clock.tick_cycles
+        self.check = os.environ.get("EMUKERN_FAIR_CHECK", "") not in ("", "0")
+        for pc in k.percpu:
+            if pc.rq:
+                raise RuntimeError("the fair class takes over run queues before anything is queued")
+            pc.rq = FairRunQueue(self, pc.index)
 
     # ---- the entity ------------------------------------------------------------------------
     def se(self, task: Task) -> SchedEntity:
         # the entity lives on the task itself (Linux's task_struct embeds its sched_entity): a
         # plain attribute read, where the weak mapping it used to be looked up in cost a Python
-        # call per lookup, and a pick or an update looks up every queued entity
+        # call per lookup
         try:
             return task._fair_se        # type: ignore[attr-defined, no-any-return]
         except AttributeError:
@@ -118,6 +252,33 @@ class FairClass:
             return delta
         return delta * NICE_0_LOAD // se.weight
 
+    def _requeue(self, se: SchedEntity, task: Task, w0: int, v0: int, d0: int) -> None:
+        """The entity's weight, vruntime or deadline moved from (w0, v0, d0) while it sits in a
+        run queue: correct those queues' sums, and give their heaps entries at the new times
+        (the old ones are stale now)."""
+        percpu = self.k.percpu
+        w, v, d = se.weight, se.vruntime, se.deadline
+        for index, mine in se.queued.items():
+            rq: FairRunQueue = percpu[index].rq
+            n = len(mine)
+            rq.load += n * (w - w0)
+            rq.total += n * (w * v - w0 * v0)
+            for pos in mine:
+                if v != v0:
+                    heappush(rq.by_vruntime, (v, pos, task))
+                if d != d0:
+                    heappush(rq.by_deadline, (d, pos, task))
+
+    def _stale_curr(self, pc: "PerCpu") -> bool:
+        """Is the current task no longer runnable but still queued here (it blocked or exited
+        after being woken again before it was switched out)?  Only then do the queue's entries
+        include some that are not members, and the questions take the walk."""
+        c = pc.curr
+        if c is None or c.state is TaskState.RUNNABLE:
+            return False
+        se = c.__dict__.get("_fair_se")
+        return se is not None and pc.index in se.queued
+
     def _members(self, pc: "PerCpu") -> list[Task]:
         """The entities the CPU's cfs_rq holds: the queued runnable tasks and a running curr."""
         out = [t for t in pc.rq if t.state is TaskState.RUNNABLE]
@@ -132,6 +293,7 @@ class FairClass:
         w = task_weight(task)
         if w == se.weight:
             return
+        w0, v0, d0 = se.weight, se.vruntime, se.deadline
         if se.on_rq is not None:
             v = self.avg_vruntime(pc)
             se.vruntime = v - (v - se.vruntime) * se.weight // w
@@ -139,15 +301,43 @@ class FairClass:
         else:
             se.vlag = se.vlag * se.weight // w
         se.weight = w
+        if se.queued:
+            self._requeue(se, task, w0, v0, d0)
 
     def _sums(self, pc: "PerCpu", extra: Task | None = None) -> tuple[int, int]:
-        """(sum of the weights, sum of weight x vruntime) over the CPU's entities but ``extra``:
-        Linux keeps these two sums in the cfs_rq (avg_load, avg_vruntime) for the same reason,
-        so that V and every eligibility test cost no walk of their own.
+        """(sum of the weights, sum of weight x vruntime) over the CPU's entities but ``extra``
+        (Linux's avg_load and avg_vruntime): the queue's running sums, with the current task's
+        part added (a runnable curr not queued) or taken off, and ``extra``'s taken off."""
+        rq: FairRunQueue = pc.rq
+        if self.check:
+            self._check_queue(pc)
+        if self._stale_curr(pc):
+            return self._sums_walk(pc, extra)
+        load, total = rq.load, rq.total
+        index = pc.index
+        c = pc.curr
+        if c is not None:
+            se = c.__dict__.get("_fair_se") or self.se(c)
+            if c is extra:
+                n = len(se.queued.get(index, ()))
+                if n:
+                    load -= n * se.weight
+                    total -= n * se.weight * se.vruntime
+            elif c.state is TaskState.RUNNABLE and index not in se.queued:
+                load += se.weight
+                total += se.weight * se.vruntime
+        if extra is not None and extra is not c:
+            se = extra.__dict__.get("_fair_se")
+            n = len(se.queued.get(index, ())) if se is not None else 0
+            if n:
+                load -= n * se.weight       # type: ignore[union-attr]
+                total -= n * se.weight * se.vruntime    # type: ignore[union-attr]
+        if self.check:
+            assert (load, total) == self._sums_walk(pc, extra), "fair: running sums disagree with the walk"
+        return load, total
 
-        One pass over the queue without building the member list (:meth:`_members`, whose
-        entities these are: a task queued twice counts twice there too); this runs several
-        times per context switch."""
+    def _sums_walk(self, pc: "PerCpu", extra: Task | None = None) -> tuple[int, int]:
+        """The sums by walking the members (a task queued twice counts twice)."""
         load = total = 0
         runnable = TaskState.RUNNABLE
         rq = pc.rq
@@ -165,6 +355,22 @@ class FairClass:
             total += o.weight * o.vruntime
         return load, total
 
+    def _check_queue(self, pc: "PerCpu") -> None:
+        """(EMUKERN_FAIR_CHECK) what the running sums rest on: every queued task that is not
+        current is runnable, and the entries' positions are those the queue recorded."""
+        rq: FairRunQueue = pc.rq
+        seen: dict[int, int] = {}
+        load = total = 0
+        for t in rq:
+            se = self.se(t)
+            assert t is pc.curr or t.state is TaskState.RUNNABLE, f"fair: queued task {t.tid} is {t.state}"
+            i = seen.get(id(t), 0)
+            seen[id(t)] = i + 1
+            assert len(se.queued[pc.index]) > i
+            load += se.weight
+            total += se.weight * se.vruntime
+        assert (load, total) == (rq.load, rq.total), "fair: the queue's sums drifted"
+
     def avg_vruntime(self, pc: "PerCpu", extra: Task | None = None) -> int:
         """V: the weight-averaged vruntime of the CPU's entities (min_vruntime when empty)."""
         load, total = self._sums(pc, extra)
@@ -180,8 +386,24 @@ class FairClass:
         return total - se.vruntime * load >= 0
 
     def update_min_vruntime(self, pc: "PerCpu") -> None:
-        # the smallest vruntime among _members(pc), found in one pass without the list (it
-        # runs on every update_curr, several times per context switch)
+        """min_vruntime only moves forward, to the smallest vruntime among the members: the
+        queue's smallest (its heap's top) or a runnable curr's that is not queued."""
+        if self._stale_curr(pc):
+            low = self._min_walk(pc)
+        else:
+            rq: FairRunQueue = pc.rq
+            low = rq.min_vruntime() if rq else None
+            c = pc.curr
+            if c is not None and c.state is TaskState.RUNNABLE:
+                se = c.__dict__.get("_fair_se") or self.se(c)
+                if pc.index not in se.queued and (low is None or se.vruntime < low):
+                    low = se.vruntime
+            if self.check:
+                assert low == self._min_walk(pc), "fair: min_vruntime disagrees with the walk"
+        if low is not None and low > self.min_vruntime[pc.index]:
+            self.min_vruntime[pc.index] = low
+
+    def _min_walk(self, pc: "PerCpu") -> int | None:
         runnable = TaskState.RUNNABLE
         rq = pc.rq
         low: int | None = None
@@ -195,8 +417,13 @@ class FairClass:
             v = (c.__dict__.get("_fair_se") or self.se(c)).vruntime
             if low is None or v < low:
                 low = v
-        if low is not None and low > self.min_vruntime[pc.index]:
-            self.min_vruntime[pc.index] = low
+        return low
+
+    def _queued_runnable(self, pc: "PerCpu") -> bool:
+        """Is any runnable task queued (someone to hand the CPU to)?"""
+        if self._stale_curr(pc):
+            return any(t.state is TaskState.RUNNABLE for t in pc.rq)
+        return bool(pc.rq)
 
     # ---- running -----------------------------------------------------------------------------
     def update_curr(self, pc: "PerCpu", now: int) -> bool:
@@ -212,12 +439,16 @@ class FairClass:
             return False
         se.exec_start = now
         se.sum_exec_runtime += delta
+        v0, d0 = se.vruntime, se.deadline
         se.vruntime += self.calc_delta_fair(delta, se)
         renewed = self.update_deadline(se)
+        if se.queued:
+            self._requeue(se, curr, se.weight, v0, d0)
         self.update_min_vruntime(pc)
         return renewed
 
     def update_deadline(self, se: SchedEntity) -> bool:
+        # (callers that change a queued entity's deadline this way tell its queues: _requeue)
         if se.vruntime < se.deadline:
             return False
         se.slice = self.base_slice
@@ -228,11 +459,66 @@ class FairClass:
         """The tick: True when the current task should be rescheduled (its slice is used up
         and someone else is queued).  There is no other tick preemption under EEVDF."""
         renewed = self.update_curr(pc, now)
-        return renewed and any(t.state is TaskState.RUNNABLE for t in pc.rq)
+        return renewed and self._queued_runnable(pc)
 
     def pick_eevdf(self, pc: "PerCpu", curr: Task | None) -> Task | None:
         """The eligible entity with the earliest virtual deadline; ``curr`` (the running task,
-        still runnable) competes too and keeps the CPU while its picked slice lasts."""
+        still runnable) competes too and keeps the CPU while its picked slice lasts.  Deadline
+        ties go to the entity queued first."""
+        if self._stale_curr(pc):
+            return self._pick_walk(pc, curr)
+        best = self._pick(pc, curr)
+        if self.check:
+            assert best is self._pick_walk(pc, curr), "fair: the pick disagrees with the walk"
+        return best
+
+    def _pick(self, pc: "PerCpu", curr: Task | None) -> Task | None:
+        rq: FairRunQueue = pc.rq
+        if curr is not None and curr.state is not TaskState.RUNNABLE:
+            curr = None
+        if not rq:                          # (every queued entry is runnable: not _stale_curr)
+            return curr
+        if curr is None and len(rq) == 1:
+            return rq[0]                    # type: ignore[no-any-return]
+        load, total = self._sums(pc)
+        if curr is not None:
+            cse = self.se(curr)
+            if total - cse.vruntime * load < 0:
+                curr = None
+            elif cse.picked_deadline == cse.deadline:
+                return curr                 # RUN_TO_PARITY: its slice is not used up yet
+        best: Task | None = None
+        best_d = 0
+        if len(rq) <= SMALL_QUEUE:
+            for t in rq:
+                se = t._fair_se             # type: ignore[attr-defined]
+                if (best is None or se.deadline < best_d) and total - se.vruntime * load >= 0:
+                    best, best_d = t, se.deadline
+        else:
+            # the earliest deadlines first, up to the first eligible entry: Linux's tree walk,
+            # over a heap; the entries passed on the way (ineligible, so ahead of V) go back
+            h = rq.by_deadline
+            passed = []
+            while h:
+                entry = heappop(h)
+                d, pos, t = entry
+                se = t._fair_se             # type: ignore[attr-defined]
+                if se.deadline != d or not rq.live(pos, se):
+                    continue                # stale: dropped for good
+                passed.append(entry)
+                if total - se.vruntime * load >= 0:
+                    best, best_d = t, d
+                    break
+            for entry in passed:
+                heappush(h, entry)
+        if best is None or (curr is not None and self.se(curr).deadline < best_d):
+            best = curr
+        if best is None:                    # (cannot happen: someone is always eligible)
+            best = rq[0]
+        return best
+
+    def _pick_walk(self, pc: "PerCpu", curr: Task | None) -> Task | None:
+        """The pick by walking the queue (the current task blocked while still queued)."""
         queued = [t for t in pc.rq if t.state is TaskState.RUNNABLE]
         if curr is not None and curr.state is not TaskState.RUNNABLE:
             curr = None
@@ -240,15 +526,13 @@ class FairClass:
             return curr
         if curr is None and len(queued) == 1:
             return queued[0]
-        # one walk for the queue's sums, then each test is O(1): the pick is linear in the
-        # queue (it was quadratic, every candidate's eligibility a walk of its own)
-        sums = self._sums(pc)
+        sums = self._sums_walk(pc)
         if curr is not None:
             cse = self.se(curr)
             if not self.entity_eligible(pc, cse, sums):
                 curr = None
             elif cse.picked_deadline == cse.deadline:
-                return curr                 # RUN_TO_PARITY: its slice is not used up yet
+                return curr
         best: Task | None = None
         best_d = 0
         load, total = sums
@@ -258,7 +542,7 @@ class FairClass:
                 best, best_d = t, se.deadline
         if best is None or (curr is not None and self.se(curr).deadline < best_d):
             best = curr
-        if best is None:                    # (cannot happen: someone is always eligible)
+        if best is None:
             best = queued[0]
         return best
 
@@ -272,17 +556,19 @@ class FairClass:
         """Put a waking (or new, or moved) entity at V minus the lag it kept, its lag inflated by
         the weight it adds so that V does not move away from it as it joins."""
         self.reweight(pc, task, se)
-        members = [t for t in self._members(pc) if t is not task]
+        load, total = self._sums(pc, extra=task)        # the others: V as it joins
         vslice = self.calc_delta_fair(se.slice or self.base_slice, se)
         lag = 0
-        if members and se.vlag:
-            load = sum(self.se(t).weight for t in members)
+        if load and se.vlag:
             lag = se.vlag * (load + se.weight) // load
-        se.vruntime = self.avg_vruntime(pc, extra=task) - lag
+        w0, v0, d0 = se.weight, se.vruntime, se.deadline
+        se.vruntime = (total // load if load else self.min_vruntime[pc.index]) - lag
         if initial:
             vslice //= 2                    # PLACE_DEADLINE_INITIAL: a new task starts soon
         se.deadline = se.vruntime + vslice
         se.picked_deadline = None
+        if se.queued:
+            self._requeue(se, task, w0, v0, d0)
 
     def enqueue(self, pc: "PerCpu", task: Task, now: int) -> None:
         """enqueue_task_fair for a task joining ``pc``'s queue: a wake-up, a new task (one this
@@ -331,11 +617,14 @@ class FairClass:
         """sched_yield: push the yielder's deadline one slice on (it keeps its vruntime and so
         its place in virtual time).  False when it is alone (nothing to yield to)."""
         curr = pc.curr
-        if curr is None or not any(t.state is TaskState.RUNNABLE for t in pc.rq):
+        if curr is None or not self._queued_runnable(pc):
             return False
         self.update_curr(pc, now)
         se = self.se(curr)
+        d0 = se.deadline
         se.deadline += self.calc_delta_fair(se.slice or self.base_slice, se)
+        if se.queued:
+            self._requeue(se, curr, se.weight, se.vruntime, d0)
         return True
 
     def check_preempt_wakeup_fair(self, pc: "PerCpu", woken: Task, now: int) -> bool:
