@@ -115,6 +115,10 @@ class FairRunQueue(deque):
         self.position = 0
         self.by_deadline: list[tuple[int, int, Task]] = []
         self.by_vruntime: list[tuple[int, int, Task]] = []
+        # tasks whose entries here may outlive their being runnable (see FairClass._stale): one
+        # queued twice (an exit takes one entry off each queue) or one that left its CPU
+        # blocked or dead while queued
+        self.suspects: list[Task] = []
 
     def append(self, task: Task) -> None:  # type: ignore[override]
         deque.append(self, task)
@@ -125,6 +129,8 @@ class FairRunQueue(deque):
             se.queued[self.index] = [pos]
         else:
             mine.append(pos)
+            if task not in self.suspects:
+                self.suspects.append(task)
         w = se.weight
         self.load += w
         self.total += w * se.vruntime
@@ -202,12 +208,11 @@ class FairClass:
     It replaces each CPU's ``rq`` with a :class:`FairRunQueue` so that the queue's sums and
     order are kept as the scheduler queues and dequeues, and no operation walks the queue.  The
     cfs_rq's members are the queue's runnable entries plus a runnable current task that is not
-    queued.  The scheduler changes a task's state without telling this class, but only the
-    current task's: a queued task that is not current is always runnable (an exit takes a task
-    off the queues before it changes its state).  So the queue's sums are the members' sums but
-    for the current task, whose part is added or taken off on each question.  The one case that
-    is not cheap -- a current task that blocked or exited while still queued, because it was
-    woken again before it was switched out -- takes the walk (:meth:`_sums_walk` and its
+    queued.  The scheduler changes a task's state without telling this class, but only a
+    current task's, and an exit takes the task off the queues before it changes its state: a
+    queued task is runnable but in the rare cases :meth:`_stale` finds.  So the queue's sums
+    are the members' sums but for the current task, whose part is added or taken off on each
+    question; in those rare cases the questions take the walk (:meth:`_sums_walk` and its
     siblings), which is how every question was answered before.
 
     ``EMUKERN_FAIR_CHECK=1`` in the environment makes every answer checked against the walk
@@ -269,15 +274,31 @@ class FairClass:
                 if d != d0:
                     heappush(rq.by_deadline, (d, pos, task))
 
-    def _stale_curr(self, pc: "PerCpu") -> bool:
-        """Is the current task no longer runnable but still queued here (it blocked or exited
-        after being woken again before it was switched out)?  Only then do the queue's entries
-        include some that are not members, and the questions take the walk."""
-        c = pc.curr
-        if c is None or c.state is TaskState.RUNNABLE:
-            return False
-        se = c.__dict__.get("_fair_se")
-        return se is not None and pc.index in se.queued
+    def _stale(self, pc: "PerCpu") -> bool:
+        """Does ``pc``'s queue hold an entry of a task that is no longer runnable?  The scheduler
+        changes only a current task's state, and an exit takes one entry of the task off each
+        queue before it changes its state, so such an entry is one of a task that is current
+        (here or on another CPU) and blocked or exited after being queued again (woken before
+        it was switched out), or one of the queue's ``suspects``: a task queued twice, or one
+        that left its CPU that way.  Only then are some of the queue's entries not members, and
+        the questions take the walk, which is how every question was answered before."""
+        index = pc.index
+        for p in self.k.percpu:
+            c = p.curr
+            if c is not None and c.state is not TaskState.RUNNABLE:
+                se = c.__dict__.get("_fair_se")
+                if se is not None and index in se.queued:
+                    return True
+        suspects = pc.rq.suspects
+        if suspects:
+            stale = False
+            for t in list(suspects):
+                if index not in t._fair_se.queued:     # type: ignore[attr-defined]
+                    suspects.remove(t)      # no entry left here
+                elif t.state is not TaskState.RUNNABLE:
+                    stale = True
+            return stale
+        return False
 
     def _members(self, pc: "PerCpu") -> list[Task]:
         """The entities the CPU's cfs_rq holds: the queued runnable tasks and a running curr."""
@@ -311,7 +332,7 @@ class FairClass:
         rq: FairRunQueue = pc.rq
         if self.check:
             self._check_queue(pc)
-        if self._stale_curr(pc):
+        if self._stale(pc):
             return self._sums_walk(pc, extra)
         load, total = rq.load, rq.total
         index = pc.index
@@ -363,7 +384,8 @@ class FairClass:
         load = total = 0
         for t in rq:
             se = self.se(t)
-            assert t is pc.curr or t.state is TaskState.RUNNABLE, f"fair: queued task {t.tid} is {t.state}"
+            assert (t.state is TaskState.RUNNABLE or any(p.curr is t for p in self.k.percpu)
+                    or t in rq.suspects), f"fair: queued task {t.tid} is {t.state}, unnoticed"
             i = seen.get(id(t), 0)
             seen[id(t)] = i + 1
             assert len(se.queued[pc.index]) > i
@@ -388,7 +410,7 @@ class FairClass:
     def update_min_vruntime(self, pc: "PerCpu") -> None:
         """min_vruntime only moves forward, to the smallest vruntime among the members: the
         queue's smallest (its heap's top) or a runnable curr's that is not queued."""
-        if self._stale_curr(pc):
+        if self._stale(pc):
             low = self._min_walk(pc)
         else:
             rq: FairRunQueue = pc.rq
@@ -421,7 +443,7 @@ class FairClass:
 
     def _queued_runnable(self, pc: "PerCpu") -> bool:
         """Is any runnable task queued (someone to hand the CPU to)?"""
-        if self._stale_curr(pc):
+        if self._stale(pc):
             return any(t.state is TaskState.RUNNABLE for t in pc.rq)
         return bool(pc.rq)
 
@@ -465,7 +487,7 @@ class FairClass:
         """The eligible entity with the earliest virtual deadline; ``curr`` (the running task,
         still runnable) competes too and keeps the CPU while its picked slice lasts.  Deadline
         ties go to the entity queued first."""
-        if self._stale_curr(pc):
+        if self._stale(pc):
             return self._pick_walk(pc, curr)
         best = self._pick(pc, curr)
         if self.check:
@@ -476,7 +498,7 @@ class FairClass:
         rq: FairRunQueue = pc.rq
         if curr is not None and curr.state is not TaskState.RUNNABLE:
             curr = None
-        if not rq:                          # (every queued entry is runnable: not _stale_curr)
+        if not rq:                          # (every queued entry is runnable: not _stale)
             return curr
         if curr is None and len(rq) == 1:
             return rq[0]                    # type: ignore[no-any-return]
@@ -601,6 +623,11 @@ class FairClass:
     def dequeue_sleep(self, pc: "PerCpu", task: Task, now: int) -> None:
         """dequeue_entity for a task that blocks or exits: keep its lag for its wake-up."""
         se = self._entity(task)
+        if se is not None and se.queued and task.state is not TaskState.RUNNABLE:
+            for index in se.queued:         # it was queued again after all: see _stale
+                rq = self.k.percpu[index].rq
+                if task not in rq.suspects:
+                    rq.suspects.append(task)
         if se is None or se.on_rq is None:
             return
         if pc.curr is task:
