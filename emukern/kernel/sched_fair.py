@@ -68,6 +68,11 @@ def task_weight(task: Task) -> int:
     return sched_prio_to_weight[max(-20, min(19, task.nice)) + 20]
 
 
+# a queue this long or shorter is walked rather than kept in heaps: at two or three tasks (a pipe's
+# ping-pong) the walk costs less than the heap's pops and pushes; the answer is the same
+SMALL_QUEUE = 8
+
+
 @dataclass(eq=False)
 class SchedEntity:
     """struct sched_entity, the fields EEVDF uses (virtual times in cycles)."""
@@ -86,6 +91,7 @@ class SchedEntity:
     # entries there.  Nearly always one CPU and one entry; the scheduler can queue a task that is
     # still current a second time (woken before it was switched out), and each entry counts.
     queued: dict[int, list[int]] = field(default_factory=dict)
+    weighed: tuple[int, int] | None = None   # the (nice, policy) its weight was last worked out for
 
 
 class FairRunQueue(deque):
@@ -115,28 +121,46 @@ class FairRunQueue(deque):
         self.position = 0
         self.by_deadline: list[tuple[int, int, Task]] = []
         self.by_vruntime: list[tuple[int, int, Task]] = []
+        # the heaps are kept only while the queue is longer than SMALL_QUEUE (built when it
+        # grows past it, dropped when it has shrunk to half): a short queue is walked instead
+        self.heaped = False
         # tasks whose entries here may outlive their being runnable (see FairClass._stale): one
-        # queued twice (an exit takes one entry off each queue) or one that left its CPU
-        # blocked or dead while queued
+        # queued while it was current somewhere, one queued twice (an exit takes one entry off
+        # each queue), one that left its CPU blocked or dead while queued
         self.suspects: list[Task] = []
 
     def append(self, task: Task) -> None:  # type: ignore[override]
         deque.append(self, task)
         se = task.__dict__.get("_fair_se") or self.fair.se(task)
         self.position = pos = self.position + 1
+        percpu = self.fair.k.percpu
+        if se.queued:
+            # queued twice, here or on two CPUs: every queue it is in suspects it now
+            for index in se.queued:
+                other = percpu[index].rq
+                if task not in other.suspects:
+                    other.suspects.append(task)
+            if task not in self.suspects:
+                self.suspects.append(task)
+        else:
+            for p in percpu:
+                if p.curr is task:          # queued while it runs
+                    self.suspects.append(task)
+                    break
         mine = se.queued.get(self.index)
         if mine is None:
             se.queued[self.index] = [pos]
         else:
             mine.append(pos)
-            if task not in self.suspects:
-                self.suspects.append(task)
         w = se.weight
         self.load += w
         self.total += w * se.vruntime
-        heappush(self.by_vruntime, (se.vruntime, pos, task))
-        heappush(self.by_deadline, (se.deadline, pos, task))
-        if len(self.by_deadline) > 4 * len(self) + 64:
+        if self.heaped:
+            heappush(self.by_vruntime, (se.vruntime, pos, task))
+            heappush(self.by_deadline, (se.deadline, pos, task))
+            if len(self.by_deadline) > 4 * len(self) + 64:
+                self.rebuild()
+        elif len(self) > SMALL_QUEUE:
             self.rebuild()
 
     def _left(self, task: Task) -> None:
@@ -148,6 +172,9 @@ class FairRunQueue(deque):
             del se.queued[self.index]
         self.load -= se.weight
         self.total -= se.weight * se.vruntime
+        if self.heaped and len(self) <= SMALL_QUEUE // 2:
+            self.heaped = False
+            self.by_vruntime, self.by_deadline = [], []
 
     def remove(self, task: Task) -> None:  # type: ignore[override]
         deque.remove(self, task)
@@ -184,9 +211,12 @@ class FairRunQueue(deque):
         heapify(bv)
         heapify(bd)
         self.by_vruntime, self.by_deadline = bv, bd
+        self.heaped = True
 
     def min_vruntime(self) -> int | None:
         """The smallest vruntime among the entries (None when empty)."""
+        if not self.heaped:
+            return min([t._fair_se.vruntime for t in self]) if self else None   # type: ignore[attr-defined]
         h = self.by_vruntime
         while h:
             v, pos, t = h[0]
@@ -195,11 +225,6 @@ class FairRunQueue(deque):
                 return v
             heappop(h)
         return None
-
-
-# a queue this long or shorter is picked from by walking it: at two or three tasks (a pipe's
-# ping-pong) the walk costs less than the heap's pops and pushes; the answer is the same
-SMALL_QUEUE = 8
 
 
 class FairClass:
@@ -268,6 +293,8 @@ class FairClass:
             n = len(mine)
             rq.load += n * (w - w0)
             rq.total += n * (w * v - w0 * v0)
+            if not rq.heaped:
+                continue
             for pos in mine:
                 if v != v0:
                     heappush(rq.by_vruntime, (v, pos, task))
@@ -275,30 +302,34 @@ class FairClass:
                     heappush(rq.by_deadline, (d, pos, task))
 
     def _stale(self, pc: "PerCpu") -> bool:
-        """Does ``pc``'s queue hold an entry of a task that is no longer runnable?  The scheduler
-        changes only a current task's state, and an exit takes one entry of the task off each
-        queue before it changes its state, so such an entry is one of a task that is current
-        (here or on another CPU) and blocked or exited after being queued again (woken before
-        it was switched out), or one of the queue's ``suspects``: a task queued twice, or one
-        that left its CPU that way.  Only then are some of the queue's entries not members, and
-        the questions take the walk, which is how every question was answered before."""
-        index = pc.index
-        for p in self.k.percpu:
-            c = p.curr
-            if c is not None and c.state is not TaskState.RUNNABLE:
-                se = c.__dict__.get("_fair_se")
-                if se is not None and index in se.queued:
-                    return True
+        """Does ``pc``'s queue hold an entry of a task that is no longer runnable?  Only then are
+        some of the queue's entries not members, and the questions take the walk, which is how
+        every question was answered before.
+
+        The scheduler changes only a current task's state, and an exit takes one entry of the
+        task off each queue before it changes the state.  So an entry can outlive its task's
+        being runnable only when the task was queued while it was current (woken before it was
+        switched out, or a preempted task queued just before its switch-out) and then blocked
+        or exited, or when it was queued twice (here, or here and on another CPU: picked there,
+        it runs while queued here).  The queue notes such tasks as ``suspects``
+        when they are queued; a suspect is forgotten once it has no entry here, or is runnable,
+        current nowhere, and queued once in all (then its entry leaves before it can block)."""
         suspects = pc.rq.suspects
-        if suspects:
-            stale = False
-            for t in list(suspects):
-                if index not in t._fair_se.queued:     # type: ignore[attr-defined]
-                    suspects.remove(t)      # no entry left here
-                elif t.state is not TaskState.RUNNABLE:
-                    stale = True
-            return stale
-        return False
+        if not suspects:
+            return False
+        index = pc.index
+        percpu = self.k.percpu
+        stale = False
+        for t in list(suspects):
+            se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
+            mine = se.queued.get(index)
+            if mine is None:
+                suspects.remove(t)
+            elif t.state is not TaskState.RUNNABLE:
+                stale = True
+            elif len(mine) == 1 and len(se.queued) == 1 and all(p.curr is not t for p in percpu):
+                suspects.remove(t)
+        return stale
 
     def _members(self, pc: "PerCpu") -> list[Task]:
         """The entities the CPU's cfs_rq holds: the queued runnable tasks and a running curr."""
@@ -311,9 +342,14 @@ class FairClass:
     def reweight(self, pc: "PerCpu", task: Task, se: SchedEntity) -> None:
         """reweight_entity: a nice (or policy) change scales the entity's lag and the rest of
         its deadline by old/new weight, so its place relative to V keeps its meaning."""
+        key = (task.nice, task.sched_policy)
+        if key == se.weighed:
+            return                          # (asked on every update_curr: the usual answer)
         w = task_weight(task)
         if w == se.weight:
+            se.weighed = key
             return
+        se.weighed = key
         w0, v0, d0 = se.weight, se.vruntime, se.deadline
         if se.on_rq is not None:
             v = self.avg_vruntime(pc)
@@ -332,7 +368,7 @@ class FairClass:
         rq: FairRunQueue = pc.rq
         if self.check:
             self._check_queue(pc)
-        if self._stale(pc):
+        if rq.suspects and self._stale(pc):
             return self._sums_walk(pc, extra)
         load, total = rq.load, rq.total
         index = pc.index
@@ -410,11 +446,16 @@ class FairClass:
     def update_min_vruntime(self, pc: "PerCpu") -> None:
         """min_vruntime only moves forward, to the smallest vruntime among the members: the
         queue's smallest (its heap's top) or a runnable curr's that is not queued."""
-        if self._stale(pc):
+        rq: FairRunQueue = pc.rq
+        if rq.suspects and self._stale(pc):
             low = self._min_walk(pc)
         else:
-            rq: FairRunQueue = pc.rq
-            low = rq.min_vruntime() if rq else None
+            if not rq:
+                low = None
+            elif rq.heaped:
+                low = rq.min_vruntime()
+            else:
+                low = min([t._fair_se.vruntime for t in rq])    # type: ignore[attr-defined]
             c = pc.curr
             if c is not None and c.state is TaskState.RUNNABLE:
                 se = c.__dict__.get("_fair_se") or self.se(c)
@@ -454,19 +495,29 @@ class FairClass:
         curr = pc.curr
         if curr is None:
             return False
-        se = self.se(curr)
-        self.reweight(pc, curr, se)
+        try:
+            se: SchedEntity = curr._fair_se     # type: ignore[attr-defined]
+        except AttributeError:
+            se = self.se(curr)
+        if se.weighed != (curr.nice, curr.sched_policy):
+            self.reweight(pc, curr, se)
         delta = now - se.exec_start
         if delta <= 0:
             return False
         se.exec_start = now
         se.sum_exec_runtime += delta
         v0, d0 = se.vruntime, se.deadline
-        se.vruntime += self.calc_delta_fair(delta, se)
-        renewed = self.update_deadline(se)
+        w = se.weight
+        # (this runs three times per pipe round trip: calc_delta_fair and the queue-empty case of
+        # update_min_vruntime written out)
+        se.vruntime = v = v0 + (delta if w == NICE_0_LOAD else delta * NICE_0_LOAD // w)
+        renewed = v >= d0 and self.update_deadline(se)
         if se.queued:
-            self._requeue(se, curr, se.weight, v0, d0)
-        self.update_min_vruntime(pc)
+            self._requeue(se, curr, w, v0, d0)
+        if pc.rq or self.check:
+            self.update_min_vruntime(pc)
+        elif curr.state is TaskState.RUNNABLE and v > self.min_vruntime[pc.index]:
+            self.min_vruntime[pc.index] = v         # an empty queue: curr is the only member
         return renewed
 
     def update_deadline(self, se: SchedEntity) -> bool:
@@ -511,7 +562,7 @@ class FairClass:
                 return curr                 # RUN_TO_PARITY: its slice is not used up yet
         best: Task | None = None
         best_d = 0
-        if len(rq) <= SMALL_QUEUE:
+        if not rq.heaped:
             for t in rq:
                 se = t._fair_se             # type: ignore[attr-defined]
                 if (best is None or se.deadline < best_d) and total - se.vruntime * load >= 0:
@@ -614,8 +665,10 @@ class FairClass:
         self.update_min_vruntime(pc)
 
     def _clamp(self, se: SchedEntity, lag: int) -> int:
-        limit = self.calc_delta_fair(max(2 * (se.slice or self.base_slice), self.tick), se)
-        return max(-limit, min(limit, lag))
+        limit = max(2 * (se.slice or self.base_slice), self.tick)
+        if se.weight != NICE_0_LOAD:
+            limit = limit * NICE_0_LOAD // se.weight        # calc_delta_fair
+        return -limit if lag < -limit else limit if lag > limit else lag
 
     def _lag(self, pc: "PerCpu", se: SchedEntity, task: Task) -> int:
         return self._clamp(se, self.avg_vruntime(pc) - se.vruntime)
