@@ -21,8 +21,10 @@ about half.  EEVDF decides by *virtual* time instead of queue order:
 
 Time is the machine's clock in cycles (Linux's nanoseconds scaled by the CPU frequency).  The
 run queue itself stays :class:`~emukern.kernel.sched.PerCpu`'s ``rq`` (the queued tasks, in the
-order they were queued: the order Linux's tree breaks deadline ties in); this module keeps each
-task's ``sched_entity`` and each CPU's ``min_vruntime`` beside it.
+order they were queued: the order Linux's tree breaks deadline ties in), which this class makes
+a :class:`FairRunQueue`: it keeps, as the scheduler queues and dequeues, the sums behind V and
+the order behind the pick, so that no question walks the queue.  This module keeps each task's
+``sched_entity`` and each CPU's ``min_vruntime`` beside it.
 
 Left out (said here rather than pretended): cgroup group scheduling, PELT load tracking and
 load balancing (the SMP placement stays the scheduler's select_cpu), custom slices
@@ -36,6 +38,7 @@ import os
 from collections import deque
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
+from itertools import count
 from typing import TYPE_CHECKING
 
 from emukern.kernel.cred import BASE_SLICE_NS, SCHED_BATCH, SCHED_IDLE
@@ -101,9 +104,11 @@ class FairRunQueue(deque):
     - ``load``/``total``: the sum of the queued entities' weights and of weight x vruntime
       (Linux's avg_load and avg_vruntime, kept by avg_vruntime_add/sub; Linux keys the second
       on min_vruntime to keep it small, Python's integers need no such care);
-    - ``by_deadline``/``by_vruntime``: heaps of (deadline, position, task) and (vruntime,
-      position, task) for the pick and for min_vruntime, in the role of Linux's rbtree and its
-      augmented min_vruntime.  Entries go stale instead of being deleted (a task left, or its
+    - ``by_deadline``/``by_vruntime``: heaps of (deadline, position, serial, task) and
+      (vruntime, position, serial, task) for the pick and for min_vruntime, in the role of
+      Linux's rbtree and its augmented min_vruntime (``serial`` only keeps two entries of equal
+      times and position from comparing their tasks).  They are kept only while the queue is
+      longer than SMALL_QUEUE.  Entries go stale instead of being deleted (a task left, or its
       times moved: :meth:`FairClass._requeue` pushes fresh ones); a stale entry is dropped when
       it reaches the top, and the heaps are rebuilt when stale entries outnumber live ones.
 
@@ -112,15 +117,16 @@ class FairRunQueue(deque):
     scheduler uses the queue as a plain deque (append, remove, popleft, iteration, ``in``); the
     other ways of changing a deque are refused rather than left untracked."""
 
-    def __init__(self, fair: "FairClass", index: int) -> None:
+    def __init__(self, fair: "FairClass", cpu: int) -> None:
         super().__init__()
         self.fair = fair
-        self.index = index
+        self.cpu = cpu
         self.load = 0
         self.total = 0
         self.position = 0
-        self.by_deadline: list[tuple[int, int, Task]] = []
-        self.by_vruntime: list[tuple[int, int, Task]] = []
+        self.by_deadline: list[tuple[int, int, int, Task]] = []
+        self.by_vruntime: list[tuple[int, int, int, Task]] = []
+        self.serial = count()
         # the heaps are kept only while the queue is longer than SMALL_QUEUE (built when it
         # grows past it, dropped when it has shrunk to half): a short queue is walked instead
         self.heaped = False
@@ -129,7 +135,7 @@ class FairRunQueue(deque):
         # each queue), one that left its CPU blocked or dead while queued
         self.suspects: list[Task] = []
 
-    def append(self, task: Task) -> None:  # type: ignore[override]
+    def append(self, task: Task) -> None:
         deque.append(self, task)
         se = task.__dict__.get("_fair_se") or self.fair.se(task)
         self.position = pos = self.position + 1
@@ -147,17 +153,18 @@ class FairRunQueue(deque):
                 if p.curr is task:          # queued while it runs
                     self.suspects.append(task)
                     break
-        mine = se.queued.get(self.index)
+        mine = se.queued.get(self.cpu)
         if mine is None:
-            se.queued[self.index] = [pos]
+            se.queued[self.cpu] = [pos]
         else:
             mine.append(pos)
         w = se.weight
         self.load += w
         self.total += w * se.vruntime
         if self.heaped:
-            heappush(self.by_vruntime, (se.vruntime, pos, task))
-            heappush(self.by_deadline, (se.deadline, pos, task))
+            n = next(self.serial)
+            heappush(self.by_vruntime, (se.vruntime, pos, n, task))
+            heappush(self.by_deadline, (se.deadline, pos, n, task))
             if len(self.by_deadline) > 4 * len(self) + 64:
                 self.rebuild()
         elif len(self) > SMALL_QUEUE:
@@ -166,17 +173,17 @@ class FairRunQueue(deque):
     def _left(self, task: Task) -> None:
         # the deque dropped the task's leftmost entry here, which is its lowest position
         se: SchedEntity = task._fair_se     # type: ignore[attr-defined]
-        mine = se.queued[self.index]
+        mine = se.queued[self.cpu]
         del mine[0]
         if not mine:
-            del se.queued[self.index]
+            del se.queued[self.cpu]
         self.load -= se.weight
         self.total -= se.weight * se.vruntime
         if self.heaped and len(self) <= SMALL_QUEUE // 2:
             self.heaped = False
             self.by_vruntime, self.by_deadline = [], []
 
-    def remove(self, task: Task) -> None:  # type: ignore[override]
+    def remove(self, task: Task) -> None:
         deque.remove(self, task)
         self._left(task)
 
@@ -188,13 +195,13 @@ class FairRunQueue(deque):
     def _untracked(self, *a: object, **kw: object) -> None:
         raise NotImplementedError("the fair class's run queue is changed by append/remove/popleft only")
 
-    appendleft = extend = extendleft = insert = pop = rotate = clear = reverse = _untracked  # type: ignore[assignment]
+    appendleft = extend = extendleft = insert = pop = rotate = clear = reverse = _untracked
     __setitem__ = __delitem__ = __iadd__ = _untracked  # type: ignore[assignment]
 
     def live(self, pos: int, se: SchedEntity) -> bool:
         """Is the entry at ``pos`` of this entity still in the queue?  (Entries leave from each
         task's lowest position up, so the live ones are those at or past the lowest left.)"""
-        mine = se.queued.get(self.index)
+        mine = se.queued.get(self.cpu)
         return mine is not None and pos >= mine[0]
 
     def rebuild(self) -> None:
@@ -202,12 +209,13 @@ class FairRunQueue(deque):
         seen: dict[int, int] = {}
         bv, bd = [], []
         for t in self:
-            se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
+            se: SchedEntity = t._fair_se
             i = seen.get(id(t), 0)
             seen[id(t)] = i + 1
-            pos = se.queued[self.index][i]
-            bv.append((se.vruntime, pos, t))
-            bd.append((se.deadline, pos, t))
+            pos = se.queued[self.cpu][i]
+            n = next(self.serial)
+            bv.append((se.vruntime, pos, n, t))
+            bd.append((se.deadline, pos, n, t))
         heapify(bv)
         heapify(bd)
         self.by_vruntime, self.by_deadline = bv, bd
@@ -216,10 +224,10 @@ class FairRunQueue(deque):
     def min_vruntime(self) -> int | None:
         """The smallest vruntime among the entries (None when empty)."""
         if not self.heaped:
-            return min([t._fair_se.vruntime for t in self]) if self else None   # type: ignore[attr-defined]
+            return min([t._fair_se.vruntime for t in self]) if self else None
         h = self.by_vruntime
         while h:
-            v, pos, t = h[0]
+            v, pos, _, t = h[0]
             se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
             if se.vruntime == v and self.live(pos, se):
                 return v
@@ -297,9 +305,9 @@ class FairClass:
                 continue
             for pos in mine:
                 if v != v0:
-                    heappush(rq.by_vruntime, (v, pos, task))
+                    heappush(rq.by_vruntime, (v, pos, next(rq.serial), task))
                 if d != d0:
-                    heappush(rq.by_deadline, (d, pos, task))
+                    heappush(rq.by_deadline, (d, pos, next(rq.serial), task))
 
     def _stale(self, pc: "PerCpu") -> bool:
         """Does ``pc``'s queue hold an entry of a task that is no longer runnable?  Only then are
@@ -314,14 +322,14 @@ class FairClass:
         it runs while queued here).  The queue notes such tasks as ``suspects``
         when they are queued; a suspect is forgotten once it has no entry here, or is runnable,
         current nowhere, and queued once in all (then its entry leaves before it can block)."""
-        suspects = pc.rq.suspects
+        suspects = pc.rq.suspects          # type: ignore[attr-defined]
         if not suspects:
             return False
         index = pc.index
         percpu = self.k.percpu
         stale = False
         for t in list(suspects):
-            se: SchedEntity = t._fair_se    # type: ignore[attr-defined]
+            se: SchedEntity = t._fair_se
             mine = se.queued.get(index)
             if mine is None:
                 suspects.remove(t)
@@ -365,7 +373,7 @@ class FairClass:
         """(sum of the weights, sum of weight x vruntime) over the CPU's entities but ``extra``
         (Linux's avg_load and avg_vruntime): the queue's running sums, with the current task's
         part added (a runnable curr not queued) or taken off, and ``extra``'s taken off."""
-        rq: FairRunQueue = pc.rq
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
         if self.check:
             self._check_queue(pc)
         if rq.suspects and self._stale(pc):
@@ -415,7 +423,7 @@ class FairClass:
     def _check_queue(self, pc: "PerCpu") -> None:
         """(EMUKERN_FAIR_CHECK) what the running sums rest on: every queued task that is not
         current is runnable, and the entries' positions are those the queue recorded."""
-        rq: FairRunQueue = pc.rq
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
         seen: dict[int, int] = {}
         load = total = 0
         for t in rq:
@@ -446,7 +454,7 @@ class FairClass:
     def update_min_vruntime(self, pc: "PerCpu") -> None:
         """min_vruntime only moves forward, to the smallest vruntime among the members: the
         queue's smallest (its heap's top) or a runnable curr's that is not queued."""
-        rq: FairRunQueue = pc.rq
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
         if rq.suspects and self._stale(pc):
             low = self._min_walk(pc)
         else:
@@ -455,7 +463,7 @@ class FairClass:
             elif rq.heaped:
                 low = rq.min_vruntime()
             else:
-                low = min([t._fair_se.vruntime for t in rq])    # type: ignore[attr-defined]
+                low = min([t._fair_se.vruntime for t in rq])
             c = pc.curr
             if c is not None and c.state is TaskState.RUNNABLE:
                 se = c.__dict__.get("_fair_se") or self.se(c)
@@ -546,13 +554,13 @@ class FairClass:
         return best
 
     def _pick(self, pc: "PerCpu", curr: Task | None) -> Task | None:
-        rq: FairRunQueue = pc.rq
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
         if curr is not None and curr.state is not TaskState.RUNNABLE:
             curr = None
         if not rq:                          # (every queued entry is runnable: not _stale)
             return curr
         if curr is None and len(rq) == 1:
-            return rq[0]                    # type: ignore[no-any-return]
+            return rq[0]
         load, total = self._sums(pc)
         if curr is not None:
             cse = self.se(curr)
@@ -564,7 +572,7 @@ class FairClass:
         best_d = 0
         if not rq.heaped:
             for t in rq:
-                se = t._fair_se             # type: ignore[attr-defined]
+                se = t._fair_se
                 if (best is None or se.deadline < best_d) and total - se.vruntime * load >= 0:
                     best, best_d = t, se.deadline
         else:
@@ -574,7 +582,7 @@ class FairClass:
             passed = []
             while h:
                 entry = heappop(h)
-                d, pos, t = entry
+                d, pos, _, t = entry
                 se = t._fair_se             # type: ignore[attr-defined]
                 if se.deadline != d or not rq.live(pos, se):
                     continue                # stale: dropped for good
