@@ -409,6 +409,8 @@ class Arm64Cpu(Cpu):
         self._ret_hooks: list[ctypes.c_size_t] = []
         self._native_ret: set[int] = set()
         self._pending: StubOp | None = None
+        # a lone flush left for the next user run to enter first (see _restart_plan)
+        self._restart_op: StubOp | None = None
         if isinstance(self.counter, NativeCounter):
             cs, f = self.counter._s, _CounterStruct
             base = ctypes.addressof(cs)
@@ -560,8 +562,11 @@ class Arm64Cpu(Cpu):
         With kernel stubs queued, the register is written after they have run (program order)."""
         if enabled != self.sve_el0:
             self.sve_el0 = enabled
-            if enabled:
+            if enabled and not self._stubs_pending():
                 self._zhi_clean = False       # EL0 SVE may write Z above 128 bits from now on
+            # (with stubs queued, EL0 runs only after them: whatever empties the queue clears
+            # it then, so an FPSIMD load queued before this call may still go through the
+            # register file -- the load at a switch to a TIF_SVE task, before its sve_flush_p)
             self._write_cpacr()
             return True
         return False
@@ -873,6 +878,8 @@ class Arm64Cpu(Cpu):
             self._fpsimd_load_regs(q.pop(0))
         if q:
             return False
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled: it may write them
         if self.sve_el0 != self._hw_zen or self.vl != self._hw_vl:
             self._hw_set(self.sve_el0, self.vl)
         return True
@@ -960,6 +967,22 @@ class Arm64Cpu(Cpu):
         self.stub_cycles[op.name] += n
 
     def _emu_start(self, pc: int) -> None:
+        op = self._restart_op
+        if op is not None:
+            # the flush _restart_plan left: entered first in this run, as native/a64_stub.c's
+            # entry does from the INTR hook, with the deadline cpu_base.run set for the user
+            # code as the one its return puts back
+            self._restart_op = None
+            r, cs = self._ret, self._cs
+            assert r is not None
+            r.ret_pc = pc
+            r.before = cs.count
+            r.ret_deadline = cs.deadline
+            cs.deadline = cs.count + op.length
+            r.in_flight = 1
+            self._guard.open = True
+            self._pending = op
+            pc = op.entry
         try:
             super()._emu_start(pc)
         finally:
@@ -1166,7 +1189,7 @@ class Arm64Cpu(Cpu):
     def run(self, until: int) -> None:
         if not self._at_el0:
             self.enter_el0()
-        if self._stub_queue:
+        if self._stub_queue and not self._restart_plan(until):
             self.stub_sync()        # kernel stubs queued while the CPU was stopped run first
         self._guard.clear()
         super().run(until)
@@ -1187,6 +1210,63 @@ class Arm64Cpu(Cpu):
             raise StubOverrun(f"kernel stub {op} did not reach its closing brk within "
                               f"{self._seqs[op][1] if op in self._seqs else '?'} instructions "
                               f"(pc {self.get_pc():#x}): emulator error")
+
+    def _restart_plan(self, until: int) -> bool:
+        """The queue a CPU restarts with after a switch, without a run of its own: the FPSIMD
+        saves and loads through the register file, and its one flush (the syscall flush the
+        previous task queued before it blocked, or the sve_flush_p after a TIF_SVE task's load)
+        entered first by the user run itself, returning natively (native/a64_stub.c) -- no
+        emu_start and no bounce buffer permission change of its own.  True when it was done
+        so (then run() starts at the flush); False: run the queue with :meth:`stub_sync`.
+
+        Same result as running the queue in order: a flush writes only Z above 128 bits, P and
+        FFR (V keeps its value), which an FPSIMD save does not read, so the flush may move past
+        the saves; an FPSIMD load after it writes V and zeroes Z above 128, so moving the flush
+        past a load leaves the same registers when the flush zeroes those bits itself
+        (sve_flush_live) or they are already known zero (then the register-file load that does
+        not touch them is the same as the sequence: _zhi_clean).  Every op must be at the VL the
+        CPU has now and keeps, with EL0 SVE enabled after it (the native return restores
+        neither), and the instructions must fit in the run's budget, so the clock, counts and
+        the point where the run stops are those of running the queue first."""
+        q = self._stub_queue
+        if (self._ret is None or self.counter.exact or self.single_step or not self.sve_el0
+                or self._pending is not None or self._chain is not None):
+            return False
+        flush = None
+        total = 0
+        vl = self.vl
+        for op in q:
+            if op.vl != vl:
+                return False
+            total += op.length
+            if op.regfile_load or op.regfile_save:
+                if op.buf is None or not op.args:
+                    return False
+                off = op.args[0] - BOUNCE_BASE
+                if off < 0 or off + 520 > len(op.buf) or (op.regfile_save and len(op.buf) > BOUNCE_SIZE):
+                    return False
+            elif flush is None and op.native:
+                flush = op
+            else:
+                return False
+        if flush is None or total >= until - self.now:
+            return False
+        zeroes = self._zhi_effect.get(flush.entry) == ZHI_ZERO
+        if not zeroes and not self._zhi_clean and any(op.regfile_load for op in q):
+            return False
+        for op in q:
+            if op is not flush:
+                self._fpsimd_load_regs(op)
+            elif op is not q[-1]:
+                # the flush is accounted after the ops it moves past: its statistics' keys
+                # are made here, so they keep the order a run in queue order gives them
+                self.stub_stats[op.name] += 0
+                self.stub_cycles[op.name] += 0
+        q.clear()
+        self._hw_set(True, vl)
+        self._zhi_clean = False               # EL0 runs next with SVE enabled
+        self._restart_op = flush
+        return True
 
     def _user_in_stub_page(self) -> None:
         """User code branched into the machine's stub page: stopped by the guard before the
