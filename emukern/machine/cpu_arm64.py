@@ -293,7 +293,8 @@ class _StubRet(ctypes.Structure):
     _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
                 ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
                 ("entry", _U64), ("length", _U64), ("in_flight", _U64), ("ret_pc", _U64), ("ret_deadline", _U64),
-                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64)]
+                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64),
+                ("cp_ret", _U64)]
 
 
 _A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
@@ -409,8 +410,12 @@ class Arm64Cpu(Cpu):
         self._ret_hooks: list[ctypes.c_size_t] = []
         self._native_ret: set[int] = set()
         self._pending: StubOp | None = None
-        # a lone flush left for the next user run to enter first (see _restart_plan)
+        # a lone flush left for the next user run to enter first (see _restart_plan), and the
+        # CPACR_EL1 value its native return writes when EL0 SVE traps after it
         self._restart_op: StubOp | None = None
+        from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
+        op0, op1, crn, crm, op2 = CPACR_EL1
+        self._cpacr_zen_off = UcRegCP64(crn, crm, op0, op1, op2, CPACR_FPEN_ALL | CPACR_ZEN_EL1)
         if isinstance(self.counter, NativeCounter):
             cs, f = self.counter._s, _CounterStruct
             base = ctypes.addressof(cs)
@@ -1225,11 +1230,12 @@ class Arm64Cpu(Cpu):
         past a load leaves the same registers when the flush zeroes those bits itself
         (sve_flush_live) or they are already known zero (then the register-file load that does
         not touch them is the same as the sequence: _zhi_clean).  Every op must be at the VL the
-        CPU has now and keeps, with EL0 SVE enabled after it (the native return restores
-        neither), and the instructions must fit in the run's budget, so the clock, counts and
-        the point where the run stops are those of running the queue first."""
+        CPU has now and keeps (the native return does not write ZCR_EL1); when EL0 SVE is to
+        trap afterwards, the native return writes CPACR_EL1 back.  The instructions must fit in
+        the run's budget, so the clock, counts and the point where the run stops are those of
+        running the queue first."""
         q = self._stub_queue
-        if (self._ret is None or self.counter.exact or self.single_step or not self.sve_el0
+        if (self._ret is None or self.counter.exact or self.single_step
                 or self._pending is not None or self._chain is not None):
             return False
         flush = None
@@ -1263,8 +1269,15 @@ class Arm64Cpu(Cpu):
                 self.stub_stats[op.name] += 0
                 self.stub_cycles[op.name] += 0
         q.clear()
-        self._hw_set(True, vl)
-        self._zhi_clean = False               # EL0 runs next with SVE enabled
+        self._hw_set(True, vl)                # (the flush runs at EL0: it needs ZEN = 11)
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled
+        else:
+            # the next task may not use SVE: its return puts ZEN = 01 back (the
+            # registers as stub_sync's closing _hw_set leaves them), before any user instruction
+            self._ret.cp_ret = ctypes.addressof(self._cpacr_zen_off)    # type: ignore[union-attr]
+            self._hw_zen = False
+            self._zhi_clean = zeroes or self._zhi_clean
         self._restart_op = flush
         return True
 
