@@ -1194,8 +1194,11 @@ class Arm64Cpu(Cpu):
     def run(self, until: int) -> None:
         if not self._at_el0:
             self.enter_el0()
-        if self._stub_queue and not self._restart_plan(until):
-            self.stub_sync()        # kernel stubs queued while the CPU was stopped run first
+        # kernel stubs queued while the CPU was stopped run first: without a run of their own
+        # when they can (_restart_plan; a queue of register-file saves and loads alone, as the
+        # legacy policy's switches have, needs none of stub_sync's register saving either)
+        if self._stub_queue and not self._restart_plan(until) and not self._regfile_front():
+            self.stub_sync()
         self._guard.clear()
         super().run(until)
         if self._guard.hit:
