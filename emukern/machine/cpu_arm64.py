@@ -1210,6 +1210,9 @@ class Arm64Cpu(Cpu):
         if self._pending is not None:
             self._stub_queue.clear()
             self._native_settle()                # (raises: a run cannot end inside a flush)
+        if self._restart_op is not None:         # (_restart_plan made sure the run starts)
+            op, self._restart_op = self._restart_op, None
+            raise StubOverrun(f"kernel stub {op.name} was left for a run that never started: emulator error")
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
