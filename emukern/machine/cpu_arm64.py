@@ -87,8 +87,13 @@ the CPU before any user instruction and before any Python access to the FP regis
   the trap and the CPU keeps running, the hook saves x0-x3 and the user PC, points the PC at the
   first stub and returns; each stub's ``brk #0xe4e`` comes back to the INTR hook, which starts the
   next stub or restores x0-x3 and the PC (about 1 µs per stub, no nested ``emu_start``);
-* otherwise (the CPU was stopped: context switch, exec, tick) the queue is drained by a direct
-  ``emu_start`` at the start of :meth:`run` or by :meth:`stub_sync`;
+* otherwise (the CPU was stopped: context switch, exec, tick) the queue is drained at the start
+  of :meth:`run`: the queue of a switch -- FPSIMD saves and loads and at most one flush (the
+  syscall flush of a task that blocked, the ``sve_flush_p`` after a TIF_SVE task's load) -- with
+  no run of its own: the saves and loads through the register file, the flush entered first by
+  the user's own ``emu_start`` and left by the C return (which also writes CPACR_EL1 back when
+  EL0 SVE is to trap), see :meth:`Arm64Cpu._restart_plan`; any other queue by a direct
+  ``emu_start`` per stub (:meth:`stub_sync`);
 * :meth:`stub_sync` inside a hook (a Python read of the registers, e.g. fork copying the parent's
   FP state) drains with a nested ``emu_start`` — correct, ~30 µs, rare.
 
@@ -97,7 +102,8 @@ One sequence is performed without running it: ``fpsimd_load_state`` (a :class:`K
 Z bits above 128 are known to be zero -- no EL0 SVE access granted and no other sequence run on
 this CPU since it was created, or since a sequence that zeroes them (:func:`zhi_effect`, found by
 its words: ``sve_flush_live``, the FPSIMD load itself) ran with no EL0 instruction able to use SVE
-after it -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
+after it, or before a queued flush that zeroes them -- its only effect is V0-V31, FPSR and
+FPCR, written in one batch;
 its instructions are counted as retired kernel instructions exactly as a run counts them (the
 clock, ``stub_insns`` and ``stub_stats`` are the same; tests/machine/test_stub_regfile.py compares
 the two on twin CPUs).  That saves the bounce buffer's two ``mem_protect`` calls (~14 us) and the
