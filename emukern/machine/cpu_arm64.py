@@ -87,8 +87,13 @@ the CPU before any user instruction and before any Python access to the FP regis
   the trap and the CPU keeps running, the hook saves x0-x3 and the user PC, points the PC at the
   first stub and returns; each stub's ``brk #0xe4e`` comes back to the INTR hook, which starts the
   next stub or restores x0-x3 and the PC (about 1 µs per stub, no nested ``emu_start``);
-* otherwise (the CPU was stopped: context switch, exec, tick) the queue is drained by a direct
-  ``emu_start`` at the start of :meth:`run` or by :meth:`stub_sync`;
+* otherwise (the CPU was stopped: context switch, exec, tick) the queue is drained at the start
+  of :meth:`run`: the queue of a switch -- FPSIMD saves and loads and at most one flush (the
+  syscall flush of a task that blocked, the ``sve_flush_p`` after a TIF_SVE task's load) -- with
+  no run of its own: the saves and loads through the register file, the flush entered first by
+  the user's own ``emu_start`` and left by the C return (which also writes CPACR_EL1 back when
+  EL0 SVE is to trap), see :meth:`Arm64Cpu._restart_plan`; any other queue by a direct
+  ``emu_start`` per stub (:meth:`stub_sync`);
 * :meth:`stub_sync` inside a hook (a Python read of the registers, e.g. fork copying the parent's
   FP state) drains with a nested ``emu_start`` — correct, ~30 µs, rare.
 
@@ -97,7 +102,8 @@ One sequence is performed without running it: ``fpsimd_load_state`` (a :class:`K
 Z bits above 128 are known to be zero -- no EL0 SVE access granted and no other sequence run on
 this CPU since it was created, or since a sequence that zeroes them (:func:`zhi_effect`, found by
 its words: ``sve_flush_live``, the FPSIMD load itself) ran with no EL0 instruction able to use SVE
-after it -- its only effect is V0-V31, FPSR and FPCR, written in one batch;
+after it, or before a queued flush that zeroes them -- its only effect is V0-V31, FPSR and
+FPCR, written in one batch;
 its instructions are counted as retired kernel instructions exactly as a run counts them (the
 clock, ``stub_insns`` and ``stub_stats`` are the same; tests/machine/test_stub_regfile.py compares
 the two on twin CPUs).  That saves the bounce buffer's two ``mem_protect`` calls (~14 us) and the
@@ -293,7 +299,8 @@ class _StubRet(ctypes.Structure):
     _fields_ = [("count", _VP), ("deadline", _VP), ("guard_open", _VP), ("gx_lo", _VP), ("gx_hi", _VP),
                 ("resync", _VP), ("blk_start", _VP), ("blk_end", _VP), ("pc_reg", _U64), ("guard_lo", _U64), ("guard_hi", _U64),
                 ("entry", _U64), ("length", _U64), ("in_flight", _U64), ("ret_pc", _U64), ("ret_deadline", _U64),
-                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64)]
+                ("before", _U64), ("done_count", _U64), ("returns", _U64), ("tlb_flush", _U64),
+                ("cp_ret", _U64)]
 
 
 _A64_STUB_SRC = Path(__file__).with_name("native") / "a64_stub.c"
@@ -409,6 +416,12 @@ class Arm64Cpu(Cpu):
         self._ret_hooks: list[ctypes.c_size_t] = []
         self._native_ret: set[int] = set()
         self._pending: StubOp | None = None
+        # a lone flush left for the next user run to enter first (see _restart_plan), and the
+        # CPACR_EL1 value its native return writes when EL0 SVE traps after it
+        self._restart_op: StubOp | None = None
+        from unicorn.unicorn_py3.arch.arm64 import UcRegCP64
+        op0, op1, crn, crm, op2 = CPACR_EL1
+        self._cpacr_zen_off = UcRegCP64(crn, crm, op0, op1, op2, CPACR_FPEN_ALL | CPACR_ZEN_EL1)
         if isinstance(self.counter, NativeCounter):
             cs, f = self.counter._s, _CounterStruct
             base = ctypes.addressof(cs)
@@ -560,8 +573,11 @@ class Arm64Cpu(Cpu):
         With kernel stubs queued, the register is written after they have run (program order)."""
         if enabled != self.sve_el0:
             self.sve_el0 = enabled
-            if enabled:
+            if enabled and not self._stubs_pending():
                 self._zhi_clean = False       # EL0 SVE may write Z above 128 bits from now on
+            # (with stubs queued, EL0 runs only after them: whatever empties the queue clears
+            # it then, so an FPSIMD load queued before this call may still go through the
+            # register file -- the load at a switch to a TIF_SVE task, before its sve_flush_p)
             self._write_cpacr()
             return True
         return False
@@ -873,6 +889,8 @@ class Arm64Cpu(Cpu):
             self._fpsimd_load_regs(q.pop(0))
         if q:
             return False
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled: it may write them
         if self.sve_el0 != self._hw_zen or self.vl != self._hw_vl:
             self._hw_set(self.sve_el0, self.vl)
         return True
@@ -960,6 +978,22 @@ class Arm64Cpu(Cpu):
         self.stub_cycles[op.name] += n
 
     def _emu_start(self, pc: int) -> None:
+        op = self._restart_op
+        if op is not None:
+            # the flush _restart_plan left: entered first in this run, as native/a64_stub.c's
+            # entry does from the INTR hook, with the deadline cpu_base.run set for the user
+            # code as the one its return puts back
+            self._restart_op = None
+            r, cs = self._ret, self._cs
+            assert r is not None
+            r.ret_pc = pc
+            r.before = cs.count
+            r.ret_deadline = cs.deadline
+            cs.deadline = cs.count + op.length
+            r.in_flight = 1
+            self._guard.open = True
+            self._pending = op
+            pc = op.entry
         try:
             super()._emu_start(pc)
         finally:
@@ -1166,8 +1200,11 @@ class Arm64Cpu(Cpu):
     def run(self, until: int) -> None:
         if not self._at_el0:
             self.enter_el0()
-        if self._stub_queue:
-            self.stub_sync()        # kernel stubs queued while the CPU was stopped run first
+        # kernel stubs queued while the CPU was stopped run first: without a run of their own
+        # when they can (_restart_plan; a queue of register-file saves and loads alone, as the
+        # legacy policy's switches have, needs none of stub_sync's register saving either)
+        if self._stub_queue and not self._restart_plan(until) and not self._regfile_front():
+            self.stub_sync()
         self._guard.clear()
         super().run(until)
         if self._guard.hit:
@@ -1179,6 +1216,9 @@ class Arm64Cpu(Cpu):
         if self._pending is not None:
             self._stub_queue.clear()
             self._native_settle()                # (raises: a run cannot end inside a flush)
+        if self._restart_op is not None:         # (_restart_plan made sure the run starts)
+            op, self._restart_op = self._restart_op, None
+            raise StubOverrun(f"kernel stub {op.name} was left for a run that never started: emulator error")
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -1187,6 +1227,71 @@ class Arm64Cpu(Cpu):
             raise StubOverrun(f"kernel stub {op} did not reach its closing brk within "
                               f"{self._seqs[op][1] if op in self._seqs else '?'} instructions "
                               f"(pc {self.get_pc():#x}): emulator error")
+
+    def _restart_plan(self, until: int) -> bool:
+        """The queue a CPU restarts with after a switch, without a run of its own: the FPSIMD
+        saves and loads through the register file, and its one flush (the syscall flush the
+        previous task queued before it blocked, or the sve_flush_p after a TIF_SVE task's load)
+        entered first by the user run itself, returning natively (native/a64_stub.c) -- no
+        emu_start and no bounce buffer permission change of its own.  True when it was done
+        so (then run() starts at the flush); False: run the queue with :meth:`stub_sync`.
+
+        Same result as running the queue in order: a flush writes only Z above 128 bits, P and
+        FFR (V keeps its value), which an FPSIMD save does not read, so the flush may move past
+        the saves; an FPSIMD load after it writes V and zeroes Z above 128, so moving the flush
+        past a load leaves the same registers when the flush zeroes those bits itself
+        (sve_flush_live) or they are already known zero (then the register-file load that does
+        not touch them is the same as the sequence: _zhi_clean).  Every op must be at the VL the
+        CPU has now and keeps (the native return does not write ZCR_EL1); when EL0 SVE is to
+        trap afterwards, the native return writes CPACR_EL1 back.  The instructions must fit in
+        the run's budget, so the clock, counts and the point where the run stops are those of
+        running the queue first."""
+        q = self._stub_queue
+        if (self._ret is None or self.counter.exact or self.single_step
+                or self._pending is not None or self._chain is not None):
+            return False
+        flush = None
+        total = 0
+        vl = self.vl
+        for op in q:
+            if op.vl != vl:
+                return False
+            total += op.length
+            if op.regfile_load or op.regfile_save:
+                if op.buf is None or not op.args:
+                    return False
+                off = op.args[0] - BOUNCE_BASE
+                if off < 0 or off + 520 > len(op.buf) or (op.regfile_save and len(op.buf) > BOUNCE_SIZE):
+                    return False
+            elif flush is None and op.native:
+                flush = op
+            else:
+                return False
+        if flush is None or total >= until - self.now:
+            return False
+        zeroes = self._zhi_effect.get(flush.entry) == ZHI_ZERO
+        if not zeroes and not self._zhi_clean and any(op.regfile_load for op in q):
+            return False
+        for op in q:
+            if op is not flush:
+                self._fpsimd_load_regs(op)
+            elif op is not q[-1]:
+                # the flush is accounted after the ops it moves past: its statistics' keys
+                # are made here, so they keep the order a run in queue order gives them
+                self.stub_stats[op.name] += 0
+                self.stub_cycles[op.name] += 0
+        q.clear()
+        self._hw_set(True, vl)                # (the flush runs at EL0: it needs ZEN = 11)
+        if self.sve_el0:
+            self._zhi_clean = False           # EL0 runs next with SVE enabled
+        else:
+            # the next task may not use SVE: its return puts ZEN = 01 back (the
+            # registers as stub_sync's closing _hw_set leaves them), before any user instruction
+            self._ret.cp_ret = ctypes.addressof(self._cpacr_zen_off)    # type: ignore[union-attr]
+            self._hw_zen = False
+            self._zhi_clean = zeroes or self._zhi_clean
+        self._restart_op = flush
+        return True
 
     def _user_in_stub_page(self) -> None:
         """User code branched into the machine's stub page: stopped by the guard before the

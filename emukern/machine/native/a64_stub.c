@@ -50,6 +50,10 @@ typedef struct {
     uint64_t done_count;   /* the count after its closing brk, for Python's accounting */
     uint64_t returns;      /* statistics: returns done here */
     uint64_t tlb_flush;    /* flush the TLB on return (a CPU on Unicorn's physical TLB) */
+    /* a uc_arm64_cp_reg to write on return, once (0: none): CPACR_EL1 with EL0 SVE trapping
+     * again, when the flush runs before a task that may not use SVE (the sequence itself
+     * needs it enabled) */
+    uint64_t cp_ret;
 } ek_a64_ret;
 
 /* An INTR hook added after the CPU's Python one (Unicorn calls them in the order they were
@@ -100,6 +104,10 @@ void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_
     *r->gx_lo = r->guard_lo;
     *r->gx_hi = r->guard_hi;
     *r->deadline = r->ret_deadline;
+    if (r->cp_ret) {
+        uc_reg_write(uc, UC_ARM64_REG_CP_REG, (void *)(uintptr_t)r->cp_ret);
+        r->cp_ret = 0;
+    }
     if (r->tlb_flush)
         uc_ctl_flush_tlb(uc);
 }
