@@ -1217,8 +1217,8 @@ class Arm64Cpu(Cpu):
             self._stub_queue.clear()
             self._native_settle()                # (raises: a run cannot end inside a flush)
         if self._restart_op is not None:         # (_restart_plan made sure the run starts)
-            op, self._restart_op = self._restart_op, None
-            raise StubOverrun(f"kernel stub {op.name} was left for a run that never started: emulator error")
+            left, self._restart_op = self._restart_op, None
+            raise StubOverrun(f"kernel stub {left.name} was left for a run that never started: emulator error")
         if self._chain is not None:
             op = self._chain_op[0].name if self._chain_op else "?"
             self._chain, self._chain_op = None, None
@@ -1287,7 +1287,7 @@ class Arm64Cpu(Cpu):
         else:
             # the next task may not use SVE: its return puts ZEN = 01 back (the
             # registers as stub_sync's closing _hw_set leaves them), before any user instruction
-            self._ret.cp_ret = ctypes.addressof(self._cpacr_zen_off)    # type: ignore[union-attr]
+            self._ret.cp_ret = ctypes.addressof(self._cpacr_zen_off)
             self._hw_zen = False
             self._zhi_clean = zeroes or self._zhi_clean
         self._restart_op = flush
