@@ -355,8 +355,15 @@ class World:
     def wake_up(self, t: FakeTask, ci: int, now: int) -> None:
         if t.state is not B:
             return
-        self.enqueue(t, ci, now)
         pc = self.pc(ci)
+        if isinstance(self.fair, FairClass):
+            # sched.py's wake_up: the queueing and the preemption question in one call
+            t.cpu = ci
+            t.state = R
+            if self.fair.enqueue_wakeup(pc, t, now, now, not pc.need_resched):
+                pc.need_resched = True
+            return
+        self.enqueue(t, ci, now)
         if not pc.need_resched and self.fair.check_preempt_wakeup_fair(pc, t, now):
             pc.need_resched = True
 
