@@ -187,8 +187,9 @@ class Scheduler:
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 
     def account(self, cpu: Cpu, task: Task | None) -> None:
-        """Charge the time since the last mark to the current task (user vs system).  (Its two
-        inline copies, in :meth:`_switch_out` and :meth:`_switch_in`, follow any change here.)"""
+        """Charge the time since the last mark to the current task (user vs system).  (Its three
+        inline copies, in :meth:`_switch_out`, :meth:`_switch_in` and smp.py's _finish_round,
+        follow any change here.)"""
         pc = self.percpu[cpu.index]
         now, ucycles = cpu.marks()          # (now, user_cycles) in one call
         if task is not None:
@@ -211,7 +212,11 @@ class Scheduler:
         wake_queue of ``wq`` makes it runnable, and a signal takes it off ``wq`` again."""
         wq.add(task)
         task.waitqueues = [wq]
-        self.block_current(cpu, task, reason)
+        # block_current, inline (a change there is made here too): every pipe read that waits
+        task.state = _BLOCKED
+        task.wait_reason = reason
+        self.percpu[cpu.index].need_resched = True
+        cpu.stop()
 
     def finish_wait(self, task: Task) -> bool:
         """A woken sleeper back in its syscall (finish_wait): off every wait queue it was on, its

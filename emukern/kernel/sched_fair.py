@@ -185,7 +185,18 @@ class FairRunQueue(deque):
 
     def remove(self, task: Task) -> None:
         deque.remove(self, task)
-        self._left(task)
+        # _left, inline (a change there is made here too): every switch removes its pick
+        se: SchedEntity = task._fair_se     # type: ignore[attr-defined]
+        index = self.cpu
+        mine = se.queued[index]
+        del mine[0]
+        if not mine:
+            del se.queued[index]
+        self.load -= se.weight
+        self.total -= se.weight * se.vruntime
+        if self.heaped and len(self) <= SMALL_QUEUE // 2:
+            self.heaped = False
+            self.by_vruntime, self.by_deadline = [], []
 
     def popleft(self) -> Task:
         task: Task = deque.popleft(self)
@@ -522,10 +533,21 @@ class FairClass:
         renewed = v >= d0 and self.update_deadline(se)
         if se.queued:
             self._requeue(se, curr, w, v0, d0)
-        if pc.rq or self.check:
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
+        if self.check or rq.suspects or rq.heaped:
             self.update_min_vruntime(pc)
-        elif curr.state is TaskState.RUNNABLE and v > self.min_vruntime[pc.index]:
-            self.min_vruntime[pc.index] = v         # an empty queue: curr is the only member
+        else:
+            # update_min_vruntime for a short queue whose entries are all members: the smallest
+            # of their vruntimes and a runnable curr's, if curr is not queued here
+            low: int | None = None
+            for t in rq:
+                x = t._fair_se.vruntime             # type: ignore[attr-defined]
+                if low is None or x < low:
+                    low = x
+            if curr.state is TaskState.RUNNABLE and pc.index not in se.queued and (low is None or v < low):
+                low = v
+            if low is not None and low > self.min_vruntime[pc.index]:
+                self.min_vruntime[pc.index] = low
         return renewed
 
     def update_deadline(self, se: SchedEntity) -> bool:
@@ -546,8 +568,11 @@ class FairClass:
         """The eligible entity with the earliest virtual deadline; ``curr`` (the running task,
         still runnable) competes too and keeps the CPU while its picked slice lasts.  Deadline
         ties go to the entity queued first."""
-        if self._stale(pc):
+        rq = pc.rq
+        if rq.suspects and self._stale(pc):      # type: ignore[attr-defined]
             return self._pick_walk(pc, curr)
+        if curr is None and len(rq) == 1 and not self.check:
+            return rq[0]                    # _pick's answer for one queued task and no curr
         best = self._pick(pc, curr)
         if self.check:
             assert best is self._pick_walk(pc, curr), "fair: the pick disagrees with the walk"
@@ -776,7 +801,7 @@ class FairClass:
 
     def dequeue_sleep(self, pc: "PerCpu", task: Task, now: int) -> None:
         """dequeue_entity for a task that blocks or exits: keep its lag for its wake-up."""
-        se = self._entity(task)
+        se: SchedEntity | None = task.__dict__.get("_fair_se")     # (_entity)
         if se is not None and se.queued and task.state is not TaskState.RUNNABLE:
             for index in se.queued:         # it was queued again after all: see _stale
                 rq = self.k.percpu[index].rq
