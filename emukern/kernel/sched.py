@@ -114,19 +114,41 @@ class Scheduler:
         pc.rq.append(task)
 
     def wake_up(self, task: Task, now: int, value: int | None = None) -> None:
-        """try_to_wake_up: make a blocked task runnable on a CPU's run queue."""
-        if task.state != TaskState.BLOCKED:
+        """try_to_wake_up: make a blocked task runnable on a CPU's run queue.
+
+        (The wake-up of every pipe write: select_cpu's one-CPU answer and :meth:`enqueue` are
+        written out, and the fair class queues the task and asks about preemption in one call.)"""
+        if task.state is not _BLOCKED:
             return
         task.woken_value = value
         task.wake_at = None
         task.sleeps_forever = False
-        target = self.select_cpu(task)
-        self.enqueue(task, target, now)
-        if self.fair is not None:
-            pc = self.percpu[target]
-            if not pc.need_resched and self.fair.check_preempt_wakeup_fair(pc, task, self.k.cpus[target].now):
-                pc.need_resched = True          # resched_curr: it enters schedule() soon
-                self.k.cpus[target].stop()
+        k = self.k
+        cpus = k.cpus
+        prev_cpu = task.cpu
+        aff = task.affinity
+        if len(cpus) == 1 and prev_cpu == 0 and (not aff or 0 in aff):
+            target = 0                  # select_task_rq with one CPU: the one it slept on
+        else:
+            target = self.select_cpu(task)
+        # enqueue, inline (a change there is made here too)
+        if prev_cpu != target and task.rseq is not None:
+            signal_rseq.rseq_migrate(task)          # its rseq area's cpu_id is stale
+        task.cpu = target
+        task.state = _RUNNABLE
+        task.ready_at = now
+        pc = self.percpu[target]
+        fair = self.fair
+        if fair is None:
+            pc.rq.append(task)
+            return
+        cpu = cpus[target]
+        cnow = cpu.now
+        # enqueue_task_fair at the later of the wake time and the CPU's clock, then
+        # check_preempt_wakeup_fair at the CPU's clock unless a reschedule is pending already
+        if fair.enqueue_wakeup(pc, task, now if now > cnow else cnow, cnow, not pc.need_resched):
+            pc.need_resched = True              # resched_curr: it enters schedule() soon
+            cpu.stop()
 
     def wake_queue(self, wq: WaitQueue, now: int, nr: int | None = None, value: int | None = None) -> int:
         wq.wakes += 1
@@ -165,8 +187,9 @@ class Scheduler:
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 
     def account(self, cpu: Cpu, task: Task | None) -> None:
-        """Charge the time since the last mark to the current task (user vs system).  (Its two
-        inline copies, in :meth:`_switch_out` and :meth:`_switch_in`, follow any change here.)"""
+        """Charge the time since the last mark to the current task (user vs system).  (Its three
+        inline copies, in :meth:`_switch_out`, :meth:`_switch_in` and smp.py's _finish_round,
+        follow any change here.)"""
         pc = self.percpu[cpu.index]
         now, ucycles = cpu.marks()          # (now, user_cycles) in one call
         if task is not None:
@@ -189,7 +212,11 @@ class Scheduler:
         wake_queue of ``wq`` makes it runnable, and a signal takes it off ``wq`` again."""
         wq.add(task)
         task.waitqueues = [wq]
-        self.block_current(cpu, task, reason)
+        # block_current, inline (a change there is made here too): every pipe read that waits
+        task.state = _BLOCKED
+        task.wait_reason = reason
+        self.percpu[cpu.index].need_resched = True
+        cpu.stop()
 
     def finish_wait(self, task: Task) -> bool:
         """A woken sleeper back in its syscall (finish_wait): off every wait queue it was on, its
@@ -206,7 +233,7 @@ class Scheduler:
         pc = self.percpu[cpu.index]
         pc.need_resched = False
         prev = pc.curr
-        preempted = prev is not None and prev.state == TaskState.RUNNABLE
+        preempted = prev is not None and prev.state is _RUNNABLE
         if preempted and prev is not None and not prev.allowed_on(cpu.index):
             # sched_setaffinity took this CPU away: migrate (like migration_cpu_stop)
             self._put_prev(cpu, prev, voluntary=False)
@@ -214,9 +241,11 @@ class Scheduler:
             prev, preempted = None, False
         fair = self.fair
         while True:
+            # the clock, read once per pick: nothing up to the switch-out charges the CPU
+            now = cpu.now
             if fair is not None and prev is not None and not preempted:
-                fair.dequeue_sleep(pc, prev, cpu.now)      # it blocked or exited: keep its lag
-            nxt = self._pick_next(cpu, prev if preempted else None)
+                fair.dequeue_sleep(pc, prev, now)      # it blocked or exited: keep its lag
+            nxt = self._pick_next(cpu, prev if preempted else None, now)
             if nxt is None and preempted:
                 nxt = prev                  # nobody else: keep running
             if nxt is None:
@@ -225,15 +254,18 @@ class Scheduler:
                 pc.curr = None
                 return
             if fair is not None:
-                fair.set_next_entity(nxt, cpu.now)
+                # set_next_entity, inline: the slice it is picked for starts now
+                se = nxt.__dict__.get("_fair_se") or fair.se(nxt)
+                se.exec_start = now
+                se.picked_deadline = se.deadline
             if nxt is prev:
                 pc.curr = prev
-                prev.slice_start = cpu.now
+                prev.slice_start = now
                 if prev.pending is not None and not kernel_entry.restart_syscall(self.k, cpu, prev):
                     # the fair class kept a task preempted inside a syscall: the call goes on
                     # (round-robin never picks it back while another task waits); a task that slept in a
                     # syscall and was woken before it was switched out re-runs the call, not skips it
-                    preempted = prev.state is TaskState.RUNNABLE
+                    preempted = prev.state is _RUNNABLE
                     continue
                 # exit_to_user_mode_loop: schedule() picked us again; the arch return-to-user
                 # work (e.g. TIF_RISCV_V_DEFER_RESTORE) still runs before user code resumes
@@ -242,8 +274,11 @@ class Scheduler:
             if prev is not None:
                 if preempted:
                     pc.rq.append(prev)
-                    prev.ready_at = cpu.now
-                self._put_prev(cpu, prev, voluntary=not preempted)
+                    prev.ready_at = now
+                # _put_prev, inline: a switch is what makes an rseq critical section restart
+                if prev.rseq is not None:
+                    signal_rseq.rseq_preempt(prev)
+                self._switch_out(cpu, prev, not preempted)
                 prev = None
                 preempted = False
             if nxt.ready_at > cpu.now:
@@ -255,28 +290,54 @@ class Scheduler:
                 # resumed, it stays runnable: kernel/preempt.py); pick again
                 prev = nxt
                 pc.curr = nxt
-                preempted = nxt.state is TaskState.RUNNABLE
+                preempted = nxt.state is _RUNNABLE
                 continue
             kernel_entry.exit_to_user_mode(self.k, cpu, nxt)
             return
 
-    def _pick_next(self, cpu: Cpu, curr: Task | None = None) -> Task | None:
+    def _pick_next(self, cpu: Cpu, curr: Task | None = None, now: int | None = None) -> Task | None:
         """The next task for ``cpu`` from its queue (``curr``: the preempted current task, which
-        the fair class weighs against the queue; round-robin takes the queue's head)."""
+        the fair class weighs against the queue; round-robin takes the queue's head).  ``now``:
+        the CPU's clock, when the caller has read it already."""
         pc = self.percpu[cpu.index]
-        if self.fair is not None:
-            while curr is not None and curr in pc.rq:
-                pc.rq.remove(curr)          # woken again before it was switched out: it is curr
-            for t in [t for t in pc.rq if t.state is TaskState.RUNNABLE and not t.allowed_on(cpu.index)]:
-                pc.rq.remove(t)             # sched_setaffinity moved it away: queue it elsewhere
-                self.enqueue(t, self._least_loaded(t), t.ready_at)
+        fair = self.fair
+        if fair is not None:
+            rq = pc.rq
+            while curr is not None and curr in rq:
+                rq.remove(curr)             # woken again before it was switched out: it is curr
+            # one walk for both of the queue's clean-ups: the runnable tasks sched_setaffinity
+            # moved away (queued elsewhere before the pick) and the entries no longer runnable
+            # (dropped after it; woken again later through enqueue).  The pick changes no
+            # task's state, and a move queues the task on another CPU, so the walk before the
+            # pick sees what one after it would.
+            index = cpu.index
+            moved: list[Task] | None = None
+            gone: list[Task] | None = None
+            for t in rq:
+                if t.state is _RUNNABLE:
+                    aff = t.affinity
+                    if aff and index not in aff:
+                        if moved is None:
+                            moved = []
+                        moved.append(t)
+                elif gone is None:
+                    gone = [t]
+                else:
+                    gone.append(t)
+            if moved is not None:
+                for t in moved:
+                    rq.remove(t)            # sched_setaffinity moved it away: queue it elsewhere
+                    self.enqueue(t, self._least_loaded(t), t.ready_at)
+            if now is None:
+                now = cpu.now
             if curr is not None:
-                self.fair.update_curr(pc, cpu.now)
-            best = self.fair.pick_eevdf(pc, curr)
-            for t in [t for t in pc.rq if t.state is not TaskState.RUNNABLE]:
-                pc.rq.remove(t)             # (woken again later through enqueue)
+                fair.update_curr(pc, now)
+            best = fair.pick_eevdf(pc, curr)
+            if gone is not None:
+                for t in gone:
+                    rq.remove(t)
             if best is not None and best is not curr:
-                pc.rq.remove(best)
+                rq.remove(best)
             return best
         for _ in range(len(pc.rq)):
             t = pc.rq.popleft()

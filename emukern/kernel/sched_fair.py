@@ -185,7 +185,18 @@ class FairRunQueue(deque):
 
     def remove(self, task: Task) -> None:
         deque.remove(self, task)
-        self._left(task)
+        # _left, inline (a change there is made here too): every switch removes its pick
+        se: SchedEntity = task._fair_se     # type: ignore[attr-defined]
+        index = self.cpu
+        mine = se.queued[index]
+        del mine[0]
+        if not mine:
+            del se.queued[index]
+        self.load -= se.weight
+        self.total -= se.weight * se.vruntime
+        if self.heaped and len(self) <= SMALL_QUEUE // 2:
+            self.heaped = False
+            self.by_vruntime, self.by_deadline = [], []
 
     def popleft(self) -> Task:
         task: Task = deque.popleft(self)
@@ -522,10 +533,21 @@ class FairClass:
         renewed = v >= d0 and self.update_deadline(se)
         if se.queued:
             self._requeue(se, curr, w, v0, d0)
-        if pc.rq or self.check:
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
+        if self.check or rq.suspects or rq.heaped:
             self.update_min_vruntime(pc)
-        elif curr.state is TaskState.RUNNABLE and v > self.min_vruntime[pc.index]:
-            self.min_vruntime[pc.index] = v         # an empty queue: curr is the only member
+        else:
+            # update_min_vruntime for a short queue whose entries are all members: the smallest
+            # of their vruntimes and a runnable curr's, if curr is not queued here
+            low: int | None = None
+            for t in rq:
+                x = t._fair_se.vruntime             # type: ignore[attr-defined]
+                if low is None or x < low:
+                    low = x
+            if curr.state is TaskState.RUNNABLE and pc.index not in se.queued and (low is None or v < low):
+                low = v
+            if low is not None and low > self.min_vruntime[pc.index]:
+                self.min_vruntime[pc.index] = low
         return renewed
 
     def update_deadline(self, se: SchedEntity) -> bool:
@@ -546,8 +568,11 @@ class FairClass:
         """The eligible entity with the earliest virtual deadline; ``curr`` (the running task,
         still runnable) competes too and keeps the CPU while its picked slice lasts.  Deadline
         ties go to the entity queued first."""
-        if self._stale(pc):
+        rq = pc.rq
+        if rq.suspects and self._stale(pc):      # type: ignore[attr-defined]
             return self._pick_walk(pc, curr)
+        if curr is None and len(rq) == 1 and not self.check:
+            return rq[0]                    # _pick's answer for one queued task and no curr
         best = self._pick(pc, curr)
         if self.check:
             assert best is self._pick_walk(pc, curr), "fair: the pick disagrees with the walk"
@@ -672,6 +697,99 @@ class FairClass:
         se.on_rq = pc.index
         self.update_min_vruntime(pc)
 
+    def enqueue_wakeup(self, pc: "PerCpu", task: Task, now: int, cnow: int, check_preempt: bool) -> bool:
+        """A wake-up as the scheduler makes it, in one call: :meth:`enqueue` at ``now``, the task
+        appended to ``pc``'s queue, then (``check_preempt``: no reschedule pending yet)
+        :meth:`check_preempt_wakeup_fair` at ``cnow``, the CPU's clock.  True: the woken task
+        should take the CPU (resched_curr).
+
+        Why a second entry point: a pipe write wakes its reader on every round trip, and the
+        three calls asked the same questions of the same queue three times (update_curr twice,
+        the queue's sums four times).  Its common case -- a sleeper waking on a queue with no
+        suspect entries, its weight unchanged -- answers each once, with enqueue_task_fair,
+        place_entity, update_min_vruntime and the head of pick_eevdf written out; everything
+        else takes the three calls."""
+        rq: FairRunQueue = pc.rq     # type: ignore[assignment]
+        se: SchedEntity | None = task.__dict__.get("_fair_se")
+        curr = pc.curr
+        if (self.check or rq.suspects or se is None or se.on_rq is not None or se.queued
+                or curr is task or se.weighed != (task.nice, task.sched_policy)):
+            self.enqueue(pc, task, now)
+            rq.append(task)
+            return check_preempt and self.check_preempt_wakeup_fair(pc, task, cnow)
+        index = pc.index
+        mv = self.min_vruntime
+        # enqueue_task_fair: the running task's time up to now first (update_curr)
+        cse: SchedEntity | None = None
+        if curr is not None:
+            self.update_curr(pc, now)
+            cse = curr.__dict__.get("_fair_se") or self.se(curr)
+        # the members' sums but the waking task (not queued here, so none of its part is in the
+        # queue's): avg_load and avg_vruntime as it joins, the V of both questions below
+        load, total = rq.load, rq.total
+        curr_member = cse is not None and curr.state is TaskState.RUNNABLE and index not in cse.queued  # type: ignore[union-attr]
+        if curr_member:
+            load += cse.weight                          # type: ignore[union-attr]
+            total += cse.weight * cse.vruntime          # type: ignore[union-attr]
+        V = total // load if load else mv[index]
+        w = se.weight
+        sv = se.sleep_vruntime
+        if sv is not None and se.sleep_cpu == index:
+            # it slept while ahead of V: the debt stays (at most), a credit is not earned back
+            # (_clamp written out: the lag limit, two slices or a tick, in its virtual time)
+            limit = 2 * (se.slice or self.base_slice)
+            if limit < self.tick:
+                limit = self.tick
+            if w != NICE_0_LOAD:
+                limit = limit * NICE_0_LOAD // w
+            lag = V - sv
+            lag = -limit if lag < -limit else limit if lag > limit else lag
+            se.vlag = lag if lag < 0 else 0
+        se.sleep_vruntime = None
+        # place_entity (its reweight has nothing to do: the weight's key is unchanged, and the
+        # task is known, so not ENQUEUE_INITIAL)
+        sl = se.slice or self.base_slice
+        vslice = sl if w == NICE_0_LOAD else sl * NICE_0_LOAD // w
+        vlag = se.vlag
+        lag = vlag * (load + w) // load if load and vlag else 0
+        se.vruntime = v = V - lag
+        se.deadline = v + vslice
+        se.picked_deadline = None
+        se.on_rq = index
+        # update_min_vruntime: the task is not in the queue yet, so the members are the queue's
+        # entries and a running curr
+        low: int | None = None
+        if rq.heaped:
+            low = rq.min_vruntime()
+        else:
+            for t in rq:
+                x = t._fair_se.vruntime             # type: ignore[attr-defined]
+                if low is None or x < low:
+                    low = x
+        if curr_member and (low is None or cse.vruntime < low):     # type: ignore[union-attr]
+            low = cse.vruntime                      # type: ignore[union-attr]
+        if low is not None and low > mv[index]:
+            mv[index] = low
+        rq.append(task)
+        # check_preempt_wakeup_fair (its update_curr at cnow <= now has no time left to charge)
+        if not check_preempt or cse is None or curr.state is not TaskState.RUNNABLE:  # type: ignore[union-attr]
+            return False
+        if curr.sched_policy == SCHED_IDLE and task.sched_policy != SCHED_IDLE:     # type: ignore[union-attr]
+            return True
+        if task.sched_policy == SCHED_BATCH or task.sched_policy == SCHED_IDLE:
+            return False
+        if rq.suspects:                             # (the append made it one: queued twice)
+            return self.pick_eevdf(pc, curr) is task
+        # pick_eevdf's first answer: an eligible curr whose picked slice lasts keeps the CPU
+        # (RUN_TO_PARITY), so the woken task does not preempt
+        load, total = rq.load, rq.total
+        if index not in cse.queued:
+            load += cse.weight
+            total += cse.weight * cse.vruntime
+        if total - cse.vruntime * load >= 0 and cse.picked_deadline == cse.deadline:
+            return False
+        return self._pick(pc, curr) is task
+
     def _clamp(self, se: SchedEntity, lag: int) -> int:
         limit = max(2 * (se.slice or self.base_slice), self.tick)
         if se.weight != NICE_0_LOAD:
@@ -683,7 +801,7 @@ class FairClass:
 
     def dequeue_sleep(self, pc: "PerCpu", task: Task, now: int) -> None:
         """dequeue_entity for a task that blocks or exits: keep its lag for its wake-up."""
-        se = self._entity(task)
+        se: SchedEntity | None = task.__dict__.get("_fair_se")     # (_entity)
         if se is not None and se.queued and task.state is not TaskState.RUNNABLE:
             for index in se.queued:         # it was queued again after all: see _stale
                 rq = self.k.percpu[index].rq
@@ -693,7 +811,27 @@ class FairClass:
             return
         if pc.curr is task:
             self.update_curr(pc, now)
-        lag = self._lag(self.k.percpu[se.on_rq], se, task)
+        on = self.k.percpu[se.on_rq]
+        orq: FairRunQueue = on.rq     # type: ignore[assignment]
+        if self.check or orq.suspects:
+            lag = self._lag(on, se, task)
+        else:
+            # _lag written out (once per switch: the task that blocks): V from the queue's sums
+            # and a runnable curr's part (avg_vruntime), minus its vruntime, clamped (_clamp)
+            load, total = orq.load, orq.total
+            c = on.curr
+            if c is not None and c.state is TaskState.RUNNABLE:
+                cse = c.__dict__.get("_fair_se") or self.se(c)
+                if on.index not in cse.queued:
+                    load += cse.weight
+                    total += cse.weight * cse.vruntime
+            lag = (total // load if load else self.min_vruntime[on.index]) - se.vruntime
+            limit = 2 * (se.slice or self.base_slice)
+            if limit < self.tick:
+                limit = self.tick
+            if se.weight != NICE_0_LOAD:
+                limit = limit * NICE_0_LOAD // se.weight
+            lag = -limit if lag < -limit else limit if lag > limit else lag
         if lag < 0:
             se.vlag, se.sleep_vruntime, se.sleep_cpu = lag, se.vruntime, se.on_rq
         else:

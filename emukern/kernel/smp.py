@@ -208,7 +208,15 @@ class RunLoop:
         pc = k.percpu[cpu.index]
         curr = pc.curr
         if curr is not None:
-            k.sched.account(cpu, curr)
+            # sched.account(cpu, curr), inline (its twin: a change there is made here too); the
+            # time the CPU just ran is the current task's, user vs system
+            now, ucycles = cpu.marks()
+            user = ucycles - pc.user_mark
+            total = now - pc.last_mark
+            curr.utime += user if user < total else total
+            curr.stime += total - user if total > user else 0
+            pc.last_mark = now
+            pc.user_mark = ucycles
         if pc.timers:
             k.sched.run_timers(cpu)
         if cpu.now >= pc.next_tick:
