@@ -51,7 +51,7 @@ from emukern.bench.stats import Unavailable
 
 # asm-generic numbers: the same on RISC-V and AArch64
 NR_PIPE2, NR_READ, NR_WRITE, NR_EXIT, NR_EXIT_GROUP, NR_CLONE, NR_WAIT4 = 59, 63, 64, 93, 94, 220, 260
-ENOSYS = 38
+SIGCHLD, ECHILD = 17, 10
 MASK = (1 << 64) - 1
 CHILD_PID = 2
 MODES = ("processes", "threads")
@@ -199,15 +199,15 @@ def raw_switch_run(arch: str, n: int, mode: str = "processes", elf: Path | None 
             r, w = 3 + 2 * len(fifos), 4 + 2 * len(fifos)
             fds[r], fds[w] = (len(fifos), "r"), (len(fifos), "w")
             fifos.append(deque())
-            byte2 = (ctypes.c_int32 * 2)(r, w)
-            mwrite(h, ctypes.c_uint64(where), byte2, ctypes.c_size_t(8))
+            pair = (ctypes.c_int32 * 2)(r, w)
+            mwrite(h, ctypes.c_uint64(where), pair, ctypes.c_size_t(8))
             ret(h, 0)
-        elif nr == NR_CLONE:
+        elif nr == NR_CLONE and arg(h, 0) == SIGCHLD:      # fork: the only clone lat_ctx makes
             fork(h, task)
         elif nr == NR_WAIT4:
             child = tasks[1] if len(tasks) > 1 else None
             if child is None:
-                ret(h, -10)                         # ECHILD
+                ret(h, -ECHILD)
             elif child.exited is not None:
                 reap(h, arg(h, 1), child)
             else:
@@ -232,7 +232,7 @@ def raw_switch_run(arch: str, n: int, mode: str = "processes", elf: Path | None 
         finally:
             st["fork_s"] += time.process_time() - t0
 
-    def _fork(h: Any, parent: _Task) -> None:
+    def _fork(h: Any, _parent: _Task) -> None:
         if len(tasks) > 1:
             st["bad"] = "a second fork"
             stop(h)
