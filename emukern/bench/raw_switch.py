@@ -122,7 +122,7 @@ def raw_switch_run(arch: str, n: int, mode: str = "processes", elf: Path | None 
     from emukern.machine.memory import uc_prot
     from emukern.machine.uc_internal import raw_fn
 
-    img = load_elf(elf or lat_ctx_elf(arch))        # type: ignore[arg-type]
+    img = load_elf(elf or lat_ctx_elf(arch))
     uc0 = _new_engine(arch)
     for m in img.mappings():
         uc0.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
