@@ -1,11 +1,17 @@
 """Context switches and fork (issue 30, levers 0 and 1): host CPU time per iteration of a pipe
 round trip between two processes, the same between two threads, and fork+exit+wait, under
-emukern and qemu-user.
+emukern and qemu-user; and the floor under the round trips (emukern.bench.raw_switch).
 
 One guest, guest_asm/c/pipe_pingpong.c (static, built with the Debian cross compiler: no
 figure without it), run at two counts; the difference of the CPU times over the difference of
 the counts is one iteration with start-up removed.  emukern runs in this process
 (``time.process_time``), qemu-user as a child (its rusage).  The rounds alternate (stats.alternate).
+
+The floor figure runs another guest, guest_asm/<arch>/lat_ctx.S (two processes, one byte over two
+pipes, assembled by emukern: no cross compiler needed), under emukern, qemu-user and raw Unicorn
+with a ctypes hook that does only pipe2, fork, one-byte read/write with a blocking read, wait4 and
+exit (one engine per process, and one engine with a register-file swap): what any emulator whose
+traps land in Python pays per round trip, measured in the same rounds as emukern's figure.
 """
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ SOURCE = "pipe_pingpong.c"
 TARGET_RT_QEMU = 10.0
 TARGET_THREAD_RT_US = 40.0
 TARGET_FORK_US = 5000.0
+LAT_CTX = "lat_ctx.S"
+RAW_PROC = "raw Unicorn floor"                                         # an engine per process
+RAW_THREAD = "raw Unicorn floor (one engine, register-file swap)"      # the thread-switch floor
 
 
 def guest(arch: str) -> Path:
@@ -103,7 +112,71 @@ def m_switch(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]) -> l
             samples, notes = alternate(runners, cfg.reps)
             out.append(figure(f"{arch} {what} (CPU per iteration)", "µs", "emukern", samples, notes, target(),
                               key=f"{arch}.{key}", arch=arch, iterations=[n1, n2]))
+    out.extend(m_switch_floor(cfg, qemu, arches, n_rt))
     return out
+
+
+def m_switch_floor(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...], n: int) -> list[dict[str, Any]]:
+    """lat_ctx.S's round trip between processes under emukern, the raw Unicorn floors and
+    qemu-user, alternated; no target of its own (the issue's are on the figures above)."""
+    from emukern.bench.raw_switch import raw_switch_us
+    out = []
+    for arch in arches:
+        what = f"{LAT_CTX} pipe round trip between processes"
+        cfg.say(f"{arch} {what}")
+        n1, n2 = max(1, n // 5), n
+        try:
+            elf = _lat_ctx_elf(arch)
+        except Unavailable as exc:
+            runners: dict[str, Callable[[], float]] = {"emukern": _unavailable(str(exc))}
+        else:
+            ek = functools.partial(_emukern_elf_cpu, arch, elf)
+            qe = functools.partial(_qemu_elf_cpu, qemu[arch], elf)
+            runners = {"emukern": functools.partial(_per_round_trip, ek, n1, n2),
+                       RAW_PROC: functools.partial(raw_switch_us, arch, "processes", n1, n2, elf),
+                       RAW_THREAD: functools.partial(raw_switch_us, arch, "threads", n1, n2, elf),
+                       "qemu-user": functools.partial(_per_round_trip, qe, n1, n2)}
+        samples, notes = alternate(runners, cfg.reps)
+        out.append(figure(f"{arch} {what} (CPU per iteration)", "µs", "emukern", samples, notes, None,
+                          key=f"{arch}.switch_floor", arch=arch, iterations=[n1, n2], guest=LAT_CTX))
+    return out
+
+
+def _lat_ctx_elf(arch: str) -> Path:
+    from emukern.bench.raw_switch import lat_ctx_elf
+    from emukern.errors import AssemblerError
+    try:
+        return lat_ctx_elf(arch)
+    except (AssemblerError, OSError) as exc:
+        raise Unavailable(f"{LAT_CTX} for {arch} does not assemble here: {exc}") from exc
+
+
+def _per_round_trip(run: Callable[[list[str]], float], n1: int, n2: int) -> float:
+    """µs of CPU per round trip of lat_ctx (its one argument is the count)."""
+    return (run([str(n2)]) - run([str(n1)])) / (n2 - n1) * 1e6
+
+
+def _emukern_elf_cpu(arch: str, elf: Path, argv: list[str]) -> float:
+    from emukern.api import Machine
+    m = Machine(arch=arch, max_insns=None)
+    m.load(elf, argv)
+    t = time.process_time()
+    r = m.run()
+    dt = time.process_time() - t
+    if r.exit_status != 0:
+        raise RuntimeError(f"{arch} {elf.name} {' '.join(argv)} exited with {r.exit_status} under emukern")
+    return dt
+
+
+def _qemu_elf_cpu(cmd: list[str], elf: Path, argv: list[str]) -> float:
+    if shutil.which(cmd[0]) is None:
+        raise Unavailable(f"{cmd[0]} not installed")
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([*cmd, str(elf), *argv], capture_output=True, timeout=600)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise Unavailable(f"{cmd[0]} exited with {p.returncode}")
+    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
 
 
 def _unavailable(why: str) -> Callable[[], float]:
