@@ -186,10 +186,9 @@ class Scheduler:
                     wq.remove(task)
                 self.wake_up(task, wake_at, -E.ETIMEDOUT)
 
-    def account(self, cpu: Cpu, task: Task | None) -> None:
-        """Charge the time since the last mark to the current task (user vs system).  (Its three
-        inline copies, in :meth:`_switch_out`, :meth:`_switch_in` and smp.py's _finish_round,
-        follow any change here.)"""
+    def account(self, cpu: Cpu, task: Task | None) -> int:
+        """Charge the time since the last mark to ``task`` (user vs system) and move the marks;
+        returns the time now (the mark)."""
         pc = self.percpu[cpu.index]
         now, ucycles = cpu.marks()          # (now, user_cycles) in one call
         if task is not None:
@@ -200,6 +199,7 @@ class Scheduler:
             task.stime += max(0, total - user)
         pc.last_mark = now
         pc.user_mark = ucycles
+        return now
 
     def block_current(self, cpu: Cpu, task: Task, reason: str) -> None:
         task.state = TaskState.BLOCKED
@@ -378,15 +378,7 @@ class Scheduler:
         (a task still alive), the switch is counted, and the arch's __switch_to saves what it
         must of prev's FP/vector state."""
         pc = self.percpu[cpu.index]
-        # account(cpu, prev), inline: the twin of :meth:`account` (a change there is made here
-        # and in _switch_in too); one frame fewer on both halves of every switch
-        now, ucycles = cpu.marks()
-        user = ucycles - pc.user_mark
-        total = now - pc.last_mark
-        prev.utime += user if user < total else total
-        prev.stime += total - user if total > user else 0
-        pc.last_mark = now
-        pc.user_mark = ucycles
+        self.account(cpu, prev)
         st = prev.state
         if st is _RUNNABLE or st is _BLOCKED:       # prev.alive (not the final switch of an exit)
             prev.ctx = cpu.save_context()
@@ -413,13 +405,5 @@ class Scheduler:
         pc.curr = nxt
         pc.nr_switches += 1
         nxt.cpu = cpu.index
-        # account(cpu, nxt), inline (see _switch_out): the switch itself is system time of the
-        # task switched to
-        now, ucycles = cpu.marks()
-        nxt.slice_start = now
-        user = ucycles - pc.user_mark
-        total = now - pc.last_mark
-        nxt.utime += user if user < total else total
-        nxt.stime += total - user if total > user else 0
-        pc.last_mark = now
-        pc.user_mark = ucycles
+        # the switch itself is system time of the task switched to
+        nxt.slice_start = self.account(cpu, nxt)

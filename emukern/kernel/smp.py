@@ -207,16 +207,8 @@ class RunLoop:
         k = self.k
         pc = k.percpu[cpu.index]
         curr = pc.curr
-        if curr is not None:
-            # sched.account(cpu, curr), inline (its twin: a change there is made here too); the
-            # time the CPU just ran is the current task's, user vs system
-            now, ucycles = cpu.marks()
-            user = ucycles - pc.user_mark
-            total = now - pc.last_mark
-            curr.utime += user if user < total else total
-            curr.stime += total - user if total > user else 0
-            pc.last_mark = now
-            pc.user_mark = ucycles
+        if curr is not None:        # the time the CPU just ran is the current task's
+            k.sched.account(cpu, curr)
         if pc.timers:
             k.sched.run_timers(cpu)
         if cpu.now >= pc.next_tick:
