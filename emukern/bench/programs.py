@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary
+from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary, unavailable
 
 QEMU_BIN = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 QEMU_ARGS = {"riscv64": [], "arm64": ["-cpu", "max"]}
@@ -237,7 +237,7 @@ def m_programs(cfg: Any, arches: tuple[str, ...], raw_floor: Callable[[str], flo
             cfg.say(f"{arch} {name}")
             outputs: dict[str, set[str]] = {}
             if root is None:
-                runners: dict[str, Callable[[], float]] = {"emukern": _raise(why)}
+                runners: dict[str, Callable[[], float]] = {"emukern": unavailable(why)}
             else:
                 runners = {"emukern": lambda r=root, a=args, o=outputs: _emukern_cpu(r, a, o),
                            "qemu-user": lambda r=root, a=args, ar=arch: _qemu_cpu(ar, r, a)}
@@ -298,12 +298,6 @@ def m_programs(cfg: Any, arches: tuple[str, ...], raw_floor: Callable[[str], flo
             out.append(figure(f"{arch} raw Unicorn floor (cksum.S, no hooks)", "MIPS", "raw Unicorn", fs, fn, None,
                               higher_is_better=True, key=f"{arch}.raw_floor", arch=arch))
     return out
-
-
-def _raise(why: str) -> Callable[[], float]:
-    def run() -> float:
-        raise Unavailable(why)
-    return run
 
 
 __all__ = ["PROGRAMS", "guest_root", "m_programs", "summary"]

@@ -18,6 +18,13 @@ class Unavailable(Exception):
     """A contender that cannot run here (not installed, failed): it gives no figure, only this note."""
 
 
+def unavailable(why: str) -> Callable[[], float]:
+    """A contender's sample function that only says why it cannot run here."""
+    def run() -> float:
+        raise Unavailable(why)
+    return run
+
+
 def summary(xs: Sequence[float]) -> dict[str, Any]:
     """min / median / max of the samples, and the samples themselves (JSON-ready)."""
     if not xs:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from emukern.bench.stats import Target, Unavailable, alternate, figure
+from emukern.bench.stats import Target, Unavailable, alternate, figure, unavailable
 from emukern.resources import guest_asm_dir
 
 CC = {"riscv64": "riscv64-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
@@ -60,31 +60,18 @@ def guest(arch: str) -> Path:
 
 
 def _emukern_cpu(arch: str, argv: list[str]) -> float:
-    from emukern.api import Machine
-    m = Machine(arch=arch, max_insns=None)
-    m.load(guest(arch), argv)
-    t = time.process_time()
-    r = m.run()
-    dt = time.process_time() - t
-    if r.exit_status != 0:
-        raise RuntimeError(f"{arch} {SOURCE} {' '.join(argv)} exited with {r.exit_status} under emukern")
-    return dt
+    return _emukern_elf_cpu(arch, guest(arch), argv, SOURCE)
 
 
 def _qemu_cpu(cmd: list[str], arch: str, argv: list[str]) -> float:
-    if shutil.which(cmd[0]) is None:
-        raise Unavailable(f"{cmd[0]} not installed")
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run([*cmd, str(guest(arch)), *argv], capture_output=True, timeout=600)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        raise Unavailable(f"{cmd[0]} exited with {p.returncode}")
-    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    return _qemu_elf_cpu(cmd, guest(arch), argv)
 
 
-def per_iteration(run: Callable[[list[str]], float], mode: str, n1: int, n2: int) -> float:
-    """µs of CPU per iteration: the run at n2 minus the run at n1, over n2 - n1."""
-    return (run([mode, str(n2)]) - run([mode, str(n1)])) / (n2 - n1) * 1e6
+def per_iteration(run: Callable[[list[str]], float], mode: str | None, n1: int, n2: int) -> float:
+    """µs of CPU per iteration: the run at n2 minus the run at n1, over n2 - n1 (the count is
+    the guest's argument after ``mode``, or its only one)."""
+    lead = [mode] if mode is not None else []
+    return (run([*lead, str(n2)]) - run([*lead, str(n1)])) / (n2 - n1) * 1e6
 
 
 def m_switch(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -108,7 +95,7 @@ def m_switch(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]) -> l
             try:
                 guest(arch)
             except Unavailable as exc:
-                runners = {"emukern": _unavailable(str(exc))}
+                runners = {"emukern": unavailable(str(exc))}
             samples, notes = alternate(runners, cfg.reps)
             out.append(figure(f"{arch} {what} (CPU per iteration)", "µs", "emukern", samples, notes, target(),
                               key=f"{arch}.{key}", arch=arch, iterations=[n1, n2]))
@@ -128,14 +115,14 @@ def m_switch_floor(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]
         try:
             elf = _lat_ctx_elf(arch)
         except Unavailable as exc:
-            runners: dict[str, Callable[[], float]] = {"emukern": _unavailable(str(exc))}
+            runners: dict[str, Callable[[], float]] = {"emukern": unavailable(str(exc))}
         else:
             ek = functools.partial(_emukern_elf_cpu, arch, elf)
             qe = functools.partial(_qemu_elf_cpu, qemu[arch], elf)
-            runners = {"emukern": functools.partial(_per_round_trip, ek, n1, n2),
+            runners = {"emukern": functools.partial(per_iteration, ek, None, n1, n2),
                        RAW_PROC: functools.partial(raw_switch_us, arch, "processes", n1, n2, elf),
                        RAW_THREAD: functools.partial(raw_switch_us, arch, "threads", n1, n2, elf),
-                       "qemu-user": functools.partial(_per_round_trip, qe, n1, n2)}
+                       "qemu-user": functools.partial(per_iteration, qe, None, n1, n2)}
         samples, notes = alternate(runners, cfg.reps)
         out.append(figure(f"{arch} {what} (CPU per iteration)", "µs", "emukern", samples, notes, None,
                           key=f"{arch}.switch_floor", arch=arch, iterations=[n1, n2], guest=LAT_CTX))
@@ -151,12 +138,8 @@ def _lat_ctx_elf(arch: str) -> Path:
         raise Unavailable(f"{LAT_CTX} for {arch} does not assemble here: {exc}") from exc
 
 
-def _per_round_trip(run: Callable[[list[str]], float], n1: int, n2: int) -> float:
-    """µs of CPU per round trip of lat_ctx (its one argument is the count)."""
-    return (run([str(n2)]) - run([str(n1)])) / (n2 - n1) * 1e6
-
-
-def _emukern_elf_cpu(arch: str, elf: Path, argv: list[str]) -> float:
+def _emukern_elf_cpu(arch: str, elf: Path, argv: list[str], name: str | None = None) -> float:
+    """CPU time of Machine.run() of ``elf`` (``name``: what an error calls it)."""
     from emukern.api import Machine
     m = Machine(arch=arch, max_insns=None)
     m.load(elf, argv)
@@ -164,7 +147,7 @@ def _emukern_elf_cpu(arch: str, elf: Path, argv: list[str]) -> float:
     r = m.run()
     dt = time.process_time() - t
     if r.exit_status != 0:
-        raise RuntimeError(f"{arch} {elf.name} {' '.join(argv)} exited with {r.exit_status} under emukern")
+        raise RuntimeError(f"{arch} {name or elf.name} {' '.join(argv)} exited with {r.exit_status} under emukern")
     return dt
 
 
@@ -177,9 +160,3 @@ def _qemu_elf_cpu(cmd: list[str], elf: Path, argv: list[str]) -> float:
     if p.returncode != 0:
         raise Unavailable(f"{cmd[0]} exited with {p.returncode}")
     return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-
-
-def _unavailable(why: str) -> Callable[[], float]:
-    def run() -> float:
-        raise Unavailable(why)
-    return run
