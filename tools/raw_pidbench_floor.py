@@ -26,16 +26,13 @@ import statistics
 import sys
 import time
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_ALL,
-                     UC_PROT_EXEC, Uc)
+from unicorn import UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_PROT_ALL, UC_PROT_EXEC, Uc
 from unicorn import arm64_const as A
 from unicorn.unicorn_const import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_VIRTUAL
 from unicorn.unicorn_py3.unicorn import uclib
 
-from emukern.bench.selfbench import _elf
+from emukern.bench.selfbench import _elf, _raw_uc
 from emukern.kernel.arch.arm64.entry_fpsimd import STUB_WORDS
-from emukern.loader.elf import load_elf
-from emukern.machine.memory import uc_prot
 
 STUB = 0x3F_FFFF_0000
 SP = 0x7000_0000
@@ -69,13 +66,7 @@ def _native_hooks(uc: Uc, words: list[int]) -> tuple[object, object]:
 
 def run(iters: int, mode: str, api: str) -> tuple[float, int, int]:
     """(µs per getpid, getpid calls, flush runs) of one run."""
-    img = load_elf(_elf("arm64", "fp_pidbench"))
-    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
-    uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
-    for m in img.mappings():
-        uc.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
-    for seg in img.segments:
-        uc.mem_write(seg.vaddr, seg.data)
+    uc, img, _sym = _raw_uc("arm64", _elf("arm64", "fp_pidbench"), A.UC_CPU_ARM64_MAX)
     uc.mem_map(STUB, 0x10000, UC_PROT_EXEC)
     words = STUB_WORDS["sve_flush_live"]          # ... ending in brk #0xe4e
     uc.mem_write(STUB, b"".join(w.to_bytes(4, "little") for w in words))

@@ -47,22 +47,15 @@ def raw_pidbench_us(elf: object, argv: list[str] | None = None, discard: bool = 
                     vl: int = 512) -> tuple[float, int, int, bytes]:
     """(µs per getpid, getpid calls, SVE traps taken, what the guest wrote) of one run."""
     try:
-        from unicorn import UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_ALL, Uc
+        from unicorn import UC_HOOK_INTR, UC_PROT_ALL
         from unicorn import arm64_const as A
         from unicorn.unicorn_py3.unicorn import uclib
     except ImportError as exc:          # (unicorn is a dependency: only a broken install)
         raise Unavailable(f"unicorn: {exc}") from exc
-    from emukern.loader.elf import load_elf
-    from emukern.machine.memory import uc_prot
+    from emukern.bench.selfbench import _raw_uc
     from emukern.machine.uc_internal import cp_reg_writer
 
-    img = load_elf(elf)                  # type: ignore[arg-type]
-    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
-    uc.ctl_set_cpu_model(A.UC_CPU_ARM64_MAX)
-    for m in img.mappings():
-        uc.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
-    for seg in img.segments:
-        uc.mem_write(seg.vaddr, seg.data)
+    uc, img, _sym = _raw_uc("arm64", elf, A.UC_CPU_ARM64_MAX)     # type: ignore[arg-type]
     # the stack: argc, argv[], NULL, envp NULL, auxv AT_NULL, the strings above them
     uc.mem_map(SP_TOP - STACK, STACK, UC_PROT_ALL)
     args = [b"fp-pidbench"] + [a.encode() for a in (argv or [])]

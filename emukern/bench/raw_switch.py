@@ -100,12 +100,17 @@ def _arch_regs(arch: str) -> tuple[list[int], int, int, list[int], int, int]:
 
 def _new_engine(arch: str) -> Any:
     from unicorn import UC_ARCH_ARM64, UC_ARCH_RISCV, UC_MODE_ARM, UC_MODE_RISCV64, Uc
-    from unicorn import riscv_const as R
+    uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64) if arch == "riscv64" else Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+    _user_mode(arch, uc)
+    return uc
+
+
+def _user_mode(arch: str, uc: Any) -> None:
+    """riscv64 runs in U-mode (ecall is intno 8); arm64 stays at EL1 (svc is intno 2, as in
+    raw_pidbench)."""
     if arch == "riscv64":
-        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
-        uc.reg_write(R.UC_RISCV_REG_PRIV, 0)        # U-mode: ecall is intno 8
-        return uc
-    return Uc(UC_ARCH_ARM64, UC_MODE_ARM)           # EL1: svc is intno 2, as in raw_pidbench
+        from unicorn import riscv_const as R
+        uc.reg_write(R.UC_RISCV_REG_PRIV, 0)
 
 
 def raw_switch_run(arch: str, n: int, mode: str = "processes", elf: Path | None = None) -> RawSwitchRun:
@@ -118,16 +123,11 @@ def raw_switch_run(arch: str, n: int, mode: str = "processes", elf: Path | None 
     except ImportError as exc:          # (unicorn is a dependency: only a broken install)
         raise Unavailable(f"unicorn: {exc}") from exc
     from emukern.bench.raw_vsetvli import STACK_SIZE, STACK_TOP, write_argv
-    from emukern.loader.elf import load_elf
-    from emukern.machine.memory import uc_prot
+    from emukern.bench.selfbench import _raw_uc
     from emukern.machine.uc_internal import raw_fn
 
-    img = load_elf(elf or lat_ctx_elf(arch))
-    uc0 = _new_engine(arch)
-    for m in img.mappings():
-        uc0.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
-    for seg in img.segments:
-        uc0.mem_write(seg.vaddr, seg.data)
+    uc0, img, _sym = _raw_uc(arch, elf or lat_ctx_elf(arch))
+    _user_mode(arch, uc0)
     uc0.mem_map(STACK_TOP - STACK_SIZE, STACK_SIZE)
     file_regs, PC, A0, ARGS, NR, ECALL = _arch_regs(arch)
     SP = file_regs[-3] if arch == "arm64" else file_regs[1]     # (arm64: SP; riscv: x2)

@@ -107,13 +107,16 @@ def _elf(arch: str, name: str) -> Path:
     return assemble(GUEST / sub / f"{name}.S", arch)
 
 
-def _raw_uc(arch: str, elf: Path) -> tuple[Any, Any, dict[str, int]]:
-    """A bare Unicorn with the ELF's segments mapped and no hooks at all."""
+def _raw_uc(arch: str, elf: Path, cpu_model: int | None = None) -> tuple[Any, Any, dict[str, int]]:
+    """A bare Unicorn with the ELF's segments mapped and no hooks at all (``cpu_model``: a
+    UC_CPU_* model, set before anything initialises the engine)."""
     from unicorn import UC_ARCH_ARM64, UC_ARCH_RISCV, UC_MODE_ARM, UC_MODE_RISCV64, Uc
     from emukern.loader.elf import load_elf
     from emukern.machine.memory import uc_prot
     img = load_elf(elf)
     uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64) if arch == "riscv64" else Uc(UC_ARCH_ARM64, UC_MODE_ARM)
+    if cpu_model is not None:
+        uc.ctl_set_cpu_model(cpu_model)
     for m in img.mappings():
         uc.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
     for seg in img.segments:
