@@ -805,6 +805,14 @@ class Arm64Cpu(Cpu):
         for r, v in zip(STUB_ARG_REGS, op.args):
             self._write(_X[r], v)
 
+    def _stub_retired(self, op: StubOp) -> None:
+        """``op`` performed without a run: its instructions counted as retired, as a run of the
+        sequence counts them, and accounted as one (the clock, ``stub_insns``, ``stub_stats``,
+        a saving sequence's bounce buffer copied out)."""
+        before = self._cs.count
+        self._cs.count = before + op.length
+        self._stub_account(op, before)
+
     def _stub_account(self, op: StubOp, before: int) -> None:
         n = self._cs.count - before
         self.stub_insns += n
@@ -844,14 +852,7 @@ class Arm64Cpu(Cpu):
         raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
         self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
         self._uc_rwb(self._engine, self._fp_ids, self._fp_ptrs, 34)
-        cs = self._cs
-        n = op.length
-        cs.count += n
-        self.stub_insns += n                  # (_stub_account, inline)
-        self.stub_stats[op.name] += 1
-        self.stub_cycles[op.name] += n
-        if op.saves and op.buf is not None:
-            op.buf[:] = self._bounce[:len(op.buf)]
+        self._stub_retired(op)
 
     def _fpsimd_save_regs(self, op: StubOp) -> None:
         """The FPSIMD save sequence's effect: V0-V31, FPSR and FPCR read in one batch and stored
@@ -863,15 +864,7 @@ class Arm64Cpu(Cpu):
         calls per switch away from a task with live FP state."""
         off = op.args[0] - BOUNCE_BASE
         self._bounce[off:off + 520] = self.read_fpsimd_state()
-        cs = self._cs
-        n = op.length
-        cs.count += n
-        self.stub_insns += n                  # (_stub_account, inline)
-        self.stub_stats[op.name] += 1
-        self.stub_cycles[op.name] += n
-        buf = op.buf
-        assert buf is not None
-        buf[:] = self._bounce[:len(buf)]
+        self._stub_retired(op)          # (a regfile_save op saves, into the buffer queue_stub checked)
 
     def read_fpsimd_state(self) -> bytes:
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
