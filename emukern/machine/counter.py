@@ -176,6 +176,15 @@ def native_rvv_intr() -> ctypes.c_void_p | None:
     return ctypes.cast(_native_lib.ek_rvv_intr, ctypes.c_void_p)
 
 
+def native_tlb_fill() -> ctypes.c_void_p | None:
+    """counter.c's ``ek_tlb_fill`` (a UC_HOOK_TLB_FILL for the virtual TLB: the identity mapping,
+    data entries without fetch permission) as a c_void_p, None without the library."""
+    if not native_available():
+        return None
+    assert _native_lib is not None
+    return ctypes.cast(_native_lib.ek_tlb_fill, ctypes.c_void_p)
+
+
 class NativeCounter:
     """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
     instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),

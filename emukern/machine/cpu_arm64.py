@@ -663,6 +663,7 @@ class Arm64Cpu(Cpu):
         self._ret_hooks.append(hh)
         uc_internal.configure(self.uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
         self._vtlb = True
+        self._faults_from_engine()      # (a memory hook would keep every store on the slow path)
 
     def _install_native_returns(self, image: bytes, seqs: "Mapping[str, KernelSeq]") -> None:
         """A code hook (native/a64_stub.c) on the closing brk of every sequence that touches no
@@ -1597,7 +1598,7 @@ class Arm64Cpu(Cpu):
         if sve2 is not None and sve2.op is not None:
             self._sve2_brk(intno, pc)       # the end of one of the SVE2 unit's microcode runs
             return
-        if self._fault is not None and intno == 1:
+        if intno == 1 and (self._fault is not None or (self._fault_pending is not None and self._fault_pending())):
             # An earlier instruction of this block already faulted inside a Unicorn helper (an
             # SVE scatter that probed an unmapped page records the fault and lets the block run
             # on): the fault is what the guest sees, and Unicorn stops with it after this hook.

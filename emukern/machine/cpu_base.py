@@ -63,6 +63,9 @@ SyscallHandler = Callable[["Cpu", int, int, tuple[int, ...], int, int], None]
 
 # unicorn.unicorn_const access types for UC_HOOK_MEM_INVALID
 _ACCESS = {19: "r", 20: "w", 21: "x", 22: "w", 23: "r", 24: "x"}  # UNMAPPED (19-21); PROT: WRITE 22, READ 23, FETCH 24
+# the same accesses as uc_emu_start's errors (read/write/fetch of unmapped memory 6-8; WRITE_PROT
+# 12, READ_PROT 13, FETCH_PROT 14), for a CPU that reads the faulting address from the engine
+_ERR_ACCESS = {6: "r", 7: "w", 8: "x", 12: "w", 13: "r", 14: "x"}
 UNTIL_NEVER = 0xFFFF_FFFF_FFFF_FFF0
 
 # Unicorn reserves a 1 GiB translated-code buffer per instance by default, so seven CPUs already
@@ -215,7 +218,12 @@ class Cpu:
         self._sys_fill: Callable[[], Any] = _no_syscall_batch     # see _syscall_exc (set by the
         self._sys_get: Callable[[], tuple[int, ...]] = _no_syscall_batch   # architecture)
         self._prv = ctypes.byref(self._rv)
-        uc_internal.hook_add_py(uc, UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        # The faulting address of an access Unicorn refuses: from this hook, until the
+        # architecture moves to a TLB fill whose data entries cannot serve fetches
+        # (_faults_from_engine), which is only worth it without any memory hook
+        self._invalid_hook = uc_internal.hook_add_py(uc, UC_HOOK_MEM_INVALID, self._hook_mem_invalid)
+        self._fault_address: Callable[[], int] | None = None
+        self._fault_pending: Callable[[], bool] | None = None
         self._intr_cbs: list[Any] = []
         self._fault_type = 0
         self._xpages: dict[int, tuple[int, ...]] = {}   # scanned (executable) page -> its exits
@@ -1138,6 +1146,8 @@ class Cpu:
                     self._emu_start(self.get_pc())
                 except UcError as exc:
                     counter.fix(self.get_pc())      # the rest of the faulting block did not run
+                    if self._fault is None and self._fault_address is not None and exc.errno in _ERR_ACCESS:
+                        self._fault = (self._fault_address(), _ERR_ACCESS[exc.errno])
                     if self._fix_view(exc):
                         continue
                     self.running = False
@@ -1325,6 +1335,18 @@ class Cpu:
         if status != 0:
             raise UcError(status)
         self._intr_cbs.append((cb, native))     # ctypes callbacks must outlive the hook
+
+    def _faults_from_engine(self) -> bool:
+        """Take faulting addresses from the engine instead of the UC_HOOK_MEM_INVALID hook (True
+        when done).  For an architecture whose TLB fill gives data accesses no fetch permission
+        (native/counter.c's ek_tlb_fill): with any memory hook installed, Unicorn would still
+        send every store through its slow path.  The address is the one the hook was given."""
+        rd = uc_internal.fault_reader(self.uc)
+        if rd is None or os.environ.get("EMUKERN_FAULT_HOOK") == "1":
+            return False
+        uc_internal.hook_del_py(self.uc, self._invalid_hook)
+        self._fault_address, self._fault_pending = rd
+        return True
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))

@@ -30,9 +30,9 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64
+from unicorn import UC_ARCH_RISCV, UC_HOOK_TLB_FILL, UC_MODE_RISCV64
 from unicorn import riscv_const as R
-from unicorn.unicorn_const import UC_ERR_INSN_INVALID
+from unicorn.unicorn_const import UC_ERR_INSN_INVALID, UC_TLB_VIRTUAL
 
 from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
@@ -41,7 +41,7 @@ from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine import uc_internal
 from emukern.machine.uc_internal import Uc, UcError
-from emukern.machine.counter import RvvStruct
+from emukern.machine.counter import NativeCounter, RvvStruct, native_tlb_fill
 from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -221,6 +221,22 @@ class RiscvCpu(Cpu):
         self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
         if self._vn.available:
             self._ecall_cb = self._native_ecall_entry()
+        self._use_virtual_tlb()
+
+    def _use_virtual_tlb(self) -> None:
+        """Run on Unicorn's virtual TLB with counter.c's fill (the identity mapping, as satp's bare
+        mode gives, but data entries without fetch permission, so that stores take Unicorn's
+        inline fast path; the why is in ek_tlb_fill), and take faulting addresses from the
+        engine, since a memory hook would send the stores down the slow path again.  Without the
+        native library: the physical TLB and the hook (the same results, slower)."""
+        fill = native_tlb_fill() if isinstance(self.counter, NativeCounter) else None
+        if fill is None:
+            return
+        status, _hh = uc_internal.hook_add_native(self.uc, UC_HOOK_TLB_FILL, fill)
+        if status != 0:
+            raise UcError(status)
+        uc_internal.configure(self.uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
+        self._faults_from_engine()
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
     @property

@@ -32,7 +32,8 @@ from unicorn.unicorn_py3.unicorn import uclib as _uclib
 
 __all__ = ["Uc", "UcError", "RawFn", "handle", "raw_fn", "bound_fn", "hook_add_native", "hook_del_native",
            "add_intr_callback", "INTR_CFUNC", "emu_starter", "keep_hook_exception", "tlb_flusher",
-           "cp_reg_writer", "EngineSet", "engines", "configure", "hook_add_py", "map_fixed"]
+           "cp_reg_writer", "EngineSet", "engines", "configure", "hook_add_py", "hook_del_py", "map_fixed",
+           "fault_address_at", "fault_reader"]
 
 # a libunicorn function called with C-typed arguments, returning its uc_err status
 RawFn = Callable[..., int]
@@ -318,6 +319,19 @@ def hook_add_py(uc: Uc, kind: int, callback: Callable[..., Any], *args: Any) -> 
     return hh
 
 
+def hook_del_py(uc: Uc, hh: int) -> None:
+    """Remove a hook :func:`hook_add_py` added, on the engine in use, and from the steps new
+    engines get (``uc_hook_del`` itself: the binding's wrapper is what tests replace to make
+    the debugger's hook removals fail)."""
+    es = engines(uc)
+    if es is not None:
+        es.forget_hook(hh)
+    status = _uclib.uc_hook_del(handle(uc), ctypes.c_size_t(hh))
+    if status != 0:
+        raise UcError(status)
+    getattr(uc, "_callbacks", {}).pop(hh, None)      # the binding's reference to the callback
+
+
 def map_fixed(uc: Uc, address: int, size: int, perms: int, ptr: int | None = None) -> None:
     """A machine-owned region every engine has (``ptr``: over host memory, else Unicorn's)."""
     es = engines(uc)
@@ -329,3 +343,64 @@ def map_fixed(uc: Uc, address: int, size: int, perms: int, ptr: int | None = Non
         uc.mem_map_ptr(address, size, perms, ptr)
         if es is not None:
             es.record("map_ptr", address, size, perms, ptr)
+
+
+# ---- the faulting address, without a memory hook -------------------------------------------------
+# A memory hook of any kind (UC_HOOK_MEM_INVALID included) keeps Unicorn 2.1.4 from ever marking a
+# TLB entry dirty, so with one installed every guest store takes the slow path (native/counter.c's
+# ek_tlb_fill has the measurements).  The only thing emukern needs such a hook for is the address
+# of a faulting access: Unicorn keeps it in its engine structure (``uc_struct.invalid_addr``, set
+# on every unmapped/protection fault, left there when uc_emu_start returns the error), which the
+# C API does not export.  Its offset is found once per process, by making a throwaway engine fault
+# at two known addresses and looking for the one 8-byte slot that held each; when that is not
+# exactly one slot (another Unicorn build), emukern keeps the hook.  ``uc_struct.invalid_error``
+# follows it (an int: non-zero while a fault is pending inside a run).
+
+_FAULT_AT: list[int | None] = []       # [offset] once probed ([None]: not found)
+
+
+def _probe_fault_offset() -> int | None:
+    from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64, UC_PROT_EXEC, UC_PROT_READ
+    from unicorn.riscv_const import UC_RISCV_REG_T0
+    uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+    uc.mem_map(0x10000, 0x1000, UC_PROT_READ | UC_PROT_EXEC)
+    uc.mem_write(0x10000, (0x0002B303).to_bytes(4, "little"))      # ld t1, 0(t0)
+    found: set[int] | None = None
+    for addr in (0x7EAD_BEEF_0008, 0x1234_5678_9AB0):
+        uc.reg_write(UC_RISCV_REG_T0, addr)
+        try:
+            uc.emu_start(0x10000, 0x10004)
+            return None                                 # (no fault: nothing to learn from)
+        except UcError:
+            pass
+        raw = ctypes.string_at(handle(uc).value or 0, 2048)     # (the struct is larger than this)
+        want = addr.to_bytes(8, "little")
+        slots = {off for off in range(0, len(raw) - 8, 8) if raw[off:off + 8] == want}
+        found = slots if found is None else found & slots
+    return next(iter(found)) if found is not None and len(found) == 1 else None
+
+
+def fault_address_at() -> int | None:
+    """The offset of ``invalid_addr`` in libunicorn's engine structure, or None when it could not
+    be found with certainty (then faults need a memory hook)."""
+    if not _FAULT_AT:
+        _FAULT_AT.append(_probe_fault_offset())
+    return _FAULT_AT[0]
+
+
+def fault_reader(uc: Uc) -> tuple[Callable[[], int], Callable[[], bool]] | None:
+    """Two readers of ``uc``'s engine in use (an EngineSet may switch it): the address of the
+    last faulting access, and whether a fault is pending now (for a hook running after one).
+    None when the offset is unknown."""
+    off = fault_address_at()
+    if off is None:
+        return None
+    h = handle(uc)
+    u64, i32 = ctypes.c_uint64.from_address, ctypes.c_int32.from_address
+
+    def address() -> int:
+        return u64((h.value or 0) + off).value
+
+    def pending() -> bool:
+        return i32((h.value or 0) + off + 8).value != 0
+    return address, pending

@@ -112,9 +112,11 @@ void ek_a64_stub_ret(uc_engine *uc, uint64_t address, uint32_t size, void *user_
         uc_ctl_flush_tlb(uc);
 }
 
-/* Unicorn's virtual TLB fill (UC_HOOK_TLB_FILL, every address): the identity mapping with every
- * permission, which is what the physical TLB gives with the MMU off (the memory regions' own
- * permissions are still checked on the fill, as there), except for the machine's stub page:
+/* Unicorn's virtual TLB fill (UC_HOOK_TLB_FILL, every address): the identity mapping, which is
+ * what the physical TLB gives with the MMU off (the memory regions' own permissions are still
+ * checked on the fill, as there); an instruction fetch's entry gets every permission and a data
+ * access's read+write only (see counter.c's ek_tlb_fill: stores are 10x faster so), except for
+ * the machine's stub page:
  * an entry there has only the permission of the access that filled it, so the kernel stubs'
  * instruction fetches leave no TLB entry a user load or store could hit, and a stub run needs no
  * TLB flush after it.  (Without a fill hook the virtual TLB does that for every page, and a page
@@ -137,7 +139,10 @@ bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_e
          * faults the kernel turns into SIGSEGV */
         result->perms = type == UC_MEM_FETCH ? UC_PROT_EXEC : type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_READ;
     } else {
-        result->perms = UC_PROT_ALL;
+        /* a data access gets no fetch permission: Unicorn marks an entry dirty (stores then
+         * take the inline fast path) only while it cannot serve fetches (counter.c's
+         * ek_tlb_fill says why and what it measured) */
+        result->perms = type == UC_MEM_FETCH ? UC_PROT_ALL : (UC_PROT_READ | UC_PROT_WRITE);
     }
     return true;
 }
