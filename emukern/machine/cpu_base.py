@@ -109,7 +109,8 @@ class _Engine:
     scan-on-execute state, and the counter's split hooks that live in it."""
 
     __slots__ = ("handle", "mm", "mapped", "mapped_version", "xpages", "exits", "exits_dirty", "foreign",
-                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded", "count_view")
+                 "scan_gen", "code_gen", "splits", "local_hooks", "redecoded", "redecoded_gen",
+                 "count_view")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle
@@ -128,6 +129,8 @@ class _Engine:
         # page -> the scan memo's entry (Cpu._scan_memo) that _redecode last found holding this
         # engine's bytes of that page; see Cpu._redecode
         self.redecoded: dict[int, Any] = {}
+        # the CPU's _memo_gen when a _redecode pass with ``redecoded`` last ended (-1: none)
+        self.redecoded_gen = -1
         # the counter's cache of this engine's block counts (Counter.view): its RISC-V counts
         # stay good while it waits; None for an engine with no code counted yet
         self.count_view: Any = None
@@ -238,6 +241,7 @@ class Cpu:
         self._parked: weakref.WeakKeyDictionary[AddressSpace, tuple[dict[int, tuple[int, ...]], int, int]] = \
             weakref.WeakKeyDictionary()
         self._scan_memo: dict[int, tuple[bytes, tuple[int, ...]]] = {}    # see _scan_bytes
+        self._memo_gen = 0          # bumped whenever an entry of _scan_memo is replaced or dropped
         # Engines per address space (see attach_mm): the engine in use first, then the others
         # from the least recently used; engines of dead address spaces wait in _spare for reuse
         es = uc_internal.engines(uc)
@@ -618,7 +622,12 @@ class Cpu:
             self._drop_engine(cur)
         self._load_engine(rec)
         if self.decodes_per_address and self.mm is mm and self._xpages and mm.code_gen == self._code_gen:
-            self._redecode(mm, self._xpages, rec.redecoded if mm.version == self.mapped_version else None)
+            same = mm.version == self.mapped_version
+            # A pass that would find every page's memo entry where the last pass left it (no
+            # scan has replaced an entry since: _memo_gen unchanged) would skip every page
+            if not same or rec.redecoded_gen != self._memo_gen:
+                self._redecode(mm, self._xpages, rec.redecoded if same else None)
+                rec.redecoded_gen = self._memo_gen if same else -1
         for key in [k for k, r in self._kept.items() if r.serves() is None]:
             self._drop_engine(self._kept.pop(key))
         while len(self._kept) >= self.KEPT_ENGINES:
@@ -794,6 +803,7 @@ class Cpu:
         if len(self._scan_memo) >= self.SCAN_MEMO_PAGES:
             self._scan_memo.clear()
         self._scan_memo[page] = (data, exits)
+        self._memo_gen += 1
         return exits
 
     def _exit_reached(self, pc: int) -> bool:
