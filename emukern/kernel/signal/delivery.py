@@ -199,7 +199,8 @@ def handle_signal(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAc
     cpu.charge(k.cost.signal_deliver)
     if task.rseq is not None:     # rseq_signal_deliver: a critical section restarts at its abort handler
         signal_rseq.rseq_signal_deliver(k, cpu, task, info.signo)
-    note = arch_setup_rt_frame(k, cpu, task, info, ka, oldset)
+    # arch_setup_rt_frame, without its frame (this is every delivery's path)
+    note = (k._arch_sig_mod or _arch_signal(k)).setup_rt_frame(k, cpu, task, info, ka, oldset)
     if note is None:
         # signal_setup_done(failed): the frame could not be written -> force SIGSEGV
         _log_signal(k, cpu, task, f"{signal_name(info.signo)}: cannot write the signal frame: SIGSEGV",

@@ -149,7 +149,7 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
     and copied to the user stack once; the handler's registers are set in one batch."""
     st = task.sigstate
-    regs = user_regs_raw(cpu)
+    regs = cpu.batch_reader_raw(_FRAME_REGS, 8)()          # user_regs_raw, without its frame
     sp = _U64.unpack_from(regs, 16)[0]
     v_on = k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF     # riscv_v_vstate_query
     if v_on:
