@@ -86,7 +86,8 @@ def dequeue_signal(k: "Kernel", t: Task, mask: int) -> KSigInfo | None:
 
 
 def deliver_to_handler(k: "Kernel", cpu: "Cpu", task: Task, notes: "Trap | list[Any] | None") -> bool:
-    """get_signal's common case, tried first by do_signal: no generic work is
+    """get_signal's common case, tried first (by do_signal, and by the syscall fast path's exit
+    before it: its note then goes to the syscall's own record): no generic work is
     due (no syscall restart to resolve, no CLD_* report for the parent, no group stop, no
     tracer: the four are tested together) and the signal get_signal would dequeue next —
     next_signal: synchronous ones first, the thread's own set before the process's — has a
