@@ -200,7 +200,7 @@ def handle_signal(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAc
     cpu.charge(k.cost.signal_deliver)
     if task.rseq is not None:     # rseq_signal_deliver: a critical section restarts at its abort handler
         signal_rseq.rseq_signal_deliver(k, cpu, task, info.signo)
-    # arch_setup_rt_frame, without its frame (this is every delivery's path)
+    # the arch's setup_rt_frame: its trap-log note (see note_text), None if it failed
     note = (k._arch_sig_mod or _arch_signal(k)).setup_rt_frame(k, cpu, task, info, ka, oldset)
     if note is None:
         # signal_setup_done(failed): the frame could not be written -> force SIGSEGV
@@ -278,12 +278,6 @@ def _why(info: KSigInfo) -> str:
     if info.code == SI_KERNEL:
         return f"{signal_name(info.signo)} sent by the kernel"
     return f"{signal_name(info.signo)} (si_code {info.code})"
-
-
-def arch_setup_rt_frame(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                        oldset: int) -> Any:
-    """The arch's setup_rt_frame: its trap-log note (see note_text), None if it failed."""
-    return (k._arch_sig_mod or _arch_signal(k)).setup_rt_frame(k, cpu, task, info, ka, oldset)
 
 
 def _arch_signal(k: "Kernel") -> Any:
