@@ -188,13 +188,22 @@ def syscall_entry(k: "Kernel", cpu: Cpu, pc: int, word: int, regs: tuple[int, ..
     # exit_to_user_mode_loop, its common case as a guarded prefix: no signal pending, the mm
     # unchanged and the arch's work flags clear — the loop would only test the flags, so that
     # test's cost joins the exception return's in one charge (nothing reads the clock between).
-    # Anything else runs the one loop below, with the Trap its signal code logs.
+    # A signal for a user handler with nothing else due (a kill to oneself) is delivered first
+    # by do_signal's own first step, deliver_to_handler: its note joins the syscall's, and the
+    # record stays a SyscallRecord (no Trap made while nothing reads one).  Anything else
+    # (a second signal, a default action, a stop, a restart, a tracer, a changed mm) runs the
+    # one loop below, with the Trap its signal code logs.
     trap: Trap | None = None
     ret_cost = cost.exception_return
     if not pcpu.need_resched:
         mm = cpu.mm
         work = arch.exit_work_tif
         sig = task.signal
+        if task.flags & TIF_SIGPENDING and sig is not None and mm is task.mm \
+                and mm.version == cpu.mapped_version:
+            delivered = notes if notes is not None else []
+            if signal_delivery.deliver_to_handler(k, cpu, task, delivered):
+                notes = delivered
         if task.flags & TIF_SIGPENDING or (sig is not None and sig.stop_pending) \
                 or mm is not task.mm or mm.version != cpu.mapped_version or task.state is not _RUNNABLE:
             trap = cpu.syscall_trap(pc, word, regs)

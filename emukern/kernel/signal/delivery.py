@@ -52,6 +52,7 @@ from emukern.kernel.signal.state import SigPending
 from emukern.kernel.signal.state import SignalEvent
 from emukern.kernel.signal.state import init_task_signals
 from emukern.kernel.task import Task
+from emukern.kernel.thread_info import TIF_SIGPENDING
 from emukern.machine.trap import note_text
 from typing import Any
 if TYPE_CHECKING:
@@ -84,14 +85,15 @@ def dequeue_signal(k: "Kernel", t: Task, mask: int) -> KSigInfo | None:
     return None if nxt is None else nxt[0].take(nxt[1])
 
 
-def deliver_to_handler(k: "Kernel", cpu: "Cpu", task: Task, notes: list[str]) -> bool:
-    """get_signal's common case, tried first on the way out of a syscall: no generic work is
+def deliver_to_handler(k: "Kernel", cpu: "Cpu", task: Task, notes: "Trap | list[Any] | None") -> bool:
+    """get_signal's common case, tried first (by do_signal, and by the syscall fast path's exit
+    before it: its note then goes to the syscall's own record): no generic work is
     due (no syscall restart to resolve, no CLD_* report for the parent, no group stop, no
     tracer: the four are tested together) and the signal get_signal would dequeue next —
     next_signal: synchronous ones first, the thread's own set before the process's — has a
     user handler.  Then it is dequeued and handle_signal builds its frame, the trap-log note
-    going to ``notes`` (the syscall's own record: no Trap is built for it).  False, with
-    nothing changed, when anything else is to be done: the caller runs do_signal."""
+    going to ``notes`` (where _log_signal puts it: the Trap being handled, or the log).
+    False, with nothing changed, when anything else is to be done: do_signal's general steps."""
     st = task.sigstate
     sigs = task.signal
     if st.restart is not None or sigs.cld_notify or sigs.stop_pending or task.ptrace is not None:
@@ -114,8 +116,16 @@ def deliver_to_handler(k: "Kernel", cpu: "Cpu", task: Task, notes: list[str]) ->
 def do_signal(k: "Kernel", cpu: "Cpu", task: Task, trap: "Trap | None" = None) -> None:
     """arch_do_signal_or_restart: resolve a pending syscall restart, then deliver every
     deliverable signal (each handler's frame stacks on the previous one, so the last one
-    runs first, as in Linux's loop over TIF_SIGPENDING)."""
+    runs first, as in Linux's loop over TIF_SIGPENDING).  The common case -- a signal for a
+    user handler and nothing else due -- goes through deliver_to_handler first."""
     st = task.sigstate
+    if task.flags & TIF_SIGPENDING and deliver_to_handler(k, cpu, task, trap):
+        # (it found no restart, CLD_* report or group stop: the steps below that act on them
+        # would do nothing, so a second pending signal goes straight to the loop)
+        if not task.flags & TIF_SIGPENDING:
+            return
+        _deliver_pending(k, cpu, task, trap, None, True)
+        return
     restart = st.restart
     st.restart = None
     if restart is not None:
@@ -132,7 +142,14 @@ def do_signal(k: "Kernel", cpu: "Cpu", task: Task, trap: "Trap | None" = None) -
         # another thread started a group stop: park here (a restart is already prepared)
         signal_jobctl.do_signal_stop(k, cpu, task, task.signal.stop_pending, trap)
         return
-    handled = False
+    _deliver_pending(k, cpu, task, trap, restart, False)
+
+
+def _deliver_pending(k: "Kernel", cpu: "Cpu", task: Task, trap: "Trap | None",
+                     restart: "tuple[int, tuple[int, ...], int] | None", handled: bool) -> None:
+    """do_signal's loop over TIF_SIGPENDING (``restart``: the syscall restart being resolved;
+    ``handled``: a handler's frame is already set up)."""
+    st = task.sigstate
     while task.sigpending:
         info = dequeue_signal(k, task, st.blocked)
         signal_base.recalc_sigpending(k, task)
@@ -183,7 +200,8 @@ def handle_signal(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAc
     cpu.charge(k.cost.signal_deliver)
     if task.rseq is not None:     # rseq_signal_deliver: a critical section restarts at its abort handler
         signal_rseq.rseq_signal_deliver(k, cpu, task, info.signo)
-    note = arch_setup_rt_frame(k, cpu, task, info, ka, oldset)
+    # the arch's setup_rt_frame: its trap-log note (see note_text), None if it failed
+    note = (k._arch_sig_mod or _arch_signal(k)).setup_rt_frame(k, cpu, task, info, ka, oldset)
     if note is None:
         # signal_setup_done(failed): the frame could not be written -> force SIGSEGV
         _log_signal(k, cpu, task, f"{signal_name(info.signo)}: cannot write the signal frame: SIGSEGV",
@@ -260,12 +278,6 @@ def _why(info: KSigInfo) -> str:
     if info.code == SI_KERNEL:
         return f"{signal_name(info.signo)} sent by the kernel"
     return f"{signal_name(info.signo)} (si_code {info.code})"
-
-
-def arch_setup_rt_frame(k: "Kernel", cpu: "Cpu", task: Task, info: KSigInfo, ka: SigAction,
-                        oldset: int) -> Any:
-    """The arch's setup_rt_frame: its trap-log note (see note_text), None if it failed."""
-    return (k._arch_sig_mod or _arch_signal(k)).setup_rt_frame(k, cpu, task, info, ka, oldset)
 
 
 def _arch_signal(k: "Kernel") -> Any:

@@ -50,10 +50,11 @@ if TYPE_CHECKING:
 def sys_kill(k: "Kernel", cpu, task, pid, sig, *a):
     """kill_something_info: pid > 0 a process (any of its thread ids names it), 0 the caller's
     process group, -1 every process but init and the caller, < -1 the process group -pid."""
-    signal_base._sig_init(k, task)
-    pid, sig = s32(pid), s32(sig)
+    if task.sighand is None:
+        init_task_signals(task)
+    pid, sig = s32(pid), sig & 0xFFFFFFFF       # (s32(sig), inline: negative is out of range too)
     cpu.charge(k.cost.syscall_body)
-    if not 0 <= sig <= NSIG:
+    if sig > NSIG:
         return -E.EINVAL
     if pid > 0:
         t = kpid.find_task_by_vpid(k, task, pid)        # (the caller's pid namespace's number)

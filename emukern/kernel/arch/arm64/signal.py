@@ -68,19 +68,21 @@ SIGTRAMP_WORDS = (0xD2801168, 0xD4000001)     # mov x8, #139 (__NR_rt_sigreturn)
 
 
 # x0-x30, sp (SP_EL0: the CPU is at EL0 whenever a trap is handled), pc, nzcv in one libunicorn
-# call; rt_sigreturn writes back only what the frame changes.
+# call each way: setup_rt_frame reads them, rt_sigreturn writes them back from the frame.
 _FRAME_REGS = regs.regids("arm64", *[f"x{i}" for i in range(31)], "sp", "pc", "nzcv")
 # The same registers for rt_sigreturn's write-back, as a tuple object of its own: Cpu.batch_reader
 # and batch_writer cache their closure by the tuple's identity, one kind per tuple, so reading and
 # writing through one tuple rebuilt the ctypes arrays on every delivery and every sigreturn.
 _FRAME_REGS_W = tuple(list(_FRAME_REGS))
-_PACK_REGS = struct.Struct("<31QQQQ")         # regs[31], sp, pc, pstate
-# setup_rt_frame's stores, each one pack: uc_stack {ss_sp, ss_flags, pad, ss_size} + uc_sigmask;
-# sigcontext's fault_address + regs[31], sp, pc, pstate; a record header {magic, size} + 2 words
+# The frame's sigcontext holds regs[31], sp, pc in _FRAME_REGS's order: those 33 registers move
+# between the CPU and the frame as raw bytes (8 a register, little-endian), no Python int each.
+_GPRS_BYTES = 33 * 8
+_OFF_X1, _OFF_X29, _OFF_SP, _OFF_NZCV = 8, 29 * 8, 31 * 8, 33 * 8     # in that raw read
+_U64X2 = struct.Struct("<QQ")
+# setup_rt_frame's stores: uc_stack {ss_sp, ss_flags, pad, ss_size} + uc_sigmask in one pack;
+# a record header {magic, size}; single words
 _PACK_UC = struct.Struct("<QIIQQ")
-_PACK_SC = struct.Struct("<Q31QQQQ")
 _REC_HDR = struct.Struct("<II")
-_FRAME_REC = struct.Struct("<QQ")
 _U64 = struct.Struct("<Q")
 _PACK_EXTRA = struct.Struct("<QI")            # extra_context: datap, size (after the header)
 _ENTRY_REGS = regs.regids("arm64", "x0", "x1", "x2", "sp", "x29", "x30", "pc")
@@ -220,36 +222,55 @@ def _frame_template(k: "Kernel", th: Any, fault: bool) -> tuple[Layout, int, byt
     return ent
 
 
+def _sve_note(vq: int, vl: int, tif_sve: int, in_syscall: bool) -> str:
+    if vq:
+        return f"SVE record with registers (VL {vl}, TIF_SVE={tif_sve})"
+    return (f"SVE record header only (VL {vl}, TIF_SVE={tif_sve}"
+            f"{', in a syscall: FPSIMD-only save' if in_syscall and tif_sve else ''})")
+
+
+def _frame_text(frame: int, size: int, sve: tuple[int, int, int, bool] | None,
+                extra: tuple[int, int] | None) -> str:
+    """setup_rt_frame's trap-log note, made when the log is read (machine.trap.note_text)."""
+    note = "no SVE record (no SVE)" if sve is None else _sve_note(*sve)
+    if extra is not None:
+        note += f"; extra_context: {extra[0]} bytes at {extra[1]:#x}"
+    return f"frame at {frame:#x} ({size} bytes); {note}"
+
+
 def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigAction,
-                   oldset: int) -> str | None:
+                   oldset: int) -> tuple | None:
     """get_sigframe + setup_sigframe + setup_return: the frame and the frame record above it
     are built in one buffer (from a per-layout template) and copied to the user stack once; the
-    handler's registers are set in one batch."""
+    handler's registers are set in one batch.  Returns the trap-log note as a (function,
+    values...) tuple: a delivery formats nothing that only the log's reader needs."""
     st = task.sigstate
     th = task.thread
-    regs = cpu.batch_reader(_FRAME_REGS)()
-    sp = regs[31]
+    regs = cpu.batch_reader_raw(_FRAME_REGS, 8)()        # x0-x30, sp, pc, nzcv
     fp = fpsimd_signal_preserve_current_state(k, cpu, task)
     lay, vq, tpl, size = _frame_template(k, th, bool(st.fault_code))
     # get_sigframe: the frame record first, then the frame below it
-    top = sigsp(st, sp, ka)
+    top = sigsp(st, _U64.unpack_from(regs, _OFF_SP)[0], ka)
     rec = (top - FRAME_RECORD) & ~0xF
     frame = rec - size                      # (rec is 16-aligned, and so is the size)
     buf = tpl[:]
-    if ka.flags & SA_SIGINFO:
-        buf[0:128] = info.to_bytes()
+    siginfo = ka.flags & SA_SIGINFO
+    if siginfo:
+        info.pack_into(buf, 0)              # (the template's first 128 bytes are zero: to_bytes)
     # __save_altstack: the flags as sigaltstack stored them (SS_AUTODISARM kept for rt_sigreturn)
     _PACK_UC.pack_into(buf, UC_STACK, st.sas_ss_sp, st.sas_ss_flags, 0,
                        st.sas_ss_size, oldset & 0xFFFF_FFFF_FFFF_FFFF)      # __save_altstack, uc_sigmask
-    _PACK_SC.pack_into(buf, SC_FAULT, st.fault_address & 0xFFFF_FFFF_FFFF_FFFF, *regs[0:33],
-                       regs[33] & 0xF000_0000)                      # pstate: EL0t, NZCV
+    # sigcontext: fault_address, regs[31], sp, pc as the CPU holds them, pstate: EL0t, NZCV
+    _U64.pack_into(buf, SC_FAULT, st.fault_address & 0xFFFF_FFFF_FFFF_FFFF)
+    buf[SC_REGS:SC_REGS + _GPRS_BYTES] = memoryview(regs)[:_GPRS_BYTES]
+    _U64.pack_into(buf, SC_PSTATE, _U64.unpack_from(regs, _OFF_NZCV)[0] & 0xF000_0000)
     # fpsimd_context: fpsr, fpcr after the header, then V0-V31 (the buffer keeps V0-V31, FPSR, FPCR)
     o = lay.fpsimd_offset
     buf[o + 8:o + 16] = fp[512:520]
     buf[o + 16:o + 528] = fp[:512]
     if lay.esr_offset:
         _U64.pack_into(buf, lay.esr_offset + 8, st.fault_code & 0xFFFF_FFFF_FFFF_FFFF)
-    note = "no SVE record (no SVE)"
+    sve = None
     if lay.sve_offset:
         o = lay.sve_offset
         tif_sve = int(bool(task.flags & TIF_SVE))
@@ -262,37 +283,44 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
             p0 = o + 16 + 32 * zb
             for i in range(17):                    # P0-P15 then FFR
                 buf[p0 + i * pb:p0 + (i + 1) * pb] = a.preg(th.state, vl, i)
-            note = f"SVE record with registers (VL {th.vl}, TIF_SVE={tif_sve})"
-        else:
-            note = (f"SVE record header only (VL {th.vl}, TIF_SVE={tif_sve}"
-                    f"{', in a syscall: FPSIMD-only save' if th.in_syscall and tif_sve else ''})")
+        sve = (vq, th.vl, tif_sve, bool(th.in_syscall))
+    extra = None
     if lay.extra_offset:
         o = lay.extra_offset
         datap = frame + o + EXTRA_CONTEXT_SIZE + TERMINATOR_SIZE
         extra_size = frame + size - datap
         _PACK_EXTRA.pack_into(buf, o + 8, datap, extra_size)
-        note += f"; extra_context: {extra_size} bytes at {datap:#x}"
-    _FRAME_REC.pack_into(buf, size, regs[29], regs[30])      # the frame record {fp, lr} at rec
+        extra = (extra_size, datap)
+    buf[size:size + 16] = memoryview(regs)[_OFF_X29:_OFF_SP]      # the frame record {fp, lr} at rec
     if not copy_to_user_stack(k, cpu, task, frame, buf):
         return None
     # setup_return: x0 (x1, x2 with SA_SIGINFO), sp, the frame record in x29, x30, pc — one batch
-    wr = cpu.batch_writer(_ENTRY_REGS)
-    siginfo = ka.flags & SA_SIGINFO
-    wr((info.signo, frame if siginfo else regs[1], frame + UC if siginfo else regs[2], frame, rec,
-        ka.restorer if ka.flags & SA_RESTORER else signal_delivery.sigtramp_addr(k), ka.handler))
-    return f"frame at {frame:#x} ({size} bytes); {note}"
+    if siginfo:
+        x1, x2 = frame, frame + UC
+    else:
+        x1, x2 = _U64X2.unpack_from(regs, _OFF_X1)
+    cpu.batch_writer(_ENTRY_REGS)((info.signo, x1, x2, frame, rec,
+                                   ka.restorer if ka.flags & SA_RESTORER else signal_delivery.sigtramp_addr(k),
+                                   ka.handler))
+    return (_frame_text, frame, size, sve, extra)
+
+
+def _sigreturn_text(frame: int, note: str) -> str:
+    return f"rt_sigreturn: frame at {frame:#x} restored; {note}"
 
 
 def sys_rt_sigreturn(k: "Kernel", cpu: Any, task: "Task") -> int:
+    """rt_sigreturn: the frame at sp restored (restore_sigframe); x0 comes back as the frame
+    holds it, the return value that leaves it unchanged."""
     frame = cpu.sp
     task.sigstate.returned += 1
-    ok, why = restore_sigframe(k, cpu, task, frame)
+    ok, why, x0 = restore_sigframe(k, cpu, task, frame)
     if not ok:
         signal_delivery._log_signal(k, cpu, task, f"rt_sigreturn: bad frame at {frame:#x} ({why}): SIGSEGV")
         arm64_notify_segfault(k, cpu, task, cpu.sp, f"rt_sigreturn: bad signal frame at {frame:#x}: {why}")
         return 0
-    signal_delivery._log_signal(k, cpu, task, f"rt_sigreturn: frame at {frame:#x} restored; {why}")
-    return cpu.reg(0)
+    signal_delivery._log_signal(k, cpu, task, (_sigreturn_text, frame, why))
+    return x0
 
 
 def arm64_notify_segfault(k: "Kernel", cpu: Any, task: "Task", addr: int, why: str) -> None:
@@ -410,48 +438,48 @@ def _template_records(raw: bytes, frame: int) -> dict[str, tuple[int, int]] | No
     return None
 
 
-def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str]:
+def restore_sigframe(k: "Kernel", cpu: Any, task: "Task", frame: int) -> tuple[bool, str, int]:
+    """(ok, note, x0 as restored: rt_sigreturn's return value, so the register is not read back)."""
     if frame % 16:
-        return False, "sp not 16-byte aligned"
+        return False, "sp not 16-byte aligned", 0
     mm: Any = task.mm           # (then the frame reader below, which reads the copy in ``raw``)
     try:
         raw = mm.read(frame, SIZEOF_FRAME)
     except MemoryFault:
-        return False, "frame not readable"
-    signal_syscalls.set_current_blocked(k, task, int.from_bytes(raw[UC_SIGMASK:UC_SIGMASK + 8], "little"))
-    new = list(_PACK_REGS.unpack_from(raw, SC_REGS))
-    pstate = new[33]
-    new[33] = pstate & 0xF000_0000
-    # x0-x30, sp, pc and NZCV in one libunicorn batch
-    cpu.batch_writer(_FRAME_REGS_W)(new)
+        return False, "frame not readable", 0
+    signal_syscalls.set_current_blocked(k, task, _U64.unpack_from(raw, UC_SIGMASK)[0])
+    pstate = _U64.unpack_from(raw, SC_PSTATE)[0]
+    # x0-x30, sp, pc and NZCV in one libunicorn batch, the first 33 straight from the frame's bytes
+    cpu.batch_writer_raw(_FRAME_REGS_W)(raw[SC_REGS:SC_REGS + _GPRS_BYTES] + _U64.pack(pstate & 0xF000_0000))
     mm = _FrameReader(mm, frame, raw)
     # valid_user_regs -> valid_native_regs: only AArch64 EL0t (M[4:0] == 0) with all of D, A, I
     # and F clear is a user state; anything else (a mangled mode, the compat bit, masked
     # exceptions) fails the frame, and the kernel keeps just NZCV (done above).
     if pstate & (0x1F | PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT):
-        return False, f"pstate {pstate:#x} is not EL0t with DAIF clear"
+        return False, f"pstate {pstate:#x} is not EL0t with DAIF clear", 0
     recs = _template_records(raw, frame)
     if recs is None:
         try:
             recs, err = parse_user_sigframe(mm, frame)
         except MemoryFault:
-            return False, "record not readable"
+            return False, "record not readable", 0
         if err:
-            return False, err
+            return False, err, 0
     if "fpsimd" not in recs:
-        return False, "no fpsimd record"
+        return False, "no fpsimd record", 0
     try:
         if "sve" in recs:
             ok, note = restore_sve_fpsimd_context(k, cpu, task, recs, mm)
         else:
             ok, note = restore_fpsimd_context(k, cpu, task, recs, mm)
     except MemoryFault:
-        return False, "record data not readable"
+        return False, "record data not readable", 0
     if not ok:
-        return False, note
-    if not signal_syscalls.restore_altstack_raw(k, cpu, task, raw[UC_STACK:UC_STACK + 24], new[31]):
-        return False, "uc_stack not readable"
-    return True, note
+        return False, note, 0
+    if not signal_syscalls.restore_altstack_raw(k, cpu, task, raw[UC_STACK:UC_STACK + 24],
+                                                _U64.unpack_from(raw, SC_SP)[0]):
+        return False, "uc_stack not readable", 0
+    return True, note, _U64.unpack_from(raw, SC_REGS)[0]
 
 
 def _fpsimd_from_record(mm: Any, recs: dict[str, tuple[int, int]]) -> bytes:

@@ -92,12 +92,6 @@ def user_regs(k: "Kernel", cpu: Any) -> list[int]:
     return cpu.batch_reader(_FRAME_REGS)()
 
 
-def user_regs_raw(cpu: Any) -> bytes:
-    """pc, x1..x31, f0..f31, fcsr as 65 little-endian u64 in one libunicorn call: sc_regs and the
-    D state are these bytes as they are, so the frame is built without a Python int a register."""
-    return cpu.batch_reader_raw(_FRAME_REGS, 8)()
-
-
 def riscv_v_sc_size(vlenb: int) -> int:
     return CTX_HDR + V_STATE + 32 * vlenb
 
@@ -149,7 +143,9 @@ def setup_rt_frame(k: "Kernel", cpu: Any, task: "Task", info: KSigInfo, ka: SigA
     the frame cannot be written (the caller forces SIGSEGV).  The frame is built in one buffer
     and copied to the user stack once; the handler's registers are set in one batch."""
     st = task.sigstate
-    regs = user_regs_raw(cpu)
+    # pc, x1..x31, f0..f31, fcsr as 65 little-endian u64 in one libunicorn call: sc_regs and
+    # the D state are these bytes as they are (no Python int a register)
+    regs = cpu.batch_reader_raw(_FRAME_REGS, 8)()
     sp = _U64.unpack_from(regs, 16)[0]
     v_on = k.config.has_v and cpu.rvv is not None and cpu.vs != VS_OFF     # riscv_v_vstate_query
     if v_on:
