@@ -499,6 +499,7 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
+        self._svc_s: _SvcEntry | None = None        # ek_a64_intr's struct (_hook_intr_native)
         if not self._hook_intr_native():
             self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
@@ -1630,6 +1631,7 @@ class Arm64Cpu(Cpu):
         if status != 0:
             raise UcError(status)
         self._intr_cbs.append((cb, cb_svc, s))     # (the callbacks and the struct outlive the hook)
+        self._svc_s = s
         return True
 
     def _svc_entry(self, s: _SvcEntry) -> Any:
