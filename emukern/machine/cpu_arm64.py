@@ -259,6 +259,8 @@ def _fpsimd_save_words() -> tuple[int, ...]:
 FPSIMD_SAVE_WORDS = _fpsimd_save_words()
 _Z4 = bytes(4)
 _U32_AT = struct.Struct("<I").unpack_from     # a little-endian word read in place (_syscall_word)
+# an empty _svc_map entry (mm, version, first, last svc address, offset, buffer): no PC is in it
+_NO_SVC_MAP: tuple[Any, ...] = (None, -1, 1, 0, 0, b"")
 
 
 # ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
@@ -332,6 +334,7 @@ class _SvcEntry(ctypes.Structure):
     _fields_ = [("py", _VP), ("py_svc", _VP), ("ids", _U64 * 8), ("sys", _U64 * 8)]
 
 
+_SVC_CFUNC = ctypes.CFUNCTYPE(None)        # ek_a64_intr's svc callback: void (*)(void)
 _SVC_REGS = struct.Struct("<8Q")
 _SVC_REGS_AT = _SvcEntry.sys.offset
 
@@ -1624,7 +1627,7 @@ class Arm64Cpu(Cpu):
         s = _SvcEntry()
         s.ids[:] = [A.UC_ARM64_REG_PC, _X[8], *_X[0:6]]
         cb = uc_internal.INTR_CFUNC(entry)
-        cb_svc = uc_internal.INTR_CFUNC(self._svc_entry(s))
+        cb_svc = _SVC_CFUNC(self._svc_entry(s))
         s.py = ctypes.cast(cb, ctypes.c_void_p).value
         s.py_svc = ctypes.cast(cb_svc, ctypes.c_void_p).value
         status, _hh = uc_internal.hook_add_native(uc, UC_HOOK_INTR, fn, ctypes.cast(ctypes.pointer(s), ctypes.c_void_p))
@@ -1649,7 +1652,7 @@ class Arm64Cpu(Cpu):
         hook = self._hook_intr
         word_of = self._syscall_word
 
-        def svc_entry(_handle: int, _intno: int, _ud: int | None) -> None:
+        def svc_entry() -> None:
             try:
                 op = self._pending
                 if op is not None:
@@ -1667,7 +1670,14 @@ class Arm64Cpu(Cpu):
                     return
                 regs = regs_of()
                 pc = regs[0] - 4
-                word = word_of(pc)
+                # _syscall_word's newest mapping, inline (the loop's own hit, without its frame)
+                sm = self._svc_map
+                c0 = sm[0] if sm else _NO_SVC_MAP
+                mm = self.mm
+                if c0[2] <= pc <= c0[3] and c0[0] is mm and c0[1] == mm.version:
+                    word = _U32_AT(c0[5], pc - c0[4])[0]
+                else:
+                    word = word_of(pc)
                 on_syscall = self.on_syscall
                 if on_syscall is None:
                     self._deliver(self.syscall_trap(pc, word, regs[1:]))

@@ -159,6 +159,9 @@ bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_e
  * dispatch on the exception number and read the same registers with a ctypes batch call of its
  * own.  Every other exception goes to the general callback, as before. */
 typedef void (*ek_a64_py_intr)(uc_engine *uc, uint32_t intno, void *user_data);
+/* the svc callback takes no argument: everything it needs is in the struct, and each argument
+ * is one more Python object ctypes makes per syscall */
+typedef void (*ek_a64_py_svc)(void);
 
 typedef struct {
     void *py;          /* the CPU's general Python INTR callback (a ctypes function pointer) */
@@ -174,7 +177,7 @@ void ek_a64_intr(uc_engine *uc, uint32_t intno, void *user_data)
     if (intno == 2 && e->py_svc) {
         for (i = 0; i < 8; i++)
             uc_reg_read(uc, (int)e->ids[i], &e->sys[i]);
-        ((ek_a64_py_intr)e->py_svc)(uc, intno, NULL);
+        ((ek_a64_py_svc)e->py_svc)();
         return;
     }
     ((ek_a64_py_intr)e->py)(uc, intno, NULL);
