@@ -331,11 +331,11 @@ def _native_stub_ret() -> Any:
 class _SvcEntry(ctypes.Structure):
     # the layout of ek_a64_intr_t in native/a64_stub.c: the CPU's INTR hook, which reads an svc's
     # PC, x8 and x0..x5 into ``sys`` (see Arm64Cpu._svc_entry)
-    _fields_ = [("py", _VP), ("py_svc", _VP), ("ids", _U64 * 8), ("sys", _U64 * 8)]
+    _fields_ = [("py", _VP), ("py_svc", _VP), ("ret", _VP), ("ids", _U64 * 8), ("sys", _U64 * 9)]
 
 
 _SVC_CFUNC = ctypes.CFUNCTYPE(None)        # ek_a64_intr's svc callback: void (*)(void)
-_SVC_REGS = struct.Struct("<8Q")
+_SVC_REGS = struct.Struct("<9Q")
 _SVC_REGS_AT = _SvcEntry.sys.offset
 
 
@@ -1626,6 +1626,7 @@ class Arm64Cpu(Cpu):
                 keep(uc, exc)
         s = _SvcEntry()
         s.ids[:] = [A.UC_ARM64_REG_PC, _X[8], *_X[0:6]]
+        s.ret = ctypes.addressof(self._ret)
         cb = uc_internal.INTR_CFUNC(entry)
         cb_svc = _SVC_CFUNC(self._svc_entry(s))
         s.py = ctypes.cast(cb, ctypes.c_void_p).value
@@ -1654,12 +1655,13 @@ class Arm64Cpu(Cpu):
 
         def svc_entry() -> None:
             try:
+                regs = regs_of()
                 op = self._pending
                 if op is not None:
-                    # the last syscall's flush, returned natively: _native_settle, inline
-                    r = self._ret
-                    n = r.done_count - r.before              # type: ignore[union-attr]
-                    if r.in_flight or r.entry or n != op.length:     # type: ignore[union-attr]
+                    # the last syscall's flush, returned natively: _native_settle, inline, on what
+                    # the C hook read (its count, or all ones: still armed or in flight)
+                    n = regs[8]
+                    if n != op.length:
                         self._native_settle()                # (raises)
                     self._pending = None
                     self.stub_insns += n
@@ -1668,7 +1670,6 @@ class Arm64Cpu(Cpu):
                 if self._chain is not None:
                     hook(uc, 2, None)                        # inside a kernel stub: an emulator error
                     return
-                regs = regs_of()
                 pc = regs[0] - 4
                 # _syscall_word's newest mapping, inline (the loop's own hit, without its frame)
                 sm = self._svc_map
@@ -1680,12 +1681,12 @@ class Arm64Cpu(Cpu):
                     word = word_of(pc)
                 on_syscall = self.on_syscall
                 if on_syscall is None:
-                    self._deliver(self.syscall_trap(pc, word, regs[1:]))
+                    self._deliver(self.syscall_trap(pc, word, regs[1:8]))
                 else:
                     self.traps_seen += 1
                     c = cs.count            # the marks, as _syscall_exc computes them
                     eu = self.extra_user
-                    on_syscall(self, pc, word, regs[1:], c + eu + self.sys_cycles + self.idle_cycles,
+                    on_syscall(self, pc, word, regs[1:8], c + eu + self.sys_cycles + self.idle_cycles,
                                c - self.stub_insns + eu)
                     # _trap_done, inline
                     charged = self.extra_user + self.sys_cycles + self.idle_cycles

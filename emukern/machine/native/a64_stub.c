@@ -166,8 +166,13 @@ typedef void (*ek_a64_py_svc)(void);
 typedef struct {
     void *py;          /* the CPU's general Python INTR callback (a ctypes function pointer) */
     void *py_svc;      /* its svc callback (NULL: the general one takes svc too) */
+    ek_a64_ret *ret;   /* the native flush return's state, above (NULL: none) */
     uint64_t ids[8];   /* Unicorn's register ids: the PC, x8, x0..x5 */
-    uint64_t sys[8];   /* at the last svc: the PC (past the svc), x8, x0..x5 */
+    /* at the last svc: the PC (past the svc), x8, x0..x5, then what the last flush returned
+     * here retired (done_count - before), or all ones while it is still armed or in flight:
+     * Python settles that flush at this svc (if it armed one) and would otherwise read four
+     * fields of `ret` through ctypes to do it */
+    uint64_t sys[9];
 } ek_a64_intr_t;
 
 void ek_a64_intr(uc_engine *uc, uint32_t intno, void *user_data)
@@ -177,6 +182,10 @@ void ek_a64_intr(uc_engine *uc, uint32_t intno, void *user_data)
     if (intno == 2 && e->py_svc) {
         for (i = 0; i < 8; i++)
             uc_reg_read(uc, (int)e->ids[i], &e->sys[i]);
+        if (e->ret) {
+            ek_a64_ret *r = e->ret;
+            e->sys[8] = (r->in_flight || r->entry) ? UINT64_MAX : r->done_count - r->before;
+        }
         ((ek_a64_py_svc)e->py_svc)();
         return;
     }
