@@ -80,6 +80,11 @@ within the same emu_start and without a second Python callback (see :meth:`_chai
 the INTR hook that includes the SVE access trap's flush, queued while ZEN still traps EL0 SVE: the
 hook writes ZEN and the VL first, as the chain would leave them after the flush.
 
+The svc entry (issue 30): with native/a64_stub.c available, this CPU's INTR hook is its C
+``ek_a64_intr`` (in the Python callback's place, so ek_a64_stub_enter still runs after it), which
+reads an svc's PC, x8 and x0..x5 and calls one Python callback (:meth:`_svc_entry`) -- as
+riscv64's ecall goes through counter.c's ek_rvv_intr.  Other exceptions go to :meth:`_hook_intr`.
+
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
 
@@ -1612,8 +1617,9 @@ class Arm64Cpu(Cpu):
         already read, every other exception to :meth:`_hook_intr` through the same one-frame
         guard hook_intr makes.  False when the library is unavailable (a pure-Python counter or
         no C compiler): the caller registers the Python callback instead."""
-        fn = _native_svc_intr() if self._ret is not None else None
-        if fn is None:
+        ret = self._ret
+        fn = _native_svc_intr() if ret is not None else None
+        if fn is None or ret is None:
             return False
         uc = self.uc
         keep = uc_internal.keep_hook_exception
@@ -1626,7 +1632,7 @@ class Arm64Cpu(Cpu):
                 keep(uc, exc)
         s = _SvcEntry()
         s.ids[:] = [A.UC_ARM64_REG_PC, _X[8], *_X[0:6]]
-        s.ret = ctypes.addressof(self._ret)
+        s.ret = ctypes.addressof(ret)
         cb = uc_internal.INTR_CFUNC(entry)
         cb_svc = _SVC_CFUNC(self._svc_entry(s))
         s.py = ctypes.cast(cb, ctypes.c_void_p).value
