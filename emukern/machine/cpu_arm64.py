@@ -80,6 +80,11 @@ within the same emu_start and without a second Python callback (see :meth:`_chai
 the INTR hook that includes the SVE access trap's flush, queued while ZEN still traps EL0 SVE: the
 hook writes ZEN and the VL first, as the chain would leave them after the flush.
 
+The svc entry (issue 30): with native/a64_stub.c available, this CPU's INTR hook is its C
+``ek_a64_intr`` (in the Python callback's place, so ek_a64_stub_enter still runs after it), which
+reads an svc's PC, x8 and x0..x5 and calls one Python callback (:meth:`_svc_entry`) -- as
+riscv64's ecall goes through counter.c's ek_rvv_intr.  Other exceptions go to :meth:`_hook_intr`.
+
 The kernel *queues* stub work (:meth:`Arm64Cpu.queue_stub`) in program order; the queue runs on
 the CPU before any user instruction and before any Python access to the FP registers:
 
@@ -118,6 +123,7 @@ in ``stub_stats``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import mmap
 import struct
@@ -258,6 +264,8 @@ def _fpsimd_save_words() -> tuple[int, ...]:
 FPSIMD_SAVE_WORDS = _fpsimd_save_words()
 _Z4 = bytes(4)
 _U32_AT = struct.Struct("<I").unpack_from     # a little-endian word read in place (_syscall_word)
+# an empty _svc_map entry (mm, version, first, last svc address, offset, buffer): no PC is in it
+_NO_SVC_MAP: tuple[Any, ...] = (None, -1, 1, 0, 0, b"")
 
 
 # ---- the native return from a flush sequence (native/a64_stub.c) ------------------------------------
@@ -323,6 +331,26 @@ def _native_stub_ret() -> Any:
         return None
     return tuple(ctypes.cast(getattr(_stub_ret_lib, f), ctypes.c_void_p)
                  for f in ("ek_a64_stub_enter", "ek_a64_stub_ret", "ek_a64_tlb_fill"))
+
+
+class _SvcEntry(ctypes.Structure):
+    # the layout of ek_a64_intr_t in native/a64_stub.c: the CPU's INTR hook, which reads an svc's
+    # PC, x8 and x0..x5 into ``sys`` (see Arm64Cpu._svc_entry)
+    _fields_ = [("py", _VP), ("py_svc", _VP), ("ret", _VP), ("ids", _U64 * 8), ("sys", _U64 * 9)]
+
+
+_SVC_CFUNC = ctypes.CFUNCTYPE(None)        # ek_a64_intr's svc callback: void (*)(void)
+_SVC_REGS = struct.Struct("<9Q")
+_SVC_REGS_AT = _SvcEntry.sys.offset
+
+
+def _native_svc_intr() -> Any:
+    """native/a64_stub.c's ek_a64_intr as a function pointer (the CPU's INTR hook with its own
+    svc entry), or None when that library is unavailable (then the CPU's Python callback is the
+    INTR hook, as before)."""
+    if _native_stub_ret() is None:
+        return None
+    return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_intr"), ctypes.c_void_p)
 
 
 class StubOverrun(RuntimeError):
@@ -479,7 +507,9 @@ class Arm64Cpu(Cpu):
         self._write_cpacr()
         self._at_el0 = False
         self.set_vl(sve_vl)
-        self.hook_intr(self._hook_intr, fast=(2, self._svc))
+        self._svc_s: _SvcEntry | None = None        # ek_a64_intr's struct (_hook_intr_native)
+        if not self._hook_intr_native():
+            self.hook_intr(self._hook_intr, fast=(2, self._svc))
         self.sve2 = self._make_sve2(cpu_model, sve_idregs) if sve else None
         self._syscall_batch = self.make_batch([_X[8]] + _X[0:6])
         self._ctx_batches: dict[bool, tuple[Any, Any, Any]] = {}      # see _ctx_batch
@@ -1579,6 +1609,109 @@ class Arm64Cpu(Cpu):
         # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
         if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
             self._chain_begin(True)
+
+    def _hook_intr_native(self) -> bool:
+        """Make native/a64_stub.c's ek_a64_intr this CPU's INTR hook, in the place the Python
+        callback of :meth:`Cpu.hook_intr` would take (after the counter's, before
+        ek_a64_stub_enter): an svc goes to :meth:`_svc_entry`'s callback with its registers
+        already read, every other exception to :meth:`_hook_intr` through the same one-frame
+        guard hook_intr makes.  False when the library is unavailable (a pure-Python counter or
+        no C compiler): the caller registers the Python callback instead."""
+        ret = self._ret
+        fn = _native_svc_intr() if ret is not None else None
+        if fn is None or ret is None:
+            return False
+        uc = self.uc
+        keep = uc_internal.keep_hook_exception
+        hook = self._hook_intr
+
+        def entry(_handle: int, intno: int, _ud: int | None) -> None:
+            try:
+                hook(uc, intno, None)
+            except BaseException as exc:
+                keep(uc, exc)
+        s = _SvcEntry()
+        s.ids[:] = [A.UC_ARM64_REG_PC, _X[8], *_X[0:6]]
+        s.ret = ctypes.addressof(ret)
+        cb = uc_internal.INTR_CFUNC(entry)
+        cb_svc = _SVC_CFUNC(self._svc_entry(s))
+        s.py = ctypes.cast(cb, ctypes.c_void_p).value
+        s.py_svc = ctypes.cast(cb_svc, ctypes.c_void_p).value
+        status, _hh = uc_internal.hook_add_native(uc, UC_HOOK_INTR, fn, ctypes.cast(ctypes.pointer(s), ctypes.c_void_p))
+        if status != 0:
+            raise UcError(status)
+        self._intr_cbs.append((cb, cb_svc, s))     # (the callbacks and the struct outlive the hook)
+        self._svc_s = s
+        return True
+
+    def _svc_entry(self, s: _SvcEntry) -> Any:
+        """The callback ek_a64_intr calls for an svc, its registers (the PC past the svc, x8,
+        x0..x5) already in ``s.sys``: :meth:`_svc` and :meth:`Cpu._syscall_exc` in one frame,
+        without the general callback's dispatch on the exception number and without the ctypes
+        register read.  The same steps in the same order: the settling of the last syscall's
+        native flush, the chain check, the delivery to ``on_syscall`` with the same marks (or as
+        a Trap without it), _trap_done's two steps, the start of the queued kernel stubs.  A
+        change to _svc or _syscall_exc is made here too (as cpu_riscv's ecall entry)."""
+        regs_of = functools.partial(_SVC_REGS.unpack_from, s, _SVC_REGS_AT)
+        uc = self.uc
+        keep = uc_internal.keep_hook_exception
+        cs = self._cs
+        hook = self._hook_intr
+        word_of = self._syscall_word
+
+        def svc_entry() -> None:
+            try:
+                regs = regs_of()
+                op = self._pending
+                if op is not None:
+                    # the last syscall's flush, returned natively: _native_settle, inline, on what
+                    # the C hook read (its count, or all ones: still armed or in flight)
+                    n = regs[8]
+                    if n != op.length:
+                        self._native_settle()                # (raises)
+                    self._pending = None
+                    self.stub_insns += n
+                    self.stub_stats[op.name] += 1
+                    self.stub_cycles[op.name] += n
+                if self._chain is not None:
+                    hook(uc, 2, None)                        # inside a kernel stub: an emulator error
+                    return
+                pc = regs[0] - 4
+                # _syscall_word's newest mapping, inline (the loop's own hit, without its frame)
+                sm = self._svc_map
+                c0 = sm[0] if sm else _NO_SVC_MAP
+                mm = self.mm
+                if c0[2] <= pc <= c0[3] and c0[0] is mm and c0[1] == mm.version:
+                    word = _U32_AT(c0[5], pc - c0[4])[0]
+                else:
+                    word = word_of(pc)
+                on_syscall = self.on_syscall
+                if on_syscall is None:
+                    self._deliver(self.syscall_trap(pc, word, regs[1:8]))
+                else:
+                    self.traps_seen += 1
+                    c = cs.count            # the marks, as _syscall_exc computes them
+                    eu = self.extra_user
+                    on_syscall(self, pc, word, regs[1:8], c + eu + self.sys_cycles + self.idle_cycles,
+                               c - self.stub_insns + eu)
+                    # _trap_done, inline
+                    charged = self.extra_user + self.sys_cycles + self.idle_cycles
+                    delta = charged - self._committed
+                    if delta:
+                        self._committed = charged
+                        if self.running:
+                            d = cs.deadline - delta
+                            cs.deadline = d if d > 0 else 0
+                    if self.scan_code:
+                        mm = self.mm
+                        if mm is not None and mm.code_gen != self._code_gen and mm.version == self.mapped_version:
+                            self._reset_code_view()
+                # as _deliver: kernel stubs the syscall's entry/exit work queued run before the user
+                if self._stub_queue and self.running and not self.stop_requested and self._chain is None:
+                    self._chain_begin(True)
+            except BaseException as exc:
+                keep(uc, exc)
+        return svc_entry
 
     def _hook_intr(self, uc: Uc, intno: int, _ud: Any) -> None:
         if self._pending is not None:

@@ -146,3 +146,48 @@ bool ek_a64_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_e
     }
     return true;
 }
+
+/* ---- the svc entry ---------------------------------------------------------------------------- */
+/* The arm64 CPU's INTR hook, when this library is available (cpu_arm64.py, Arm64Cpu._svc_entry):
+ * it stands where the CPU's Python INTR callback stood, between counter.c's ek_intr_hook (which
+ * has already corrected the count) and ek_a64_stub_enter (which must still see every trap after
+ * Python has handled it), so the order of the hooks Unicorn calls is unchanged.
+ *
+ * An svc (EXCP_SWI, intno 2) is by far the most frequent exception: its PC (already past the
+ * svc) and the syscall ABI's registers, x8 and x0..x5, are read here into `sys` and the CPU's svc
+ * callback alone is called.  Python would otherwise take the trap through its general callback,
+ * dispatch on the exception number and read the same registers with a ctypes batch call of its
+ * own.  Every other exception goes to the general callback, as before. */
+typedef void (*ek_a64_py_intr)(uc_engine *uc, uint32_t intno, void *user_data);
+/* the svc callback takes no argument: everything it needs is in the struct, and each argument
+ * is one more Python object ctypes makes per syscall */
+typedef void (*ek_a64_py_svc)(void);
+
+typedef struct {
+    void *py;          /* the CPU's general Python INTR callback (a ctypes function pointer) */
+    void *py_svc;      /* its svc callback (NULL: the general one takes svc too) */
+    ek_a64_ret *ret;   /* the native flush return's state, above (NULL: none) */
+    uint64_t ids[8];   /* Unicorn's register ids: the PC, x8, x0..x5 */
+    /* at the last svc: the PC (past the svc), x8, x0..x5, then what the last flush returned
+     * here retired (done_count - before), or all ones while it is still armed or in flight:
+     * Python settles that flush at this svc (if it armed one) and would otherwise read four
+     * fields of `ret` through ctypes to do it */
+    uint64_t sys[9];
+} ek_a64_intr_t;
+
+void ek_a64_intr(uc_engine *uc, uint32_t intno, void *user_data)
+{
+    ek_a64_intr_t *e = (ek_a64_intr_t *)user_data;
+    int i;
+    if (intno == 2 && e->py_svc) {
+        for (i = 0; i < 8; i++)
+            uc_reg_read(uc, (int)e->ids[i], &e->sys[i]);
+        if (e->ret) {
+            ek_a64_ret *r = e->ret;
+            e->sys[8] = (r->in_flight || r->entry) ? UINT64_MAX : r->done_count - r->before;
+        }
+        ((ek_a64_py_svc)e->py_svc)();
+        return;
+    }
+    ((ek_a64_py_intr)e->py)(uc, intno, NULL);
+}
