@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 # struct rseq (include/uapi/linux/rseq.h): where each field sits in the user's area
 RSEQ_CPU_ID_START, RSEQ_CPU_ID, RSEQ_CS, RSEQ_FLAGS, RSEQ_NODE_ID, RSEQ_MM_CID = 0, 4, 8, 16, 20, 24
+assert RSEQ_CPU_ID == RSEQ_CPU_ID_START + 4 and RSEQ_MM_CID == RSEQ_NODE_ID + 4   # (written in pairs)
 ORIG_RSEQ_SIZE = 32            # the first ABI's size (and its alignment)
 RSEQ_FEATURE_SIZE = 28         # offsetof(struct rseq, end): every field this kernel fills in
 RSEQ_ALIGN = 32                # __alignof__(struct rseq)
@@ -95,12 +96,14 @@ def rseq_update_cpu_node_id(k: "Kernel", cpu: "Cpu", task: "Task") -> bool:
     rs = task.rseq
     assert rs is not None
     cid = mm_cid(k, cpu, task)
+    # (the two pairs of adjacent u32 fields as one write each: this runs on every switch-in of
+    # a thread that registered rseq, glibc's threads on arm64 among them.  The area is aligned
+    # to 32 bytes, so its fields share a page and the writes fault, or not, as the four did.)
+    cpu_id = (cpu.index & 0xFFFFFFFF).to_bytes(4, "little")
     try:
         mm = task.mm
-        mm.write_u32(rs.area + RSEQ_CPU_ID_START, cpu.index)
-        mm.write_u32(rs.area + RSEQ_CPU_ID, cpu.index)
-        mm.write_u32(rs.area + RSEQ_NODE_ID, 0)          # one NUMA node
-        mm.write_u32(rs.area + RSEQ_MM_CID, cid)
+        mm.write(rs.area + RSEQ_CPU_ID_START, cpu_id + cpu_id)                  # cpu_id_start, cpu_id
+        mm.write(rs.area + RSEQ_NODE_ID, bytes(4) + (cid & 0xFFFFFFFF).to_bytes(4, "little"))  # node 0, mm_cid
     except MemoryFault:
         return False
     return True
