@@ -406,7 +406,8 @@ def restart_syscall(k: "Kernel", cpu: Cpu, task: Task) -> bool:
         return resume_syscall(k, cpu, task)
     nr, args = task.pending
     task.state = TaskState.RUNNABLE
-    ret = signal_delivery.syscall_interrupted(k, cpu, task, nr, args) if task.sigpending else None
+    # (task.sigpending read as its flag bit: the FlagView's frame, on every re-run of a read)
+    ret = signal_delivery.syscall_interrupted(k, cpu, task, nr, args) if task.flags & TIF_SIGPENDING else None
     if ret is None:
         _name, ret = syscalls_table._call_syscall(k, cpu, task, nr, args)
     if ret is BLOCK:

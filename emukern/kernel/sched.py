@@ -281,7 +281,9 @@ class Scheduler:
                 self._switch_out(cpu, prev, not preempted)
                 prev = None
                 preempted = False
-            if nxt.ready_at > cpu.now:
+            # (the clock only moves forward: a task ready by the time read at the top of this
+            # pick is ready now, and the clock is not read again)
+            if nxt.ready_at > now and nxt.ready_at > cpu.now:
                 cpu.idle_until(nxt.ready_at)
                 pc.last_mark = cpu.now
             self._switch_in(cpu, nxt)
