@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from emukern.bench.peers import child_cpu
 from emukern.bench.stats import Target, Unavailable, alternate, figure, pairwise_ratios, summary, unavailable
 
 QEMU_BIN = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
@@ -206,12 +206,10 @@ def _qemu_cpu(arch: str, root: Path, argv: list[str], qargs: list[str] | None = 
         cmd = ["chroot", str(root), "/" + str(inside.relative_to(root)), *qa, *argv]
     else:
         cmd = [qemu, *qa, "-L", str(root), str(root / argv[0].lstrip("/")), *argv[1:]]
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, timeout=600)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        raise Unavailable(f"{qemu} exited with {p.returncode}: {p.stderr[-200:]!r}")
-    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    cpu, rc, err = child_cpu(cmd, timeout=600)
+    if rc != 0:
+        raise Unavailable(f"{qemu} exited with {rc}: {err[-200:]!r}")
+    return cpu
 
 
 def how_qemu_runs(root: Path, arch: str) -> str:

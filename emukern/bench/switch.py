@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import resource
 import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from emukern.bench.peers import child_cpu
 from emukern.bench.stats import Target, Unavailable, alternate, figure, unavailable
 from emukern.resources import guest_asm_dir
 
@@ -163,9 +163,7 @@ def _emukern_elf_cpu(arch: str, elf: Path, argv: list[str], name: str | None = N
 def _qemu_elf_cpu(cmd: list[str], elf: Path, argv: list[str]) -> float:
     if shutil.which(cmd[0]) is None:
         raise Unavailable(f"{cmd[0]} not installed")
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run([*cmd, str(elf), *argv], capture_output=True, timeout=600)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        raise Unavailable(f"{cmd[0]} exited with {p.returncode}")
-    return (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    cpu, rc, _err = child_cpu([*cmd, str(elf), *argv], timeout=600)
+    if rc != 0:
+        raise Unavailable(f"{cmd[0]} exited with {rc}")
+    return cpu
