@@ -26,15 +26,24 @@ QEMU_BIN = {"riscv64": "qemu-riscv64", "arm64": "qemu-aarch64"}
 TIMEOUT_S = 300
 
 
+def one_cpu() -> None:
+    """Keep the calling process (and what it forks) on one host CPU: emukern runs every guest
+    task in one host thread, so a peer's processes that ping-pong through a pipe are compared
+    on one CPU too.  Spread over two, qemu-user's round trip measured 8-43 us of CPU instead of
+    2.5-3.2 us (the cross-CPU wake-ups; run to run it depends on where the host puts them)."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def child_cpu(cmd: list[str], timeout: float, env: dict[str, str] | None = None,
-              cwd: str | None = None) -> tuple[float, int, bytes]:
+              cwd: str | None = None, pin: bool = True) -> tuple[float, int, bytes]:
     """Run ``cmd`` to its end: (its CPU seconds, user + system, with the children it waited
-    for; its exit code; the end of its stderr).  The CPU time is the one ``wait4`` returns for
-    this child alone: the difference of two getrusage(RUSAGE_CHILDREN) readings around the run
-    also takes in any other child reaped meanwhile (subprocess reaps earlier ones when it starts
-    a new one), which put 20-50 us into a qemu-user round trip of about 3 us."""
+    for; its exit code; the end of its stderr); ``pin``: on one host CPU (:func:`one_cpu`).
+    The CPU time is the one ``wait4`` returns for this child alone: the difference of two
+    getrusage(RUSAGE_CHILDREN) readings around the run also takes in any other child reaped
+    meanwhile (subprocess reaps earlier ones when it starts a new one)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd)
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
+                             preexec_fn=one_cpu if pin else None)
         timer = threading.Timer(timeout, p.kill)
         timer.start()
         try:

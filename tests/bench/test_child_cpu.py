@@ -45,3 +45,12 @@ def test_another_child_reaped_meanwhile_is_not_counted() -> None:
 def test_exit_code_and_stderr() -> None:
     cpu, rc, err = child_cpu([sys.executable, "-c", "import sys; sys.stderr.write('no'); sys.exit(3)"], timeout=30)
     assert rc == 3 and err.endswith(b"no") and cpu > 0
+
+
+def test_pinned_to_one_cpu() -> None:
+    """A peer's processes run on one host CPU, as emukern's guest tasks share one host thread."""
+    code = "import os, sys; sys.stderr.write(str(len(os.sched_getaffinity(0))))"
+    _cpu, rc, err = child_cpu([sys.executable, "-c", code], timeout=30)
+    assert rc == 0 and err == b"1"
+    _cpu, rc, err = child_cpu([sys.executable, "-c", code], timeout=30, pin=False)
+    assert rc == 0 and int(err) == len(__import__("os").sched_getaffinity(0))
