@@ -698,7 +698,7 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                          f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}]")
         t.add_section()
     console.print(t)
-    console.print("raw Unicorn = no hooks (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall) / "
+    console.print("raw Unicorn = no hooks but the TLB fill emukern runs on, called at TLB misses only (MIPS) / an INTR hook that reads a7|x8 and writes a0|x0 (syscall) / "
                   "the same ELF with a hook that only sets vl and answers the ecalls (vsetvli; whole process); "
                   "raw Unicorn + empty block hook = a C block hook that does nothing (what Unicorn's "
                   "per-block hook call costs by itself); raw Unicorn + adding block hook = a C block hook "
@@ -707,7 +707,9 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                   "opens SVE at its access trap (in the trap-pair figure it closes SVE again at every svc, "
                   "as Linux 6.1 does): a getpid and an SVE trap before any kernel work; "
                   "emukern = exact counts (block counting) and the full Python kernel path, host time of Machine.run(); "
-                  "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel); "
+                  "qemu-user = whole-process wall time (start-up included; syscalls on the host kernel), except "
+                  "in the switch and program figures: the CPU time wait4 gives for the qemu process, run on one "
+                  "host CPU as emukern runs all guest tasks in one host thread; "
                   "Qiling = time of ql.run(). A ratio is emukern's sample over the one taken beside it in the "
                   "same round; its median is the headline figure.")
     console.print(f"instruction counter: {'native C hook' if res['native_counter'] else 'pure-Python fallback'}")
