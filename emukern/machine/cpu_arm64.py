@@ -1589,19 +1589,11 @@ class Arm64Cpu(Cpu):
                     esr=(ESR_EC_SVC64 << 26) | ESR_IL | ((word >> 5) & 0xFFFF))
 
     def _svc(self) -> None:
-        """EXCP_SWI (svc, the PC already past it) straight from the INTR callback (the hot path):
-        the PC and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
-        op = self._pending
-        if op is not None:
-            # the last syscall's flush, returned natively: _native_settle, inline
-            r = self._ret
-            n = r.done_count - r.before              # type: ignore[union-attr]
-            if r.in_flight or r.entry or n != op.length:     # type: ignore[union-attr]
-                self._native_settle()                # (raises)
-            self._pending = None
-            self.stub_insns += n
-            self.stub_stats[op.name] += 1
-            self.stub_cycles[op.name] += n
+        """EXCP_SWI (svc, the PC already past it) from the general INTR callback, where
+        ek_a64_intr's svc callback (:meth:`_svc_entry`, the hot path) is not installed: the PC
+        and x8, x0..x5 in one libunicorn call, delivered as numbers (no Trap object)."""
+        if self._pending is not None:
+            self._native_settle()
         if self._chain is not None:
             self._hook_intr(self.uc, 2, None)        # inside a kernel stub: an emulator error
             return
