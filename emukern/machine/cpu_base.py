@@ -103,6 +103,18 @@ def _no_syscall_batch() -> Any:
     raise RuntimeError("this CPU has no syscall register batch")
 
 
+def _reg_slots(regids: Sequence[int], width: int | None = None) -> tuple[Any, Any, Any]:
+    """The three arrays a libunicorn register batch call takes for ``regids``: the value
+    buffer (64-bit slots; with ``width``, raw bytes, ``width`` a register), a pointer to each
+    register's place in it, and the register ids."""
+    n = len(regids)
+    step = 8 if width is None else width
+    buf: Any = (ctypes.c_uint64 * n)() if width is None else (ctypes.c_char * (n * width))()
+    ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + step * i for i in range(n)])
+    ids = (ctypes.c_int * n)(*regids)
+    return buf, ptrs, ids
+
+
 class _Engine:
     """One of a CPU's Unicorn engines and what the CPU knows of its view: the address space it
     serves (weakly: a dead mm's engine is closed or reused), the regions mapped in it, its
@@ -304,9 +316,7 @@ class Cpu:
     def make_batch(self, regids: Sequence[int]) -> Callable[[], list[int]]:
         """A reader for a fixed list of 64-bit registers in one libunicorn call."""
         n = len(regids)
-        buf = (ctypes.c_uint64 * n)()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids)
         rrb, uch = self._uc_rrb, self._engine
         unpack = struct.Struct(f"<{n}Q").unpack_from    # half the time of buf[:] (measured)
 
@@ -321,9 +331,7 @@ class Cpu:
         registers into a buffer (one libunicorn call), ``get()`` returns them as a tuple.  Both
         are partials of C functions, so reading costs no Python frame."""
         n = len(regids)
-        buf = (ctypes.c_uint64 * n)()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids)
         fill = functools.partial(self._uc_rrb, self._engine, ids, ptrs, n)
         get = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
         self._batch_keep.append((buf, ptrs, ids))
@@ -339,9 +347,7 @@ class Cpu:
         a PC among the registers must be followed by ``counter.pc_written()`` as :meth:`set_pc`
         does."""
         n = len(regids)
-        buf = (ctypes.c_uint64 * n)()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids)
         fill = functools.partial(self._uc_rrb, self._engine, ids, ptrs, n)
         unpack = functools.partial(struct.Struct(f"<{n}Q").unpack_from, buf)
         write = functools.partial(self._uc_rwb, self._engine, ids, ptrs, n)
@@ -369,9 +375,7 @@ class Cpu:
         """A reader of registers ``width`` bytes wide (e.g. 16 for AArch64 Q registers) in one
         libunicorn call: their values back to back in the host's byte order (little-endian)."""
         n = len(regids)
-        buf = (ctypes.c_char * (n * width))()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + width * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids, width)
         rrb, uch = self._uc_rrb, self._engine
 
         def read() -> bytes:
@@ -386,9 +390,7 @@ class Cpu:
         :meth:`make_batch_raw` reads, and how a signal frame holds them: no Python integer is
         made for each register.  A PC among them redirects the CPU as a single write would."""
         n = len(regids)
-        buf = (ctypes.c_char * (8 * n))()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids, 8)
         uc_rwb, uch = self._uc_rwb, self._engine
         pc_written = self.counter.pc_written if _counter_args(self.uc)[0] in regids else None
 
@@ -406,9 +408,7 @@ class Cpu:
         """A writer for a fixed list of 64-bit registers in one libunicorn call (values in the
         list's order; a PC among them redirects the CPU as a single write would)."""
         n = len(regids)
-        buf = (ctypes.c_uint64 * n)()
-        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-        ids = (ctypes.c_int * n)(*regids)
+        buf, ptrs, ids = _reg_slots(regids)
         uc_rwb = self._uc_rwb
         uch = self._engine
 
@@ -416,14 +416,14 @@ class Cpu:
             pc_written = self.counter.pc_written
 
             def write_pc(values: Sequence[int]) -> None:
-                buf[:] = values             # type: ignore[call-overload]  # (any sequence: typeshed says list)
+                buf[:] = values             # (any sequence)
                 uc_rwb(uch, ids, ptrs, n)
                 pc_written()            # see set_pc
             write_pc.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
             return write_pc
 
         def write(values: Sequence[int]) -> None:
-            buf[:] = values             # type: ignore[call-overload]  # (low 64 bits kept, as _write masks)
+            buf[:] = values             # (low 64 bits kept, as _write masks)
             uc_rwb(uch, ids, ptrs, n)
         write.keep = (buf, ptrs, ids)  # type: ignore[attr-defined]
         return write
