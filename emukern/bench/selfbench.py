@@ -114,8 +114,7 @@ def _raw_uc(arch: str, elf: Path, cpu_model: int | None = None) -> tuple[Any, An
     entries no fetch permission, without which Unicorn sends every store through its slow path
     (about 10x the cost): so a raw figure is the fastest this Unicorn runs the loop, not a
     figure emukern beats by running on a different TLB."""
-    from unicorn import UC_ARCH_ARM64, UC_ARCH_RISCV, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_MODE_RISCV64, Uc
-    from unicorn.unicorn_const import UC_TLB_VIRTUAL
+    from unicorn import UC_ARCH_ARM64, UC_ARCH_RISCV, UC_MODE_ARM, UC_MODE_RISCV64, Uc
     from emukern.loader.elf import load_elf
     from emukern.machine import uc_internal
     from emukern.machine.counter import native_tlb_fill
@@ -126,9 +125,7 @@ def _raw_uc(arch: str, elf: Path, cpu_model: int | None = None) -> tuple[Any, An
         uc.ctl_set_cpu_model(cpu_model)
     fill = native_tlb_fill()
     if fill is not None:
-        status, _hh = uc_internal.hook_add_native(uc, UC_HOOK_TLB_FILL, fill)
-        if status == 0:
-            uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        uc_internal.use_tlb_fill(uc, fill)
     for m in img.mappings():
         uc.mem_map(m.start, m.size, uc_prot(m.perms) | 1)
     for seg in img.segments:

@@ -132,10 +132,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_TLB_FILL, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
+from unicorn import (UC_ARCH_ARM64, UC_HOOK_CODE, UC_HOOK_INTR, UC_MODE_ARM, UC_PROT_EXEC, UC_PROT_NONE,
                      UC_PROT_READ, UC_PROT_WRITE)
 from unicorn import arm64_const as A
-from unicorn.unicorn_const import UC_ERR_FETCH_PROT, UC_TLB_VIRTUAL
+from unicorn.unicorn_const import UC_ERR_FETCH_PROT
 
 from emukern.errors import MemoryFault
 from emukern.machine.a64_atomics import Atomic, alignment_esr, find_atomic_words, perform, unicorn_performs_right
@@ -679,19 +679,17 @@ class Arm64Cpu(Cpu):
 
     def _use_virtual_tlb(self) -> None:
         """Run on Unicorn's virtual TLB with native/a64_stub.c's fill hook (see "Machine pages"):
-        the identity mapping with every permission, as the physical TLB gives with the MMU off,
-        except in the stub page, whose entries carry only the permission of the access that
-        filled them -- so the stubs' instruction fetches leave nothing a user load could hit, and
-        no TLB flush is needed when stubs end.  Without the native library: the physical TLB."""
+        the identity mapping, as the physical TLB gives with the MMU off, a data access's entry
+        without fetch permission (so stores take Unicorn's fast path: counter.c's ek_tlb_fill
+        says why), except in the stub page, whose entries carry only the permission of the
+        access that filled them -- so the stubs' instruction fetches leave nothing a user load
+        could hit, and no TLB flush is needed when stubs end.  Without the native library: the
+        physical TLB."""
         fns = _native_stub_ret()
         if fns is None or self._ret is None:
             return
-        status, hh = uc_internal.hook_add_native(self.uc, UC_HOOK_TLB_FILL, fns[2],
-                                                 ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p))
-        if status != 0:
-            raise UcError(status)
+        hh = uc_internal.use_tlb_fill(self.uc, fns[2], ctypes.cast(ctypes.pointer(self._ret), ctypes.c_void_p))
         self._ret_hooks.append(hh)
-        uc_internal.configure(self.uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
         self._vtlb = True
         self._faults_from_engine()      # (a memory hook would keep every store on the slow path)
 

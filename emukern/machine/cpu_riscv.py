@@ -30,9 +30,9 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from unicorn import UC_ARCH_RISCV, UC_HOOK_TLB_FILL, UC_MODE_RISCV64
+from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV64
 from unicorn import riscv_const as R
-from unicorn.unicorn_const import UC_ERR_INSN_INVALID, UC_TLB_VIRTUAL
+from unicorn.unicorn_const import UC_ERR_INSN_INVALID
 
 from emukern.errors import IllegalInstruction, MemoryFault
 from emukern.machine.clock import Clock
@@ -232,10 +232,7 @@ class RiscvCpu(Cpu):
         fill = native_tlb_fill() if isinstance(self.counter, NativeCounter) else None
         if fill is None:
             return
-        status, _hh = uc_internal.hook_add_native(self.uc, UC_HOOK_TLB_FILL, fill)
-        if status != 0:
-            raise UcError(status)
-        uc_internal.configure(self.uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
+        uc_internal.use_tlb_fill(self.uc, fill)
         self._faults_from_engine()
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------

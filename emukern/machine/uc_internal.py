@@ -32,7 +32,7 @@ from unicorn.unicorn_py3.unicorn import uclib as _uclib
 
 __all__ = ["Uc", "UcError", "RawFn", "handle", "raw_fn", "bound_fn", "hook_add_native", "hook_del_native",
            "add_intr_callback", "INTR_CFUNC", "emu_starter", "keep_hook_exception", "tlb_flusher",
-           "cp_reg_writer", "EngineSet", "engines", "configure", "hook_add_py", "hook_del_py", "map_fixed",
+           "cp_reg_writer", "EngineSet", "engines", "configure", "hook_add_py", "hook_del_py", "use_tlb_fill", "map_fixed",
            "fault_address_at", "fault_reader"]
 
 # a libunicorn function called with C-typed arguments, returning its uc_err status
@@ -316,6 +316,18 @@ def hook_add_py(uc: Uc, kind: int, callback: Callable[..., Any], *args: Any) -> 
     es = engines(uc)
     if es is not None:
         es.record("pyhook", kind, callback, *args, hh)
+    return hh
+
+
+def use_tlb_fill(uc: Uc, fill: Any, user_data: Any = None) -> ctypes.c_size_t:
+    """Run ``uc`` on Unicorn's virtual TLB with the native fill ``fill`` (a UC_HOOK_TLB_FILL
+    function pointer, for every address), both recorded for new engines; the hook's handle."""
+    from unicorn import UC_HOOK_TLB_FILL
+    from unicorn.unicorn_const import UC_TLB_VIRTUAL
+    status, hh = hook_add_native(uc, UC_HOOK_TLB_FILL, fill, user_data)
+    if status != 0:
+        raise UcError(status)
+    configure(uc, "ctl_set_tlb_mode", UC_TLB_VIRTUAL)
     return hh
 
 
