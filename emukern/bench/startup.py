@@ -12,7 +12,6 @@ target); its CPU time counts the client and the worker's forked child.  The roun
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from emukern.bench.peers import child_cpu
 from emukern.bench.stats import Target, Unavailable, alternate, figure
 from emukern.resources import guest_asm_dir
 
@@ -46,30 +46,25 @@ def hello_argv(arch: str) -> list[str]:
     return [sys.executable, "-m", "emukern.cli", "run", "-q", str(guest_asm_dir() / GUEST_DIR[arch] / "hello.S")]
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def wall(argv: list[str], env: dict[str, str], runs: int, cpu: list[float] | None = None) -> float:
     """Mean wall seconds of ``runs`` runs of ``argv`` (each must exit 0); the mean CPU seconds
-    (user + system, the run's own children included) go to ``cpu``: on a loaded machine the
-    wall time is mostly waiting for a core, and the CPU time still compares two builds."""
-    total = 0.0
-    c0 = _children_cpu()
+    (user + system, the run's own children included: what wait4 gives for it alone,
+    peers.child_cpu) go to ``cpu``: on a loaded machine the wall time is mostly waiting for a
+    core, and the CPU time still compares two builds."""
+    total = used = 0.0
     for _ in range(runs):
         t = time.perf_counter()
         # (run from emukern's own root: `python -m` puts the working directory first on the
         # path, and another checkout there would be the one measured)
-        p = subprocess.run(argv, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=120)
+        c, rc, err = child_cpu(argv, timeout=120, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
+                               pin=False)
         total += time.perf_counter() - t
-        if p.returncode != 0:
-            raise Unavailable(f"{' '.join(argv[2:])} exited with {p.returncode}: "
-                              f"{p.stderr.decode(errors='replace').strip()[:200]}")
+        used += c
+        if rc != 0:
+            raise Unavailable(f"{' '.join(argv[2:])} exited with {rc}: "
+                              f"{err.decode(errors='replace').strip()[:200]}")
     if cpu is not None:
-        cpu.append((_children_cpu() - c0) / runs)
+        cpu.append(used / runs)
     return total / runs
 
 
