@@ -1346,17 +1346,16 @@ class Cpu:
             raise UcError(status)
         self._intr_cbs.append((cb, native))     # ctypes callbacks must outlive the hook
 
-    def _faults_from_engine(self) -> bool:
-        """Take faulting addresses from the engine instead of the UC_HOOK_MEM_INVALID hook (True
-        when done).  For an architecture whose TLB fill gives data accesses no fetch permission
+    def _faults_from_engine(self) -> None:
+        """Take faulting addresses from the engine instead of the UC_HOOK_MEM_INVALID hook (kept
+        when the engine's record cannot be found, or with EMUKERN_FAULT_HOOK=1).  For an architecture whose TLB fill gives data accesses no fetch permission
         (native/counter.c's ek_tlb_fill): with any memory hook installed, Unicorn would still
         send every store through its slow path.  The address is the one the hook was given."""
         rd = uc_internal.fault_reader(self.uc)
         if rd is None or os.environ.get("EMUKERN_FAULT_HOOK") == "1":
-            return False
+            return
         uc_internal.hook_del_py(self.uc, self._invalid_hook)
         self._fault_address, self._fault_pending = rd
-        return True
 
     def _hook_mem_invalid(self, uc: Uc, access: int, addr: int, size: int, value: int, _ud: Any) -> bool:
         self._fault = (addr, _ACCESS.get(access, "r"))

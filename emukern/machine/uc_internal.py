@@ -335,10 +335,7 @@ def hook_del_py(uc: Uc, hh: int) -> None:
     """Remove a hook :func:`hook_add_py` added, on the engine in use, and from the steps new
     engines get (``uc_hook_del`` itself: the binding's wrapper is what tests replace to make
     the debugger's hook removals fail)."""
-    es = engines(uc)
-    if es is not None:
-        es.forget_hook(hh)
-    status = _uclib.uc_hook_del(handle(uc), ctypes.c_size_t(hh))
+    status = hook_del_native(uc, ctypes.c_size_t(hh))
     if status != 0:
         raise UcError(status)
     getattr(uc, "_callbacks", {}).pop(hh, None)      # the binding's reference to the callback
