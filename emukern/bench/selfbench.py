@@ -716,6 +716,16 @@ def print_table(res: dict[str, Any], console: Console) -> None:
                 console.print(f"{f['figure']}: {who}: its round trip / its null syscall = "
                               f"{fl['median']:.2f}× [{fl['min']:.2f}–{fl['max']:.2f}] (emukern.bench.raw_signal: the "
                               "same guest with only the Unicorn calls a frame needs — the floor under the ratio target)")
+    for f in res["figures"]:
+        if f.get("bytecodes_40us_allows") is not None:
+            ops = f["contenders"]["threads"]["median"]
+            console.print(f"{f['figure']}: {ops:,.0f} between threads ({f['calls']['threads']:,.0f} Python calls), "
+                          f"{f['contenders']['processes']['median']:,.0f} between processes (sys.settrace counts: "
+                          f"exact, the same at any load); the untraced thread round trip took "
+                          f"{f['thread_rt_us']:.0f} µs of CPU, {f['us_per_1000_bytecodes']:.1f} µs per 1,000 "
+                          f"bytecodes (all its time, native included, over its bytecodes): at that rate the "
+                          f"40 µs target buys {f['bytecodes_40us_allows']:,.0f} bytecodes per round trip, "
+                          f"{f['bytecodes_40us_allows'] / ops:.0%} of what it executes now")
     for n in notes:
         console.print(f"[yellow]{n}[/]")
     if res.get("missed"):

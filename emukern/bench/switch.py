@@ -108,6 +108,75 @@ def m_switch(cfg: Any, qemu: dict[str, list[str]], arches: tuple[str, ...]) -> l
                               key=f"{arch}.{key}", arch=arch, iterations=[n1, n2],
                               qemu_iterations=[n1 * scale, n2 * scale]))
     out.extend(m_switch_floor(cfg, qemu, arches, n_rt))
+    out.extend(m_switch_pywork(cfg, arches))
+    return out
+
+
+def python_work(arch: str, argv: list[str]) -> tuple[int, int]:
+    """The Python bytecodes executed and Python functions entered during one Machine.run() of
+    the switch guest (sys.settrace's opcode and call events: every frame, the CPU hooks' ctypes
+    callbacks included).  Deterministic: the same code and guest give the same counts on any
+    host at any load, unlike a time."""
+    import sys
+    from types import FrameType
+    from emukern.api import Machine
+    m = Machine(arch=arch, max_insns=None)
+    m.load(guest(arch), argv)
+    counts = [0, 0]
+
+    def trace(frame: FrameType, event: str, _arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        if event == "opcode":
+            counts[0] += 1
+        elif event == "call":
+            counts[1] += 1
+        return trace
+
+    old = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        r = m.run()
+    finally:
+        sys.settrace(old)
+    if r.exit_status != 0:
+        raise RuntimeError(f"{arch} {SOURCE} {' '.join(argv)} exited with {r.exit_status} under emukern")
+    return counts[0], counts[1]
+
+
+def m_switch_pywork(cfg: Any, arches: tuple[str, ...]) -> list[dict[str, Any]]:
+    """What stands between the round trips and their targets, counted rather than timed: the
+    Python bytecodes (and calls) emukern executes per round trip between threads and between
+    processes, the difference of two traced runs over the difference of their counts, and the
+    thread round trip's untraced CPU time per thousand of those bytecodes (all of its time, native
+    included, over its bytecodes).  The 40 µs thread target divided by that rate is what the target
+    buys at today's cost per bytecode: the size the kernel's Python path would have to shrink to.
+    One sample: the counts are exact."""
+    n1, n2 = (8, 40) if cfg.quick else (20, 220)
+    out = []
+    for arch in arches:
+        cfg.say(f"{arch} Python work per pipe round trip")
+        try:
+            guest(arch)
+        except Unavailable as exc:
+            out.append(figure(f"{arch} Python bytecodes per pipe round trip", "bytecodes", "threads",
+                              {"threads": []}, {"threads": str(exc)}, None, key=f"{arch}.switch_pywork",
+                              arch=arch))
+            continue
+        ops: dict[str, list[float]] = {}
+        calls: dict[str, float] = {}
+        for mode, who in (("t", "threads"), ("p", "processes")):
+            a_ops, a_calls = python_work(arch, [mode, str(n1)])
+            b_ops, b_calls = python_work(arch, [mode, str(n2)])
+            ops[who] = [(b_ops - a_ops) / (n2 - n1)]
+            calls[who] = (b_calls - a_calls) / (n2 - n1)
+        rt_us = per_iteration(functools.partial(_emukern_cpu, arch), "t", n1 * 5, n2 * 5)
+        us_per_kop = rt_us / ops["threads"][0] * 1000
+        allowed = TARGET_THREAD_RT_US / us_per_kop * 1000
+        out.append(figure(f"{arch} Python bytecodes per pipe round trip", "bytecodes", "threads", ops, {}, None,
+                          key=f"{arch}.switch_pywork", arch=arch, iterations=[n1, n2], calls=calls,
+                          thread_rt_us=rt_us, us_per_1000_bytecodes=us_per_kop,
+                          bytecodes_40us_allows=allowed))
     return out
 
 
