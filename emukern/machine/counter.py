@@ -185,6 +185,48 @@ def native_tlb_fill() -> ctypes.c_void_p | None:
     return ctypes.cast(_native_lib.ek_tlb_fill, ctypes.c_void_p)
 
 
+class RiscvStateFns:
+    """counter.c's RISC-V privileged-state helpers (``ek_rv_*``), each one ctypes call making the
+    libunicorn calls the Python sequences in cpu_riscv make one call each (the M-mode window of a
+    CSR access, the FP context's batch write plus fcsr).  Called with the GIL held and without
+    argtypes, as uc_internal.raw_fn's register accessors are: they return at once and run no
+    hook, and every argument is passed in its C form (the engine handle, ints, byref pointers)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        gil = ctypes.PyDLL(lib._name, handle=lib._handle)
+        self.csr = gil.ek_rv_csr            # (engine, regid, &value or None) -> the CSR's value
+        self.csr.restype = ctypes.c_uint64
+        self.set_fs = gil.ek_rv_set_fs      # (engine, fs)
+        self.set_fs.restype = None
+        self.load_fp = gil.ek_rv_load_fp    # (engine, 33 slots f0..f31 fcsr, or None: zeros)
+        self.load_fp.restype = None
+        self.save_fp = gil.ek_rv_save_fp    # (engine, 33 slots)
+        self.save_fp.restype = None
+        ids = (ctypes.c_int32 * 5)()
+        lib.ek_rv_ids(ids)
+        self.ids = tuple(ids)               # PRIV, MSTATUS, FCSR, F0, F31 as compiled in
+
+
+_rv_state: RiscvStateFns | None = None
+
+
+def riscv_state_fns(priv: int, mstatus: int, fcsr: int, fregs: tuple[int, ...]) -> RiscvStateFns | None:
+    """The ``ek_rv_*`` helpers, or None (use the Python sequences) without the native library,
+    with ``EMUKERN_NATIVE_CSR=0`` (read when the CPU is built: the tests compare both paths), or
+    when the register ids counter.c was compiled with are not the ones the caller uses
+    (``fregs``: f0..f31)."""
+    global _rv_state
+    if os.environ.get("EMUKERN_NATIVE_CSR", "1") == "0" or not native_available():
+        return None
+    assert _native_lib is not None
+    if _rv_state is None:
+        _rv_state = RiscvStateFns(_native_lib)
+    f0 = _rv_state.ids[3]
+    if _rv_state.ids != (priv, mstatus, fcsr, f0, f0 + 31) or tuple(fregs) != tuple(range(f0, f0 + 32)):
+        return None
+    return _rv_state
+
+
 class NativeCounter:
     """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
     instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),
