@@ -64,6 +64,7 @@ _XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and re
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
 _ZERO_F = [0] * len(regs.RISCV64_F)
+_COMPILED_IN: Any = object()       # RiscvCpu._bind_state_access: counter.c's own helpers
 # CSRs Unicorn's register API only answers at M-mode (RiscvCpu.reg_read/reg_write switch to it)
 _PRIV_CSRS = frozenset(regs.regids(regs.RISCV64, "mstatus", "sstatus", "misa", "mvendorid", "marchid", "mimpid",
                                    "mhartid", "mepc", "mcause", "mtval", "sepc", "scause", "stval", "satp"))
@@ -236,14 +237,16 @@ class RiscvCpu(Cpu):
         uc_internal.use_tlb_fill(self.uc, fill)
         self._faults_from_engine()
 
-    def _bind_state_access(self) -> None:
+    def _bind_state_access(self, fns: Any = _COMPILED_IN) -> None:
         """How sstatus.FS, the M-mode CSRs and the FP context are reached: counter.c's ``ek_rv_*``
         helpers, one ctypes call each for what the Python sequences below make several (every
         context switch reads FS, writes it and zeroes or loads the f registers), or, without the
         native library (or with ``EMUKERN_NATIVE_CSR=0``), those Python sequences.  Both make
-        the same libunicorn calls in the same order (tests/machine/test_riscv_native_csr.py)."""
+        the same libunicorn calls in the same order (tests/machine/test_riscv_native_csr.py).
+        ``fns``: the helpers to use instead (a counter.RiscvStateFns, or None for the Python
+        sequences), which the tests give to compare both ways on one CPU."""
         rs = riscv_state_fns(R.UC_RISCV_REG_PRIV, R.UC_RISCV_REG_MSTATUS, R.UC_RISCV_REG_FCSR,
-                             regs.RISCV64_F)
+                             regs.RISCV64_F) if fns is _COMPILED_IN else fns
         self.native_csr = rs is not None
         if rs is None:
             self._csr_call: Any = None
