@@ -284,9 +284,12 @@ def test_runs_are_identical_both_ways(monkeypatch, tmp_path, name):
 
 
 @needs_native
-@pytest.mark.parametrize("name", ["set_fs drops FS bit 1", "set_fs keeps M-mode"])
-def test_a_mutant_helper_changes_a_run(tmp_path, name):
-    """The run comparison sees a wrong helper too (one bound to every CPU of the machine)."""
+def test_a_mutant_helper_changes_a_run(tmp_path):
+    """The run comparison sees a wrong helper too (one bound to every CPU of the machine).
+    (Not every mutant does: with "set_fs keeps M-mode" lat_ctx_fp.S runs at M-mode from the
+    first switch on, measured, and its summary and trap log do not change; the call-by-call
+    check sees that one.)"""
+    name = "set_fs drops FS bit 1"
     fns = _mutant(tmp_path, name)
     prog, argv = _program("riscv/lat_ctx_fp.S", tmp_path)
     out = []
