@@ -316,12 +316,13 @@ class NativeCounter:
         self._s.gen = self._last_gen
         self._s.blk_start = self._s.blk_end = 0
 
-    def view(self) -> tuple[int, Any]:
-        """The counts cached for the code in view: their generation and the cache holding
-        them, for :meth:`set_view`."""
-        return int(self._s.gen), self._cache
+    def view(self) -> tuple[int, Any, int]:
+        """The counts cached for the code in view: their generation, the cache holding them and
+        its address (the struct's pointer to it), for :meth:`set_view`."""
+        s = self._s
+        return int(s.gen), self._cache, s.cache
 
-    def set_view(self, view: tuple[int, Any] | None) -> None:
+    def set_view(self, view: tuple[int, Any, int] | None) -> None:
         """Count with a cache of block counts of the code now in view: one :meth:`view`
         returned for an engine of the CPU taken again for the address space it kept (its blocks
         are the same bytes at the same addresses, so the counts are still right), or, for
@@ -335,10 +336,12 @@ class NativeCounter:
             self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
             self.code_changed()
             return
-        gen, self._cache = view
-        self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
-        self._s.gen = gen
-        self._s.blk_start = self._s.blk_end = 0
+        # (the address kept in the view: a ctypes.cast of the cache per process switch cost
+        # more than the rest of this method)
+        s = self._s
+        gen, self._cache, s.cache = view
+        s.gen = gen
+        s.blk_start = s.blk_end = 0
 
     def pc_written(self) -> None:
         """A hook wrote the PC: the next block is left once so that Unicorn restores precise
@@ -383,8 +386,11 @@ class NativeCounter:
         and a split's hook handle belongs to the engine it was added to."""
         s = self._s
         n = s.nsplit
-        state = (n, [(s.split_at[i], s.split_hk[i]) for i in range(n)], self._clean)
-        s.nsplit = 0
+        if not n:                   # (the common case: a switch between processes at no split)
+            state: tuple[int, list[tuple[int, int]], int | None] = (0, [], self._clean)
+        else:
+            state = (n, [(s.split_at[i], s.split_hk[i]) for i in range(n)], self._clean)
+            s.nsplit = 0
         self._clean = None
         return state
 
@@ -392,9 +398,10 @@ class NativeCounter:
         """Back on the books: the splits :meth:`take_splits` took for the engine used again."""
         n, pairs, clean = state
         s = self._s
-        for i, (at, hk) in enumerate(pairs):
-            s.split_at[i], s.split_hk[i] = at, hk
-        s.nsplit = n
+        if n or s.nsplit:
+            for i, (at, hk) in enumerate(pairs):
+                s.split_at[i], s.split_hk[i] = at, hk
+            s.nsplit = n
         self._clean = clean
 
     def stats(self) -> dict[str, int]:
@@ -437,10 +444,10 @@ class PythonCounter:
     def code_changed(self) -> None:
         pass
 
-    def view(self) -> tuple[int, Any]:
-        return 0, None      # (nothing cached: counts come from the per-instruction hook)
+    def view(self) -> tuple[int, Any, int]:
+        return 0, None, 0   # (nothing cached: counts come from the per-instruction hook)
 
-    def set_view(self, view: tuple[int, Any] | None) -> None:
+    def set_view(self, view: tuple[int, Any, int] | None) -> None:
         pass
 
     def pc_written(self) -> None:
