@@ -185,6 +185,48 @@ def native_tlb_fill() -> ctypes.c_void_p | None:
     return ctypes.cast(_native_lib.ek_tlb_fill, ctypes.c_void_p)
 
 
+class RiscvStateFns:
+    """counter.c's RISC-V privileged-state helpers (``ek_rv_*``), each one ctypes call making the
+    libunicorn calls the Python sequences in cpu_riscv make one call each (the M-mode window of a
+    CSR access, the FP context's batch write plus fcsr).  Called with the GIL held and without
+    argtypes, as uc_internal.raw_fn's register accessors are: they return at once and run no
+    hook, and every argument is passed in its C form (the engine handle, ints, byref pointers)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        gil = ctypes.PyDLL(lib._name, handle=lib._handle)
+        self.csr = gil.ek_rv_csr            # (engine, regid, &value or None) -> the CSR's value
+        self.csr.restype = ctypes.c_uint64
+        self.set_fs = gil.ek_rv_set_fs      # (engine, fs)
+        self.set_fs.restype = None
+        self.load_fp = gil.ek_rv_load_fp    # (engine, 33 slots f0..f31 fcsr, or None: zeros)
+        self.load_fp.restype = None
+        self.save_fp = gil.ek_rv_save_fp    # (engine, 33 slots)
+        self.save_fp.restype = None
+        ids = (ctypes.c_int32 * 5)()
+        lib.ek_rv_ids(ids)
+        self.ids = tuple(ids)               # PRIV, MSTATUS, FCSR, F0, F31 as compiled in
+
+
+_rv_state: RiscvStateFns | None = None
+
+
+def riscv_state_fns(priv: int, mstatus: int, fcsr: int, fregs: tuple[int, ...]) -> RiscvStateFns | None:
+    """The ``ek_rv_*`` helpers, or None (use the Python sequences) without the native library,
+    with ``EMUKERN_NATIVE_CSR=0`` (read when the CPU is built: the tests compare both paths), or
+    when the register ids counter.c was compiled with are not the ones the caller uses
+    (``fregs``: f0..f31)."""
+    global _rv_state
+    if os.environ.get("EMUKERN_NATIVE_CSR", "1") == "0" or not native_available():
+        return None
+    assert _native_lib is not None
+    if _rv_state is None:
+        _rv_state = RiscvStateFns(_native_lib)
+    f0 = _rv_state.ids[3]
+    if _rv_state.ids != (priv, mstatus, fcsr, f0, f0 + 31) or tuple(fregs) != tuple(range(f0, f0 + 32)):
+        return None
+    return _rv_state
+
+
 class NativeCounter:
     """The C counter.  ``block`` mode (default) counts per translated block; ``exact`` mode per
     instruction.  ``pc_reg`` is Unicorn's id of the PC (a split resumes by writing it),
@@ -274,12 +316,13 @@ class NativeCounter:
         self._s.gen = self._last_gen
         self._s.blk_start = self._s.blk_end = 0
 
-    def view(self) -> tuple[int, Any]:
-        """The counts cached for the code in view: their generation and the cache holding
-        them, for :meth:`set_view`."""
-        return int(self._s.gen), self._cache
+    def view(self) -> tuple[int, Any, int]:
+        """The counts cached for the code in view: their generation, the cache holding them and
+        its address (the struct's pointer to it), for :meth:`set_view`."""
+        s = self._s
+        return int(s.gen), self._cache, s.cache
 
-    def set_view(self, view: tuple[int, Any] | None) -> None:
+    def set_view(self, view: tuple[int, Any, int] | None) -> None:
         """Count with a cache of block counts of the code now in view: one :meth:`view`
         returned for an engine of the CPU taken again for the address space it kept (its blocks
         are the same bytes at the same addresses, so the counts are still right), or, for
@@ -293,10 +336,12 @@ class NativeCounter:
             self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
             self.code_changed()
             return
-        gen, self._cache = view
-        self._s.cache = ctypes.cast(self._cache, ctypes.c_void_p)
-        self._s.gen = gen
-        self._s.blk_start = self._s.blk_end = 0
+        # (the address kept in the view: a ctypes.cast of the cache per process switch cost
+        # more than the rest of this method)
+        s = self._s
+        gen, self._cache, s.cache = view
+        s.gen = gen
+        s.blk_start = s.blk_end = 0
 
     def pc_written(self) -> None:
         """A hook wrote the PC: the next block is left once so that Unicorn restores precise
@@ -341,8 +386,11 @@ class NativeCounter:
         and a split's hook handle belongs to the engine it was added to."""
         s = self._s
         n = s.nsplit
-        state = (n, [(s.split_at[i], s.split_hk[i]) for i in range(n)], self._clean)
-        s.nsplit = 0
+        if not n:                   # (the common case: a switch between processes at no split)
+            state: tuple[int, list[tuple[int, int]], int | None] = (0, [], self._clean)
+        else:
+            state = (n, [(s.split_at[i], s.split_hk[i]) for i in range(n)], self._clean)
+            s.nsplit = 0
         self._clean = None
         return state
 
@@ -350,9 +398,10 @@ class NativeCounter:
         """Back on the books: the splits :meth:`take_splits` took for the engine used again."""
         n, pairs, clean = state
         s = self._s
-        for i, (at, hk) in enumerate(pairs):
-            s.split_at[i], s.split_hk[i] = at, hk
-        s.nsplit = n
+        if n or s.nsplit:
+            for i, (at, hk) in enumerate(pairs):
+                s.split_at[i], s.split_hk[i] = at, hk
+            s.nsplit = n
         self._clean = clean
 
     def stats(self) -> dict[str, int]:
@@ -395,10 +444,10 @@ class PythonCounter:
     def code_changed(self) -> None:
         pass
 
-    def view(self) -> tuple[int, Any]:
-        return 0, None      # (nothing cached: counts come from the per-instruction hook)
+    def view(self) -> tuple[int, Any, int]:
+        return 0, None, 0   # (nothing cached: counts come from the per-instruction hook)
 
-    def set_view(self, view: tuple[int, Any] | None) -> None:
+    def set_view(self, view: tuple[int, Any, int] | None) -> None:
         pass
 
     def pc_written(self) -> None:

@@ -41,7 +41,7 @@ from emukern.machine.cpu_base import Cpu, new_uc
 from emukern.machine.memory import PAGE
 from emukern.machine import uc_internal
 from emukern.machine.uc_internal import Uc, UcError
-from emukern.machine.counter import NativeCounter, RvvStruct, native_tlb_fill
+from emukern.machine.counter import NativeCounter, RvvStruct, native_tlb_fill, riscv_state_fns
 from emukern.machine.rvv.native import RvvNative
 from emukern.machine.trap import (CAUSE_BREAKPOINT, CAUSE_FETCH_PAGE_FAULT, CAUSE_ILLEGAL,
                                   CAUSE_LOAD_PAGE_FAULT, CAUSE_STORE_PAGE_FAULT, CAUSE_USER_ECALL,
@@ -64,6 +64,7 @@ _XREG_1 = regs.RISCV64_X[1:]       # x1..x31: what a context switch saves and re
 _PC = regs.RISCV64_PC
 _SCALAR_WORDS_MAX = 4096
 _ZERO_F = [0] * len(regs.RISCV64_F)
+_COMPILED_IN: Any = object()       # RiscvCpu._bind_state_access: counter.c's own helpers
 # CSRs Unicorn's register API only answers at M-mode (RiscvCpu.reg_read/reg_write switch to it)
 _PRIV_CSRS = frozenset(regs.regids(regs.RISCV64, "mstatus", "sstatus", "misa", "mvendorid", "marchid", "mimpid",
                                    "mhartid", "mepc", "mcause", "mtval", "sepc", "scause", "stval", "satp"))
@@ -219,6 +220,7 @@ class RiscvCpu(Cpu):
         self._ctx_read, self._ctx_write, self._ctx_buf = self._make_ctx_batch(_XREG[1:] + [_PC])
         self._sys_fill, self._sys_get = self.make_batch_parts([R.UC_RISCV_REG_PC, _XREG[17]] + _XREG[10:16])
         self.hook_intr(self._hook_intr, fast=(CAUSE_USER_ECALL, self._syscall_exc), native=self._vn)
+        self._bind_state_access()
         if self._vn.available:
             self._ecall_cb = self._native_ecall_entry()
         self._use_virtual_tlb()
@@ -234,6 +236,34 @@ class RiscvCpu(Cpu):
             return
         uc_internal.use_tlb_fill(self.uc, fill)
         self._faults_from_engine()
+
+    def _bind_state_access(self, fns: Any = _COMPILED_IN) -> None:
+        """How sstatus.FS, the M-mode CSRs and the FP context are reached: counter.c's ``ek_rv_*``
+        helpers, one ctypes call each for what the Python sequences below make several (every
+        context switch reads FS, writes it and zeroes or loads the f registers), or, without the
+        native library (or with ``EMUKERN_NATIVE_CSR=0``), those Python sequences.  Both make
+        the same libunicorn calls in the same order (tests/machine/test_riscv_native_csr.py).
+        ``fns``: the helpers to use instead (a counter.RiscvStateFns, or None for the Python
+        sequences), which the tests give to compare both ways on one CPU."""
+        rs = riscv_state_fns(R.UC_RISCV_REG_PRIV, R.UC_RISCV_REG_MSTATUS, R.UC_RISCV_REG_FCSR,
+                             regs.RISCV64_F) if fns is _COMPILED_IN else fns
+        self.native_csr = rs is not None
+        if rs is None:
+            self._csr_call: Any = None
+            self._mstatus_get: Any = self._mstatus
+            self._fs_put: Any = self._fs_put_py
+            self._fp_reset: Any = self._reset_fp_py
+            return
+        eng = self._engine          # (the Uc's handle object: switching engines updates it in place)
+        # f0..f31 then fcsr: the one buffer save_fp reads into and load_fp writes from
+        self._fp_slots = (ctypes.c_uint64 * 33)()
+        self._csr_call = functools.partial(rs.csr, eng)
+        self._mstatus_get = functools.partial(rs.csr, eng, R.UC_RISCV_REG_MSTATUS, None)
+        self._fs_put = functools.partial(rs.set_fs, eng)
+        self._fp_reset = functools.partial(rs.load_fp, eng, None)
+        self._fp_load = functools.partial(rs.load_fp, eng, self._fp_slots)
+        self._fp_save = functools.partial(rs.save_fp, eng, self._fp_slots)
+        self._fp_unpack = functools.partial(struct.Struct("<33Q").unpack_from, self._fp_slots)
 
     # ---- the vector configuration instructions executed in C (rvv/native.py) -------------------
     @property
@@ -300,14 +330,28 @@ class RiscvCpu(Cpu):
     # (f0..f31 in one libunicorn call each way: per-register calls were most of a switch)
     # (fcsr through the direct libunicorn call too: the binding's reg_write is ~15 us of Python,
     # and a switch to a task with an FP context restores it)
+    # (natively: both in one ctypes call, ek_rv_save_fp/ek_rv_load_fp, see _bind_state_access)
     def save_fp(self) -> dict[str, Any]:
+        if self.native_csr:
+            self._fp_save()
+            v = self._fp_unpack()
+            return {"f": list(v[:32]), "fcsr": v[32]}
         return {"f": self.batch_reader(regs.RISCV64_F)(), "fcsr": self._read(R.UC_RISCV_REG_FCSR)}
 
     def load_fp(self, st: dict[str, Any]) -> None:
+        if self.native_csr:
+            slots = self._fp_slots
+            slots[0:32] = st["f"]
+            slots[32] = st["fcsr"] & 0xFFFF_FFFF_FFFF_FFFF
+            self._fp_load()
+            return
         self.batch_writer(regs.RISCV64_F)(st["f"])
         self._write(R.UC_RISCV_REG_FCSR, st["fcsr"])
 
     def reset_fp(self) -> None:
+        self._fp_reset()
+
+    def _reset_fp_py(self) -> None:
         self.batch_writer(regs.RISCV64_F)(_ZERO_F)
         self._write(R.UC_RISCV_REG_FCSR, 0)
 
@@ -315,10 +359,15 @@ class RiscvCpu(Cpu):
     def fs(self) -> int:
         """sstatus.FS (Off/Initial/Clean/Dirty), as the FP unit maintains it: Unicorn's FP
         instructions set Dirty when they write an f register or fcsr, like the hardware."""
-        return (self._mstatus() >> MSTATUS_FS_SHIFT) & 3
+        return (self._mstatus_get() >> MSTATUS_FS_SHIFT) & 3
 
     @fs.setter
     def fs(self, value: int) -> None:
+        # (ek_rv_set_fs, or _fs_put_py without the library: the same writes, same-value ones too)
+        self._fs_put(value & 3)
+
+    def _fs_put_py(self, value: int) -> None:
+        """The FS setter's libunicorn calls from Python (ek_rv_set_fs makes the same in C)."""
         # read-modify-write in one M-mode window (each change of the hart's mode costs ~2 us
         # inside Unicorn, and every context switch sets FS).  Every switch makes these writes,
         # even of the value FS already has: Unicorn's FP dirty tracking after a return to the
@@ -342,7 +391,14 @@ class RiscvCpu(Cpu):
     def _csr(self, rid: int, value: int | None = None) -> int:
         """Read (or first write) a CSR at M-mode, then back to U-mode (see :meth:`_mstatus`)."""
         # (the direct libunicorn calls of Cpu._read/_write: the same C functions as the
-        # binding's reg_read/reg_write, without its ~5 us of Python per call)
+        # binding's reg_read/reg_write, without its ~5 us of Python per call; natively all of
+        # them in one call, ek_rv_csr)
+        call = self._csr_call
+        if call is not None:
+            if value is None:
+                return call(rid, None)
+            self._rv.value = value & 0xFFFF_FFFF_FFFF_FFFF
+            return call(rid, self._prv)
         w = self._write
         w(R.UC_RISCV_REG_PRIV, 3)
         try:

@@ -617,3 +617,91 @@ bool ek_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_entry
     result->perms = type == UC_MEM_FETCH ? UC_PROT_ALL : (UC_PROT_READ | UC_PROT_WRITE);
     return true;
 }
+
+/* ---- the RISC-V hart's privileged state, for the context switch ------------------------------ */
+/*
+ * Unicorn's register API answers mstatus (and the other M/S-mode CSRs) only while the hart is in
+ * M-mode, so each access from emukern is a window: PRIV = 3, the access, PRIV = 0.  From Python
+ * each step is a ctypes call of its own (~0.3 us of interpreter work apiece), and every context
+ * switch reads sstatus.FS, writes it and zeroes or loads the f registers.  These functions make
+ * the *same* libunicorn calls, in the same order and with the same values, in one ctypes call
+ * (cpu_riscv.RiscvCpu keeps the Python sequences as the fallback, and the tests compare both).
+ * Nothing is skipped when a value would not change: Unicorn's FP dirty tracking after the return
+ * to the guest depends on the mode and mstatus writes themselves (see cpu_riscv's fs setter), so
+ * the writes are part of the recorded behaviour.
+ *
+ * Register ids come from the header the library is compiled against; Python checks them against
+ * its own (ek_rv_ids) before it uses these functions.
+ */
+#define EK_RV_FS_SHIFT 13
+#define EK_RV_NF 32
+
+/* Unicorn's ids of PRIV, MSTATUS, FCSR and F0 (F0..F31 are consecutive), for Python's check. */
+void ek_rv_ids(int32_t *out)
+{
+    out[0] = UC_RISCV_REG_PRIV;
+    out[1] = UC_RISCV_REG_MSTATUS;
+    out[2] = UC_RISCV_REG_FCSR;
+    out[3] = UC_RISCV_REG_F0;
+    out[4] = UC_RISCV_REG_F31;
+}
+
+static inline void ek_rv_priv(uc_engine *uc, uint64_t mode)
+{
+    uc_reg_write(uc, UC_RISCV_REG_PRIV, &mode);
+}
+
+/* A CSR read at M-mode, written first when `value` is not NULL; its value after. */
+uint64_t ek_rv_csr(uc_engine *uc, int rid, const uint64_t *value)
+{
+    uint64_t v = 0;
+    ek_rv_priv(uc, 3);
+    if (value)
+        uc_reg_write(uc, rid, value);
+    uc_reg_read(uc, rid, &v);
+    ek_rv_priv(uc, 0);
+    return v;
+}
+
+/* sstatus.FS set to `fs` (0-3): mstatus read and written back in one M-mode window. */
+void ek_rv_set_fs(uc_engine *uc, uint64_t fs)
+{
+    uint64_t st = 0;
+    ek_rv_priv(uc, 3);
+    uc_reg_read(uc, UC_RISCV_REG_MSTATUS, &st);
+    st = (st & ~(3ull << EK_RV_FS_SHIFT)) | (fs & 3) << EK_RV_FS_SHIFT;
+    uc_reg_write(uc, UC_RISCV_REG_MSTATUS, &st);
+    ek_rv_priv(uc, 0);
+}
+
+/* f0..f31 from vals[0..31] in one batch write, then fcsr from vals[32] (NULL: all zero, the
+ * reset of a fresh or exec'd FP context). */
+void ek_rv_load_fp(uc_engine *uc, const uint64_t *vals)
+{
+    static const uint64_t zeros[EK_RV_NF + 1];
+    int ids[EK_RV_NF];
+    void *ptrs[EK_RV_NF];
+    int i;
+    if (!vals)
+        vals = zeros;
+    for (i = 0; i < EK_RV_NF; i++) {
+        ids[i] = UC_RISCV_REG_F0 + i;
+        ptrs[i] = (void *)&vals[i];
+    }
+    uc_reg_write_batch(uc, ids, ptrs, EK_RV_NF);
+    uc_reg_write(uc, UC_RISCV_REG_FCSR, &vals[EK_RV_NF]);
+}
+
+/* f0..f31 into vals[0..31] in one batch read, then fcsr into vals[32]. */
+void ek_rv_save_fp(uc_engine *uc, uint64_t *vals)
+{
+    int ids[EK_RV_NF];
+    void *ptrs[EK_RV_NF];
+    int i;
+    for (i = 0; i < EK_RV_NF; i++) {
+        ids[i] = UC_RISCV_REG_F0 + i;
+        ptrs[i] = &vals[i];
+    }
+    uc_reg_read_batch(uc, ids, ptrs, EK_RV_NF);
+    uc_reg_read(uc, UC_RISCV_REG_FCSR, &vals[EK_RV_NF]);
+}
