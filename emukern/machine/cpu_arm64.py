@@ -353,6 +353,32 @@ def _native_svc_intr() -> Any:
     return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_intr"), ctypes.c_void_p)
 
 
+class _AtomicCheck(ctypes.Structure):
+    # the layout of ek_a64_atomic_t in native/a64_stub.c: one atomic hook's user_data
+    _fields_ = [("py", _VP), ("reg", _U64), ("mask", _U64)]
+
+
+# the alignments an atomic may need (Atomic.align: 1..8, 16 for a CASP of X pairs), as an index
+_ALIGN_SLOT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+class _AtomicHook(ctypes.c_size_t):
+    """The handle of an atomic's native hook, with the (base register, alignment) its user_data
+    names: a word rewritten into another atomic at the same address needs a new hook."""
+    key: tuple[int, int]
+
+
+def _native_atomic_check() -> Any:
+    """native/a64_stub.c's ek_a64_atomic_check as a function pointer, or None when that library
+    is unavailable (then the Python check is each atomic's hook, as before)."""
+    if _native_stub_ret() is None:
+        return None
+    return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_atomic_check"), ctypes.c_void_p)
+
+
+_hook_add = uc_internal.raw_fn("uc_hook_add")
+
+
 class StubOverrun(RuntimeError):
     """A kernel stub did not reach its closing brk within its known length: an emulator bug
     (the stub page cannot be written or reached by the guest), reported instead of hanging."""
@@ -428,6 +454,9 @@ class Arm64Cpu(Cpu):
         # the alignment check of the atomics Unicorn runs itself (see _flush_exits)
         self._native_atomics = True
         self._atomic_cb = uc_internal.CODE_CFUNC(self._atomic_check)
+        # the C check's user_data, one per (base register, alignment), made on first use
+        # (_atomic_hook); it lives as long as the CPU, so as long as any engine's hook on it
+        self._atomic_ud: Any = None
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
@@ -1372,6 +1401,11 @@ class Arm64Cpu(Cpu):
     # "base" and stopped the run there on every restart.  A spare now drops them:
     # cpu_base._fresh_engine.  The study's eight programs record the same bytes either way.)
     NATIVE_ATOMICS = os.environ.get("EMUKERN_NATIVE_ATOMICS", "1") not in ("", "0")
+    # The hook itself in C (native/a64_stub.c's ek_a64_atomic_check) when the native library is
+    # there: it reads the base register and returns when aligned, and calls _atomic_check only
+    # for a misaligned base.  A glibc thread round trip runs about eight atomics, each a Python
+    # callback otherwise.  EMUKERN_C_ATOMIC_CHECK=0 keeps the Python hook.
+    C_ATOMIC_CHECK = os.environ.get("EMUKERN_C_ATOMIC_CHECK", "1") not in ("", "0")
 
     def drop_engines(self) -> None:
         """(the counter is about to count per instruction, with its hook added after the
@@ -1395,15 +1429,44 @@ class Arm64Cpu(Cpu):
             return
         atomics, hooks = self._atomics, self._engine_rec.local_hooks
         want = {pc for pc in self._exits if pc in atomics and unicorn_performs_right(atomics[pc])}
+        fn = _native_atomic_check() if self.C_ATOMIC_CHECK and self._ret is not None else None
         for pc in [p for p in hooks if p not in want]:
             uc_internal.hook_del_local(self.uc, hooks.pop(pc))
         for pc in want:
-            if pc not in hooks:
-                hh = uc_internal.hook_code_local(self.uc, self._atomic_cb, pc, pc)
+            old = hooks.get(pc)
+            if old is not None and fn is not None and isinstance(old, _AtomicHook):
+                a = atomics[pc]
+                if old.key != (a.rn, a.align):      # (the word there is another atomic now)
+                    uc_internal.hook_del_local(self.uc, hooks.pop(pc))
+                    old = None
+            if old is None:
+                hh = (self._atomic_hook(fn, pc, atomics[pc]) if fn is not None
+                      else uc_internal.hook_code_local(self.uc, self._atomic_cb, pc, pc))
                 if hh is not None:          # (refused: it stays an exit)
                     hooks[pc] = hh
         self.uc.ctl_set_exits(sorted(pc for pc in self._exits if pc not in hooks))
         self._exits_dirty = False
+
+    def _atomic_hook(self, fn: Any, pc: int, a: Atomic) -> "_AtomicHook | None":
+        """The C check (``fn``) as the code hook of the atomic ``a`` at ``pc``, in the engine in
+        use only (like hook_code_local), its user_data naming a's base register and alignment;
+        None when libunicorn refuses it."""
+        ud = self._atomic_ud
+        if ud is None:
+            ud = self._atomic_ud = (_AtomicCheck * (32 * len(_ALIGN_SLOT)))()
+            py = ctypes.cast(self._atomic_cb, ctypes.c_void_p).value
+            for rn in range(32):
+                for align, slot in _ALIGN_SLOT.items():
+                    e = ud[rn * len(_ALIGN_SLOT) + slot]
+                    e.py, e.reg, e.mask = py, (A.UC_ARM64_REG_SP if rn == 31 else _X[rn]), align - 1
+        entry = ctypes.byref(ud, (a.rn * len(_ALIGN_SLOT) + _ALIGN_SLOT[a.align]) * ctypes.sizeof(_AtomicCheck))
+        hh = _AtomicHook()
+        status = _hook_add(uc_internal.handle(self.uc), ctypes.byref(hh), UC_HOOK_CODE, fn, entry,
+                           ctypes.c_uint64(pc), ctypes.c_uint64(pc))
+        if status:
+            return None
+        hh.key = (a.rn, a.align)
+        return hh
 
     def _atomic_check(self, _uch: int, pc: int, _size: int, _ud: int) -> None:
         """The code hook of one atomic word (see above): return to let Unicorn perform it, or
