@@ -141,3 +141,28 @@ def test_each_base_and_alignment(tmp_path, monkeypatch, base, insn, off):
         assert n_calls == 0 and p_calls == 1
     assert len(n_hooks) == 1 and isinstance(n_hooks[0], _AtomicHook)
     assert n_hooks[0].key == (31 if base == "sp" else int(base[1:]), align)
+
+
+@needs_native
+def test_a_word_rewritten_into_another_atomic_gets_a_new_hook(tmp_path, monkeypatch):
+    """A hook's user_data names one base register and alignment; when the scan finds another
+    atomic at the same address (code rewritten), the next flush of the exits replaces it."""
+    from emukern.machine.a64_atomics import Atomic
+    monkeypatch.setattr(Arm64Cpu, "C_ATOMIC_CHECK", True)
+    setup, m = BASES["x1"]
+    src = tmp_path / "atomic.S"
+    src.write_text(SRC.format(setup=setup.format(off=0), insn=INSNS["stadd"][0].format(m=m), off=0))
+    mach = Machine(arch="arm64").load(src)
+    mach.run()
+    cpu = mach._loaded().cpus[0]
+    hooks = cpu._engine_rec.local_hooks
+    (pc, old), = hooks.items()
+    assert old.key == (1, 4)
+    cpu._atomics[pc] = Atomic("add", 8, 0, 2, 0)       # ldadd x0, x0, [x2]
+    cpu._exits_dirty = True
+    cpu._flush_exits()
+    assert hooks[pc] is not old and hooks[pc].key == (2, 8)
+    same = hooks[pc]
+    cpu._exits_dirty = True
+    cpu._flush_exits()
+    assert hooks[pc] is same                            # unchanged: kept
