@@ -262,7 +262,6 @@ def _fpsimd_save_words() -> tuple[int, ...]:
 
 
 FPSIMD_SAVE_WORDS = _fpsimd_save_words()
-_Z4 = bytes(4)
 _U32_AT = struct.Struct("<I").unpack_from     # a little-endian word read in place (_syscall_word)
 # an empty _svc_map entry (mm, version, first, last svc address, offset, buffer): no PC is in it
 _NO_SVC_MAP: tuple[Any, ...] = (None, -1, 1, 0, 0, b"")
@@ -490,8 +489,8 @@ class Arm64Cpu(Cpu):
             self._ret.tlb_flush = int(not self._vtlb)
         self._tlb_flush = uc_internal.tlb_flusher(uc)     # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
-        uc_internal.map_fixed(uc, BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
-                              ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
+        self._bounce_addr = ctypes.addressof(ctypes.c_char.from_buffer(self._bounce))
+        uc_internal.map_fixed(uc, BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE, self._bounce_addr)
         self._bounce_open = False
         self.cpr_write(CPTR_EL3, self.cpr_read(CPTR_EL3) | (1 << 8))     # EZ: SVE not trapped to EL3
         self.cpr_write(ZCR_EL2, 0xF)
@@ -521,13 +520,16 @@ class Arm64Cpu(Cpu):
         # so an FPSIMD load queued after it (a context switch after a TIF_SVE task's syscall
         # flush) can go through the register file
         self._zhi_effect: dict[int, str | None] = {}
-        # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
-        # 32 bits): the FPSIMD state in one libunicorn batch, read or written
-        self._fp_raw = (ctypes.c_char * 528)()
-        self._fp_ptrs = (ctypes.c_void_p * 34)(*[ctypes.addressof(self._fp_raw) + 16 * i for i in range(32)],
-                                               ctypes.addressof(self._fp_raw) + 512,
-                                               ctypes.addressof(self._fp_raw) + 520)
+        # V0-V31 (16 bytes each), then FPSR and FPCR: the FPSIMD state in one libunicorn batch,
+        # read or written, laid out as Linux's user_fpsimd_state itself (FPSR at 512, FPCR at
+        # 516; Unicorn reads and writes only the low 4 bytes of either): the kernel's 520 bytes go
+        # to the registers with one copy (_fpsimd_load_regs), and a save reads the registers
+        # straight into the bounce buffer (_fpsimd_save_regs, the pointers per offset there)
         self._fp_ids = (ctypes.c_int * 34)(*_Q, A.UC_ARM64_REG_FPSR, A.UC_ARM64_REG_FPCR)
+        self._fp_state = (ctypes.c_char * 528)()
+        self._fp_state_mv = memoryview(self._fp_state).cast("B")[:520]
+        self._fp_state_ptrs = self._fpsimd_ptrs(ctypes.addressof(self._fp_state))
+        self._fp_bounce_ptrs: dict[int, Any] = {}
         self._cpacr_w = self._cpr_writer(CPACR_EL1)
         self._zcr_w = self._cpr_writer(ZCR_EL1)
         self._hw_zen: bool | None = None     # what is in the register right now
@@ -907,10 +909,15 @@ class Arm64Cpu(Cpu):
             self._fpsimd_save_regs(op)
             return
         off = op.args[0] - BOUNCE_BASE
-        raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
-        self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
-        self._uc_rwb(self._engine, self._fp_ids, self._fp_ptrs, 34)
+        self._fp_state_mv[:] = op.buf[off:off + 520]      # type: ignore[index]   # V0-V31, FPSR, FPCR
+        self._uc_rwb(self._engine, self._fp_ids, self._fp_state_ptrs, 34)
         self._stub_retired(op)
+
+    @staticmethod
+    def _fpsimd_ptrs(at: int) -> Any:
+        """Where a batch of V0-V31, FPSR, FPCR (``_fp_ids``) reads or writes user_fpsimd_state
+        at address ``at``: 16 bytes per V register, then the two 32-bit registers."""
+        return (ctypes.c_void_p * 34)(*[at + 16 * i for i in range(32)], at + 512, at + 516)
 
     def _fpsimd_save_regs(self, op: StubOp) -> None:
         """The FPSIMD save sequence's effect: V0-V31, FPSR and FPCR read in one batch and stored
@@ -921,16 +928,20 @@ class Arm64Cpu(Cpu):
         This spares a stub chain or an ``emu_start`` and the bounce buffer's two ``mem_protect``
         calls per switch away from a task with live FP state."""
         off = op.args[0] - BOUNCE_BASE
-        self._bounce[off:off + 520] = self.read_fpsimd_state()
+        ptrs = self._fp_bounce_ptrs.get(off)
+        if ptrs is None:
+            if not 0 <= off <= BOUNCE_SIZE - 520:      # (every caller checked it: _regfile_ok)
+                raise ValueError(f"FPSIMD save at bounce offset {off} does not fit")
+            ptrs = self._fp_bounce_ptrs[off] = self._fpsimd_ptrs(self._bounce_addr + off)
+        self._uc_rrb(self._engine, self._fp_ids, ptrs, 34)
         self._stub_retired(op)          # (a regfile_save op saves, into the buffer queue_stub checked)
 
     def read_fpsimd_state(self) -> bytes:
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
         the layout of Linux's user_fpsimd_state, in one libunicorn call.  Only the FPSIMD view:
         queued kernel stubs are not run first (a caller that needs them runs :meth:`stub_sync`)."""
-        self._uc_rrb(self._engine, self._fp_ids, self._fp_ptrs, 34)
-        raw = self._fp_raw.raw
-        return raw[:516] + raw[520:524]
+        self._uc_rrb(self._engine, self._fp_ids, self._fp_state_ptrs, 34)
+        return bytes(self._fp_state_mv)
 
     def _regfile_front(self) -> bool:
         """Perform the queued stubs at the front that may go through the register file; True
