@@ -262,7 +262,6 @@ def _fpsimd_save_words() -> tuple[int, ...]:
 
 
 FPSIMD_SAVE_WORDS = _fpsimd_save_words()
-_Z4 = bytes(4)
 _U32_AT = struct.Struct("<I").unpack_from     # a little-endian word read in place (_syscall_word)
 # an empty _svc_map entry (mm, version, first, last svc address, offset, buffer): no PC is in it
 _NO_SVC_MAP: tuple[Any, ...] = (None, -1, 1, 0, 0, b"")
@@ -353,6 +352,32 @@ def _native_svc_intr() -> Any:
     return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_intr"), ctypes.c_void_p)
 
 
+class _AtomicCheck(ctypes.Structure):
+    # the layout of ek_a64_atomic_t in native/a64_stub.c: one atomic hook's user_data
+    _fields_ = [("py", _VP), ("reg", _U64), ("mask", _U64)]
+
+
+# the alignments an atomic may need (Atomic.align: 1..8, 16 for a CASP of X pairs), as an index
+_ALIGN_SLOT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+class _AtomicHook(ctypes.c_size_t):
+    """The handle of an atomic's native hook, with the (base register, alignment) its user_data
+    names: a word rewritten into another atomic at the same address needs a new hook."""
+    key: tuple[int, int]
+
+
+def _native_atomic_check() -> Any:
+    """native/a64_stub.c's ek_a64_atomic_check as a function pointer, or None when that library
+    is unavailable (then the Python check is each atomic's hook, as before)."""
+    if _native_stub_ret() is None:
+        return None
+    return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_atomic_check"), ctypes.c_void_p)
+
+
+_hook_add = uc_internal.raw_fn("uc_hook_add")
+
+
 class StubOverrun(RuntimeError):
     """A kernel stub did not reach its closing brk within its known length: an emulator bug
     (the stub page cannot be written or reached by the guest), reported instead of hanging."""
@@ -428,6 +453,9 @@ class Arm64Cpu(Cpu):
         # the alignment check of the atomics Unicorn runs itself (see _flush_exits)
         self._native_atomics = True
         self._atomic_cb = uc_internal.CODE_CFUNC(self._atomic_check)
+        # the C check's user_data, one per (base register, alignment), made on first use
+        # (_atomic_hook); it lives as long as the CPU, so as long as any engine's hook on it
+        self._atomic_ud: Any = None
         super().__init__(index, clock, uc)
         self.idst = idst                   # FEAT_IDST: EL0 ID-register reads trap as EC 0x18
         self.has_sve = sve
@@ -461,8 +489,8 @@ class Arm64Cpu(Cpu):
             self._ret.tlb_flush = int(not self._vtlb)
         self._tlb_flush = uc_internal.tlb_flusher(uc)     # (the binding has no TLB flush wrapper)
         self._bounce = mmap.mmap(-1, BOUNCE_SIZE)
-        uc_internal.map_fixed(uc, BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE,
-                              ctypes.addressof(ctypes.c_char.from_buffer(self._bounce)))
+        self._bounce_addr = ctypes.addressof(ctypes.c_char.from_buffer(self._bounce))
+        uc_internal.map_fixed(uc, BOUNCE_BASE, BOUNCE_SIZE, UC_PROT_NONE, self._bounce_addr)
         self._bounce_open = False
         self.cpr_write(CPTR_EL3, self.cpr_read(CPTR_EL3) | (1 << 8))     # EZ: SVE not trapped to EL3
         self.cpr_write(ZCR_EL2, 0xF)
@@ -492,13 +520,16 @@ class Arm64Cpu(Cpu):
         # so an FPSIMD load queued after it (a context switch after a TIF_SVE task's syscall
         # flush) can go through the register file
         self._zhi_effect: dict[int, str | None] = {}
-        # V0-V31 (16 bytes each), then FPSR and FPCR (a 64-bit slot each, the register in its low
-        # 32 bits): the FPSIMD state in one libunicorn batch, read or written
-        self._fp_raw = (ctypes.c_char * 528)()
-        self._fp_ptrs = (ctypes.c_void_p * 34)(*[ctypes.addressof(self._fp_raw) + 16 * i for i in range(32)],
-                                               ctypes.addressof(self._fp_raw) + 512,
-                                               ctypes.addressof(self._fp_raw) + 520)
+        # V0-V31 (16 bytes each), then FPSR and FPCR: the FPSIMD state in one libunicorn batch,
+        # read or written, laid out as Linux's user_fpsimd_state itself (FPSR at 512, FPCR at
+        # 516; Unicorn reads and writes only the low 4 bytes of either): the kernel's 520 bytes go
+        # to the registers with one copy (_fpsimd_load_regs), and a save reads the registers
+        # straight into the bounce buffer (_fpsimd_save_regs, the pointers per offset there)
         self._fp_ids = (ctypes.c_int * 34)(*_Q, A.UC_ARM64_REG_FPSR, A.UC_ARM64_REG_FPCR)
+        self._fp_state = (ctypes.c_char * 528)()
+        self._fp_state_mv = memoryview(self._fp_state).cast("B")[:520]
+        self._fp_state_ptrs = self._fpsimd_ptrs(ctypes.addressof(self._fp_state))
+        self._fp_bounce_ptrs: dict[int, Any] = {}
         self._cpacr_w = self._cpr_writer(CPACR_EL1)
         self._zcr_w = self._cpr_writer(ZCR_EL1)
         self._hw_zen: bool | None = None     # what is in the register right now
@@ -878,10 +909,15 @@ class Arm64Cpu(Cpu):
             self._fpsimd_save_regs(op)
             return
         off = op.args[0] - BOUNCE_BASE
-        raw = bytes(op.buf[off:off + 520])    # type: ignore[index]
-        self._fp_raw.raw = raw[:516] + _Z4 + raw[516:520] + _Z4       # V0-V31, FPSR, FPCR: one batch
-        self._uc_rwb(self._engine, self._fp_ids, self._fp_ptrs, 34)
+        self._fp_state_mv[:] = op.buf[off:off + 520]      # type: ignore[index]   # V0-V31, FPSR, FPCR
+        self._uc_rwb(self._engine, self._fp_ids, self._fp_state_ptrs, 34)
         self._stub_retired(op)
+
+    @staticmethod
+    def _fpsimd_ptrs(at: int) -> Any:
+        """Where a batch of V0-V31, FPSR, FPCR (``_fp_ids``) reads or writes user_fpsimd_state
+        at address ``at``: 16 bytes per V register, then the two 32-bit registers."""
+        return (ctypes.c_void_p * 34)(*[at + 16 * i for i in range(32)], at + 512, at + 516)
 
     def _fpsimd_save_regs(self, op: StubOp) -> None:
         """The FPSIMD save sequence's effect: V0-V31, FPSR and FPCR read in one batch and stored
@@ -892,16 +928,20 @@ class Arm64Cpu(Cpu):
         This spares a stub chain or an ``emu_start`` and the bounce buffer's two ``mem_protect``
         calls per switch away from a task with live FP state."""
         off = op.args[0] - BOUNCE_BASE
-        self._bounce[off:off + 520] = self.read_fpsimd_state()
+        ptrs = self._fp_bounce_ptrs.get(off)
+        if ptrs is None:
+            if not 0 <= off <= BOUNCE_SIZE - 520:      # (every caller checked it: _regfile_ok)
+                raise ValueError(f"FPSIMD save at bounce offset {off} does not fit")
+            ptrs = self._fp_bounce_ptrs[off] = self._fpsimd_ptrs(self._bounce_addr + off)
+        self._uc_rrb(self._engine, self._fp_ids, ptrs, 34)
         self._stub_retired(op)          # (a regfile_save op saves, into the buffer queue_stub checked)
 
     def read_fpsimd_state(self) -> bytes:
         """V0-V31 (16 bytes each, little-endian), then FPSR and FPCR (4 bytes each): 520 bytes,
         the layout of Linux's user_fpsimd_state, in one libunicorn call.  Only the FPSIMD view:
         queued kernel stubs are not run first (a caller that needs them runs :meth:`stub_sync`)."""
-        self._uc_rrb(self._engine, self._fp_ids, self._fp_ptrs, 34)
-        raw = self._fp_raw.raw
-        return raw[:516] + raw[520:524]
+        self._uc_rrb(self._engine, self._fp_ids, self._fp_state_ptrs, 34)
+        return bytes(self._fp_state_mv)
 
     def _regfile_front(self) -> bool:
         """Perform the queued stubs at the front that may go through the register file; True
@@ -1372,6 +1412,11 @@ class Arm64Cpu(Cpu):
     # "base" and stopped the run there on every restart.  A spare now drops them:
     # cpu_base._fresh_engine.  The study's eight programs record the same bytes either way.)
     NATIVE_ATOMICS = os.environ.get("EMUKERN_NATIVE_ATOMICS", "1") not in ("", "0")
+    # The hook itself in C (native/a64_stub.c's ek_a64_atomic_check) when the native library is
+    # there: it reads the base register and returns when aligned, and calls _atomic_check only
+    # for a misaligned base.  A glibc thread round trip runs about eight atomics, each a Python
+    # callback otherwise.  EMUKERN_C_ATOMIC_CHECK=0 keeps the Python hook.
+    C_ATOMIC_CHECK = os.environ.get("EMUKERN_C_ATOMIC_CHECK", "1") not in ("", "0")
 
     def drop_engines(self) -> None:
         """(the counter is about to count per instruction, with its hook added after the
@@ -1395,15 +1440,44 @@ class Arm64Cpu(Cpu):
             return
         atomics, hooks = self._atomics, self._engine_rec.local_hooks
         want = {pc for pc in self._exits if pc in atomics and unicorn_performs_right(atomics[pc])}
+        fn = _native_atomic_check() if self.C_ATOMIC_CHECK and self._ret is not None else None
         for pc in [p for p in hooks if p not in want]:
             uc_internal.hook_del_local(self.uc, hooks.pop(pc))
         for pc in want:
-            if pc not in hooks:
-                hh = uc_internal.hook_code_local(self.uc, self._atomic_cb, pc, pc)
+            old = hooks.get(pc)
+            if old is not None and fn is not None and isinstance(old, _AtomicHook):
+                a = atomics[pc]
+                if old.key != (a.rn, a.align):      # (the word there is another atomic now)
+                    uc_internal.hook_del_local(self.uc, hooks.pop(pc))
+                    old = None
+            if old is None:
+                hh = (self._atomic_hook(fn, pc, atomics[pc]) if fn is not None
+                      else uc_internal.hook_code_local(self.uc, self._atomic_cb, pc, pc))
                 if hh is not None:          # (refused: it stays an exit)
                     hooks[pc] = hh
         self.uc.ctl_set_exits(sorted(pc for pc in self._exits if pc not in hooks))
         self._exits_dirty = False
+
+    def _atomic_hook(self, fn: Any, pc: int, a: Atomic) -> "_AtomicHook | None":
+        """The C check (``fn``) as the code hook of the atomic ``a`` at ``pc``, in the engine in
+        use only (like hook_code_local), its user_data naming a's base register and alignment;
+        None when libunicorn refuses it."""
+        ud = self._atomic_ud
+        if ud is None:
+            ud = self._atomic_ud = (_AtomicCheck * (32 * len(_ALIGN_SLOT)))()
+            py = ctypes.cast(self._atomic_cb, ctypes.c_void_p).value
+            for rn in range(32):
+                for align, slot in _ALIGN_SLOT.items():
+                    e = ud[rn * len(_ALIGN_SLOT) + slot]
+                    e.py, e.reg, e.mask = py, (A.UC_ARM64_REG_SP if rn == 31 else _X[rn]), align - 1
+        entry = ctypes.byref(ud, (a.rn * len(_ALIGN_SLOT) + _ALIGN_SLOT[a.align]) * ctypes.sizeof(_AtomicCheck))
+        hh = _AtomicHook()
+        status = _hook_add(uc_internal.handle(self.uc), ctypes.byref(hh), UC_HOOK_CODE, fn, entry,
+                           ctypes.c_uint64(pc), ctypes.c_uint64(pc))
+        if status:
+            return None
+        hh.key = (a.rn, a.align)
+        return hh
 
     def _atomic_check(self, _uch: int, pc: int, _size: int, _ud: int) -> None:
         """The code hook of one atomic word (see above): return to let Unicorn perform it, or

@@ -191,3 +191,30 @@ void ek_a64_intr(uc_engine *uc, uint32_t intno, void *user_data)
     }
     ((ek_a64_py_intr)e->py)(uc, intno, NULL);
 }
+
+/* ---- the LSE atomics' alignment check ----------------------------------------------------------
+ * Each LSE atomic word Unicorn performs itself has a code hook on its own address (cpu_arm64.py,
+ * "LSE atomics run inside Unicorn"), there only to give the alignment fault a CPU without
+ * FEAT_LSE2 takes and Unicorn does not.  Nearly every atomic a program runs is aligned, so the
+ * hook's whole work is one register read and a test; done here it costs no Python callback.  A
+ * misaligned base goes to the CPU's Python check, which stops the run before the word with the
+ * count the exit path expects (that is rare: a SIGBUS follows), so the counting stays in one
+ * place.  One struct per (base register, alignment), owned by the CPU, is the hook's user_data:
+ * it outlives every engine's hooks. */
+typedef void (*ek_a64_py_code)(uc_engine *uc, uint64_t address, uint32_t size, void *user_data);
+
+typedef struct {
+    void *py;          /* the CPU's Python check (a ctypes CODE callback), for a misaligned base */
+    uint64_t reg;      /* Unicorn's id of the base register: x0..x30, or sp for 31 */
+    uint64_t mask;     /* the required alignment minus one */
+} ek_a64_atomic_t;
+
+void ek_a64_atomic_check(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    ek_a64_atomic_t *a = (ek_a64_atomic_t *)user_data;
+    uint64_t base = 0;
+    uc_reg_read(uc, (int)a->reg, &base);
+    if (!(base & a->mask))
+        return;
+    ((ek_a64_py_code)a->py)(uc, address, size, NULL);
+}
