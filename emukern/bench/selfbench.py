@@ -721,7 +721,7 @@ def print_table(res: dict[str, Any], console: Console) -> None:
             ops = f["contenders"]["threads"]["median"]
             console.print(f"{f['figure']}: {ops:,.0f} between threads ({f['calls']['threads']:,.0f} Python calls), "
                           f"{f['contenders']['processes']['median']:,.0f} between processes (sys.settrace counts: "
-                          f"exact, the same at any load); the untraced thread round trip took "
+                          f"counts, not times: the same at any load, to a few bytecodes); the untraced thread round trip took "
                           f"{f['thread_rt_us']:.0f} µs of CPU, {f['us_per_1000_bytecodes']:.1f} µs per 1,000 "
                           f"bytecodes (all its time, native included, over its bytecodes): at that rate the "
                           f"40 µs target buys {f['bytecodes_40us_allows']:,.0f} bytecodes per round trip, "
