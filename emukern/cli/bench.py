@@ -15,7 +15,7 @@ from emukern.options import parse_int
 EXPERIMENT_NAMES = ("selfbench", "kernel_core", "rvv_unit", "riscv_vector", "arm64_mrs", "arm64_sve",
                     "riscv_kmv", "arm64_sve_upstream", "policy_study")
 MEASUREMENT_NAMES = ("mips", "syscall", "signal", "pidbench", "rvv", "vsetvli", "mrs-sweep", "switch", "programs",
-                     "startup")
+                     "pywork", "startup")
 
 
 def _positive_int(text: str) -> int:

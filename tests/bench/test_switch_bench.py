@@ -31,16 +31,3 @@ def test_switch_rows_quick() -> None:
         f = figs[f"{arch}.switch_floor"]
         assert f["qemu_iterations"] == [n * S_SWITCH.QEMU_SCALE_RT for n in f["iterations"]]
 
-
-def test_switch_python_work_is_exact() -> None:
-    """The bytecode counts are the same run to run (sys.settrace events, not a time), and a round
-    trip between processes runs more Python than one between threads (switch_mm's engine choice)."""
-    if shutil.which("riscv64-linux-gnu-gcc") is None:
-        pytest.skip("the Debian cross compiler is not installed")
-    a = S_SWITCH.python_work("riscv64", ["t", "3"])
-    b = S_SWITCH.python_work("riscv64", ["t", "3"])
-    c = S_SWITCH.python_work("riscv64", ["t", "6"])
-    assert a == b
-    assert c[0] > a[0] and c[1] > a[1]
-    p3, p6 = S_SWITCH.python_work("riscv64", ["p", "3"]), S_SWITCH.python_work("riscv64", ["p", "6"])
-    assert (p6[0] - p3[0]) > (c[0] - a[0])
