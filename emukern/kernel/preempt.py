@@ -95,9 +95,13 @@ def riscv_v_preemptive(k: "Kernel") -> bool:
     return k.config.preempt == "full" if v is None else bool(v)
 
 
-@dataclass
 class SyscallResume:
-    """A syscall switched out at a preemption point and how far it got."""
+    """A syscall switched out at a preemption point and how far it got.
+
+    Every read and write through a pipe or a file makes one (``begin``) and drops it when the
+    call completes, so it is a plain class whose fields start as class attributes: making one
+    runs no ``__init__`` (a dataclass's generated one was 41 bytecodes, four times per pipe round
+    trip), and a field reads its starting value here until the loop first sets it."""
     done: int = 0                   # bytes the copy loop in progress has transferred
     iov: int = 0                    # readv/writev: the iovec in progress ...
     total: int = 0                  # ... and the bytes of the iovecs before it
