@@ -375,8 +375,6 @@ def _native_atomic_check() -> Any:
     return ctypes.cast(getattr(_stub_ret_lib, "ek_a64_atomic_check"), ctypes.c_void_p)
 
 
-_hook_add = uc_internal.raw_fn("uc_hook_add")
-
 
 class StubOverrun(RuntimeError):
     """A kernel stub did not reach its closing brk within its known length: an emulator bug
@@ -1471,11 +1469,10 @@ class Arm64Cpu(Cpu):
                     e = ud[rn * len(_ALIGN_SLOT) + slot]
                     e.py, e.reg, e.mask = py, (A.UC_ARM64_REG_SP if rn == 31 else _X[rn]), align - 1
         entry = ctypes.byref(ud, (a.rn * len(_ALIGN_SLOT) + _ALIGN_SLOT[a.align]) * ctypes.sizeof(_AtomicCheck))
-        hh = _AtomicHook()
-        status = _hook_add(uc_internal.handle(self.uc), ctypes.byref(hh), UC_HOOK_CODE, fn, entry,
-                           ctypes.c_uint64(pc), ctypes.c_uint64(pc))
-        if status:
+        added = uc_internal.hook_code_local(self.uc, fn, pc, pc, entry)
+        if added is None:
             return None
+        hh = _AtomicHook(added.value)
         hh.key = (a.rn, a.align)
         return hh
 

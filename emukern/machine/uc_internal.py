@@ -98,13 +98,15 @@ def hook_del_native(uc: Uc, hh: ctypes.c_size_t) -> int:
 CODE_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 
 
-def hook_code_local(uc: Uc, cb: Any, begin: int, end: int) -> ctypes.c_size_t | None:
-    """A UC_HOOK_CODE ctypes callback (``cb``, a :data:`CODE_CFUNC`) for ``begin..end`` on the
-    engine ``uc`` points at *now* only: not recorded for new engines (the caller keeps such
-    hooks per engine).  The handle, or None when libunicorn refuses it."""
+def hook_code_local(uc: Uc, cb: Any, begin: int, end: int, user_data: Any = None) -> ctypes.c_size_t | None:
+    """A UC_HOOK_CODE hook for ``begin..end`` on the engine ``uc`` points at *now* only: not
+    recorded for new engines (the caller keeps such hooks per engine).  ``cb``: a
+    :data:`CODE_CFUNC` callback, or a C function's address (a c_void_p) called with
+    ``user_data``.  The handle, or None when libunicorn refuses it."""
     hh = ctypes.c_size_t()
-    status = _uclib.uc_hook_add(handle(uc), ctypes.byref(hh), UC_HOOK_CODE, ctypes.cast(cb, ctypes.c_void_p),
-                                None, ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    fn = cb if isinstance(cb, ctypes.c_void_p) else ctypes.cast(cb, ctypes.c_void_p)
+    status = _uclib.uc_hook_add(handle(uc), ctypes.byref(hh), UC_HOOK_CODE, fn,
+                                user_data, ctypes.c_uint64(begin), ctypes.c_uint64(end))
     return None if status else hh
 
 
