@@ -16,6 +16,7 @@ import pytest
 from emukern.api import Machine
 from emukern.machine.counter import native_available
 from emukern.machine.cpu_arm64 import Arm64Cpu, _AtomicHook
+from tests.machine.trap_rows import trap_rows
 
 needs_native = pytest.mark.skipif(not native_available(), reason="no C compiler for the native hooks")
 
@@ -37,8 +38,7 @@ def _run(prog, argv, c_check: bool, monkeypatch, **kw):
     r = m.run()
     k = m._loaded()
     hooks = [h for c in k.cpus for h in c._engine_rec.local_hooks.values()]
-    traps = [(rec.seq, rec.cpu, rec.tid, rec.time, rec.syndrome, rec.tif, str(rec))
-             + tuple(getattr(rec.trap, f, None) for f in TRAP_FIELDS) for rec in k.trap_log]
+    traps = trap_rows(k.trap_log, TRAP_FIELDS, text=True)
     cpus = [(c.insns, c.now, c.traps_seen, c.exit_stops, c.stub_insns) for c in k.cpus]
     rec = (r.stdout, r.exit_status, r.signal, r.user_insns,
            json.dumps(r.to_json(), indent=1, sort_keys=True, default=str), traps, cpus)

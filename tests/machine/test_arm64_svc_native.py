@@ -15,6 +15,7 @@ import pytest
 from emukern.api import Machine
 from emukern.machine import regs
 from emukern.machine.counter import native_available
+from tests.machine.trap_rows import trap_rows, count_syscalls
 
 GUESTS = Path(__file__).resolve().parents[2] / "guest_asm"
 PROGRAMS = sorted(p.relative_to(GUESTS).as_posix() for p in (GUESTS / "arm64").glob("*.S"))
@@ -27,21 +28,14 @@ needs_native = pytest.mark.skipif(not native_available(), reason="no C compiler 
 
 def _run(prog: str, native_svc: bool) -> tuple[str, list[tuple], list[tuple], int]:
     m = Machine(arch="arm64", **RUN).load(GUESTS / prog, ARGV.get(prog, []))
-    seen = [0]
     for cpu in m.kernel.cpus:
         s = cpu._svc_s
         assert s is not None and s.py_svc, "the C hook has no svc callback"
         if not native_svc:
             s.py_svc = None             # the CPU's general callback takes the svc and reads the registers
-        orig = cpu.on_syscall
-
-        def count(*a, orig=orig):
-            seen[0] += 1
-            return orig(*a)
-        cpu.on_syscall = count
+    seen = count_syscalls(m.kernel.cpus)
     r = m.run()
-    traps = [(rec.seq, rec.cpu, rec.tid, rec.time, rec.syndrome, rec.tif)
-             + tuple(getattr(rec.trap, f, None) for f in TRAP_FIELDS) for rec in m.kernel.trap_log]
+    traps = trap_rows(m.kernel.trap_log, TRAP_FIELDS)
     cpus = [(c.stub_insns, sorted(c.stub_stats.items()), sorted(c.stub_cycles.items()), c.insns, c.now,
              c.traps_seen) for c in m.kernel.cpus]
     return json.dumps(r.to_json(), indent=1, sort_keys=True), traps, cpus, seen[0]

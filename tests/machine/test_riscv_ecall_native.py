@@ -16,6 +16,7 @@ import pytest
 from emukern.api import Machine
 from emukern.machine import uc_internal
 from emukern.machine.counter import native_available
+from tests.machine.trap_rows import trap_rows, count_syscalls
 
 GUESTS = Path(__file__).resolve().parents[2] / "guest_asm"
 PROGRAMS = sorted(p.relative_to(GUESTS).as_posix() for p in (GUESTS / "riscv").glob("*.S"))
@@ -28,7 +29,6 @@ needs_native = pytest.mark.skipif(not native_available(), reason="no C compiler 
 
 def _run(prog: str, native_ecall: bool) -> tuple[str, list[tuple], int]:
     m = Machine(**RUN).load(GUESTS / prog, ARGV.get(prog, []))
-    seen = [0]
     for cpu in m.kernel.cpus:
         if native_ecall:
             assert cpu._vc.py_ecall, "the C hook has no ecall callback"
@@ -37,15 +37,9 @@ def _run(prog: str, native_ecall: bool) -> tuple[str, list[tuple], int]:
         else:
             cpu._vc.py_ecall = None         # the CPU's general callback takes the ecall ...
             cpu._vc.ecall_no = 0            # ... and reads the registers itself
-        orig = cpu.on_syscall
-
-        def count(*a, orig=orig):
-            seen[0] += 1
-            return orig(*a)
-        cpu.on_syscall = count
+    seen = count_syscalls(m.kernel.cpus)
     r = m.run()
-    traps = [(rec.seq, rec.cpu, rec.tid, rec.time, rec.syndrome, rec.tif)
-             + tuple(getattr(rec.trap, f, None) for f in TRAP_FIELDS) for rec in m.kernel.trap_log]
+    traps = trap_rows(m.kernel.trap_log, TRAP_FIELDS)
     return json.dumps(r.to_json(), indent=1, sort_keys=True), traps, seen[0]
 
 

@@ -23,6 +23,7 @@ from emukern.api import Machine
 from emukern.machine import counter as counter_mod
 from emukern.machine import regs
 from emukern.machine.counter import RiscvStateFns, native_available
+from tests.machine.trap_rows import trap_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from cguests import build_cguest  # noqa: E402
@@ -260,8 +261,7 @@ def _run(prog: Path, argv: list[str], native: bool, counts: dict[str, int]) -> t
                 return inner(*a)
             setattr(cpu, name, counted)
     r = m.run()
-    traps = [(rec.seq, rec.cpu, rec.tid, rec.time, rec.syndrome, rec.tif)
-             + tuple(getattr(rec.trap, f, None) for f in TRAP_FIELDS) for rec in m.kernel.trap_log]
+    traps = trap_rows(m.kernel.trap_log, TRAP_FIELDS)
     return json.dumps(r.to_json(), indent=1, sort_keys=True), traps
 
 
