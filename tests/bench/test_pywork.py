@@ -2,12 +2,11 @@
 and grow with the work, and the group's rows."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from emukern.bench import pywork
 from emukern.bench import selfbench as S
+from tests.bench.quick_figures import quick_figures
 
 
 def _syscall_loop(arch: str, n: int) -> pywork.Any:
@@ -49,10 +48,7 @@ def test_a_failing_guest_is_an_error_not_a_count() -> None:
 
 
 def test_pywork_rows_quick() -> None:
-    if shutil.which("aarch64-linux-gnu-gcc") is None or shutil.which("riscv64-linux-gnu-gcc") is None:
-        pytest.skip("the Debian cross compilers are not installed")
-    res = S.measure(quick=True, reps=1, only=["pywork"])
-    figs = {f["key"]: f for f in res["figures"]}
+    figs = quick_figures("pywork")
     for arch in S.ARCHES:
         for kind in ("syscall", "signal", "switch_thread", "switch_proc"):
             f = figs[f"{arch}.pywork.{kind}"]

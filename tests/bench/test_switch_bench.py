@@ -2,19 +2,13 @@
 never a timed assertion."""
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from emukern.bench import selfbench as S
 from emukern.bench import switch as S_SWITCH
+from tests.bench.quick_figures import quick_figures
 
 
 def test_switch_rows_quick() -> None:
-    if shutil.which("aarch64-linux-gnu-gcc") is None or shutil.which("riscv64-linux-gnu-gcc") is None:
-        pytest.skip("the Debian cross compilers are not installed")
-    res = S.measure(quick=True, reps=1, only=["switch"])
-    figs = {f["key"]: f for f in res["figures"]}
+    figs = quick_figures("switch")
     for arch in S.ARCHES:
         for key in ("switch_proc", "switch_thread", "fork"):
             f = figs[f"{arch}.{key}"]
