@@ -16,7 +16,6 @@ remain: some iteration orders follow the interpreter's hash seed.
 """
 from __future__ import annotations
 
-import functools
 import gc
 import sys
 from pathlib import Path
@@ -73,13 +72,9 @@ def per_operation(make: Callable[[int], Callable[[], Any]], n1: int, n2: int,
     return (b_ops - a_ops) / k, (b_calls - a_calls) / k
 
 
-def _asm_machine(arch: str, name: str, argv: list[str], **opts: Any) -> Any:
-    from emukern.api import Machine
+def _asm_machine(arch: str, name: str, argv: list[str]) -> Any:
     from emukern.bench.selfbench import _elf
-    m = Machine(arch=arch, max_insns=None, **opts)
-    m.explicit_arch = arch
-    m.load(_elf(arch, name), argv)
-    return m
+    return _elf_machine(arch, _elf(arch, name), argv)
 
 
 def _elf_machine(arch: str, elf: Path, argv: list[str]) -> Any:
@@ -114,20 +109,19 @@ def _thread_rt_us(arch: str, n1: int, n2: int) -> float:
     return switch.per_iteration(lambda argv: switch._emukern_cpu(arch, argv), "t", n1, n2)
 
 
-def _unavailable(why: str) -> tuple[float, float]:
-    raise Unavailable(why)
-
-
-def _given(counts: tuple[float, float]) -> tuple[float, float]:
-    return counts
-
-
-def _row(name: str, key: str, arch: str, fn: Callable[[], tuple[float, float]], **extra: Any) -> dict[str, Any]:
+def _counts(fn: Callable[[], tuple[float, float]]) -> tuple[float, float] | Unavailable:
+    """``fn()``'s counts, or why they cannot be had here."""
     try:
-        ops, calls = fn()
+        return fn()
     except Unavailable as exc:
-        return figure(name, "bytecodes", "emukern", {"emukern": []}, {"emukern": str(exc)}, None,
+        return exc
+
+
+def _row(name: str, key: str, arch: str, counts: tuple[float, float] | Unavailable, **extra: Any) -> dict[str, Any]:
+    if isinstance(counts, Unavailable):
+        return figure(name, "bytecodes", "emukern", {"emukern": []}, {"emukern": str(counts)}, None,
                       key=key, arch=arch, **extra)
+    ops, calls = counts
     return figure(name, "bytecodes", "emukern", {"emukern": [ops]}, {}, None, key=key, arch=arch,
                   calls=calls, **extra)
 
@@ -141,35 +135,37 @@ def m_pywork(cfg: Any, arches: tuple[str, ...]) -> list[dict[str, Any]]:
         cfg.say(f"{arch} Python work: null syscall, signal round trip")
         n1, n2 = (200, 600) if q else (1000, 3000)
         out.append(_row(f"{arch} Python work per null syscall (getppid)", f"{arch}.pywork.syscall", arch,
-                        lambda: per_operation(lambda n: lambda: _asm_machine(arch, "syscall_loop", [str(n)]), n1, n2)))
+                        _counts(lambda: per_operation(lambda n: lambda: _asm_machine(arch, "syscall_loop", [str(n)]),
+                                                      n1, n2))))
         s1, s2 = (50, 150) if q else (200, 600)
         out.append(_row(f"{arch} Python work per signal round trip", f"{arch}.pywork.signal", arch,
-                        lambda: per_operation(lambda n: lambda: _asm_machine(arch, "sig_loop", [str(n)]), s1, s2)))
+                        _counts(lambda: per_operation(lambda n: lambda: _asm_machine(arch, "sig_loop", [str(n)]),
+                                                      s1, s2))))
     if "arm64" in arches:
         cfg.say("arm64 Python work: fp-pidbench getpid")
         out.append(_row("arm64 Python work per fp-pidbench getpid (guest_asm, SVE flush per syscall)",
                         "arm64.pywork.pidbench", "arm64",
-                        lambda: per_operation(lambda n: lambda: _asm_machine("arm64", "fp_pidbench", [str(n), "1"]),
-                                              50 if q else 100, 150 if q else 400,
-                                              ops_of=lambda r: r.syscalls.get("getpid", 0))))
+                        _counts(lambda: per_operation(
+                            lambda n: lambda: _asm_machine("arm64", "fp_pidbench", [str(n), "1"]),
+                            50 if q else 100, 150 if q else 400, ops_of=lambda r: r.syscalls.get("getpid", 0)))))
     t1, t2 = (8, 40) if q else (20, 220)
     for arch in arches:
         cfg.say(f"{arch} Python work: pipe round trips")
         try:
             elf = switch.guest(arch)
         except Unavailable as exc:
-            why = str(exc)
             out.append(_row(f"{arch} Python work per pipe round trip between threads", f"{arch}.pywork.switch_thread",
-                            arch, functools.partial(_unavailable, why)))
+                            arch, exc))
             continue
         thread = per_operation(lambda n: lambda: _elf_machine(arch, elf, ["t", str(n)]), t1, t2)
         rt_us = _thread_rt_us(arch, t1 * 5, t2 * 5)
         us_per_kop = rt_us / thread[0] * 1000
         out.append(_row(f"{arch} Python work per pipe round trip between threads", f"{arch}.pywork.switch_thread",
-                        arch, functools.partial(_given, thread), thread_rt_us=rt_us, us_per_1000_bytecodes=us_per_kop,
+                        arch, thread, thread_rt_us=rt_us, us_per_1000_bytecodes=us_per_kop,
                         bytecodes_40us_allows=TARGET_THREAD_RT_US / us_per_kop * 1000))
         out.append(_row(f"{arch} Python work per pipe round trip between processes", f"{arch}.pywork.switch_proc",
-                        arch, lambda: per_operation(lambda n: lambda: _elf_machine(arch, elf, ["p", str(n)]), t1, t2)))
+                        arch, _counts(lambda: per_operation(lambda n: lambda: _elf_machine(arch, elf, ["p", str(n)]),
+                                                            t1, t2))))
     for arch in arches:
         cfg.say(f"{arch} Python work: bash pipeline line")
         from emukern.bench.programs import guest_root
@@ -179,5 +175,5 @@ def m_pywork(cfg: Any, arches: tuple[str, ...]) -> list[dict[str, Any]]:
             return per_operation(lambda n: lambda: _root_machine(root, _pipeline_argv(n)),
                                  20 if q else 100, 100 if q else 600)
         out.append(_row(f"{arch} Python work per line of the bash pipeline (echo | while read)",
-                        f"{arch}.pywork.pipeline_line", arch, pipeline))
+                        f"{arch}.pywork.pipeline_line", arch, _counts(pipeline)))
     return out
